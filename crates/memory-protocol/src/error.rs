@@ -1,0 +1,24 @@
+//! The crate's error type.
+
+/// Why a text is not a valid wire value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The text is not JSON.
+    #[error("invalid json: {0}")]
+    Json(String),
+    /// A rollout line that is not a JSON object.
+    #[error("a rollout line must be a json object, found {0}")]
+    NotAnObject(&'static str),
+    /// A known item has fields of the wrong type.
+    #[error("invalid `{item_type}` item: {message}")]
+    InvalidItem {
+        /// The item's `type`.
+        item_type: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,34 @@
+//! Wire types of agent-memory.
+//!
+//! This crate owns every type that crosses a process or language boundary, with serde for the
+//! wire and schemars for JSON Schemas (draft 2020-12; `cargo xtask codegen` writes them to
+//! `schemas/`):
+//!
+//! - [`rollout`]: codex rollout files, every format version, read tolerantly;
+//! - [`stage_one`]: stage-one output, jobs and stored outputs of the write path;
+//! - [`goal`]: thread goals and the goal tools' arguments;
+//! - [`working_memory`]: the seven sections and their KEEP / UPDATE / APPEND operations;
+//! - [`compaction`]: the conversation model and the compaction entry;
+//! - [`introspect`]: memory states and the memory tools' requests, results and failures;
+//! - [`model`]: the [`ModelClient`] trait every crate uses to reach a model;
+//! - [`names`]: the memory-root layout, table names, boundary tags and the redaction marker.
+//!
+//! It depends only on serde, serde_json, schemars, thiserror and async-trait.
+
+#![deny(missing_docs)]
+
+pub mod compaction;
+mod error;
+pub mod goal;
+pub mod introspect;
+pub mod model;
+pub mod names;
+pub mod rollout;
+pub mod stage_one;
+pub mod working_memory;
+
+pub use crate::error::{Error, Result};
+pub use crate::model::{ModelClient, ModelError, ModelRequest, ModelResponse, TaskKind, TokenUsage};
+pub use crate::names::REDACTED_SECRET;
+pub use crate::rollout::{ContentItem, ResponseItem, RolloutItem, RolloutLine, SessionMeta};
+pub use crate::stage_one::StageOneOutput;

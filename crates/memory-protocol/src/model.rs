@@ -1,0 +1,184 @@
+//! The model client: how every crate talks to a language model.
+//!
+//! A request carries its task kind and the structured input its prompt was rendered from, so
+//! an engine without a language model (the built-in offline engine, tests) answers from
+//! structure and never parses prompt text back.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskKind {
+    /// Phase 1: extract a [`crate::StageOneOutput`] from one rollout.
+    StageOneExtraction,
+    /// Phase 2: consolidate stage-one outputs into the memory files.
+    Consolidation,
+    /// Compaction: the first hand-off summary.
+    CompactionSummary,
+    /// Compaction: update a previous summary with new messages.
+    CompactionUpdate,
+    /// Compaction: a short PR-style summary.
+    ShortSummary,
+    /// Compaction: summary of the prefix of a split turn.
+    TurnPrefixSummary,
+    /// Compaction: summary of an abandoned branch.
+    BranchSummary,
+    /// Working memory: create the document.
+    WorkingMemoryCreate,
+    /// Working memory: per-section operations.
+    WorkingMemoryUpdate,
+}
+
+/// How hard the model should think.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningEffort {
+    /// Minimal reasoning.
+    Minimal,
+    /// Low.
+    Low,
+    /// Medium.
+    Medium,
+    /// High.
+    High,
+}
+
+/// A request to a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelRequest {
+    /// What the request is for.
+    pub task: TaskKind,
+    /// System instructions (the rendered system prompt).
+    pub instructions: String,
+    /// The user input (the rendered input prompt).
+    pub input: String,
+    /// The structured data `input` was rendered from, already filtered and redacted.
+    pub structured_input: serde_json::Value,
+    /// A strict JSON Schema the output must match, when the task wants JSON.
+    pub output_schema: Option<serde_json::Value>,
+    /// Reasoning effort, when the model supports it.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Cap on output tokens.
+    pub max_output_tokens: Option<u32>,
+}
+
+/// Token usage of one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenUsage {
+    /// Input tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Input tokens served from cache.
+    pub cached_input_tokens: u64,
+    /// Output tokens, reasoning included.
+    pub output_tokens: u64,
+    /// Reasoning tokens within `output_tokens`.
+    pub reasoning_output_tokens: u64,
+}
+
+impl TokenUsage {
+    /// Input plus output tokens.
+    pub fn total(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// Adds another call's usage.
+    pub fn add(&mut self, other: &TokenUsage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.cached_input_tokens = self.cached_input_tokens.saturating_add(other.cached_input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.reasoning_output_tokens =
+            self.reasoning_output_tokens.saturating_add(other.reasoning_output_tokens);
+    }
+}
+
+/// A model's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelResponse {
+    /// The output text (JSON text when the request had an output schema).
+    pub text: String,
+    /// Token usage, when the model reported it.
+    pub usage: Option<TokenUsage>,
+}
+
+/// Why a model call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The input does not fit the model's context window.
+    #[error("context window exceeded: {message}")]
+    ContextOverflow {
+        /// What the model said.
+        message: String,
+    },
+    /// Too many requests; retry after the given time when known.
+    #[error("rate limited: {message}")]
+    RateLimited {
+        /// Milliseconds to wait, when the server said.
+        retry_after_ms: Option<u64>,
+        /// What the model said.
+        message: String,
+    },
+    /// Missing or rejected credentials.
+    #[error("authentication failed: {message}")]
+    Authentication {
+        /// What went wrong.
+        message: String,
+    },
+    /// A failure worth retrying: a timeout, a dropped connection, a server error.
+    #[error("transient failure: {message}")]
+    Transient {
+        /// What went wrong.
+        message: String,
+    },
+    /// The model answered, but not in the required form.
+    #[error("invalid model output: {message}")]
+    InvalidOutput {
+        /// What was wrong.
+        message: String,
+    },
+    /// Anything else.
+    #[error("model call failed: {message}")]
+    Other {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl ModelError {
+    /// How long to wait before retrying, when the server said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ModelError::RateLimited { retry_after_ms: Some(ms), .. } => {
+                Some(Duration::from_millis(*ms))
+            }
+            _ => None,
+        }
+    }
+
+    /// True for failures that may succeed when retried later.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, ModelError::RateLimited { .. } | ModelError::Transient { .. })
+    }
+}
+
+/// A language model, or anything that answers like one.
+#[async_trait]
+pub trait ModelClient: Send + Sync {
+    /// A name for reports and logs, such as `offline` or `openai:gpt-5-mini`.
+    fn name(&self) -> String;
+
+    /// The model's input window in tokens, when known.
+    fn context_window(&self) -> Option<u64>;
+
+    /// Sends one request.
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError>;
+}

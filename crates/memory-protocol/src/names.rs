@@ -1,0 +1,83 @@
+//! Names shared across crates: the memory-root layout, table names, boundary tags and the
+//! redaction marker. Defined once here so crates on one layer agree without depending on each
+//! other.
+
+/// What redaction puts in place of a secret.
+pub const REDACTED_SECRET: &str = "[REDACTED_SECRET]";
+
+/// The memory root (`<home>/memories/`) and the files in it.
+pub mod memory_root {
+    /// Folder of the memory root under the agent-memory home.
+    pub const DIR: &str = "memories";
+    /// The consolidated handbook, organized by project and topic.
+    pub const MEMORY_FILE: &str = "MEMORY.md";
+    /// The always-on summary injected into every session.
+    pub const MEMORY_SUMMARY_FILE: &str = "memory_summary.md";
+    /// The selected raw memories, in a stable order.
+    pub const RAW_MEMORIES_FILE: &str = "raw_memories.md";
+    /// Folder of one summary file per selected rollout.
+    pub const ROLLOUT_SUMMARIES_DIR: &str = "rollout_summaries";
+    /// First line of `memory_summary.md`: the format version.
+    pub const MEMORY_SUMMARY_VERSION: &str = "v1";
+}
+
+/// SQLite table names, grouped by the crate that owns them.
+pub mod tables {
+    /// Owned by `memory-write`: one row per known rollout.
+    pub const THREADS: &str = "threads";
+    /// Owned by `memory-write`: leased stage-one jobs.
+    pub const STAGE_ONE_JOBS: &str = "stage1_jobs";
+    /// Owned by `memory-write`: stage-one outputs.
+    pub const STAGE_ONE_OUTPUTS: &str = "stage1_outputs";
+    /// Owned by `memory-write`: the single phase-2 lease row.
+    pub const PHASE_TWO_LEASE: &str = "phase2_lease";
+    /// Owned by `goal-steering`: one goal per thread.
+    pub const THREAD_GOALS: &str = "thread_goals";
+    /// Owned by `memory-introspect`: the memory search index.
+    pub const MEMORY_SEARCH_INDEX: &str = "memory_search_index";
+}
+
+/// Tag names that delimit untrusted data in prompts. Data placed inside one of these tags is
+/// escaped so it can neither open nor close any of them.
+pub mod boundary_tags {
+    /// A serialized conversation given to a summarizer.
+    pub const CONVERSATION: &str = "conversation";
+    /// An earlier summary given to a summarizer.
+    pub const PREVIOUS_SUMMARY: &str = "previous-summary";
+    /// Extra context given to a summarizer.
+    pub const ADDITIONAL_CONTEXT: &str = "additional-context";
+    /// A rollout's filtered content given to the extractor.
+    pub const ROLLOUT_CONTENT: &str = "rollout-content";
+    /// A goal objective.
+    pub const OBJECTIVE: &str = "objective";
+    /// A goal objective the user just edited.
+    pub const UNTRUSTED_OBJECTIVE: &str = "untrusted_objective";
+    /// The always-on memory block.
+    pub const MEMORY: &str = "memory";
+    /// Memories recalled for the current turn.
+    pub const MEMORY_RECALL: &str = "memory-recall";
+    /// Memory material given to the consolidator.
+    pub const MEMORY_FILE: &str = "memory-file";
+    /// Stage-one material given to the consolidator.
+    pub const RAW_MEMORY: &str = "raw-memory";
+    /// The working-memory document.
+    pub const WORKING_MEMORY: &str = "working-memory";
+    /// The host environment block.
+    pub const ENVIRONMENT: &str = "environment";
+
+    /// Every boundary tag.
+    pub const ALL: &[&str] = &[
+        CONVERSATION,
+        PREVIOUS_SUMMARY,
+        ADDITIONAL_CONTEXT,
+        ROLLOUT_CONTENT,
+        OBJECTIVE,
+        UNTRUSTED_OBJECTIVE,
+        MEMORY,
+        MEMORY_RECALL,
+        MEMORY_FILE,
+        RAW_MEMORY,
+        WORKING_MEMORY,
+        ENVIRONMENT,
+    ];
+}

@@ -1,0 +1,15 @@
+//! Benchmarks: `cargo xtask bench <name>`. Each prints human-readable figures, then a last line
+//! `BENCH <name> key=value ...` for machines. Ratios are measured within one run, because the
+//! machine is shared and absolute numbers drift.
+
+use anyhow::{Result, bail};
+
+/// Benchmark names.
+pub(crate) const NAMES: [&str; 0] = [];
+
+pub(crate) fn run(args: &[&str]) -> Result<()> {
+    match args {
+        [name, ..] => bail!("unknown benchmark `{name}`; known: {}", NAMES.join(", ")),
+        [] => bail!("name a benchmark: {}", NAMES.join(", ")),
+    }
+}

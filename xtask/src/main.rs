@@ -1,0 +1,48 @@
+//! Project automation for agent-memory.
+//!
+//! - `cargo xtask codegen [--check]`: writes the JSON Schemas (`schemas/`), the sample
+//!   instances (`fixtures/protocol/`) and the rendered prompt examples (`fixtures/prompts/`);
+//!   with `--check` it writes nothing and fails when a committed file differs.
+//! - `cargo xtask bench <name>`: runs a benchmark and prints its figures.
+
+mod bench;
+mod codegen;
+mod samples;
+#[cfg(test)]
+mod tidy;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match args.as_slice() {
+        ["codegen"] => codegen::run(codegen::Mode::Write),
+        ["codegen", "--check"] => codegen::run(codegen::Mode::Check),
+        ["bench", rest @ ..] => bench::run(rest),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask codegen [--check]\n       cargo xtask bench <{}>",
+                bench::NAMES.join("|")
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root.
+fn project_root() -> PathBuf {
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or(manifest_dir)
+}

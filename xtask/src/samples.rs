@@ -1,0 +1,455 @@
+//! The public wire types: one JSON Schema each, and sample instances that must validate.
+
+use anyhow::{Context, Result};
+use memory_protocol::compaction::{
+    AssistantBlock, CompactionDetails, CompactionEntry, ConversationEntry, ConversationMessage,
+};
+use memory_protocol::goal::{
+    CreateGoalArgs, GoalToolResponse, ThreadGoal, ThreadGoalStatus, UpdateGoalArgs,
+    UpdateGoalStatus,
+};
+use memory_protocol::introspect::{
+    MemoryEntryType, MemoryListEntry, MemoryListRequest, MemoryListResult, MemoryReadRequest,
+    MemoryReadResult, MemorySearchMatch, MemorySearchMatchMode, MemorySearchRequest,
+    MemorySearchResult, MemoryState, MemoryStatusRequest, MemoryStatusResult, MemoryToolFailure,
+};
+use memory_protocol::model::{ReasoningEffort, TaskKind};
+use memory_protocol::rollout::{ContentItem, ResponseItem, RolloutLine, SessionMeta};
+use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
+use memory_protocol::working_memory::{SectionOp, WorkingMemorySections, WorkingMemoryUpdate};
+use memory_protocol::{ModelError, ModelRequest, ModelResponse, StageOneOutput, TokenUsage};
+use schemars::schema_for;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::project_root;
+
+macro_rules! schemas {
+    ($($ty:ty),* $(,)?) => {
+        vec![$((stringify!($ty), schema_value(schema_for!($ty)))),*]
+    };
+}
+
+fn schema_value(schema: schemars::Schema) -> Value {
+    schema.to_value()
+}
+
+/// One schema per public wire type, by type name.
+pub(crate) fn schemas() -> Vec<(&'static str, Value)> {
+    schemas![
+        RolloutLine,
+        ResponseItem,
+        ContentItem,
+        SessionMeta,
+        StageOneOutput,
+        StageOneJob,
+        StageOneOutputRecord,
+        ThreadGoal,
+        ThreadGoalStatus,
+        UpdateGoalArgs,
+        CreateGoalArgs,
+        GoalToolResponse,
+        SectionOp,
+        WorkingMemoryUpdate,
+        ConversationMessage,
+        ConversationEntry,
+        CompactionEntry,
+        MemoryState,
+        MemoryToolFailure,
+        MemoryListRequest,
+        MemoryListResult,
+        MemoryReadRequest,
+        MemoryReadResult,
+        MemorySearchRequest,
+        MemorySearchResult,
+        MemoryStatusRequest,
+        MemoryStatusResult,
+        ModelRequest,
+        ModelResponse,
+        ModelError,
+        TokenUsage,
+    ]
+}
+
+fn values<T: Serialize>(items: &[T]) -> Result<Vec<Value>> {
+    items
+        .iter()
+        .map(|item| serde_json::to_value(item).context("serializing a sample"))
+        .collect()
+}
+
+/// The rollout fixtures (hand-written JSONL), parsed. Each line must parse.
+fn rollout_lines() -> Result<Vec<RolloutLine>> {
+    let dir = project_root().join("fixtures/rollouts");
+    let mut lines = Vec::new();
+    for name in [
+        "codex-reference-example.jsonl",
+        "codex-version-variants.jsonl",
+        "codex-legacy-format.jsonl",
+    ] {
+        let path = dir.join(name);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        for (number, line) in text.lines().enumerate() {
+            let parsed = RolloutLine::parse(line)
+                .with_context(|| format!("{}:{}", path.display(), number + 1))?;
+            lines.push(parsed);
+        }
+    }
+    Ok(lines)
+}
+
+/// Sample instances per schema name. Every schema has at least one.
+pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
+    let lines = rollout_lines()?;
+    let response_items: Vec<&ResponseItem> = lines
+        .iter()
+        .filter_map(|line| match &line.item {
+            memory_protocol::RolloutItem::ResponseItem(item) => Some(item),
+            _ => None,
+        })
+        .collect();
+    let content_items: Vec<&ContentItem> = response_items
+        .iter()
+        .filter_map(|item| match item {
+            ResponseItem::Message(message) => Some(message.content.iter()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let session_metas: Vec<&SessionMeta> = lines
+        .iter()
+        .filter_map(|line| match &line.item {
+            memory_protocol::RolloutItem::SessionMeta(meta) => Some(meta),
+            _ => None,
+        })
+        .collect();
+
+    let goal = ThreadGoal {
+        thread_id: "0196a1b2-0000-7000-8000-000000000001".to_owned(),
+        objective: "make the parser tests green".to_owned(),
+        status: ThreadGoalStatus::Active,
+        token_budget: Some(50_000),
+        tokens_used: 1_234,
+        time_used_seconds: 56,
+        created_at: 1_777_629_960,
+        updated_at: 1_777_630_000,
+    };
+    let sections = WorkingMemorySections {
+        session_title: SectionOp::Keep,
+        current_state: SectionOp::Update {
+            content: "Parser tests pass; formatter still failing on empty input.".to_owned(),
+        },
+        task_and_goals: SectionOp::Keep,
+        key_facts_and_decisions: SectionOp::Append {
+            items: vec!["Empty input returns `Ok(vec![])`, not an error.".to_owned()],
+        },
+        files_and_context: SectionOp::Append { items: vec!["src/parser.rs".to_owned()] },
+        errors_and_corrections: SectionOp::Keep,
+        open_issues: SectionOp::Keep,
+    };
+    let status = MemoryStatusResult {
+        state: MemoryState::Ready,
+        root: Some("/home/alice/.agent-memory/memories".to_owned()),
+        files: 7,
+        summary_tokens: 812,
+        summary_budget_tokens: 2_500,
+        stage_one_outputs: 4,
+        last_consolidated_at: Some(1_777_630_000),
+        problem: None,
+    };
+
+    Ok(vec![
+        ("RolloutLine", values(&lines)?),
+        ("ResponseItem", values(&response_items)?),
+        ("ContentItem", values(&content_items)?),
+        ("SessionMeta", values(&session_metas)?),
+        (
+            "StageOneOutput",
+            values(&[
+                StageOneOutput {
+                    raw_memory: "---\ndescription: fixing parser tests\n---\n### Task 1\n..."
+                        .to_owned(),
+                    rollout_summary: "# Fixed the empty-input parser test\n...".to_owned(),
+                    rollout_slug: Some("fix-parser-empty-input".to_owned()),
+                },
+                StageOneOutput::default(),
+            ])?,
+        ),
+        (
+            "StageOneJob",
+            values(&[StageOneJob {
+                thread_id: "0196a1b2-0000-7000-8000-000000000001".to_owned(),
+                status: JobStatus::Running,
+                owner_token: Some("6f1c2d9e-4b7a-4c51-9d0e-2a3b4c5d6e7f".to_owned()),
+                lease_expires_at: Some(1_777_633_600),
+                attempts: 0,
+                retry_after_at: None,
+                last_error: None,
+                input_watermark: 1_777_630_000,
+                last_success_watermark: None,
+            }])?,
+        ),
+        (
+            "StageOneOutputRecord",
+            values(&[StageOneOutputRecord {
+                thread_id: "0196a1b2-0000-7000-8000-000000000001".to_owned(),
+                cwd: Some("/home/alice/proj".to_owned()),
+                rollout_path: "/home/alice/.codex/sessions/2026/05/01/rollout-2026-05-01T10-00-00-0196a1b2-0000-7000-8000-000000000001.jsonl".to_owned(),
+                raw_memory: "...".to_owned(),
+                rollout_summary: "...".to_owned(),
+                rollout_slug: None,
+                source_updated_at: 1_777_630_000,
+                generated_at: 1_777_653_600,
+                usage_count: 2,
+                last_used_at: Some(1_777_700_000),
+                selected: true,
+            }])?,
+        ),
+        ("ThreadGoal", values(std::slice::from_ref(&goal))?),
+        (
+            "ThreadGoalStatus",
+            values(&[
+                ThreadGoalStatus::Active,
+                ThreadGoalStatus::Paused,
+                ThreadGoalStatus::Blocked,
+                ThreadGoalStatus::UsageLimited,
+                ThreadGoalStatus::BudgetLimited,
+                ThreadGoalStatus::Complete,
+            ])?,
+        ),
+        (
+            "UpdateGoalArgs",
+            values(&[
+                UpdateGoalArgs { status: UpdateGoalStatus::Complete },
+                UpdateGoalArgs { status: UpdateGoalStatus::Blocked },
+            ])?,
+        ),
+        (
+            "CreateGoalArgs",
+            values(&[CreateGoalArgs {
+                objective: "migrate the CLI to clap 4".to_owned(),
+                token_budget: Some(200_000),
+            }])?,
+        ),
+        (
+            "GoalToolResponse",
+            values(&[GoalToolResponse {
+                remaining_tokens: goal.remaining_tokens(),
+                goal: Some(goal.clone()),
+                completion_budget_report: None,
+            }])?,
+        ),
+        (
+            "SectionOp",
+            values(&[
+                SectionOp::Keep,
+                SectionOp::Update { content: "New body.".to_owned() },
+                SectionOp::Append { items: vec!["one".to_owned(), "two".to_owned()] },
+            ])?,
+        ),
+        (
+            "WorkingMemoryUpdate",
+            values(&[WorkingMemoryUpdate { sections, checkpoint_summaries: None }])?,
+        ),
+        ("ConversationMessage", values(&conversation())?),
+        (
+            "ConversationEntry",
+            values(
+                &conversation()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, message)| ConversationEntry { id: format!("e{i}"), message })
+                    .collect::<Vec<_>>(),
+            )?,
+        ),
+        (
+            "CompactionEntry",
+            values(&[CompactionEntry {
+                summary: "## Goal\nMake the parser tests green.\n...".to_owned(),
+                first_kept_entry_id: "e3".to_owned(),
+                tokens_before: 171_204,
+                details: CompactionDetails {
+                    read_files: vec!["src/lib.rs".to_owned()],
+                    modified_files: vec!["src/parser.rs".to_owned()],
+                },
+            }])?,
+        ),
+        (
+            "MemoryState",
+            values(&[
+                MemoryState::Disabled,
+                MemoryState::Empty,
+                MemoryState::Ready,
+                MemoryState::Degraded,
+                MemoryState::Unavailable,
+            ])?,
+        ),
+        (
+            "MemoryToolFailure",
+            values(&[MemoryToolFailure {
+                disabled: false,
+                unavailable: true,
+                error: Some("memory root is not readable: permission denied".to_owned()),
+                warning: None,
+                action: Some("check the permissions of ~/.agent-memory/memories".to_owned()),
+            }])?,
+        ),
+        (
+            "MemoryListRequest",
+            values(&[MemoryListRequest {
+                path: Some("rollout_summaries".to_owned()),
+                cursor: None,
+                max_results: Some(50),
+            }])?,
+        ),
+        (
+            "MemoryListResult",
+            values(&[MemoryListResult {
+                path: String::new(),
+                entries: vec![
+                    MemoryListEntry {
+                        path: "MEMORY.md".to_owned(),
+                        entry_type: MemoryEntryType::File,
+                    },
+                    MemoryListEntry {
+                        path: "rollout_summaries".to_owned(),
+                        entry_type: MemoryEntryType::Directory,
+                    },
+                ],
+                next_cursor: None,
+                truncated: false,
+            }])?,
+        ),
+        (
+            "MemoryReadRequest",
+            values(&[MemoryReadRequest {
+                path: "MEMORY.md".to_owned(),
+                line_offset: Some(1),
+                max_lines: Some(200),
+            }])?,
+        ),
+        (
+            "MemoryReadResult",
+            values(&[MemoryReadResult {
+                path: "MEMORY.md".to_owned(),
+                start_line_number: 1,
+                content: "# Task Group: parser\n".to_owned(),
+                truncated: false,
+            }])?,
+        ),
+        (
+            "MemorySearchRequest",
+            values(&[MemorySearchRequest {
+                queries: vec!["cargo test".to_owned(), "parser".to_owned()],
+                match_mode: Some(MemorySearchMatchMode::AllWithinLines { line_count: 3 }),
+                path: None,
+                cursor: None,
+                context_lines: Some(1),
+                case_sensitive: Some(false),
+                normalized: None,
+                max_results: Some(20),
+            }])?,
+        ),
+        (
+            "MemorySearchResult",
+            values(&[MemorySearchResult {
+                queries: vec!["cargo test".to_owned()],
+                matches: vec![MemorySearchMatch {
+                    path: "MEMORY.md".to_owned(),
+                    match_line_number: 12,
+                    content_start_line_number: 11,
+                    content: "- run tests:\n  cargo test -p parser\n".to_owned(),
+                    matched_queries: vec!["cargo test".to_owned()],
+                }],
+                next_cursor: None,
+                truncated: false,
+            }])?,
+        ),
+        ("MemoryStatusRequest", values(&[MemoryStatusRequest {}])?),
+        ("MemoryStatusResult", values(&[status])?),
+        (
+            "ModelRequest",
+            values(&[ModelRequest {
+                task: TaskKind::StageOneExtraction,
+                instructions: "(the stage-one system prompt)".to_owned(),
+                input: "(the rendered stage-one input)".to_owned(),
+                structured_input: json!({ "rollout_path": "/tmp/r.jsonl", "items": [] }),
+                output_schema: Some(StageOneOutput::output_schema()),
+                reasoning_effort: Some(ReasoningEffort::Low),
+                max_output_tokens: None,
+            }])?,
+        ),
+        (
+            "ModelResponse",
+            values(&[ModelResponse {
+                text: "{\"raw_memory\":\"\",\"rollout_summary\":\"\",\"rollout_slug\":null}"
+                    .to_owned(),
+                usage: Some(TokenUsage {
+                    input_tokens: 12_000,
+                    cached_input_tokens: 0,
+                    output_tokens: 40,
+                    reasoning_output_tokens: 0,
+                }),
+            }])?,
+        ),
+        (
+            "ModelError",
+            values(&[
+                ModelError::RateLimited {
+                    retry_after_ms: Some(2_000),
+                    message: "slow down".to_owned(),
+                },
+                ModelError::ContextOverflow { message: "too long".to_owned() },
+                ModelError::Transient { message: "HTTP 503".to_owned() },
+            ])?,
+        ),
+        ("TokenUsage", values(&[TokenUsage::default()])?),
+    ])
+}
+
+fn conversation() -> Vec<ConversationMessage> {
+    vec![
+        ConversationMessage::User { text: "Fix the failing parser test.".to_owned() },
+        ConversationMessage::Assistant {
+            content: vec![
+                AssistantBlock::Thinking { thinking: "Run the tests first.".to_owned() },
+                AssistantBlock::ToolCall {
+                    id: "call_1".to_owned(),
+                    name: "bash".to_owned(),
+                    arguments: json!({ "command": "cargo test -p parser" }),
+                },
+            ],
+        },
+        ConversationMessage::ToolResult {
+            tool_call_id: "call_1".to_owned(),
+            tool_name: "bash".to_owned(),
+            text: "test parse_empty ... FAILED".to_owned(),
+            is_error: true,
+        },
+        ConversationMessage::ShellExecution {
+            command: "git status".to_owned(),
+            output: "On branch main".to_owned(),
+            exit_code: Some(0),
+        },
+        ConversationMessage::Assistant {
+            content: vec![AssistantBlock::Text { text: "Fixed; tests pass.".to_owned() }],
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_schema_has_samples() {
+        let instances = super::instances().unwrap();
+        for (name, _) in super::schemas() {
+            let samples = instances.iter().find(|(n, _)| *n == name);
+            assert!(
+                samples.is_some_and(|(_, v)| !v.is_empty()),
+                "schema {name} has no sample instance"
+            );
+        }
+    }
+}
+
