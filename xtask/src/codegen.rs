@@ -41,7 +41,8 @@ pub(crate) fn run(mode: Mode) -> Result<()> {
                     fs::create_dir_all(parent)
                         .with_context(|| format!("creating {}", parent.display()))?;
                 }
-                fs::write(&path, contents).with_context(|| format!("writing {}", path.display()))?;
+                fs::write(&path, contents)
+                    .with_context(|| format!("writing {}", path.display()))?;
                 eprintln!("wrote {}", relative.display());
             }
         }
@@ -106,7 +107,9 @@ fn files_under(root: &Path, dir: &Path) -> Result<Vec<PathBuf>> {
         if !absolute.is_dir() {
             continue;
         }
-        for entry in fs::read_dir(&absolute).with_context(|| format!("listing {}", absolute.display()))? {
+        for entry in
+            fs::read_dir(&absolute).with_context(|| format!("listing {}", absolute.display()))?
+        {
             let entry = entry?;
             let child = relative.join(entry.file_name());
             if entry.file_type()?.is_dir() {

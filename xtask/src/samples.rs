@@ -4,6 +4,7 @@ use anyhow::{Context, Result};
 use memory_protocol::compaction::{
     AssistantBlock, CompactionDetails, CompactionEntry, ConversationEntry, ConversationMessage,
 };
+use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
 use memory_protocol::goal::{
     CreateGoalArgs, GoalToolResponse, ThreadGoal, ThreadGoalStatus, UpdateGoalArgs,
     UpdateGoalStatus,
@@ -15,7 +16,7 @@ use memory_protocol::introspect::{
 };
 use memory_protocol::model::{ReasoningEffort, TaskKind};
 use memory_protocol::rollout::{ContentItem, ResponseItem, RolloutLine, SessionMeta};
-use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
+use memory_protocol::stage_one::{JobStatus, StageOneInput, StageOneJob, StageOneOutputRecord};
 use memory_protocol::working_memory::{SectionOp, WorkingMemorySections, WorkingMemoryUpdate};
 use memory_protocol::{ModelError, ModelRequest, ModelResponse, StageOneOutput, TokenUsage};
 use schemars::schema_for;
@@ -41,9 +42,12 @@ pub(crate) fn schemas() -> Vec<(&'static str, Value)> {
         ResponseItem,
         ContentItem,
         SessionMeta,
+        StageOneInput,
         StageOneOutput,
         StageOneJob,
         StageOneOutputRecord,
+        ConsolidationInput,
+        ConsolidationOutput,
         ThreadGoal,
         ThreadGoalStatus,
         UpdateGoalArgs,
@@ -144,7 +148,9 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
         key_facts_and_decisions: SectionOp::Append {
             items: vec!["Empty input returns `Ok(vec![])`, not an error.".to_owned()],
         },
-        files_and_context: SectionOp::Append { items: vec!["src/parser.rs".to_owned()] },
+        files_and_context: SectionOp::Append {
+            items: vec!["src/parser.rs".to_owned()],
+        },
         errors_and_corrections: SectionOp::Keep,
         open_issues: SectionOp::Keep,
     };
@@ -158,6 +164,20 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
         last_consolidated_at: Some(1_777_630_000),
         problem: None,
     };
+
+    let record = StageOneOutputRecord {
+                thread_id: "0196a1b2-0000-7000-8000-000000000001".to_owned(),
+                cwd: Some("/home/alice/proj".to_owned()),
+                rollout_path: "/home/alice/.codex/sessions/2026/05/01/rollout-2026-05-01T10-00-00-0196a1b2-0000-7000-8000-000000000001.jsonl".to_owned(),
+                raw_memory: "...".to_owned(),
+                rollout_summary: "...".to_owned(),
+                rollout_slug: None,
+                source_updated_at: 1_777_630_000,
+                generated_at: 1_777_653_600,
+                usage_count: 2,
+                last_used_at: Some(1_777_700_000),
+                selected: true,
+            };
 
     Ok(vec![
         ("RolloutLine", values(&lines)?),
@@ -192,18 +212,37 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
         ),
         (
             "StageOneOutputRecord",
-            values(&[StageOneOutputRecord {
-                thread_id: "0196a1b2-0000-7000-8000-000000000001".to_owned(),
-                cwd: Some("/home/alice/proj".to_owned()),
-                rollout_path: "/home/alice/.codex/sessions/2026/05/01/rollout-2026-05-01T10-00-00-0196a1b2-0000-7000-8000-000000000001.jsonl".to_owned(),
-                raw_memory: "...".to_owned(),
-                rollout_summary: "...".to_owned(),
-                rollout_slug: None,
-                source_updated_at: 1_777_630_000,
-                generated_at: 1_777_653_600,
-                usage_count: 2,
-                last_used_at: Some(1_777_700_000),
-                selected: true,
+            values(std::slice::from_ref(&record))?,
+        ),
+        (
+            "StageOneInput",
+            values(&[StageOneInput {
+                thread_id: record.thread_id.clone(),
+                rollout_path: record.rollout_path.clone(),
+                rollout_cwd: record.cwd.clone(),
+                items: response_items
+                    .iter()
+                    .take(3)
+                    .map(|item| (*item).clone())
+                    .collect(),
+                truncated: false,
+            }])?,
+        ),
+        (
+            "ConsolidationInput",
+            values(&[ConsolidationInput {
+                memory_md: String::new(),
+                memory_summary_md: String::new(),
+                selected: vec![record.clone()],
+                summary_token_budget: 2_500,
+            }])?,
+        ),
+        (
+            "ConsolidationOutput",
+            values(&[ConsolidationOutput {
+                memory_md: "# Task Group: /home/alice/proj\n...".to_owned(),
+                memory_summary_md: "v1\n## User Profile\n...".to_owned(),
+                obsolete: vec!["npm run old-build".to_owned()],
             }])?,
         ),
         ("ThreadGoal", values(std::slice::from_ref(&goal))?),
@@ -221,8 +260,12 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
         (
             "UpdateGoalArgs",
             values(&[
-                UpdateGoalArgs { status: UpdateGoalStatus::Complete },
-                UpdateGoalArgs { status: UpdateGoalStatus::Blocked },
+                UpdateGoalArgs {
+                    status: UpdateGoalStatus::Complete,
+                },
+                UpdateGoalArgs {
+                    status: UpdateGoalStatus::Blocked,
+                },
             ])?,
         ),
         (
@@ -244,13 +287,20 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
             "SectionOp",
             values(&[
                 SectionOp::Keep,
-                SectionOp::Update { content: "New body.".to_owned() },
-                SectionOp::Append { items: vec!["one".to_owned(), "two".to_owned()] },
+                SectionOp::Update {
+                    content: "New body.".to_owned(),
+                },
+                SectionOp::Append {
+                    items: vec!["one".to_owned(), "two".to_owned()],
+                },
             ])?,
         ),
         (
             "WorkingMemoryUpdate",
-            values(&[WorkingMemoryUpdate { sections, checkpoint_summaries: None }])?,
+            values(&[WorkingMemoryUpdate {
+                sections,
+                checkpoint_summaries: None,
+            }])?,
         ),
         ("ConversationMessage", values(&conversation())?),
         (
@@ -259,7 +309,10 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 &conversation()
                     .into_iter()
                     .enumerate()
-                    .map(|(i, message)| ConversationEntry { id: format!("e{i}"), message })
+                    .map(|(i, message)| ConversationEntry {
+                        id: format!("e{i}"),
+                        message,
+                    })
                     .collect::<Vec<_>>(),
             )?,
         ),
@@ -400,8 +453,12 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                     retry_after_ms: Some(2_000),
                     message: "slow down".to_owned(),
                 },
-                ModelError::ContextOverflow { message: "too long".to_owned() },
-                ModelError::Transient { message: "HTTP 503".to_owned() },
+                ModelError::ContextOverflow {
+                    message: "too long".to_owned(),
+                },
+                ModelError::Transient {
+                    message: "HTTP 503".to_owned(),
+                },
             ])?,
         ),
         ("TokenUsage", values(&[TokenUsage::default()])?),
@@ -410,10 +467,14 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
 
 fn conversation() -> Vec<ConversationMessage> {
     vec![
-        ConversationMessage::User { text: "Fix the failing parser test.".to_owned() },
+        ConversationMessage::User {
+            text: "Fix the failing parser test.".to_owned(),
+        },
         ConversationMessage::Assistant {
             content: vec![
-                AssistantBlock::Thinking { thinking: "Run the tests first.".to_owned() },
+                AssistantBlock::Thinking {
+                    thinking: "Run the tests first.".to_owned(),
+                },
                 AssistantBlock::ToolCall {
                     id: "call_1".to_owned(),
                     name: "bash".to_owned(),
@@ -433,7 +494,9 @@ fn conversation() -> Vec<ConversationMessage> {
             exit_code: Some(0),
         },
         ConversationMessage::Assistant {
-            content: vec![AssistantBlock::Text { text: "Fixed; tests pass.".to_owned() }],
+            content: vec![AssistantBlock::Text {
+                text: "Fixed; tests pass.".to_owned(),
+            }],
         },
     ]
 }
@@ -452,4 +515,3 @@ mod tests {
         }
     }
 }
-

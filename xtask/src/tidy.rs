@@ -26,7 +26,13 @@ const LAYERS: [(&str, u32); 8] = [
 fn metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(project_root())
         .output()
         .expect("running cargo metadata");
@@ -52,10 +58,15 @@ fn crates_depend_only_on_lower_layers() {
             continue;
         }
         let Some(&layer) = layers.get(name) else {
-            violations.push(format!("{name} is not assigned a layer in xtask/src/tidy.rs"));
+            violations.push(format!(
+                "{name} is not assigned a layer in xtask/src/tidy.rs"
+            ));
             continue;
         };
-        for dep in package["dependencies"].as_array().expect("dependencies array") {
+        for dep in package["dependencies"]
+            .as_array()
+            .expect("dependencies array")
+        {
             let dep_name = dep["name"].as_str().expect("dependency name");
             if let Some(&dep_layer) = layers.get(dep_name) {
                 if dep_layer >= layer {
@@ -66,7 +77,11 @@ fn crates_depend_only_on_lower_layers() {
             }
         }
     }
-    assert!(violations.is_empty(), "layer violations:\n{}", violations.join("\n"));
+    assert!(
+        violations.is_empty(),
+        "layer violations:\n{}",
+        violations.join("\n")
+    );
 }
 
 /// Folder name = package name, and every crate inherits the workspace lints.

@@ -54,7 +54,10 @@ pub enum ThreadGoalStatus {
 impl ThreadGoalStatus {
     /// True for statuses that end the goal (`budgetLimited`, `complete`).
     pub fn is_terminal(self) -> bool {
-        matches!(self, ThreadGoalStatus::BudgetLimited | ThreadGoalStatus::Complete)
+        matches!(
+            self,
+            ThreadGoalStatus::BudgetLimited | ThreadGoalStatus::Complete
+        )
     }
 }
 

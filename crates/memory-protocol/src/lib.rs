@@ -5,7 +5,8 @@
 //! `schemas/`):
 //!
 //! - [`rollout`]: codex rollout files, every format version, read tolerantly;
-//! - [`stage_one`]: stage-one output, jobs and stored outputs of the write path;
+//! - [`stage_one`]: stage-one input, output, jobs and stored outputs of the write path;
+//! - [`consolidation`]: phase-2 input and output;
 //! - [`goal`]: thread goals and the goal tools' arguments;
 //! - [`working_memory`]: the seven sections and their KEEP / UPDATE / APPEND operations;
 //! - [`compaction`]: the conversation model and the compaction entry;
@@ -18,6 +19,7 @@
 #![deny(missing_docs)]
 
 pub mod compaction;
+pub mod consolidation;
 mod error;
 pub mod goal;
 pub mod introspect;
@@ -28,7 +30,9 @@ pub mod stage_one;
 pub mod working_memory;
 
 pub use crate::error::{Error, Result};
-pub use crate::model::{ModelClient, ModelError, ModelRequest, ModelResponse, TaskKind, TokenUsage};
+pub use crate::model::{
+    ModelClient, ModelError, ModelRequest, ModelResponse, TaskKind, TokenUsage,
+};
 pub use crate::names::REDACTED_SECRET;
 pub use crate::rollout::{ContentItem, ResponseItem, RolloutItem, RolloutLine, SessionMeta};
 pub use crate::stage_one::StageOneOutput;

@@ -91,10 +91,13 @@ impl TokenUsage {
     /// Adds another call's usage.
     pub fn add(&mut self, other: &TokenUsage) {
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
-        self.cached_input_tokens = self.cached_input_tokens.saturating_add(other.cached_input_tokens);
+        self.cached_input_tokens = self
+            .cached_input_tokens
+            .saturating_add(other.cached_input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
-        self.reasoning_output_tokens =
-            self.reasoning_output_tokens.saturating_add(other.reasoning_output_tokens);
+        self.reasoning_output_tokens = self
+            .reasoning_output_tokens
+            .saturating_add(other.reasoning_output_tokens);
     }
 }
 
@@ -157,16 +160,20 @@ impl ModelError {
     /// How long to wait before retrying, when the server said.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            ModelError::RateLimited { retry_after_ms: Some(ms), .. } => {
-                Some(Duration::from_millis(*ms))
-            }
+            ModelError::RateLimited {
+                retry_after_ms: Some(ms),
+                ..
+            } => Some(Duration::from_millis(*ms)),
             _ => None,
         }
     }
 
     /// True for failures that may succeed when retried later.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, ModelError::RateLimited { .. } | ModelError::Transient { .. })
+        matches!(
+            self,
+            ModelError::RateLimited { .. } | ModelError::Transient { .. }
+        )
     }
 }
 

@@ -143,7 +143,8 @@ impl SessionSource {
 
     /// True for a sub-agent session (`{"subagent": ...}`, or a named `subagent`).
     pub fn is_subagent(&self) -> bool {
-        self.name().is_some_and(|n| n.eq_ignore_ascii_case("subagent"))
+        self.name()
+            .is_some_and(|n| n.eq_ignore_ascii_case("subagent"))
     }
 
     /// True for a session a person drove interactively ([`Self::INTERACTIVE`]).
@@ -493,8 +494,7 @@ impl ContentItem {
 impl RolloutLine {
     /// Parses one line of a rollout file (any format version).
     pub fn parse(line: &str) -> Result<RolloutLine, Error> {
-        let value: Value =
-            serde_json::from_str(line).map_err(|e| Error::Json(e.to_string()))?;
+        let value: Value = serde_json::from_str(line).map_err(|e| Error::Json(e.to_string()))?;
         RolloutLine::from_value(value)
     }
 
@@ -526,7 +526,12 @@ impl RolloutLine {
             let item_type = take_string(&mut map, "type");
             let payload = map.remove("payload").unwrap_or(Value::Null);
             let item = RolloutItem::from_envelope(item_type, payload)?;
-            return Ok(RolloutLine { timestamp, ordinal, metadata, item });
+            return Ok(RolloutLine {
+                timestamp,
+                ordinal,
+                metadata,
+                item,
+            });
         }
         if map.contains_key("record_type") {
             return Ok(RolloutLine {
@@ -551,12 +556,11 @@ impl RolloutLine {
             if let Some(ts) = timestamp {
                 map.insert("timestamp".to_owned(), Value::String(ts));
             }
-            let meta = serde_json::from_value(Value::Object(map)).map_err(|e| {
-                Error::InvalidItem {
+            let meta =
+                serde_json::from_value(Value::Object(map)).map_err(|e| Error::InvalidItem {
                     item_type: "session_meta".to_owned(),
                     message: e.to_string(),
-                }
-            })?;
+                })?;
             return Ok(RolloutLine {
                 timestamp: None,
                 ordinal,
@@ -607,7 +611,10 @@ impl RolloutItem {
                 let Value::Object(mut fields) = payload else {
                     return Err(Error::InvalidItem {
                         item_type,
-                        message: format!("payload must be an object, found {}", json_kind(&payload)),
+                        message: format!(
+                            "payload must be an object, found {}",
+                            json_kind(&payload)
+                        ),
                     });
                 };
                 let event_type = match fields.remove("type") {
@@ -694,7 +701,10 @@ impl ResponseItem {
             "web_search_call" => ResponseItem::WebSearchCall(typed(&item_type, map)?),
             _ => {
                 map.remove("type");
-                ResponseItem::Other(UnknownItem { item_type, fields: map })
+                ResponseItem::Other(UnknownItem {
+                    item_type,
+                    fields: map,
+                })
             }
         })
     }
@@ -772,7 +782,11 @@ impl<'de> Deserialize<'de> for ContentItem {
         };
         let item_type = match map.get("type") {
             Some(Value::String(t)) => t.clone(),
-            _ => return Err(D::Error::custom("content item is missing string field `type`")),
+            _ => {
+                return Err(D::Error::custom(
+                    "content item is missing string field `type`",
+                ));
+            }
         };
         let text = |map: &mut Map<String, Value>| match map.remove("text") {
             Some(Value::String(text)) => Ok(text),
@@ -783,16 +797,26 @@ impl<'de> Deserialize<'de> for ContentItem {
             ))),
         };
         Ok(match item_type.as_str() {
-            "input_text" => ContentItem::InputText { text: text(&mut map)? },
-            "output_text" => ContentItem::OutputText { text: text(&mut map)? },
+            "input_text" => ContentItem::InputText {
+                text: text(&mut map)?,
+            },
+            "output_text" => ContentItem::OutputText {
+                text: text(&mut map)?,
+            },
             "input_image" => {
                 let fields: ImageFields =
                     serde_json::from_value(Value::Object(map)).map_err(D::Error::custom)?;
-                ContentItem::InputImage { image_url: fields.image_url, detail: fields.detail }
+                ContentItem::InputImage {
+                    image_url: fields.image_url,
+                    detail: fields.detail,
+                }
             }
             _ => {
                 map.remove("type");
-                ContentItem::Other(UnknownItem { item_type, fields: map })
+                ContentItem::Other(UnknownItem {
+                    item_type,
+                    fields: map,
+                })
             }
         })
     }
@@ -872,7 +896,11 @@ impl<T: Serialize> Serialize for Tagged<'_, T> {
             #[serde(flatten)]
             value: &'a T,
         }
-        Wrapper { tag: self.tag, value: self.value }.serialize(serializer)
+        Wrapper {
+            tag: self.tag,
+            value: self.value,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -885,12 +913,14 @@ impl Serialize for ResponseItem {
             ResponseItem::FunctionCall(v) => Tagged { tag, value: v }.serialize(serializer),
             ResponseItem::FunctionCallOutput(v) => Tagged { tag, value: v }.serialize(serializer),
             ResponseItem::CustomToolCall(v) => Tagged { tag, value: v }.serialize(serializer),
-            ResponseItem::CustomToolCallOutput(v) => {
-                Tagged { tag, value: v }.serialize(serializer)
-            }
+            ResponseItem::CustomToolCallOutput(v) => Tagged { tag, value: v }.serialize(serializer),
             ResponseItem::LocalShellCall(v) => Tagged { tag, value: v }.serialize(serializer),
             ResponseItem::WebSearchCall(v) => Tagged { tag, value: v }.serialize(serializer),
-            ResponseItem::Other(other) => Tagged { tag, value: &other.fields }.serialize(serializer),
+            ResponseItem::Other(other) => Tagged {
+                tag,
+                value: &other.fields,
+            }
+            .serialize(serializer),
         }
     }
 }
@@ -918,8 +948,11 @@ impl Serialize for ContentItem {
                 }
                 map.end()
             }
-            ContentItem::Other(other) => Tagged { tag: &other.item_type, value: &other.fields }
-                .serialize(serializer),
+            ContentItem::Other(other) => Tagged {
+                tag: &other.item_type,
+                value: &other.fields,
+            }
+            .serialize(serializer),
         }
     }
 }
@@ -1003,8 +1036,16 @@ impl JsonSchema for ResponseItem {
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let branches = vec![
             tagged_branch("type", "message", generator.subschema_for::<MessageItem>()),
-            tagged_branch("type", "reasoning", generator.subschema_for::<ReasoningItem>()),
-            tagged_branch("type", "function_call", generator.subschema_for::<FunctionCallItem>()),
+            tagged_branch(
+                "type",
+                "reasoning",
+                generator.subschema_for::<ReasoningItem>(),
+            ),
+            tagged_branch(
+                "type",
+                "function_call",
+                generator.subschema_for::<FunctionCallItem>(),
+            ),
             tagged_branch(
                 "type",
                 "function_call_output",
@@ -1025,7 +1066,11 @@ impl JsonSchema for ResponseItem {
                 "local_shell_call",
                 generator.subschema_for::<LocalShellCallItem>(),
             ),
-            tagged_branch("type", "web_search_call", generator.subschema_for::<WebSearchCallItem>()),
+            tagged_branch(
+                "type",
+                "web_search_call",
+                generator.subschema_for::<WebSearchCallItem>(),
+            ),
         ];
         json_schema!({
             "description": "A model input or output item, tagged by `type`. Types other than the \

@@ -130,3 +130,21 @@ pub struct StageOneOutputRecord {
     /// Whether the last phase-2 pass selected it.
     pub selected: bool,
 }
+
+/// The structured input of a stage-one request ([`crate::TaskKind::StageOneExtraction`]): what
+/// the prompt was rendered from, already filtered and redacted. The prompt text may hold a
+/// truncated serialization of `items`; `items` is complete.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StageOneInput {
+    /// Thread id of the rollout.
+    pub thread_id: String,
+    /// Path of the rollout file.
+    pub rollout_path: String,
+    /// Working directory recorded in the rollout, when known.
+    pub rollout_cwd: Option<String>,
+    /// The kept response items, in order.
+    pub items: Vec<crate::rollout::ResponseItem>,
+    /// True when the prompt holds a truncated serialization of `items`.
+    pub truncated: bool,
+}

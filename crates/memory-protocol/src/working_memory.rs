@@ -6,7 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The seven sections, in document order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub enum WorkingMemorySection {
     /// `Session Title`.
     #[serde(rename = "Session Title")]
@@ -132,7 +134,9 @@ impl WorkingMemorySections {
 
     /// The sections with their operations, in document order.
     pub fn iter(&self) -> impl Iterator<Item = (WorkingMemorySection, &SectionOp)> {
-        WorkingMemorySection::ALL.into_iter().map(|s| (s, self.get(s)))
+        WorkingMemorySection::ALL
+            .into_iter()
+            .map(|s| (s, self.get(s)))
     }
 }
 

@@ -141,7 +141,10 @@ mod tests {
 
     #[test]
     fn xml_text_escapes_ampersand_first() {
-        assert_eq!(escape_xml_text("a < b && c > d"), "a &lt; b &amp;&amp; c &gt; d");
+        assert_eq!(
+            escape_xml_text("a < b && c > d"),
+            "a &lt; b &amp;&amp; c &gt; d"
+        );
         assert!(matches!(escape_xml_text("plain"), Cow::Borrowed("plain")));
     }
 
@@ -161,9 +164,18 @@ mod tests {
 
     #[test]
     fn boundary_tags_leave_text_borrowed_when_clean() {
-        assert!(matches!(escape_boundary_tags("a < b", &["objective"]), Cow::Borrowed(_)));
-        assert_eq!(escape_boundary_tags("<objective", &["objective"]), "&lt;objective");
-        assert!(matches!(escape_boundary_tags("<objectives>", &["objective"]), Cow::Borrowed(_)));
+        assert!(matches!(
+            escape_boundary_tags("a < b", &["objective"]),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            escape_boundary_tags("<objective", &["objective"]),
+            "&lt;objective"
+        );
+        assert!(matches!(
+            escape_boundary_tags("<objectives>", &["objective"]),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

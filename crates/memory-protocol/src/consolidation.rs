@@ -1,0 +1,49 @@
+//! Phase 2 (consolidation) of the write path: stage-one outputs become the memory files.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::stage_one::StageOneOutputRecord;
+
+/// The structured input of a consolidation request ([`crate::TaskKind::Consolidation`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConsolidationInput {
+    /// The current `MEMORY.md` (empty on the first pass).
+    pub memory_md: String,
+    /// The current `memory_summary.md` (empty on the first pass).
+    pub memory_summary_md: String,
+    /// The selected stage-one outputs, sorted by thread id.
+    pub selected: Vec<StageOneOutputRecord>,
+    /// Token budget of `memory_summary.md`.
+    pub summary_token_budget: u64,
+}
+
+/// What the model returns for a consolidation. Strict: unknown fields are rejected.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConsolidationOutput {
+    /// The new `MEMORY.md`.
+    pub memory_md: String,
+    /// The new `memory_summary.md`, starting with the version line.
+    pub memory_summary_md: String,
+    /// Anchors of the old `MEMORY.md` (paths, commands, dates, names) the model dropped on
+    /// purpose because they are obsolete. Any other old anchor must survive.
+    pub obsolete: Vec<String>,
+}
+
+impl ConsolidationOutput {
+    /// The JSON Schema sent to the model as its strict output format.
+    pub fn output_schema() -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "memory_md": { "type": "string" },
+                "memory_summary_md": { "type": "string" },
+                "obsolete": { "type": "array", "items": { "type": "string" } }
+            },
+            "required": ["memory_md", "memory_summary_md", "obsolete"],
+            "additionalProperties": false
+        })
+    }
+}
