@@ -68,12 +68,12 @@ fn crates_depend_only_on_lower_layers() {
             .expect("dependencies array")
         {
             let dep_name = dep["name"].as_str().expect("dependency name");
-            if let Some(&dep_layer) = layers.get(dep_name) {
-                if dep_layer >= layer {
-                    violations.push(format!(
-                        "{name} (rank {layer}) depends on {dep_name} (rank {dep_layer})"
-                    ));
-                }
+            if let Some(&dep_layer) = layers.get(dep_name)
+                && dep_layer >= layer
+            {
+                violations.push(format!(
+                    "{name} (rank {layer}) depends on {dep_name} (rank {dep_layer})"
+                ));
             }
         }
     }

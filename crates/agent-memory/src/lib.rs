@@ -24,4 +24,8 @@ pub use memory_protocol as protocol;
 pub use memory_sanitize as sanitize;
 pub use memory_write as write;
 
+pub mod models;
+pub mod offline;
+pub mod openai;
+
 pub use memory_protocol::ModelClient;

@@ -1,0 +1,3 @@
+mod rollout;
+mod roundtrip;
+mod wire;
