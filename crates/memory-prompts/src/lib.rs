@@ -1,17 +1,27 @@
 //! Every prompt template of agent-memory, typed, escaped and tested.
 //!
 //! Templates live in the top-level `prompts/` folder as Markdown with minijinja syntax and are
-//! embedded at build time. Each has one typed render function; every slot that carries user,
-//! tool, file or model text takes a wrapper type that escapes it for the template's boundary
-//! tags.
+//! embedded at build time. The environment treats an unknown variable as an error. Each
+//! template has one typed render function taking a context struct; every slot that carries
+//! user, tool, file or model text is an [`UntrustedText`], escaped for the template's boundary
+//! tags (and chat-template control tokens) as it is rendered, so the data can neither open nor
+//! close the tags that delimit it. Goal objectives are escaped as XML text.
+//!
+//! Families: [`memories`] (write and read path), [`compaction`], [`working_memory`],
+//! [`goals`] and [`introspect`]. [`fixtures`] renders each template with an example context.
 
 #![deny(missing_docs)]
 
-pub mod fixtures {
-    //! Each template rendered with its fixture context, for `fixtures/prompts/`.
+mod engine;
+mod error;
+mod untrusted;
 
-    /// `(file name, rendered text)` for every template.
-    pub fn rendered_examples() -> Result<Vec<(String, String)>, std::convert::Infallible> {
-        Ok(Vec::new())
-    }
-}
+pub mod compaction;
+pub mod fixtures;
+pub mod goals;
+pub mod introspect;
+pub mod memories;
+pub mod working_memory;
+
+pub use crate::error::{Error, Result};
+pub use crate::untrusted::UntrustedText;

@@ -56,6 +56,8 @@ pub mod boundary_tags {
     pub const MEMORY: &str = "memory";
     /// Memories recalled for the current turn.
     pub const MEMORY_RECALL: &str = "memory-recall";
+    /// The memory summary injected by the read path.
+    pub const MEMORY_SUMMARY: &str = "memory-summary";
     /// Memory material given to the consolidator.
     pub const MEMORY_FILE: &str = "memory-file";
     /// Stage-one material given to the consolidator.
@@ -75,6 +77,7 @@ pub mod boundary_tags {
         UNTRUSTED_OBJECTIVE,
         MEMORY,
         MEMORY_RECALL,
+        MEMORY_SUMMARY,
         MEMORY_FILE,
         RAW_MEMORY,
         WORKING_MEMORY,

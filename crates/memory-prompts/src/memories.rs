@@ -1,0 +1,141 @@
+//! The write path's prompts (stage-one extraction, phase-2 consolidation) and the read path
+//! that injects the memory summary into a session.
+
+use memory_protocol::names::{REDACTED_SECRET, boundary_tags, memory_root};
+
+use crate::engine::{Template, Vars, template};
+use crate::error::Result;
+use crate::untrusted::UntrustedText;
+
+pub(crate) const STAGE_ONE_SYSTEM: Template = template!("memories/stage_one_system.md", &[]);
+pub(crate) const STAGE_ONE_INPUT: Template = template!(
+    "memories/stage_one_input.md",
+    &[boundary_tags::ROLLOUT_CONTENT]
+);
+pub(crate) const CONSOLIDATION_SYSTEM: Template =
+    template!("memories/consolidation_system.md", &[]);
+pub(crate) const CONSOLIDATION_INPUT: Template = template!(
+    "memories/consolidation_input.md",
+    &[boundary_tags::MEMORY_FILE, boundary_tags::RAW_MEMORY]
+);
+pub(crate) const READ_PATH: Template =
+    template!("memories/read_path.md", &[boundary_tags::MEMORY_SUMMARY]);
+
+pub(crate) const TEMPLATES: &[&Template] = &[
+    &STAGE_ONE_SYSTEM,
+    &STAGE_ONE_INPUT,
+    &CONSOLIDATION_SYSTEM,
+    &CONSOLIDATION_INPUT,
+    &READ_PATH,
+];
+
+/// The stage-one system prompt: what makes a memory worth keeping, the no-op answer and the
+/// exact formats of [`memory_protocol::StageOneOutput`]'s fields.
+pub fn stage_one_system() -> Result<String> {
+    stage_one_system_vars().render()
+}
+
+pub(crate) fn stage_one_system_vars() -> Vars {
+    Vars::new(&STAGE_ONE_SYSTEM).constant("redacted_marker", REDACTED_SECRET)
+}
+
+/// What the stage-one input prompt is rendered from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StageOneInputContext {
+    /// Path of the rollout file.
+    pub rollout_path: UntrustedText,
+    /// Working directory recorded in the rollout (empty when unknown).
+    pub rollout_cwd: UntrustedText,
+    /// The filtered, redacted and truncated serialization of the rollout.
+    pub rollout_contents: UntrustedText,
+}
+
+/// The stage-one user message: the rollout's path and cwd, its contents inside
+/// `<rollout-content>`, and a reminder of the output contract.
+pub fn stage_one_input(ctx: &StageOneInputContext) -> Result<String> {
+    stage_one_input_vars(ctx).render()
+}
+
+pub(crate) fn stage_one_input_vars(ctx: &StageOneInputContext) -> Vars {
+    Vars::new(&STAGE_ONE_INPUT)
+        .inline_text("rollout_path", &ctx.rollout_path)
+        .inline_text("rollout_cwd", &ctx.rollout_cwd)
+        .text("rollout_contents", &ctx.rollout_contents)
+}
+
+/// The consolidation system prompt: the two memory files, the anchor rule and the exact
+/// output contract of [`memory_protocol::consolidation::ConsolidationOutput`].
+pub fn consolidation_system() -> Result<String> {
+    consolidation_system_vars().render()
+}
+
+pub(crate) fn consolidation_system_vars() -> Vars {
+    Vars::new(&CONSOLIDATION_SYSTEM)
+        .constant("redacted_marker", REDACTED_SECRET)
+        .constant("memory_file", memory_root::MEMORY_FILE)
+        .constant("summary_file", memory_root::MEMORY_SUMMARY_FILE)
+        .constant("summary_version", memory_root::MEMORY_SUMMARY_VERSION)
+}
+
+/// What the consolidation input prompt is rendered from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConsolidationContext {
+    /// The current `MEMORY.md` (empty on the first pass).
+    pub memory_md: UntrustedText,
+    /// The current `memory_summary.md` (empty on the first pass).
+    pub memory_summary_md: UntrustedText,
+    /// The selected raw memories (the contents of `raw_memories.md`).
+    pub raw_memories: UntrustedText,
+    /// The selected rollout summaries, concatenated.
+    pub rollout_summaries: UntrustedText,
+    /// Token budget of `memory_summary.md`.
+    pub summary_token_budget: u64,
+}
+
+/// The consolidation user message: the current files and the new material, each inside its
+/// boundary tag, with the summary's token budget. A blank `MEMORY.md` makes it a first pass.
+pub fn consolidation_input(ctx: &ConsolidationContext) -> Result<String> {
+    consolidation_input_vars(ctx).render()
+}
+
+pub(crate) fn consolidation_input_vars(ctx: &ConsolidationContext) -> Vars {
+    Vars::new(&CONSOLIDATION_INPUT)
+        .flag("first_pass", ctx.memory_md.is_blank())
+        .number("summary_token_budget", ctx.summary_token_budget)
+        .constant("memory_file", memory_root::MEMORY_FILE)
+        .constant("summary_file", memory_root::MEMORY_SUMMARY_FILE)
+        .constant("raw_memories_file", memory_root::RAW_MEMORIES_FILE)
+        .constant("rollout_summaries_dir", memory_root::ROLLOUT_SUMMARIES_DIR)
+        .text("memory_md", &ctx.memory_md)
+        .text("memory_summary_md", &ctx.memory_summary_md)
+        .text("raw_memories", &ctx.raw_memories)
+        .text("rollout_summaries", &ctx.rollout_summaries)
+}
+
+/// What the read-path prompt is rendered from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadPathContext {
+    /// The memory root folder.
+    pub memory_root: UntrustedText,
+    /// `memory_summary.md`, already truncated to `summary_token_cap` by the caller.
+    pub memory_summary: UntrustedText,
+    /// The token cap the summary was truncated to.
+    pub summary_token_cap: u64,
+}
+
+/// The read path: how to use memory, with `memory_summary.md` between `<memory-summary>`
+/// markers. The caller truncates the summary to the cap first.
+pub fn read_path(ctx: &ReadPathContext) -> Result<String> {
+    read_path_vars(ctx).render()
+}
+
+pub(crate) fn read_path_vars(ctx: &ReadPathContext) -> Vars {
+    Vars::new(&READ_PATH)
+        .inline_text("memory_root", &ctx.memory_root)
+        .text("memory_summary", &ctx.memory_summary)
+        .number("summary_token_cap", ctx.summary_token_cap)
+        .constant("memory_file", memory_root::MEMORY_FILE)
+        .constant("summary_file", memory_root::MEMORY_SUMMARY_FILE)
+        .constant("raw_memories_file", memory_root::RAW_MEMORIES_FILE)
+        .constant("rollout_summaries_dir", memory_root::ROLLOUT_SUMMARIES_DIR)
+}

@@ -1,0 +1,172 @@
+//! Working-memory prompts: creating the seven-section document and updating it by per-section
+//! operations, with a warnings block for oversized sections.
+
+use memory_protocol::names::boundary_tags;
+use memory_protocol::working_memory::WorkingMemorySection;
+
+use crate::engine::{Template, Vars, template};
+use crate::error::Result;
+use crate::untrusted::UntrustedText;
+
+pub(crate) const CREATE: Template = template!(
+    "working_memory/create.md",
+    &[boundary_tags::CONVERSATION, boundary_tags::PREVIOUS_SUMMARY]
+);
+pub(crate) const UPDATE: Template = template!(
+    "working_memory/update.md",
+    &[boundary_tags::WORKING_MEMORY, boundary_tags::CONVERSATION]
+);
+
+pub(crate) const TEMPLATES: &[&Template] = &[&CREATE, &UPDATE];
+
+/// Name of the tool the update prompt asks the model to call.
+pub const UPDATE_TOOL: &str = "update_working_memory";
+
+/// Size limits of one section; a section over either gets a warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectionLimits {
+    /// Most bullets a section should hold.
+    pub bullets: u64,
+    /// Most tokens a section should hold.
+    pub tokens: u64,
+}
+
+impl Default for SectionLimits {
+    fn default() -> Self {
+        Self {
+            bullets: 25,
+            tokens: 1_500,
+        }
+    }
+}
+
+/// What the create prompt is rendered from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CreateContext {
+    /// The serialized conversation.
+    pub conversation: UntrustedText,
+    /// An earlier summary of the session (for example a compaction summary), when there is one.
+    pub previous_summary: Option<UntrustedText>,
+    /// Section size limits.
+    pub limits: SectionLimits,
+}
+
+/// The create prompt: the conversation and the seven-section skeleton; the model answers with
+/// the whole document.
+pub fn create(ctx: &CreateContext) -> Result<String> {
+    create_vars(ctx).render()
+}
+
+pub(crate) fn create_vars(ctx: &CreateContext) -> Vars {
+    let vars = Vars::new(&CREATE);
+    let sections = section_records(&vars);
+    vars.text("conversation", &ctx.conversation)
+        .optional_text("previous_summary", ctx.previous_summary.as_ref())
+        .records("sections", sections)
+        .number("section_bullet_limit", ctx.limits.bullets)
+        .number("section_token_limit", ctx.limits.tokens)
+}
+
+/// A section over its size limits, as measured by the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectionSizeWarning {
+    /// The section.
+    pub section: WorkingMemorySection,
+    /// Bullets it holds.
+    pub bullets: u64,
+    /// Tokens it holds (estimated).
+    pub tokens: u64,
+}
+
+/// What the update prompt is rendered from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdateContext {
+    /// The current working-memory document.
+    pub working_memory: UntrustedText,
+    /// The new part of the conversation, serialized.
+    pub conversation: UntrustedText,
+    /// Sections over their limits; the prompt renders a warnings block when any.
+    pub warnings: Vec<SectionSizeWarning>,
+    /// Section size limits.
+    pub limits: SectionLimits,
+}
+
+/// The update prompt: the current document, the new conversation, the size warnings and the
+/// per-section rules; the model answers with one [`UPDATE_TOOL`] call.
+pub fn update(ctx: &UpdateContext) -> Result<String> {
+    update_vars(ctx).render()
+}
+
+pub(crate) fn update_vars(ctx: &UpdateContext) -> Vars {
+    let vars = Vars::new(&UPDATE);
+    let sections = section_records(&vars);
+    let warnings = ctx
+        .warnings
+        .iter()
+        .map(|warning| {
+            vars.record()
+                .constant("section", warning.section.header())
+                .number("bullets", warning.bullets)
+                .number("tokens", warning.tokens)
+        })
+        .collect();
+    vars.text("working_memory", &ctx.working_memory)
+        .text("conversation", &ctx.conversation)
+        .records("warnings", warnings)
+        .records("sections", sections)
+        .number("section_bullet_limit", ctx.limits.bullets)
+        .number("section_token_limit", ctx.limits.tokens)
+        .constant("tool_name", UPDATE_TOOL)
+        .constant(
+            "append_only_section",
+            WorkingMemorySection::ErrorsAndCorrections.header(),
+        )
+}
+
+/// One record per section, in document order: header, what it holds, how to update it.
+fn section_records(vars: &Vars) -> Vec<Vars> {
+    WorkingMemorySection::ALL
+        .into_iter()
+        .map(|section| {
+            let (purpose, update_rule) = section_guide(section);
+            vars.record()
+                .constant("header", section.header())
+                .constant("purpose", purpose)
+                .constant("update_rule", update_rule)
+        })
+        .collect()
+}
+
+/// What a section holds, and the default operation for it in an update.
+fn section_guide(section: WorkingMemorySection) -> (&'static str, &'static str) {
+    match section {
+        WorkingMemorySection::SessionTitle => (
+            "A short, stable title naming what the session is about.",
+            "KEEP, unless the session has moved to a different subject altogether.",
+        ),
+        WorkingMemorySection::CurrentState => (
+            "Two to five sentences on where the work stands right now, including what is pending.",
+            "UPDATE to two to five sentences on where things stand now, still naming every pending item.",
+        ),
+        WorkingMemorySection::TaskAndGoals => (
+            "What the user wants: every goal stated so far, with how success is judged.",
+            "KEEP; when goals were added or changed, UPDATE with every earlier goal still listed.",
+        ),
+        WorkingMemorySection::KeyFactsAndDecisions => (
+            "Durable facts and decisions, with the reasons, names, numbers and exact values.",
+            "APPEND new facts; UPDATE only to consolidate (required when warned above) or to correct a fact the conversation contradicts, keeping everything else.",
+        ),
+        WorkingMemorySection::FilesAndContext => (
+            "Files, commands, links and other resources that matter, each with why it matters.",
+            "APPEND resources that became relevant; UPDATE only to annotate, keeping every earlier item. No bulk lists of search results.",
+        ),
+        WorkingMemorySection::ErrorsAndCorrections => (
+            "Mistakes, failures and how they were corrected, in the order they happened.",
+            "APPEND only, never UPDATE; KEEP when nothing new went wrong or was corrected.",
+        ),
+        WorkingMemorySection::OpenIssues => (
+            "Unresolved questions and problems, each marked when its status changes.",
+            "UPDATE, marking solved items `[resolved]` and new ones `[new]` rather than dropping them; never drop an unresolved item because it was not discussed.",
+        ),
+    }
+}
