@@ -95,44 +95,51 @@ fn skip_whitespace(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Neutralizes chat-template control tokens: every `<|` that is followed, on the same line and
-/// within 64 bytes, by `|>` becomes `<\|`, and that `|>` becomes `\|>`. Text such as `a <| b`
-/// without a closing `|>` is left alone. Idempotent.
+/// Neutralizes chat-template control tokens such as `<|im_start|>` or `<|eot_id|>`: a token is
+/// `<|`, a body of 1 to 64 bytes without whitespace, `|`, `<` or `>`, and `|>`; it becomes
+/// `<\|body\|>`. Text such as `a <| b` or F#'s `x |> f` is left alone. Idempotent: an escaped
+/// token contains no `<|`, and its `\|>` cannot close an earlier `<|` because the escaped
+/// token's own `<` lies between them.
 pub fn escape_control_tokens(text: &str) -> Cow<'_, str> {
-    const MAX_TOKEN_LEN: usize = 64;
+    const MAX_BODY_LEN: usize = 64;
     if !text.contains("<|") {
         return Cow::Borrowed(text);
     }
     let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len() + 16);
+    let mut out: Option<String> = None;
     let mut copied = 0;
-    let mut i = 0;
-    let mut changed = false;
-    while i + 1 < bytes.len() {
-        if bytes[i] == b'<' && bytes[i + 1] == b'|' {
-            let body_start = i + 2;
-            let limit = (body_start + MAX_TOKEN_LEN).min(bytes.len());
-            let close = (body_start..limit.saturating_sub(1))
-                .take_while(|&j| bytes[j] != b'\n')
-                .find(|&j| bytes[j] == b'|' && bytes[j + 1] == b'>');
-            if let Some(close) = close {
-                out.push_str(&text[copied..i]);
-                out.push_str("<\\|");
-                out.push_str(&text[body_start..close]);
-                out.push_str("\\|>");
-                copied = close + 2;
-                i = close + 2;
-                changed = true;
-                continue;
-            }
+    let mut search_from = 0;
+    while let Some(offset) = text.get(search_from..).and_then(|rest| rest.find("<|")) {
+        let open = search_from + offset;
+        let body_start = open + 2;
+        let body_len = bytes
+            .iter()
+            .skip(body_start)
+            .take(MAX_BODY_LEN + 1)
+            .position(|&b| b.is_ascii_whitespace() || matches!(b, b'|' | b'<' | b'>'));
+        let close = body_len
+            .filter(|&len| (1..=MAX_BODY_LEN).contains(&len))
+            .map(|len| body_start + len)
+            .filter(|&close| bytes.get(close..close + 2) == Some(b"|>".as_slice()));
+        let Some(close) = close else {
+            search_from = body_start;
+            continue;
+        };
+        let buf = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+        buf.push_str(text.get(copied..open).unwrap_or_default());
+        buf.push_str("<\\|");
+        buf.push_str(text.get(body_start..close).unwrap_or_default());
+        buf.push_str("\\|>");
+        copied = close + 2;
+        search_from = copied;
+    }
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut buf) => {
+            buf.push_str(text.get(copied..).unwrap_or_default());
+            Cow::Owned(buf)
         }
-        i += 1;
     }
-    if !changed {
-        return Cow::Borrowed(text);
-    }
-    out.push_str(&text[copied..]);
-    Cow::Owned(out)
 }
 
 #[cfg(test)]

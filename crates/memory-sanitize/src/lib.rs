@@ -1,12 +1,35 @@
 //! Untrusted transcript text, made safe for a model.
 //!
-//! Everything a model sees passes through this crate: reading rollout files, filtering them to
-//! what memory extraction may see, redacting secrets, escaping boundary tags and control
-//! tokens, counting tokens and truncating to a budget. It does no I/O beyond reading what it is
-//! handed and never panics on any input.
+//! Everything a model sees passes through this crate. It owns:
+//!
+//! - [`reader`]: streaming rollout reading that turns malformed lines into diagnostics;
+//! - [`filter`]: what memory extraction may see of a rollout, serialized as compact JSON;
+//! - [`redact`]: secret redaction (a keyword prefilter plus 60-odd rules);
+//! - [`escape`]: escaping XML text, boundary tags and chat-template control tokens;
+//! - [`tokens`]: token counting (exact o200k, a bytes/4 estimate, characters);
+//! - [`truncate`]: head-and-tail truncation to a byte, token or character budget.
+//!
+//! It does no I/O beyond reading what it is handed ([`read_rollout_path`] opens the one file it
+//! is given) and never panics on any input.
 
 #![deny(missing_docs)]
 
+mod error;
 pub mod escape;
+pub mod filter;
+pub mod reader;
+pub mod redact;
+pub mod tokens;
+pub mod truncate;
 
+pub use crate::error::{Error, Result};
 pub use crate::escape::{escape_boundary_tags, escape_control_tokens, escape_xml_text};
+pub use crate::filter::{filter_for_memory, serialize_for_memory};
+pub use crate::reader::{
+    Diagnostic, ReaderOptions, RolloutRead, RolloutReader, read_rollout, read_rollout_path,
+};
+pub use crate::redact::{LineRedactor, redact_bytes, redact_json_strings, redact_secrets};
+pub use crate::tokens::{ByteEstimate, CharCount, O200kCounter, TokenCounter, o200k};
+pub use crate::truncate::{
+    DEFAULT_TOOL_RESULT_CHARS, TruncationPolicy, truncate_middle, truncate_tool_result,
+};

@@ -1,0 +1,9 @@
+// Tests may unwrap: a panic is a test failure with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod escape;
+mod filter;
+mod reader;
+mod redact;
+mod tokens;
+mod truncate;
