@@ -56,7 +56,9 @@ mod tests {
     fn offline_is_the_default_and_takes_no_base_url() {
         assert_eq!(model_from_spec("", None).unwrap().name(), "offline");
         assert_eq!(model_from_spec("offline", None).unwrap().name(), "offline");
-        let err = model_from_spec("offline", Some("http://x")).unwrap_err();
+        let Err(err) = model_from_spec("offline", Some("http://x")) else {
+            panic!("a base url for the offline model must be rejected");
+        };
         assert!(err.to_string().contains("does not apply"), "{err}");
     }
 
@@ -71,7 +73,10 @@ mod tests {
     #[test]
     fn bad_specs_are_clear_errors() {
         for spec in ["gpt-5", "anthropic:claude", "openai:", "openai-chat:  "] {
-            let err = model_from_spec(spec, None).unwrap_err().to_string();
+            let Err(err) = model_from_spec(spec, None) else {
+                panic!("spec `{spec}` must be rejected");
+            };
+            let err = err.to_string();
             assert!(err.contains(spec.trim()), "{spec}: {err}");
         }
     }

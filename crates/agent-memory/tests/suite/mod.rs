@@ -1,0 +1,5 @@
+//! Integration tests of the facade crate, one module per topic.
+
+mod consolidate_cli;
+mod offline;
+mod openai;
