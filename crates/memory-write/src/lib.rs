@@ -1,8 +1,25 @@
 //! The memory write path.
 //!
 //! This crate owns the state store (one SQLite file: threads, leased stage-one jobs and their
-//! outputs, the phase-2 lease), phase 1 (per-rollout extraction through
-//! [`memory_protocol::ModelClient`]), phase 2 (consolidation into the memory-root files),
-//! pruning, the rate-limit guard, and the memory-root files themselves.
+//! outputs, the phase-2 lease), the scan that registers rollout files, phase 1 (per-rollout
+//! extraction through [`memory_protocol::ModelClient`]), phase 2 (consolidation into the
+//! memory-root files), pruning, the rate-limit guard, the `[memories]` config table, and the
+//! memory-root files themselves.
 
 #![deny(missing_docs)]
+
+pub mod config;
+pub mod consolidation_guard;
+mod error;
+pub mod memory_root;
+pub mod phase_one;
+pub mod phase_two;
+pub mod rate_limit;
+pub mod scan;
+pub mod store;
+
+pub use crate::config::{MemoriesConfig, MemoriesToml};
+pub use crate::error::{Error, Result};
+pub use crate::phase_one::{PhaseOneOptions, PhaseOneReport, run_phase_one};
+pub use crate::scan::{ScanOptions, ScanReport, scan_rollouts};
+pub use crate::store::{AsyncStateStore, StateStore};

@@ -4,11 +4,16 @@
 
 use anyhow::{Result, bail};
 
+mod pipeline;
+mod sanitize;
+
 /// Benchmark names.
-pub(crate) const NAMES: [&str; 0] = [];
+pub(crate) const NAMES: [&str; 2] = ["pipeline", "sanitize"];
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
     match args {
+        ["pipeline"] => pipeline::run(),
+        ["sanitize", rest @ ..] => sanitize::run(rest),
         [name, ..] => bail!("unknown benchmark `{name}`; known: {}", NAMES.join(", ")),
         [] => bail!("name a benchmark: {}", NAMES.join(", ")),
     }

@@ -4,6 +4,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod consolidate;
+mod redact;
+mod run;
+mod show;
+
 /// agent-memory: turn coding-agent session transcripts into durable memories.
 #[derive(Debug, Parser)]
 #[command(name = "agent-memory", version, about)]
@@ -13,9 +18,23 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Scan a folder of rollouts and extract memories from them (the main job).
+    Run(run::RunArgs),
+    /// Consolidate the stored memories into the memory root (phase 2 alone).
+    Consolidate(consolidate::ConsolidateArgs),
+    /// Print the files of the memory root, one of them, or the block injected into sessions.
+    Show(show::ShowArgs),
+    /// Copy standard input to standard output with every secret replaced by [REDACTED_SECRET].
+    Redact(redact::RedactArgs),
+}
 
 pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Consolidate(args) => consolidate::run(args),
+        Command::Show(args) => show::run(args),
+        Command::Redact(args) => redact::run(args),
+    }
 }

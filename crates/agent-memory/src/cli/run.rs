@@ -1,0 +1,479 @@
+//! `agent-memory run`: the main job. Scans a folder of rollouts, extracts memories from the
+//! eligible ones (phase 1), and reports what it did.
+//!
+//! With no folder it reads `~/.codex/sessions` and behaves as a host agent at startup: at most
+//! `max_rollouts_per_startup` rollouts, the age and idle rules. Given a folder, it processes
+//! every rollout there that passes the idle rule, unless `--limit`, `--max-age-days` or the
+//! config file set a limit.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use memory_write::config::{MemoriesConfig, MemoriesToml, load_config_file};
+use memory_write::memory_root::MemoryRoot;
+use memory_write::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
+use memory_write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
+use memory_write::store::{ClaimParams, MemoryMode};
+use memory_write::{
+    AsyncStateStore, PhaseOneOptions, PhaseOneReport, ScanOptions, ScanReport, StateStore,
+    run_phase_one, scan_rollouts,
+};
+
+use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
+
+/// Environment variable naming the agent-memory home.
+const HOME_ENV: &str = "AGENT_MEMORY_HOME";
+/// Home used when neither `--home` nor the environment names one.
+const DEFAULT_HOME: &str = ".agent-memory";
+/// Config file looked for in the home when `--config` is not given.
+const CONFIG_FILE_NAME: &str = "config.toml";
+
+/// Arguments of `agent-memory run`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// Folder of rollout files (default: ~/.codex/sessions, with codex's startup limits).
+    rollouts_dir: Option<PathBuf>,
+    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
+    #[arg(long)]
+    home: Option<PathBuf>,
+    /// Model: `offline` (built in, no network), `openai:NAME` or `openai-chat:NAME`.
+    #[arg(long)]
+    model: Option<String>,
+    /// Base URL of an OpenAI-compatible server.
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Print one JSON object instead of a summary.
+    #[arg(long)]
+    json: bool,
+    /// Most rollouts to extract in this run.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    limit: Option<u64>,
+    /// Only rollouts active within this many days.
+    #[arg(long)]
+    max_age_days: Option<u64>,
+    /// Config file with a `[memories]` table (default: <home>/config.toml when present).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: RunArgs) -> ExitCode {
+    match execute(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn execute(args: RunArgs) -> anyhow::Result<()> {
+    let home = args
+        .home
+        .clone()
+        .or_else(|| {
+            std::env::var_os(HOME_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_HOME));
+    let file = load_config(args.config.as_deref(), &home)?;
+    let (config, warnings) = MemoriesConfig::resolve(&file);
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    let (rollouts_dir, explicit) = match &args.rollouts_dir {
+        Some(dir) => (dir.clone(), true),
+        None => (default_sessions_dir()?, false),
+    };
+    let plan = RunPlan::new(&args, &file, &config, explicit);
+    let spec = args
+        .model
+        .clone()
+        .or_else(|| config.extract_model.clone())
+        .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
+    let model = model_from_spec(&spec, args.base_url.as_deref())?;
+
+    let mut store = StateStore::open_home(&home)?;
+    let scan_options = ScanOptions {
+        new_thread_mode: if config.generate_memories {
+            MemoryMode::Enabled
+        } else {
+            MemoryMode::Disabled
+        },
+    };
+    let scan = scan_rollouts(
+        &mut store,
+        &rollouts_dir,
+        &scan_options,
+        memory_write::store::now_unix(),
+    )
+    .with_context(|| format!("cannot scan {}", rollouts_dir.display()))?;
+    for (path, reason) in &scan.unreadable {
+        eprintln!("warning: skipped {}: {reason}", path.display());
+    }
+
+    let options = PhaseOneOptions {
+        claim: ClaimParams {
+            min_idle_hours: config.min_rollout_idle_hours,
+            max_age_days: plan.max_age_days,
+            rollout_prefix: Some(scan.rollout_prefix()),
+            max_running: plan.max_running,
+            ..ClaimParams::default()
+        },
+        max_claims: plan.max_claims,
+        min_rate_limit_remaining_percent: config.min_rate_limit_remaining_percent,
+        ..PhaseOneOptions::default()
+    };
+    let observer = (!args.json && std::io::stderr().is_terminal())
+        .then(|| Arc::new(Progress::default()) as Arc<dyn PhaseOneObserver>);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let store = AsyncStateStore::new(store);
+    let report = runtime.block_on(run_phase_one(
+        &store,
+        Arc::clone(&model),
+        &options,
+        PhaseOneHooks {
+            rate_limit: None,
+            observer: observer.clone(),
+        },
+    ))?;
+    drop(observer);
+
+    // Phase 2 ends the run, forced: new input from this run skips the success cooldown.
+    let consolidation_model = match &config.consolidation_model {
+        Some(spec) if args.model.is_none() => model_from_spec(spec, args.base_url.as_deref())?,
+        _ => Arc::clone(&model),
+    };
+    let phase_two_options = PhaseTwoOptions {
+        force: true,
+        ..PhaseTwoOptions::from_config(&config)
+    };
+    let phase_two = runtime.block_on(run_phase_two(
+        &store,
+        &MemoryRoot::under_home(&home),
+        consolidation_model.as_ref(),
+        &phase_two_options,
+    ));
+
+    let summary = Summary {
+        home: &home,
+        rollouts_dir: &rollouts_dir,
+        model: model.name(),
+        scan: &scan,
+        phase_one: &report,
+        phase_two: phase_two.as_ref().ok().cloned().unwrap_or_default(),
+    };
+    if args.json {
+        println!("{}", summary.json());
+    } else {
+        print!("{}", summary.text());
+    }
+    phase_two.context("phase 2 (consolidation) failed")?;
+    Ok(())
+}
+
+/// The limits of one run.
+struct RunPlan {
+    max_claims: Option<usize>,
+    max_age_days: Option<i64>,
+    max_running: Option<u32>,
+}
+
+impl RunPlan {
+    /// A folder given explicitly has no age or per-run limit unless a flag or the config file
+    /// sets one; the default sessions folder gets codex's startup limits (flags still win).
+    fn new(args: &RunArgs, file: &MemoriesToml, config: &MemoriesConfig, explicit: bool) -> Self {
+        let per_run = usize::try_from(config.max_rollouts_per_startup).unwrap_or(1);
+        let limit = args.limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let age = args
+            .max_age_days
+            .map(|days| i64::try_from(days).unwrap_or(i64::MAX));
+        if explicit {
+            RunPlan {
+                max_claims: limit.or(file.max_rollouts_per_startup.map(|_| per_run)),
+                max_age_days: age.or(file
+                    .max_rollout_age_days
+                    .map(|_| config.max_rollout_age_days)),
+                max_running: None,
+            }
+        } else {
+            RunPlan {
+                max_claims: Some(limit.unwrap_or(per_run)),
+                max_age_days: Some(age.unwrap_or(config.max_rollout_age_days)),
+                // As codex does at startup: the per-run limit also caps jobs running at once
+                // across processes.
+                max_running: Some(u32::try_from(per_run).unwrap_or(u32::MAX)),
+            }
+        }
+    }
+}
+
+fn load_config(flag: Option<&Path>, home: &Path) -> anyhow::Result<MemoriesToml> {
+    if let Some(path) = flag {
+        return Ok(load_config_file(path)?);
+    }
+    let default = home.join(CONFIG_FILE_NAME);
+    if default.is_file() {
+        return Ok(load_config_file(&default)?);
+    }
+    Ok(MemoriesToml::default())
+}
+
+fn default_sessions_dir() -> anyhow::Result<PathBuf> {
+    let Some(user_home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) else {
+        bail!("no rollouts folder given and $HOME is not set: run `agent-memory run DIR`");
+    };
+    let sessions = PathBuf::from(user_home).join(".codex").join("sessions");
+    if !sessions.is_dir() {
+        bail!(
+            "no rollouts folder given and {} does not exist: run `agent-memory run DIR`",
+            sessions.display()
+        );
+    }
+    Ok(sessions)
+}
+
+/// A progress bar on stderr, shown only on a terminal.
+#[derive(Default)]
+struct Progress {
+    bar: std::sync::OnceLock<ProgressBar>,
+}
+
+impl PhaseOneObserver for Progress {
+    fn started(&self, expected_jobs: usize) {
+        let bar = ProgressBar::new(u64::try_from(expected_jobs).unwrap_or(u64::MAX));
+        if let Ok(style) =
+            ProgressStyle::with_template("{spinner} extracting [{bar:30}] {pos}/{len} {msg}")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        let _ = self.bar.set(bar);
+    }
+
+    fn job_finished(&self, job: &JobReport) {
+        if let Some(bar) = self.bar.get() {
+            bar.inc(1);
+            if job.outcome == JobOutcome::Failed {
+                bar.set_message(format!("(last failure: {})", short_name(&job.rollout_path)));
+            }
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.get() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn short_name(path: &str) -> &str {
+    Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(path)
+}
+
+struct Summary<'a> {
+    home: &'a Path,
+    rollouts_dir: &'a Path,
+    model: String,
+    scan: &'a ScanReport,
+    phase_one: &'a PhaseOneReport,
+    phase_two: PhaseTwoReport,
+}
+
+impl Summary<'_> {
+    /// Rollouts found but not extracted in this run, for any reason (source, idle or age
+    /// rule, already up to date, backing off, per-run limit).
+    fn skipped(&self) -> usize {
+        self.scan.files.saturating_sub(self.phase_one.claimed)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let report = self.phase_one;
+        serde_json::json!({
+            "scanned": self.scan.files,
+            "claimed": report.claimed,
+            "succeeded": report.succeeded,
+            "no_output": report.no_output,
+            "failed": report.failed,
+            "skipped": self.skipped(),
+            "lease_lost": report.lease_lost,
+            "skipped_rate_limit": report.skipped_rate_limit,
+            "model": self.model,
+            "home": self.home.display().to_string(),
+            "rollouts_dir": self.rollouts_dir.display().to_string(),
+            "phase2": self.phase_two,
+            "failures": report.jobs.iter()
+                .filter(|job| job.outcome == JobOutcome::Failed)
+                .map(|job| serde_json::json!({
+                    "rollout_path": job.rollout_path,
+                    "error": job.message,
+                }))
+                .collect::<Vec<_>>(),
+        })
+    }
+
+    fn text(&self) -> String {
+        let report = self.phase_one;
+        let mut out = format!(
+            "scanned {} rollouts in {}\n",
+            self.scan.files,
+            self.rollouts_dir.display()
+        );
+        if report.skipped_rate_limit {
+            out.push_str("phase 1 skipped: too little rate limit left\n");
+        }
+        out.push_str(&format!(
+            "phase 1 ({}): processed {}: {} stored, {} with nothing worth keeping, {} failed\n",
+            self.model, report.claimed, report.succeeded, report.no_output, report.failed
+        ));
+        if report.lease_lost > 0 {
+            out.push_str(&format!(
+                "  {} taken over by another process before finishing\n",
+                report.lease_lost
+            ));
+        }
+        let never: usize = self.scan.skipped_sources.values().sum();
+        let waiting = self.skipped().saturating_sub(never);
+        let mut reasons = Vec::new();
+        if waiting > 0 {
+            reasons.push(format!(
+                "{waiting} up to date, not idle yet, too old, backing off or over the limit"
+            ));
+        }
+        if never > 0 {
+            let sources: Vec<String> = self
+                .scan
+                .skipped_sources
+                .iter()
+                .map(|(reason, count)| format!("{reason} x{count}"))
+                .collect();
+            reasons.push(format!("{never} never extracted ({})", sources.join(", ")));
+        }
+        if !reasons.is_empty() {
+            out.push_str(&format!(
+                "skipped {}: {}\n",
+                self.skipped(),
+                reasons.join("; ")
+            ));
+        }
+        for job in &report.jobs {
+            if job.outcome == JobOutcome::Failed {
+                let message = job.message.as_deref().unwrap_or("unknown error");
+                out.push_str(&format!("  failed: {}: {message}\n", job.rollout_path));
+            }
+        }
+        out.push_str(&super::consolidate::summary_text(
+            &self.phase_two,
+            &self.model,
+        ));
+        out.push_str(&format!("home: {}\n", self.home.display()));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use memory_write::config::parse_config;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: RunArgs,
+    }
+
+    fn plan(argv: &[&str], config_text: &str) -> RunPlan {
+        let args = Wrapper::try_parse_from(std::iter::once("run").chain(argv.iter().copied()))
+            .unwrap()
+            .args;
+        let file = parse_config(config_text).unwrap();
+        let (config, _) = MemoriesConfig::resolve(&file);
+        RunPlan::new(&args, &file, &config, args.rollouts_dir.is_some())
+    }
+
+    #[test]
+    fn an_explicit_folder_has_no_limits_unless_a_flag_or_the_file_sets_them() {
+        let open = plan(&["dir"], "");
+        assert_eq!(
+            (open.max_claims, open.max_age_days, open.max_running),
+            (None, None, None)
+        );
+        let flags = plan(&["dir", "--limit", "5", "--max-age-days", "3"], "");
+        assert_eq!((flags.max_claims, flags.max_age_days), (Some(5), Some(3)));
+        let file = plan(
+            &["dir"],
+            "[memories]\nmax_rollouts_per_startup = 4\nmax_rollout_age_days = 200\n",
+        );
+        assert_eq!((file.max_claims, file.max_age_days), (Some(4), Some(90)));
+        let both = plan(
+            &["dir", "--limit", "7"],
+            "[memories]\nmax_rollouts_per_startup = 4\n",
+        );
+        assert_eq!(both.max_claims, Some(7), "flags override the file");
+    }
+
+    #[test]
+    fn the_default_folder_gets_codex_startup_limits() {
+        let startup = plan(&[], "");
+        assert_eq!(
+            (
+                startup.max_claims,
+                startup.max_age_days,
+                startup.max_running
+            ),
+            (Some(2), Some(10), Some(2))
+        );
+        let flags = plan(&["--limit", "9"], "[memories]\nmax_rollout_age_days = 1\n");
+        assert_eq!((flags.max_claims, flags.max_age_days), (Some(9), Some(1)));
+        assert!(Wrapper::try_parse_from(["run", "--limit", "0"]).is_err());
+    }
+
+    #[test]
+    fn the_json_summary_has_the_documented_keys() {
+        let scan = ScanReport {
+            files: 6,
+            ..ScanReport::default()
+        };
+        let phase_one = PhaseOneReport {
+            claimed: 5,
+            succeeded: 4,
+            no_output: 1,
+            ..PhaseOneReport::default()
+        };
+        let summary = Summary {
+            home: Path::new("/h"),
+            rollouts_dir: Path::new("/r"),
+            model: "offline".to_owned(),
+            scan: &scan,
+            phase_one: &phase_one,
+            phase_two: PhaseTwoReport::default(),
+        };
+        let json = summary.json();
+        for (key, value) in [
+            ("scanned", 6),
+            ("claimed", 5),
+            ("succeeded", 4),
+            ("no_output", 1),
+            ("failed", 0),
+            ("skipped", 1),
+        ] {
+            assert_eq!(json[key], value, "{key}");
+        }
+        assert_eq!(json["model"], "offline");
+        assert_eq!(json["home"], "/h");
+        assert!(summary.text().contains("processed 5: 4 stored"));
+    }
+}

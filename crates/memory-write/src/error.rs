@@ -1,0 +1,84 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Why a write-path operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The state database could not be opened or prepared.
+    #[error("cannot open state database {path}: {source}")]
+    Open {
+        /// Path of the database file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// A state database operation failed.
+    #[error("state database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The database was written by a newer build.
+    #[error(
+        "state database schema version {found} is newer than this build supports ({supported})"
+    )]
+    SchemaTooNew {
+        /// Version found in the file.
+        found: i64,
+        /// Newest version this build knows.
+        supported: i64,
+    },
+    /// A file or folder could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The config file is not valid.
+    #[error("config file {path}: {message}")]
+    Config {
+        /// The config file.
+        path: PathBuf,
+        /// What is wrong, naming the key.
+        message: String,
+    },
+    /// The memory root holds something phase 2 must not write through.
+    #[error("unsafe memory root entry {path}: {reason}")]
+    UnsafeMemoryRoot {
+        /// The offending path.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Another worker took over the phase-2 lease (this one's expired).
+    #[error("the phase-2 lease was lost to another worker")]
+    LeaseLost,
+    /// A model call failed.
+    #[error("model call failed: {0}")]
+    Model(memory_protocol::ModelError),
+    /// The model answered, but not in the required form.
+    #[error("invalid model output: {0}")]
+    InvalidModelOutput(String),
+    /// A prompt could not be rendered.
+    #[error("cannot render prompt: {0}")]
+    Prompt(#[from] memory_prompts::Error),
+    /// Phase-2 data could not be serialized.
+    #[error("cannot serialize phase-2 data: {0}")]
+    Serialize(serde_json::Error),
+    /// A blocking store task could not run to completion.
+    #[error("state store task failed: {0}")]
+    Task(String),
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,385 @@
+//! Scanning a folder of rollouts into the `threads` table.
+//!
+//! Every `*.jsonl` file under the folder is a rollout (codex's `YYYY/MM/DD/rollout-*.jsonl`
+//! layout included). For each one the scan reads only what it needs: the first lines, for
+//! the `session_meta` (thread id, cwd, source), and the last 64 KiB, for the last activity
+//! time and the content fingerprint. Files whose size and modification time match the stored
+//! row are not read at all.
+//!
+//! **Activity time** is the timestamp of the last line that has one, falling back to the
+//! file's modification time. The idle rule (`min_rollout_idle_hours`) therefore measures when
+//! the session was last active, not when the file was copied: a fresh clone of
+//! `examples/rollouts` has new mtimes but old sessions.
+//!
+//! **Skipped sources**: sub-agent, ephemeral and non-interactive (`exec`, `mcp`, internal)
+//! sessions are registered with a skip reason and never claimed. A rollout without a
+//! readable `session_meta` is registered under an id taken from its file name, so a broken
+//! file ends as a job error with a clear message instead of vanishing.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use memory_protocol::{RolloutItem, RolloutLine, SessionMeta};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::store::{MemoryMode, StateStore, ThreadRegistration};
+
+/// Bytes read from the end of a file for the activity time and the fingerprint.
+const TAIL_BYTES: u64 = 64 * 1024;
+/// Bytes read from the start of a file for the fingerprint.
+const HEAD_BYTES: usize = 64 * 1024;
+/// Lines searched for a `session_meta` at the start of a file.
+const META_SEARCH_LINES: usize = 16;
+/// Longest line read while searching for the `session_meta` (base instructions can be large).
+const META_MAX_LINE_BYTES: u64 = 16 * 1024 * 1024;
+/// Registrations written per transaction.
+const BATCH: usize = 512;
+
+/// How a scan registers rollouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Memory mode for threads seen for the first time (`generate_memories`).
+    pub new_thread_mode: MemoryMode,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            new_thread_mode: MemoryMode::Enabled,
+        }
+    }
+}
+
+/// What a scan found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanReport {
+    /// The scanned folder, made absolute and canonical (the form stored rollout paths start
+    /// with).
+    pub root: PathBuf,
+    /// Rollout files found.
+    pub files: usize,
+    /// Threads seen for the first time.
+    pub new: usize,
+    /// Known threads whose rollout changed (queued again).
+    pub changed: usize,
+    /// Known threads whose rollout is unchanged.
+    pub unchanged: usize,
+    /// Rollouts found that are never extracted, counted by reason (`subagent`,
+    /// `non_interactive:exec`, ...).
+    pub skipped_sources: BTreeMap<String, usize>,
+    /// Files that could not be read at all, with the reason.
+    pub unreadable: Vec<(PathBuf, String)>,
+}
+
+impl ScanReport {
+    /// The prefix every rollout path under the scanned folder starts with, for
+    /// [`crate::store::ClaimParams::rollout_prefix`].
+    pub fn rollout_prefix(&self) -> String {
+        let mut prefix = self.root.to_string_lossy().into_owned();
+        if !prefix.ends_with(std::path::MAIN_SEPARATOR) {
+            prefix.push(std::path::MAIN_SEPARATOR);
+        }
+        prefix
+    }
+}
+
+/// Registers every rollout under `root`.
+pub fn scan_rollouts(
+    store: &mut StateStore,
+    root: &Path,
+    options: &ScanOptions,
+    now: i64,
+) -> Result<ScanReport> {
+    let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
+    let mut files = Vec::new();
+    collect_rollouts(&root, &mut files)?;
+    files.sort();
+    let known = store.thread_file_states()?;
+    let mut report = ScanReport {
+        root: root.clone(),
+        files: files.len(),
+        ..ScanReport::default()
+    };
+    let mut pending = Vec::new();
+    for path in files {
+        let Some(path_text) = path.to_str().map(str::to_owned) else {
+            report
+                .unreadable
+                .push((path, "path is not valid UTF-8".to_owned()));
+            continue;
+        };
+        let metadata = match std::fs::metadata(&path) {
+            Ok(metadata) => metadata,
+            Err(e) => {
+                report.unreadable.push((path, e.to_string()));
+                continue;
+            }
+        };
+        let mtime_ns = metadata
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        if let Some(file) = known.get(&path_text)
+            && (file.size, file.mtime_ns) == (metadata.len(), mtime_ns)
+        {
+            if let Some(reason) = &file.skip_reason {
+                *report.skipped_sources.entry(reason.clone()).or_default() += 1;
+            }
+            report.unchanged += 1;
+            continue;
+        }
+        match inspect_rollout(&path, &path_text, metadata.len(), mtime_ns, options) {
+            Ok(registration) => {
+                if let Some(reason) = &registration.skip_reason {
+                    *report.skipped_sources.entry(reason.clone()).or_default() += 1;
+                }
+                pending.push(registration);
+            }
+            Err(e) => report.unreadable.push((path, e.to_string())),
+        }
+        if pending.len() >= BATCH {
+            add_counts(&mut report, store.upsert_threads(&pending, now)?);
+            pending.clear();
+        }
+    }
+    add_counts(&mut report, store.upsert_threads(&pending, now)?);
+    Ok(report)
+}
+
+fn add_counts(report: &mut ScanReport, counts: crate::store::UpsertCounts) {
+    report.new += counts.inserted;
+    report.changed += counts.changed;
+    report.unchanged += counts.unchanged;
+}
+
+/// Every `*.jsonl` file under `dir`. Symbolic links to folders are not followed, so a link
+/// cycle cannot loop.
+fn collect_rollouts(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let path = entry.path();
+        let file_type = entry.file_type().map_err(|e| Error::io(&path, e))?;
+        if file_type.is_dir() {
+            collect_rollouts(&path, files)?;
+        } else if path.extension().is_some_and(|ext| ext == "jsonl")
+            && (file_type.is_file() || path.is_file())
+        {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Reads what the registration needs from one rollout file.
+fn inspect_rollout(
+    path: &Path,
+    path_text: &str,
+    size: u64,
+    mtime_ns: i64,
+    options: &ScanOptions,
+) -> std::io::Result<ThreadRegistration> {
+    let mut file = File::open(path)?;
+    let meta = find_session_meta(&mut file)?;
+    let (head, tail) = read_head_and_tail(&mut file, size)?;
+    let mtime_secs = mtime_ns.div_euclid(1_000_000_000);
+    let last_activity_at = last_timestamp(&tail).unwrap_or(mtime_secs);
+    let created_at = meta
+        .as_ref()
+        .and_then(|m| m.timestamp.as_deref())
+        .and_then(parse_timestamp)
+        .or_else(|| first_timestamp(&head))
+        .unwrap_or(last_activity_at);
+    let mut hasher = Sha256::new();
+    hasher.update(size.to_le_bytes());
+    hasher.update(&head);
+    hasher.update(&tail);
+    let fingerprint: String = hasher
+        .finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let source = meta.as_ref().and_then(|m| m.source.as_ref());
+    let memory_mode = match meta
+        .as_ref()
+        .and_then(|m| m.extra.get("memory_mode"))
+        .and_then(|v| v.as_str())
+    {
+        Some("disabled") => MemoryMode::Disabled,
+        Some("polluted") => MemoryMode::Polluted,
+        _ => options.new_thread_mode,
+    };
+    Ok(ThreadRegistration {
+        id: meta
+            .as_ref()
+            .and_then(|m| m.thread_id())
+            .map(str::to_owned)
+            .unwrap_or_else(|| thread_id_from_path(path)),
+        rollout_path: path_text.to_owned(),
+        cwd: meta.as_ref().and_then(|m| m.cwd.clone()),
+        source: source.and_then(|s| s.name()).map(str::to_owned),
+        skip_reason: meta.as_ref().and_then(skip_reason),
+        created_at,
+        last_activity_at,
+        memory_mode,
+        fingerprint,
+        file_size: size,
+        file_mtime_ns: mtime_ns,
+    })
+}
+
+/// Why a session is never extracted, if so. A missing source (the oldest files) counts as
+/// interactive: those files were written by the interactive CLI.
+pub fn skip_reason(meta: &SessionMeta) -> Option<String> {
+    if meta
+        .extra
+        .get("ephemeral")
+        .is_some_and(|v| v.as_bool() == Some(true))
+    {
+        return Some("ephemeral".to_owned());
+    }
+    let source = meta.source.as_ref()?;
+    if source.is_subagent() {
+        return Some("subagent".to_owned());
+    }
+    if source.is_interactive() {
+        return None;
+    }
+    Some(format!(
+        "non_interactive:{}",
+        source.name().unwrap_or("unknown")
+    ))
+}
+
+/// The first `session_meta` among the first lines of the file.
+fn find_session_meta(file: &mut File) -> std::io::Result<Option<SessionMeta>> {
+    let mut reader = BufReader::new(&mut *file);
+    let mut line = Vec::new();
+    for _ in 0..META_SEARCH_LINES {
+        line.clear();
+        let read = (&mut reader)
+            .take(META_MAX_LINE_BYTES)
+            .read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
+        }
+        let Ok(text) = std::str::from_utf8(&line) else {
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        if let Ok(RolloutLine {
+            item: RolloutItem::SessionMeta(meta),
+            ..
+        }) = RolloutLine::parse(text.trim_end())
+        {
+            return Ok(Some(meta));
+        }
+        if !line.ends_with(b"\n") {
+            // A line longer than the search limit: stop rather than read a huge file.
+            break;
+        }
+    }
+    Ok(None)
+}
+
+fn read_head_and_tail(file: &mut File, size: u64) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
+    file.seek(SeekFrom::Start(0))?;
+    let mut head = Vec::new();
+    file.take(HEAD_BYTES as u64).read_to_end(&mut head)?;
+    let tail_start = size.saturating_sub(TAIL_BYTES);
+    file.seek(SeekFrom::Start(tail_start))?;
+    let mut tail = Vec::new();
+    file.take(TAIL_BYTES).read_to_end(&mut tail)?;
+    Ok((head, tail))
+}
+
+/// The `timestamp` of the last line in `tail` that has a readable one (a cut last line is
+/// passed over).
+fn last_timestamp(tail: &[u8]) -> Option<i64> {
+    tail.split(|b| *b == b'\n').rev().find_map(line_timestamp)
+}
+
+fn first_timestamp(head: &[u8]) -> Option<i64> {
+    head.split(|b| *b == b'\n').find_map(line_timestamp)
+}
+
+fn line_timestamp(line: &[u8]) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct Stamp<'a> {
+        #[serde(borrow)]
+        timestamp: Option<std::borrow::Cow<'a, str>>,
+    }
+    let stamp: Stamp<'_> = serde_json::from_slice(line).ok()?;
+    parse_timestamp(stamp.timestamp.as_deref()?)
+}
+
+/// Parses an RFC 3339 timestamp into Unix seconds.
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    text.parse::<jiff::Timestamp>().ok().map(|t| t.as_second())
+}
+
+/// A thread id for a file without a readable `session_meta`: the UUID at the end of codex's
+/// `rollout-<time>-<uuid>.jsonl` names, else a hash of the path.
+fn thread_id_from_path(path: &Path) -> String {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    if let Some(candidate) = stem.get(stem.len().saturating_sub(36)..)
+        && uuid::Uuid::parse_str(candidate).is_ok()
+    {
+        return candidate.to_owned();
+    }
+    let digest = Sha256::digest(path.to_string_lossy().as_bytes());
+    let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("file-{hex}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_timestamp_skips_a_cut_last_line() {
+        let tail = b"{\"timestamp\":\"2025-01-02T03:04:05.000Z\",\"type\":\"x\"}\n{\"timestamp\":\"2025-01-0";
+        assert_eq!(
+            last_timestamp(tail),
+            parse_timestamp("2025-01-02T03:04:05Z")
+        );
+    }
+
+    #[test]
+    fn thread_id_comes_from_the_file_name_uuid() {
+        let path =
+            Path::new("/x/rollout-2025-05-01T10-00-00-0196a1b2-0000-7000-8000-000000000001.jsonl");
+        assert_eq!(
+            thread_id_from_path(path),
+            "0196a1b2-0000-7000-8000-000000000001"
+        );
+        assert!(thread_id_from_path(Path::new("/x/notes.jsonl")).starts_with("file-"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn timestamp_readers_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            let _ = last_timestamp(&bytes);
+            let _ = first_timestamp(&bytes);
+        }
+
+        #[test]
+        fn parse_timestamp_never_panics(text in ".{0,64}") {
+            let _ = parse_timestamp(&text);
+        }
+
+        #[test]
+        fn thread_ids_from_any_file_name_are_non_empty(name in "[^/\u{0}]{1,80}") {
+            let id = thread_id_from_path(&Path::new("/r").join(format!("{name}.jsonl")));
+            proptest::prop_assert!(!id.is_empty());
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! The state store: one SQLite file, `<home>/state.sqlite`.
+//!
+//! The file is the coordination point between processes: WAL mode so readers never block the
+//! writer, a busy timeout so concurrent writers wait instead of failing, and `BEGIN IMMEDIATE`
+//! for every read-then-write (claims, registrations), so two processes never claim one job.
+//! Versioned migrations (`PRAGMA user_version`) create every write-path table, including the
+//! phase-2 lease row.
+//!
+//! [`StateStore`] is synchronous and `Send`; async code reaches it through [`AsyncStateStore`],
+//! which runs each call on tokio's blocking pool so the runtime never waits on SQLite.
+
+mod phase_two;
+mod stage_one;
+mod threads;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::{Error, Result};
+
+pub use self::phase_two::{
+    PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess,
+};
+pub use self::stage_one::{ClaimParams, ClaimedJob, DEFAULT_MAX_ATTEMPTS};
+pub use self::threads::{KnownFile, MemoryMode, ThreadRecord, ThreadRegistration, UpsertCounts};
+
+/// File name of the state database under the agent-memory home.
+pub const STATE_FILE_NAME: &str = "state.sqlite";
+
+/// How long a writer waits for another process's write transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The state store. Every method that writes runs in its own transaction.
+pub struct StateStore {
+    pub(crate) conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for StateStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One migration per schema version; index `i` brings the schema to version `i + 1`.
+fn migrations() -> [String; 1] {
+    [format!(
+        "CREATE TABLE {THREADS} (
+            id TEXT PRIMARY KEY,
+            rollout_path TEXT NOT NULL,
+            cwd TEXT,
+            source TEXT,
+            skip_reason TEXT,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            last_activity_at INTEGER NOT NULL,
+            memory_mode TEXT NOT NULL DEFAULT 'enabled',
+            source_watermark INTEGER NOT NULL,
+            source_fingerprint TEXT NOT NULL,
+            file_size INTEGER NOT NULL,
+            file_mtime_ns INTEGER NOT NULL
+        );
+        CREATE INDEX {THREADS}_activity ON {THREADS} (last_activity_at DESC, id DESC);
+        CREATE INDEX {THREADS}_path ON {THREADS} (rollout_path);
+        CREATE TABLE {STAGE_ONE_JOBS} (
+            thread_id TEXT PRIMARY KEY,
+            status TEXT NOT NULL,
+            owner_token TEXT,
+            lease_expires_at INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            retry_after_at INTEGER,
+            last_error TEXT,
+            input_watermark INTEGER NOT NULL,
+            last_success_watermark INTEGER,
+            started_at INTEGER,
+            finished_at INTEGER
+        );
+        CREATE INDEX {STAGE_ONE_JOBS}_status ON {STAGE_ONE_JOBS} (status, lease_expires_at);
+        CREATE TABLE {STAGE_ONE_OUTPUTS} (
+            thread_id TEXT PRIMARY KEY,
+            raw_memory TEXT NOT NULL,
+            rollout_summary TEXT NOT NULL,
+            rollout_slug TEXT,
+            source_updated_at INTEGER NOT NULL,
+            generated_at INTEGER NOT NULL,
+            usage_count INTEGER NOT NULL DEFAULT 0,
+            last_used_at INTEGER,
+            selected INTEGER NOT NULL DEFAULT 0,
+            selected_source_updated_at INTEGER
+        );
+        CREATE INDEX {STAGE_ONE_OUTPUTS}_source
+            ON {STAGE_ONE_OUTPUTS} (source_updated_at DESC, thread_id DESC);
+        CREATE TABLE {PHASE_TWO_LEASE} (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            status TEXT NOT NULL DEFAULT 'pending',
+            owner_token TEXT,
+            lease_expires_at INTEGER,
+            heartbeat_at INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            input_watermark INTEGER NOT NULL DEFAULT 0,
+            last_success_watermark INTEGER,
+            last_success_at INTEGER,
+            last_input_hash TEXT,
+            last_error TEXT,
+            retry_after_at INTEGER
+        );
+        INSERT INTO {PHASE_TWO_LEASE} (id) VALUES (1);"
+    )]
+}
+
+impl StateStore {
+    /// Opens (creating when missing) `<home>/state.sqlite`, creating `home` too.
+    pub fn open_home(home: &Path) -> Result<StateStore> {
+        std::fs::create_dir_all(home).map_err(|e| Error::io(home, e))?;
+        StateStore::open(&home.join(STATE_FILE_NAME))
+    }
+
+    /// Opens (creating when missing) the database at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<StateStore> {
+        let open_error = |source| Error::Open {
+            path: path.to_owned(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(open_error)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+        // Switching a new file to WAL needs a moment of exclusive access, and SQLite reports
+        // a concurrent opener as busy without calling the busy handler, so retry here.
+        let mode: String =
+            retry_busy(|| conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)))
+                .map_err(open_error)?;
+        if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
+            warn_not_wal(path, &mode);
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_error)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_error)?;
+        let mut store = StateStore {
+            conn,
+            path: path.to_owned(),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Path of the database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))?)
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let migrations = migrations();
+        let supported = i64::try_from(migrations.len()).unwrap_or(i64::MAX);
+        // The version is read inside the write transaction, so two processes opening a fresh
+        // file at once apply each migration exactly once.
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let found: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        if found > supported {
+            return Err(Error::SchemaTooNew { found, supported });
+        }
+        for (index, sql) in migrations.iter().enumerate() {
+            let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
+            if version > found {
+                tx.execute_batch(sql)?;
+                tx.pragma_update(None, "user_version", version)?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+/// Runs `op` again while SQLite reports the database busy or locked, up to the busy timeout.
+fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match op() {
+            Err(rusqlite::Error::SqliteFailure(error, _))
+                if matches!(
+                    error.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// WAL cannot be enabled on some file systems; the store still works (with less
+/// concurrency), so this is reported on stderr instead of failing.
+fn warn_not_wal(path: &Path, mode: &str) {
+    eprintln!(
+        "warning: state database {} uses journal mode {mode}, not wal",
+        path.display()
+    );
+}
+
+/// The current time in Unix seconds.
+pub fn now_unix() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// A shareable, async handle on a [`StateStore`]: each call runs on tokio's blocking pool, one
+/// at a time (SQLite serializes writers anyway).
+#[derive(Debug, Clone)]
+pub struct AsyncStateStore {
+    inner: Arc<Mutex<StateStore>>,
+}
+
+impl AsyncStateStore {
+    /// Wraps an open store.
+    pub fn new(store: StateStore) -> AsyncStateStore {
+        AsyncStateStore {
+            inner: Arc::new(Mutex::new(store)),
+        }
+    }
+
+    /// Runs `call` with the store on the blocking pool.
+    pub async fn call<T, F>(&self, call: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut StateStore) -> Result<T> + Send + 'static,
+    {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || {
+            // A panic inside an earlier call cannot leave SQLite half-written: its open
+            // transaction rolled back when dropped, so the poisoned store is still usable.
+            let mut store = inner.lock().unwrap_or_else(PoisonError::into_inner);
+            call(&mut store)
+        })
+        .await
+        .map_err(|e| Error::Task(e.to_string()))?
+    }
+
+    /// Runs `call` with the store on the current thread, for synchronous callers.
+    pub fn blocking<T>(&self, call: impl FnOnce(&mut StateStore) -> Result<T>) -> Result<T> {
+        let mut store = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        call(&mut store)
+    }
+}

@@ -1,0 +1,409 @@
+//! Leased stage-one jobs and their outputs.
+//!
+//! A claim picks the most recently active eligible thread and leases its job to a fresh owner
+//! token, in one `BEGIN IMMEDIATE` transaction. Every later write is fenced on
+//! `status = 'running' AND owner_token = ?`, so a worker whose lease expired and was taken
+//! over cannot record anything. Failures count attempts and back off; after
+//! [`DEFAULT_MAX_ATTEMPTS`] failures a job waits until its rollout's watermark advances.
+
+use std::time::Duration;
+
+use memory_protocol::StageOneOutput;
+use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
+use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
+use rusqlite::{OptionalExtension, Row, TransactionBehavior, named_params, params};
+
+use super::StateStore;
+use crate::error::Result;
+
+/// Failed attempts after which a job waits for its rollout to change.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+/// Which threads a claim may pick, and how it leases them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimParams {
+    /// Only threads idle at least this long (by last activity).
+    pub min_idle_hours: i64,
+    /// Only threads active within this many days; `None` for no age limit.
+    pub max_age_days: Option<i64>,
+    /// Only rollouts whose path starts with this prefix (a folder path ending in a separator).
+    pub rollout_prefix: Option<String>,
+    /// Never this thread (the host's live session).
+    pub exclude_thread_id: Option<String>,
+    /// Lease length in seconds; an unfinished job can be reclaimed after it.
+    pub lease_seconds: i64,
+    /// Cap on jobs running at once across every process; `None` for no cap.
+    pub max_running: Option<u32>,
+    /// Failed attempts after which a job waits for a newer watermark.
+    pub max_attempts: u32,
+}
+
+impl Default for ClaimParams {
+    fn default() -> Self {
+        ClaimParams {
+            min_idle_hours: crate::config::DEFAULT_MIN_ROLLOUT_IDLE_HOURS,
+            max_age_days: Some(crate::config::DEFAULT_MAX_ROLLOUT_AGE_DAYS),
+            rollout_prefix: None,
+            exclude_thread_id: None,
+            lease_seconds: 3600,
+            max_running: None,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+        }
+    }
+}
+
+/// A job leased to this worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedJob {
+    /// The thread to extract.
+    pub thread_id: String,
+    /// Its rollout file.
+    pub rollout_path: String,
+    /// Its working directory.
+    pub cwd: Option<String>,
+    /// The lease's owner token; only it can finish the job.
+    pub owner_token: String,
+    /// The source watermark being extracted.
+    pub input_watermark: i64,
+}
+
+/// The eligibility rule shared by claiming and counting (named parameters `:now`,
+/// `:idle_cutoff`, `:age_cutoff`, `:prefix`, `:exclude`, `:max_attempts`).
+fn candidate_filter() -> String {
+    format!(
+        "t.skip_reason IS NULL AND t.memory_mode = 'enabled'
+         AND t.last_activity_at <= :idle_cutoff
+         AND (:age_cutoff IS NULL OR t.last_activity_at >= :age_cutoff)
+         AND (:prefix IS NULL OR substr(t.rollout_path, 1, length(:prefix)) = :prefix)
+         AND (:exclude IS NULL OR t.id <> :exclude)
+         AND NOT EXISTS (SELECT 1 FROM {STAGE_ONE_OUTPUTS} o
+             WHERE o.thread_id = t.id AND o.source_updated_at >= t.source_watermark)
+         AND NOT EXISTS (SELECT 1 FROM {STAGE_ONE_JOBS} j WHERE j.thread_id = t.id AND (
+             j.last_success_watermark >= t.source_watermark
+             OR (j.status = 'running' AND j.lease_expires_at > :now)
+             OR (j.input_watermark >= t.source_watermark
+                 AND (j.retry_after_at > :now OR j.attempts >= :max_attempts))))"
+    )
+}
+
+fn job_from_row(row: &Row<'_>) -> rusqlite::Result<StageOneJob> {
+    let status: String = row.get(1)?;
+    Ok(StageOneJob {
+        thread_id: row.get(0)?,
+        // Only this module writes statuses; an unknown one reads as an error to retry.
+        status: JobStatus::parse(&status).unwrap_or(JobStatus::Error),
+        owner_token: row.get(2)?,
+        lease_expires_at: row.get(3)?,
+        attempts: u32::try_from(row.get::<_, i64>(4)?).unwrap_or(u32::MAX),
+        retry_after_at: row.get(5)?,
+        last_error: row.get(6)?,
+        input_watermark: row.get(7)?,
+        last_success_watermark: row.get(8)?,
+    })
+}
+
+const JOB_COLUMNS: &str = "thread_id, status, owner_token, lease_expires_at, attempts, \
+     retry_after_at, last_error, input_watermark, last_success_watermark";
+
+fn output_from_row(row: &Row<'_>) -> rusqlite::Result<StageOneOutputRecord> {
+    Ok(StageOneOutputRecord {
+        thread_id: row.get(0)?,
+        cwd: row.get(1)?,
+        rollout_path: row.get::<_, Option<String>>(2)?.unwrap_or_default(),
+        raw_memory: row.get(3)?,
+        rollout_summary: row.get(4)?,
+        rollout_slug: row.get(5)?,
+        source_updated_at: row.get(6)?,
+        generated_at: row.get(7)?,
+        usage_count: u64::try_from(row.get::<_, i64>(8)?).unwrap_or(0),
+        last_used_at: row.get(9)?,
+        selected: row.get(10)?,
+    })
+}
+
+fn output_query(filter: &str) -> String {
+    format!(
+        "SELECT o.thread_id, t.cwd, t.rollout_path, o.raw_memory, o.rollout_summary,
+                o.rollout_slug, o.source_updated_at, o.generated_at, o.usage_count,
+                o.last_used_at, o.selected
+         FROM {STAGE_ONE_OUTPUTS} o LEFT JOIN {THREADS} t ON t.id = o.thread_id {filter}"
+    )
+}
+
+impl StateStore {
+    /// Claims the most recently active eligible thread, or `None` when nothing is eligible
+    /// (or the running cap is reached).
+    pub fn claim_next_stage_one_job(
+        &mut self,
+        params: &ClaimParams,
+        now: i64,
+    ) -> Result<Option<ClaimedJob>> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if let Some(cap) = params.max_running {
+            let running: i64 = tx.query_row(
+                &format!(
+                    "SELECT COUNT(*) FROM {STAGE_ONE_JOBS}
+                     WHERE status = 'running' AND lease_expires_at > ?1"
+                ),
+                [now],
+                |row| row.get(0),
+            )?;
+            if running >= i64::from(cap) {
+                return Ok(None);
+            }
+        }
+        let (idle_cutoff, age_cutoff) = cutoffs(params, now);
+        let candidate = tx
+            .query_row(
+                &format!(
+                    "SELECT t.id, t.rollout_path, t.cwd, t.source_watermark FROM {THREADS} t
+                     WHERE {} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT 1",
+                    candidate_filter()
+                ),
+                named_params! {
+                    ":now": now,
+                    ":idle_cutoff": idle_cutoff,
+                    ":age_cutoff": age_cutoff,
+                    ":prefix": params.rollout_prefix,
+                    ":exclude": params.exclude_thread_id,
+                    ":max_attempts": params.max_attempts,
+                },
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, Option<String>>(2)?,
+                        row.get::<_, i64>(3)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((thread_id, rollout_path, cwd, watermark)) = candidate else {
+            return Ok(None);
+        };
+        let owner_token = uuid::Uuid::new_v4().to_string();
+        tx.execute(
+            &format!(
+                "INSERT INTO {STAGE_ONE_JOBS} (thread_id, status, owner_token, lease_expires_at,
+                    attempts, input_watermark, started_at)
+                 VALUES (?1, 'running', ?2, ?3, 0, ?4, ?5)
+                 ON CONFLICT (thread_id) DO UPDATE SET
+                    status = 'running',
+                    owner_token = excluded.owner_token,
+                    lease_expires_at = excluded.lease_expires_at,
+                    attempts = CASE WHEN excluded.input_watermark > {STAGE_ONE_JOBS}.input_watermark
+                        THEN 0 ELSE {STAGE_ONE_JOBS}.attempts END,
+                    retry_after_at = NULL,
+                    input_watermark = excluded.input_watermark,
+                    started_at = excluded.started_at,
+                    finished_at = NULL"
+            ),
+            params![
+                thread_id,
+                owner_token,
+                now.saturating_add(params.lease_seconds),
+                watermark,
+                now
+            ],
+        )?;
+        tx.commit()?;
+        Ok(Some(ClaimedJob {
+            thread_id,
+            rollout_path,
+            cwd,
+            owner_token,
+            input_watermark: watermark,
+        }))
+    }
+
+    /// How many threads a claim with these parameters could pick now (ignoring the running
+    /// cap).
+    pub fn count_stage_one_candidates(&self, params: &ClaimParams, now: i64) -> Result<usize> {
+        let (idle_cutoff, age_cutoff) = cutoffs(params, now);
+        let count: i64 = self.conn.query_row(
+            &format!(
+                "SELECT COUNT(*) FROM {THREADS} t WHERE {}",
+                candidate_filter()
+            ),
+            named_params! {
+                ":now": now,
+                ":idle_cutoff": idle_cutoff,
+                ":age_cutoff": age_cutoff,
+                ":prefix": params.rollout_prefix,
+                ":exclude": params.exclude_thread_id,
+                ":max_attempts": params.max_attempts,
+            },
+            |row| row.get(0),
+        )?;
+        Ok(usize::try_from(count).unwrap_or(0))
+    }
+
+    /// Records a successful extraction: the job is done for its watermark and the output is
+    /// stored (replacing an older one), in one transaction. Returns false, writing nothing,
+    /// when `job` no longer owns the lease.
+    pub fn mark_stage_one_succeeded(
+        &mut self,
+        job: &ClaimedJob,
+        output: &StageOneOutput,
+        now: i64,
+    ) -> Result<bool> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if !finish_owned(&tx, job, now)? {
+            return Ok(false);
+        }
+        tx.execute(
+            &format!(
+                "INSERT INTO {STAGE_ONE_OUTPUTS} (thread_id, raw_memory, rollout_summary,
+                    rollout_slug, source_updated_at, generated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (thread_id) DO UPDATE SET
+                    raw_memory = excluded.raw_memory,
+                    rollout_summary = excluded.rollout_summary,
+                    rollout_slug = excluded.rollout_slug,
+                    source_updated_at = excluded.source_updated_at,
+                    generated_at = excluded.generated_at
+                 WHERE excluded.source_updated_at >= {STAGE_ONE_OUTPUTS}.source_updated_at"
+            ),
+            params![
+                job.thread_id,
+                output.raw_memory,
+                output.rollout_summary,
+                output.rollout_slug,
+                job.input_watermark,
+                now
+            ],
+        )?;
+        signal_phase_two(&tx, job.input_watermark)?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// Records an extraction that found nothing worth keeping: the job is done and any
+    /// earlier output of the thread is deleted. Returns false, writing nothing, when `job` no
+    /// longer owns the lease.
+    pub fn mark_stage_one_no_output(&mut self, job: &ClaimedJob, now: i64) -> Result<bool> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if !finish_owned(&tx, job, now)? {
+            return Ok(false);
+        }
+        let deleted = tx.execute(
+            &format!("DELETE FROM {STAGE_ONE_OUTPUTS} WHERE thread_id = ?1"),
+            [&job.thread_id],
+        )?;
+        if deleted > 0 {
+            signal_phase_two(&tx, job.input_watermark)?;
+        }
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// Records a failed extraction: one more attempt used, retry after `retry_delay`. Returns
+    /// false, writing nothing, when `job` no longer owns the lease.
+    pub fn mark_stage_one_failed(
+        &mut self,
+        job: &ClaimedJob,
+        error: &str,
+        retry_delay: Duration,
+        now: i64,
+    ) -> Result<bool> {
+        let delay = i64::try_from(retry_delay.as_secs()).unwrap_or(i64::MAX);
+        let changed = self.conn.execute(
+            &format!(
+                "UPDATE {STAGE_ONE_JOBS} SET status = 'error', owner_token = NULL,
+                    lease_expires_at = NULL, attempts = attempts + 1, retry_after_at = ?3,
+                    last_error = ?4, finished_at = ?5
+                 WHERE thread_id = ?1 AND status = 'running' AND owner_token = ?2"
+            ),
+            params![
+                job.thread_id,
+                job.owner_token,
+                now.saturating_add(delay),
+                error,
+                now
+            ],
+        )?;
+        Ok(changed > 0)
+    }
+
+    /// One job by thread id.
+    pub fn stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {JOB_COLUMNS} FROM {STAGE_ONE_JOBS} WHERE thread_id = ?1"),
+                [thread_id],
+                job_from_row,
+            )
+            .optional()?)
+    }
+
+    /// Every job, by thread id.
+    pub fn stage_one_jobs(&self) -> Result<Vec<StageOneJob>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {JOB_COLUMNS} FROM {STAGE_ONE_JOBS} ORDER BY thread_id"
+        ))?;
+        let rows = stmt.query_map([], job_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One stored output by thread id.
+    pub fn stage_one_output(&self, thread_id: &str) -> Result<Option<StageOneOutputRecord>> {
+        Ok(self
+            .conn
+            .query_row(
+                &output_query("WHERE o.thread_id = ?1"),
+                [thread_id],
+                output_from_row,
+            )
+            .optional()?)
+    }
+
+    /// Every stored output, by thread id.
+    pub fn stage_one_outputs(&self) -> Result<Vec<StageOneOutputRecord>> {
+        let mut stmt = self.conn.prepare(&output_query("ORDER BY o.thread_id"))?;
+        let rows = stmt.query_map([], output_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+fn cutoffs(params: &ClaimParams, now: i64) -> (i64, Option<i64>) {
+    let idle_cutoff = now.saturating_sub(params.min_idle_hours.saturating_mul(3600));
+    let age_cutoff = params
+        .max_age_days
+        .map(|days| now.saturating_sub(days.saturating_mul(86_400)));
+    (idle_cutoff, age_cutoff)
+}
+
+/// Marks the owned running job done for its watermark. False when not owned.
+fn finish_owned(tx: &rusqlite::Transaction<'_>, job: &ClaimedJob, now: i64) -> Result<bool> {
+    let changed = tx.execute(
+        &format!(
+            "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
+                lease_expires_at = NULL, attempts = 0, retry_after_at = NULL, last_error = NULL,
+                last_success_watermark = input_watermark, finished_at = ?3
+             WHERE thread_id = ?1 AND status = 'running' AND owner_token = ?2"
+        ),
+        params![job.thread_id, job.owner_token, now],
+    )?;
+    Ok(changed > 0)
+}
+
+/// Tells phase 2 there is new input: its input watermark strictly increases (and is at least
+/// the changed thread's watermark), so `input_watermark > last_success_watermark` means
+/// "consolidate again".
+fn signal_phase_two(tx: &rusqlite::Transaction<'_>, watermark: i64) -> Result<()> {
+    tx.execute(
+        &format!(
+            "UPDATE {PHASE_TWO_LEASE} SET input_watermark = MAX(input_watermark + 1, ?1)
+             WHERE id = 1"
+        ),
+        [watermark],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! The `threads` table: one row per known rollout.
+
+use std::collections::HashMap;
+
+use memory_protocol::names::tables::THREADS;
+use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
+
+use super::StateStore;
+use crate::error::Result;
+
+/// Whether a thread's rollout may be extracted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemoryMode {
+    /// Extracted.
+    Enabled,
+    /// Never extracted (`generate_memories = false` when it was first seen, or the session
+    /// said so).
+    Disabled,
+    /// The session used external context; never extracted.
+    Polluted,
+}
+
+impl MemoryMode {
+    /// The mode as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryMode::Enabled => "enabled",
+            MemoryMode::Disabled => "disabled",
+            MemoryMode::Polluted => "polluted",
+        }
+    }
+
+    /// Parses a stored mode; unknown text is treated as disabled, the safe reading.
+    pub fn parse(text: &str) -> MemoryMode {
+        match text {
+            "enabled" => MemoryMode::Enabled,
+            "polluted" => MemoryMode::Polluted,
+            _ => MemoryMode::Disabled,
+        }
+    }
+}
+
+/// What a scan learned about one rollout file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadRegistration {
+    /// Thread id (from `session_meta`, else from the file name).
+    pub id: String,
+    /// Absolute path of the rollout file.
+    pub rollout_path: String,
+    /// Working directory recorded in the rollout.
+    pub cwd: Option<String>,
+    /// The session source's name (`cli`, `exec`, `subagent`, ...).
+    pub source: Option<String>,
+    /// Why the rollout is never extracted (sub-agent, non-interactive, ...), if so.
+    pub skip_reason: Option<String>,
+    /// When the session started (Unix seconds).
+    pub created_at: i64,
+    /// When the session was last active (Unix seconds): the last line's timestamp, else the
+    /// file's modification time.
+    pub last_activity_at: i64,
+    /// Memory mode for a thread seen for the first time.
+    pub memory_mode: MemoryMode,
+    /// A fingerprint of the file's content; a new fingerprint advances the watermark.
+    pub fingerprint: String,
+    /// File size in bytes.
+    pub file_size: u64,
+    /// File modification time in nanoseconds since the epoch.
+    pub file_mtime_ns: i64,
+}
+
+/// A row of the `threads` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadRecord {
+    /// Thread id.
+    pub id: String,
+    /// Path of the rollout file.
+    pub rollout_path: String,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Session source.
+    pub source: Option<String>,
+    /// Why the rollout is never extracted, if so.
+    pub skip_reason: Option<String>,
+    /// Session start (Unix seconds).
+    pub created_at: i64,
+    /// When the row last changed (Unix seconds).
+    pub updated_at: i64,
+    /// Last activity (Unix seconds).
+    pub last_activity_at: i64,
+    /// Memory mode.
+    pub memory_mode: MemoryMode,
+    /// The source watermark: starts at the last activity time and strictly increases every
+    /// time the file's content changes, so "the rollout changed since its extraction" is
+    /// `source_watermark > last_success_watermark`.
+    pub source_watermark: i64,
+    /// Content fingerprint.
+    pub source_fingerprint: String,
+    /// File size in bytes when last scanned.
+    pub file_size: u64,
+    /// File modification time (ns) when last scanned.
+    pub file_mtime_ns: i64,
+}
+
+/// A known rollout file, as last scanned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownFile {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in nanoseconds since the epoch.
+    pub mtime_ns: i64,
+    /// Why the rollout is never extracted, if so.
+    pub skip_reason: Option<String>,
+}
+
+/// What an upsert did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UpsertCounts {
+    /// Threads seen for the first time.
+    pub inserted: usize,
+    /// Known threads whose content changed (their watermark advanced).
+    pub changed: usize,
+    /// Known threads whose content is unchanged.
+    pub unchanged: usize,
+}
+
+const THREAD_COLUMNS: &str = "id, rollout_path, cwd, source, skip_reason, created_at, updated_at, \
+     last_activity_at, memory_mode, source_watermark, source_fingerprint, file_size, file_mtime_ns";
+
+fn thread_from_row(row: &Row<'_>) -> rusqlite::Result<ThreadRecord> {
+    Ok(ThreadRecord {
+        id: row.get(0)?,
+        rollout_path: row.get(1)?,
+        cwd: row.get(2)?,
+        source: row.get(3)?,
+        skip_reason: row.get(4)?,
+        created_at: row.get(5)?,
+        updated_at: row.get(6)?,
+        last_activity_at: row.get(7)?,
+        memory_mode: MemoryMode::parse(&row.get::<_, String>(8)?),
+        source_watermark: row.get(9)?,
+        source_fingerprint: row.get(10)?,
+        file_size: u64::try_from(row.get::<_, i64>(11)?).unwrap_or(0),
+        file_mtime_ns: row.get(12)?,
+    })
+}
+
+impl StateStore {
+    /// One thread by id.
+    pub fn thread(&self, id: &str) -> Result<Option<ThreadRecord>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {THREAD_COLUMNS} FROM {THREADS} WHERE id = ?1"),
+                [id],
+                thread_from_row,
+            )
+            .optional()?)
+    }
+
+    /// Every thread, newest activity first.
+    pub fn threads(&self) -> Result<Vec<ThreadRecord>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {THREAD_COLUMNS} FROM {THREADS} ORDER BY last_activity_at DESC, id DESC"
+        ))?;
+        let rows = stmt.query_map([], thread_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// What a scan needs to know about every known rollout path without reading the file:
+    /// its size and mtime (ns) when last scanned, and its skip reason.
+    pub fn thread_file_states(&self) -> Result<HashMap<String, KnownFile>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT rollout_path, file_size, file_mtime_ns, skip_reason FROM {THREADS}"
+        ))?;
+        let rows = stmt.query_map([], |row| {
+            let size: i64 = row.get(1)?;
+            Ok((
+                row.get::<_, String>(0)?,
+                KnownFile {
+                    size: u64::try_from(size).unwrap_or(0),
+                    mtime_ns: row.get(2)?,
+                    skip_reason: row.get(3)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Registers rollouts in one write transaction. A new thread starts with its last
+    /// activity as watermark; a known thread whose fingerprint changed gets a strictly larger
+    /// watermark (and so is extracted again); an unchanged one keeps its watermark. When two
+    /// files claim one thread id, the row follows the more recently active file.
+    pub fn upsert_threads(
+        &mut self,
+        rows: &[ThreadRegistration],
+        now: i64,
+    ) -> Result<UpsertCounts> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut counts = UpsertCounts::default();
+        {
+            let mut existing = tx.prepare_cached(&format!(
+                "SELECT source_fingerprint FROM {THREADS} WHERE id = ?1"
+            ))?;
+            let mut upsert = tx.prepare_cached(&format!(
+                "INSERT INTO {THREADS} (id, rollout_path, cwd, source, skip_reason, created_at,
+                    updated_at, last_activity_at, memory_mode, source_watermark,
+                    source_fingerprint, file_size, file_mtime_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?8, ?10, ?11, ?12)
+                 ON CONFLICT (id) DO UPDATE SET
+                    rollout_path = excluded.rollout_path,
+                    cwd = excluded.cwd,
+                    source = excluded.source,
+                    skip_reason = excluded.skip_reason,
+                    updated_at = excluded.updated_at,
+                    last_activity_at = excluded.last_activity_at,
+                    source_watermark = CASE
+                        WHEN {THREADS}.source_fingerprint = excluded.source_fingerprint
+                            THEN {THREADS}.source_watermark
+                        ELSE MAX({THREADS}.source_watermark + 1, excluded.source_watermark)
+                    END,
+                    source_fingerprint = excluded.source_fingerprint,
+                    file_size = excluded.file_size,
+                    file_mtime_ns = excluded.file_mtime_ns
+                 WHERE excluded.rollout_path = {THREADS}.rollout_path
+                    OR excluded.last_activity_at > {THREADS}.last_activity_at"
+            ))?;
+            for row in rows {
+                let previous: Option<String> =
+                    existing.query_row([&row.id], |r| r.get(0)).optional()?;
+                let changed = upsert.execute(params![
+                    row.id,
+                    row.rollout_path,
+                    row.cwd,
+                    row.source,
+                    row.skip_reason,
+                    row.created_at,
+                    now,
+                    row.last_activity_at,
+                    row.memory_mode.as_str(),
+                    row.fingerprint,
+                    i64::try_from(row.file_size).unwrap_or(i64::MAX),
+                    row.file_mtime_ns,
+                ])?;
+                match previous {
+                    None => counts.inserted += 1,
+                    Some(fingerprint) if changed > 0 && fingerprint != row.fingerprint => {
+                        counts.changed += 1;
+                    }
+                    Some(_) => counts.unchanged += 1,
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(counts)
+    }
+
+    /// Sets a thread's memory mode. Returns false when the thread is unknown.
+    pub fn set_thread_memory_mode(&mut self, id: &str, mode: MemoryMode, now: i64) -> Result<bool> {
+        let changed = self.conn.execute(
+            &format!("UPDATE {THREADS} SET memory_mode = ?2, updated_at = ?3 WHERE id = ?1"),
+            params![id, mode.as_str(), now],
+        )?;
+        Ok(changed > 0)
+    }
+}

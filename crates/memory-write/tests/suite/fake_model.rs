@@ -1,0 +1,160 @@
+//! A scriptable model for tests, and rollout generators.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use memory_protocol::stage_one::StageOneInput;
+use memory_protocol::{
+    ModelClient, ModelError, ModelRequest, ModelResponse, ResponseItem, StageOneOutput, TokenUsage,
+};
+
+/// What the fake model answers.
+#[derive(Debug, Clone)]
+pub(crate) enum Answer {
+    /// A memory naming the thread and quoting its first user message; all-empty when the
+    /// rollout has no tool calls.
+    Echo,
+    /// This exact text.
+    Raw(String),
+    /// This error.
+    Error(ModelError),
+}
+
+pub(crate) struct FakeModel {
+    pub(crate) answer: Answer,
+    pub(crate) delay: Duration,
+    pub(crate) window: Option<u64>,
+    /// Threads whose requests fail with a transient error.
+    pub(crate) failing: HashSet<String>,
+    pub(crate) requests: Mutex<Vec<ModelRequest>>,
+    in_flight: AtomicUsize,
+    pub(crate) max_in_flight: AtomicUsize,
+}
+
+impl FakeModel {
+    pub(crate) fn new(answer: Answer) -> FakeModel {
+        FakeModel {
+            answer,
+            delay: Duration::ZERO,
+            window: None,
+            failing: HashSet::new(),
+            requests: Mutex::new(Vec::new()),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn requests(&self) -> Vec<ModelRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+pub(crate) fn first_user_text(items: &[ResponseItem]) -> String {
+    items
+        .iter()
+        .find_map(|item| match item {
+            ResponseItem::Message(m) if m.role == "user" => {
+                m.content.iter().find_map(|c| c.text().map(str::to_owned))
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+#[async_trait]
+impl ModelClient for FakeModel {
+    fn name(&self) -> String {
+        "fake".to_owned()
+    }
+
+    fn context_window(&self) -> Option<u64> {
+        self.window
+    }
+
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        }
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.requests.lock().unwrap().push(request.clone());
+        let input: StageOneInput = serde_json::from_value(request.structured_input.clone())
+            .map_err(|e| ModelError::Other {
+                message: e.to_string(),
+            })?;
+        if self.failing.contains(&input.thread_id) {
+            return Err(ModelError::Transient {
+                message: format!("scripted failure for {}", input.thread_id),
+            });
+        }
+        let usage = Some(TokenUsage {
+            input_tokens: 100,
+            output_tokens: 10,
+            ..TokenUsage::default()
+        });
+        let text = match &self.answer {
+            Answer::Raw(text) => text.clone(),
+            Answer::Error(error) => return Err(error.clone()),
+            Answer::Echo => {
+                let has_tools = input
+                    .items
+                    .iter()
+                    .any(|item| matches!(item, ResponseItem::FunctionCall(_)));
+                let output = if has_tools {
+                    StageOneOutput {
+                        raw_memory: format!(
+                            "memory of {}: {}",
+                            input.thread_id,
+                            first_user_text(&input.items)
+                        ),
+                        rollout_summary: format!("# summary of {}", input.thread_id),
+                        rollout_slug: Some("echo".to_owned()),
+                    }
+                } else {
+                    StageOneOutput::default()
+                };
+                serde_json::to_string(&output).unwrap()
+            }
+        };
+        Ok(ModelResponse { text, usage })
+    }
+}
+
+/// Writes `count` small interactive rollouts (last active in 2025) and returns their thread
+/// ids, in index order.
+pub(crate) fn write_rollouts(dir: &Path, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|index| {
+            let id = format!("0199{index:04x}-0000-7000-8000-000000000000");
+            let day = 1 + index % 28;
+            let folder: PathBuf = dir.join(format!("2025/10/{day:02}"));
+            std::fs::create_dir_all(&folder).unwrap();
+            let ts = format!("2025-10-{day:02}T10:00:00.000Z");
+            let lines = [
+                format!(
+                    r#"{{"timestamp":"{ts}","type":"session_meta","payload":{{"id":"{id}","cwd":"/work/p{index}","source":"cli"}}}}"#
+                ),
+                format!(
+                    r#"{{"timestamp":"{ts}","type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"task {index}: make the build green"}}]}}}}"#
+                ),
+                format!(
+                    r#"{{"timestamp":"{ts}","type":"response_item","payload":{{"type":"function_call","name":"exec_command","arguments":"{{\"cmd\":\"make test\"}}","call_id":"c{index}"}}}}"#
+                ),
+                format!(
+                    r#"{{"timestamp":"{ts}","type":"response_item","payload":{{"type":"function_call_output","call_id":"c{index}","output":"ok"}}}}"#
+                ),
+                format!(
+                    r#"{{"timestamp":"{ts}","type":"response_item","payload":{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"done"}}]}}}}"#
+                ),
+            ];
+            let path = folder.join(format!("rollout-2025-10-{day:02}T10-00-00-{id}.jsonl"));
+            std::fs::write(path, lines.join("\n") + "\n").unwrap();
+            id
+        })
+        .collect()
+}

@@ -1,0 +1,11 @@
+//! Integration tests of memory-write, one module per topic.
+
+mod fake_model;
+mod guard;
+mod memory_root;
+mod phase_one;
+mod phase_two;
+mod phase_two_store;
+mod reliability;
+mod scan;
+mod store;

@@ -1,0 +1,254 @@
+//! Scanning rollout folders into the threads table.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use memory_write::scan::{ScanOptions, parse_timestamp, scan_rollouts};
+use memory_write::store::{MemoryMode, StateStore};
+
+const NOW: i64 = 1_800_000_000;
+
+pub(crate) fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rollouts")
+}
+
+/// Copies a folder tree (the examples) so a test can change it.
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn line(timestamp: &str, kind: &str, payload: &str) -> String {
+    format!("{{\"timestamp\":\"{timestamp}\",\"type\":\"{kind}\",\"payload\":{payload}}}\n")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn the_examples_register_with_ids_sources_and_activity_from_the_file() {
+    let home = tempfile::tempdir().unwrap();
+    let mut store = StateStore::open_home(home.path()).unwrap();
+    let report = scan_rollouts(&mut store, &examples_dir(), &ScanOptions::default(), NOW).unwrap();
+    assert_eq!(report.files, 6);
+    assert_eq!(report.new, 6);
+    assert!(report.unreadable.is_empty(), "{:?}", report.unreadable);
+    assert_eq!(
+        report.skipped_sources.get("non_interactive:exec"),
+        Some(&1),
+        "{report:?}"
+    );
+    let thread = store
+        .thread("019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001")
+        .unwrap()
+        .unwrap();
+    assert_eq!(thread.cwd.as_deref(), Some("/home/dana/src/tidewater"));
+    assert_eq!(thread.source.as_deref(), Some("cli"));
+    assert_eq!(thread.skip_reason, None);
+    assert_eq!(
+        thread.created_at,
+        parse_timestamp("2025-11-03T09:12:40Z").unwrap()
+    );
+    // Last activity is the last line's timestamp, not the file's (fresh) mtime.
+    let text = std::fs::read_to_string(&thread.rollout_path).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        Some(thread.last_activity_at),
+        parse_timestamp(last["timestamp"].as_str().unwrap())
+    );
+    assert_eq!(thread.source_watermark, thread.last_activity_at);
+    assert!(thread.rollout_path.starts_with('/'), "absolute path");
+
+    let again = scan_rollouts(&mut store, &examples_dir(), &ScanOptions::default(), NOW).unwrap();
+    assert_eq!((again.new, again.changed, again.unchanged), (0, 0, 6));
+    assert_eq!(
+        again.skipped_sources, report.skipped_sources,
+        "known files keep their reason"
+    );
+}
+
+#[test]
+fn an_appended_rollout_is_changed_and_a_touched_one_is_not() {
+    let home = tempfile::tempdir().unwrap();
+    let rollouts = tempfile::tempdir().unwrap();
+    copy_tree(&examples_dir(), rollouts.path());
+    let mut store = StateStore::open_home(home.path()).unwrap();
+    scan_rollouts(&mut store, rollouts.path(), &ScanOptions::default(), NOW).unwrap();
+    let id = "019a5733-0b9e-7f52-8c66-1d2e3f4a5003";
+    let before = store.thread(id).unwrap().unwrap();
+
+    // Same bytes, new mtime: read again, but the content is unchanged.
+    let file = std::fs::File::options()
+        .append(true)
+        .open(&before.rollout_path)
+        .unwrap();
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    let touched = scan_rollouts(&mut store, rollouts.path(), &ScanOptions::default(), NOW).unwrap();
+    assert_eq!((touched.changed, touched.unchanged), (0, 6));
+    assert_eq!(
+        store.thread(id).unwrap().unwrap().source_watermark,
+        before.source_watermark
+    );
+
+    let mut file = file;
+    file.write_all(
+        line(
+            "2025-11-05T10:00:00.000Z",
+            "response_item",
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"one more thing"}]}"#,
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    drop(file);
+    let appended =
+        scan_rollouts(&mut store, rollouts.path(), &ScanOptions::default(), NOW).unwrap();
+    assert_eq!(appended.changed, 1);
+    let after = store.thread(id).unwrap().unwrap();
+    assert_eq!(
+        after.last_activity_at,
+        parse_timestamp("2025-11-05T10:00:00Z").unwrap()
+    );
+    assert!(after.source_watermark > before.source_watermark);
+}
+
+#[test]
+fn sources_broken_files_and_memory_modes_are_classified() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let meta = |id: &str, extra: &str| {
+        line(
+            "2025-10-01T00:00:00.000Z",
+            "session_meta",
+            &format!(r#"{{"id":"{id}","cwd":"/p"{extra}}}"#),
+        )
+    };
+    write(
+        dir.path(),
+        "subagent.jsonl",
+        &meta("sub", r#","source":{"subagent":{"review":{}}}"#),
+    );
+    write(dir.path(), "mcp.jsonl", &meta("mcp", r#","source":"mcp""#));
+    write(
+        dir.path(),
+        "eph.jsonl",
+        &meta("eph", r#","source":"cli","ephemeral":true"#),
+    );
+    write(dir.path(), "old.jsonl", &meta("old", ""));
+    write(
+        dir.path(),
+        "vscode.jsonl",
+        &meta("vs", r#","source":"vscode","memory_mode":"disabled""#),
+    );
+    write(dir.path(), "empty.jsonl", "");
+    std::fs::create_dir(dir.path().join("nested")).unwrap();
+    write(
+        &dir.path().join("nested"),
+        "rollout-2025-10-01T00-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee.jsonl",
+        "this is not json\n\u{0}\u{1}garbage",
+    );
+    write(dir.path(), "notes.txt", "not a rollout");
+    let mut store = StateStore::open_home(home.path()).unwrap();
+    let options = ScanOptions {
+        new_thread_mode: MemoryMode::Enabled,
+    };
+    let report = scan_rollouts(&mut store, dir.path(), &options, NOW).unwrap();
+    assert_eq!(report.files, 7);
+    assert_eq!(report.new, 7);
+    let reason = |id: &str| store.thread(id).unwrap().unwrap().skip_reason;
+    assert_eq!(reason("sub").as_deref(), Some("subagent"));
+    assert_eq!(reason("mcp").as_deref(), Some("non_interactive:mcp"));
+    assert_eq!(reason("eph").as_deref(), Some("ephemeral"));
+    assert_eq!(
+        reason("old"),
+        None,
+        "no source: the oldest interactive files"
+    );
+    let vscode = store.thread("vs").unwrap().unwrap();
+    assert_eq!(
+        (vscode.skip_reason, vscode.memory_mode),
+        (None, MemoryMode::Disabled)
+    );
+    let garbage = store
+        .thread("0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee")
+        .unwrap()
+        .expect("a broken file is registered under its file-name id");
+    assert_eq!(garbage.skip_reason, None);
+    let threads = store.threads().unwrap();
+    assert!(
+        threads
+            .iter()
+            .any(|t| t.id.starts_with("file-") && t.file_size == 0)
+    );
+}
+
+#[test]
+fn generate_memories_false_registers_new_threads_disabled() {
+    let home = tempfile::tempdir().unwrap();
+    let mut store = StateStore::open_home(home.path()).unwrap();
+    let options = ScanOptions {
+        new_thread_mode: MemoryMode::Disabled,
+    };
+    scan_rollouts(&mut store, &examples_dir(), &options, NOW).unwrap();
+    assert!(
+        store
+            .threads()
+            .unwrap()
+            .iter()
+            .all(|t| t.memory_mode == MemoryMode::Disabled)
+    );
+}
+
+#[test]
+fn a_missing_folder_is_a_clear_error() {
+    let home = tempfile::tempdir().unwrap();
+    let mut store = StateStore::open_home(home.path()).unwrap();
+    let missing = home.path().join("nope");
+    let err = scan_rollouts(&mut store, &missing, &ScanOptions::default(), NOW).unwrap_err();
+    assert!(
+        err.to_string().starts_with(&missing.display().to_string()),
+        "{err}"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn any_file_content_registers_exactly_one_thread(
+        bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..2048),
+        prefix_meta in proptest::bool::ANY,
+    ) {
+        let home = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut content = Vec::new();
+        if prefix_meta {
+            content.extend_from_slice(
+                line("2025-10-01T00:00:00.000Z", "session_meta", r#"{"id":"m","source":"cli"}"#)
+                    .as_bytes(),
+            );
+        }
+        content.extend_from_slice(&bytes);
+        std::fs::write(dir.path().join("r.jsonl"), &content).unwrap();
+        let mut store = StateStore::open_home(home.path()).unwrap();
+        let report = scan_rollouts(&mut store, dir.path(), &ScanOptions::default(), NOW).unwrap();
+        proptest::prop_assert_eq!(report.new, 1);
+        let threads = store.threads().unwrap();
+        proptest::prop_assert_eq!(threads.len(), 1);
+        if prefix_meta {
+            proptest::prop_assert_eq!(threads[0].id.as_str(), "m");
+        }
+    }
+}

@@ -1,0 +1,448 @@
+//! The state store: schema, claims, leases, ownership, back-off and outputs.
+
+use std::time::Duration;
+
+use memory_protocol::StageOneOutput;
+use memory_protocol::stage_one::JobStatus;
+use memory_write::store::{
+    AsyncStateStore, ClaimParams, ClaimedJob, MemoryMode, StateStore, ThreadRegistration,
+};
+
+const NOW: i64 = 1_800_000_000;
+const HOUR: i64 = 3600;
+
+fn store() -> (tempfile::TempDir, StateStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = StateStore::open_home(dir.path()).unwrap();
+    (dir, store)
+}
+
+fn thread(id: &str, activity: i64, fingerprint: &str) -> ThreadRegistration {
+    ThreadRegistration {
+        id: id.to_owned(),
+        rollout_path: format!("/sessions/{id}.jsonl"),
+        cwd: Some("/work".to_owned()),
+        source: Some("cli".to_owned()),
+        skip_reason: None,
+        created_at: activity - 60,
+        last_activity_at: activity,
+        memory_mode: MemoryMode::Enabled,
+        fingerprint: fingerprint.to_owned(),
+        file_size: 10,
+        file_mtime_ns: 0,
+    }
+}
+
+fn params() -> ClaimParams {
+    ClaimParams {
+        min_idle_hours: 6,
+        max_age_days: Some(10),
+        ..ClaimParams::default()
+    }
+}
+
+fn output(text: &str) -> StageOneOutput {
+    StageOneOutput {
+        raw_memory: format!("memory {text}"),
+        rollout_summary: format!("# summary {text}"),
+        rollout_slug: Some(text.to_owned()),
+    }
+}
+
+fn claim(store: &mut StateStore, now: i64) -> Option<ClaimedJob> {
+    store.claim_next_stage_one_job(&params(), now).unwrap()
+}
+
+#[test]
+fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
+    let (dir, store) = store();
+    assert_eq!(store.schema_version().unwrap(), 1);
+    drop(store);
+    let store = StateStore::open_home(dir.path()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 1);
+    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        tables,
+        ["phase2_lease", "stage1_jobs", "stage1_outputs", "threads"]
+    );
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    drop(store);
+    let err = StateStore::open_home(dir.path()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "state database schema version 99 is newer than this build supports (1)"
+    );
+}
+
+#[test]
+fn claims_pick_newest_activity_first_and_skip_up_to_date_threads() {
+    let (_dir, mut store) = store();
+    store
+        .upsert_threads(
+            &[
+                thread("old", NOW - 30 * HOUR, "a"),
+                thread("new", NOW - 7 * HOUR, "b"),
+            ],
+            NOW,
+        )
+        .unwrap();
+    let first = claim(&mut store, NOW).unwrap();
+    assert_eq!(first.thread_id, "new");
+    assert_eq!(first.input_watermark, NOW - 7 * HOUR);
+    let second = claim(&mut store, NOW).unwrap();
+    assert_eq!(second.thread_id, "old");
+    assert_eq!(claim(&mut store, NOW), None, "both are running");
+
+    assert!(
+        store
+            .mark_stage_one_succeeded(&first, &output("new"), NOW)
+            .unwrap()
+    );
+    assert!(store.mark_stage_one_no_output(&second, NOW).unwrap());
+    // Leases are gone, but both threads are up to date.
+    assert_eq!(claim(&mut store, NOW + 10 * HOUR), None);
+    let job = store.stage_one_job("new").unwrap().unwrap();
+    assert_eq!(job.status, JobStatus::Done);
+    assert_eq!(job.last_success_watermark, Some(NOW - 7 * HOUR));
+    assert_eq!(job.owner_token, None);
+    let stored = store.stage_one_output("new").unwrap().unwrap();
+    assert_eq!(stored.raw_memory, "memory new");
+    assert_eq!(stored.rollout_path, "/sessions/new.jsonl");
+    assert_eq!(stored.cwd.as_deref(), Some("/work"));
+    assert_eq!(stored.source_updated_at, NOW - 7 * HOUR);
+    assert_eq!(store.stage_one_output("old").unwrap(), None);
+}
+
+#[test]
+fn a_changed_rollout_is_queued_again_with_a_larger_watermark() {
+    let (_dir, mut store) = store();
+    let activity = NOW - 7 * HOUR;
+    store
+        .upsert_threads(&[thread("t", activity, "v1")], NOW)
+        .unwrap();
+    let job = claim(&mut store, NOW).unwrap();
+    assert!(
+        store
+            .mark_stage_one_succeeded(&job, &output("v1"), NOW)
+            .unwrap()
+    );
+
+    // Same fingerprint: unchanged, not claimable.
+    let counts = store
+        .upsert_threads(&[thread("t", activity, "v1")], NOW)
+        .unwrap();
+    assert_eq!(
+        (counts.inserted, counts.changed, counts.unchanged),
+        (0, 0, 1)
+    );
+    assert_eq!(claim(&mut store, NOW), None);
+
+    // New content with the same activity second still advances the watermark.
+    let counts = store
+        .upsert_threads(&[thread("t", activity, "v2")], NOW)
+        .unwrap();
+    assert_eq!(counts.changed, 1);
+    let again = claim(&mut store, NOW).unwrap();
+    assert_eq!(again.input_watermark, activity + 1);
+    assert!(
+        store
+            .mark_stage_one_succeeded(&again, &output("v2"), NOW + 1)
+            .unwrap()
+    );
+    let stored = store.stage_one_output("t").unwrap().unwrap();
+    assert_eq!(stored.raw_memory, "memory v2");
+    assert_eq!(stored.source_updated_at, activity + 1);
+}
+
+#[test]
+fn a_fresh_lease_is_skipped_and_a_stale_one_is_stolen_from_its_owner() {
+    let (_dir, mut store) = store();
+    store
+        .upsert_threads(&[thread("t", NOW - 7 * HOUR, "a")], NOW)
+        .unwrap();
+    let first = claim(&mut store, NOW).unwrap();
+    assert_eq!(claim(&mut store, NOW + HOUR - 1), None, "lease still live");
+    let thief = claim(&mut store, NOW + HOUR).unwrap();
+    assert_ne!(thief.owner_token, first.owner_token);
+
+    // The old owner can no longer finish, fail or clear the job.
+    assert!(
+        !store
+            .mark_stage_one_succeeded(&first, &output("x"), NOW + HOUR)
+            .unwrap()
+    );
+    assert!(!store.mark_stage_one_no_output(&first, NOW + HOUR).unwrap());
+    assert!(
+        !store
+            .mark_stage_one_failed(&first, "late", Duration::from_secs(60), NOW + HOUR)
+            .unwrap()
+    );
+    assert_eq!(store.stage_one_output("t").unwrap(), None);
+    let job = store.stage_one_job("t").unwrap().unwrap();
+    assert_eq!(job.status, JobStatus::Running);
+    assert_eq!(job.owner_token.as_deref(), Some(thief.owner_token.as_str()));
+    assert!(
+        store
+            .mark_stage_one_succeeded(&thief, &output("y"), NOW + HOUR)
+            .unwrap()
+    );
+}
+
+#[test]
+fn failures_back_off_and_stop_after_three_attempts_until_the_rollout_changes() {
+    let (_dir, mut store) = store();
+    let activity = NOW - 7 * HOUR;
+    store
+        .upsert_threads(&[thread("t", activity, "a")], NOW)
+        .unwrap();
+    let delay = Duration::from_secs(3600);
+    let mut now = NOW;
+    for attempt in 1..=3u32 {
+        let job = claim(&mut store, now).unwrap();
+        assert!(
+            store
+                .mark_stage_one_failed(&job, &format!("boom {attempt}"), delay, now)
+                .unwrap()
+        );
+        let record = store.stage_one_job("t").unwrap().unwrap();
+        assert_eq!(record.status, JobStatus::Error);
+        assert_eq!(record.attempts, attempt);
+        assert_eq!(
+            record.last_error.as_deref(),
+            Some(format!("boom {attempt}").as_str())
+        );
+        assert_eq!(record.retry_after_at, Some(now + HOUR));
+        assert_eq!(claim(&mut store, now + HOUR - 1), None, "backing off");
+        now += HOUR;
+    }
+    assert_eq!(
+        claim(&mut store, now + 100 * HOUR),
+        None,
+        "retries exhausted"
+    );
+    assert_eq!(store.count_stage_one_candidates(&params(), now).unwrap(), 0);
+
+    store
+        .upsert_threads(&[thread("t", activity, "b")], now)
+        .unwrap();
+    let job = claim(&mut store, now).unwrap();
+    assert_eq!(store.stage_one_job("t").unwrap().unwrap().attempts, 0);
+    assert!(
+        store
+            .mark_stage_one_succeeded(&job, &output("ok"), now)
+            .unwrap()
+    );
+}
+
+#[test]
+fn no_output_deletes_an_earlier_output_and_signals_phase_two() {
+    let (_dir, mut store) = store();
+    store
+        .upsert_threads(&[thread("t", NOW - 7 * HOUR, "a")], NOW)
+        .unwrap();
+    let watermark = |store: &StateStore| -> i64 {
+        rusqlite::Connection::open(store.path())
+            .unwrap()
+            .query_row("SELECT input_watermark FROM phase2_lease", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(watermark(&store), 0);
+    let job = claim(&mut store, NOW).unwrap();
+    assert!(
+        store
+            .mark_stage_one_succeeded(&job, &output("a"), NOW)
+            .unwrap()
+    );
+    let after_success = watermark(&store);
+    assert_eq!(after_success, NOW - 7 * HOUR);
+
+    store
+        .upsert_threads(&[thread("t", NOW - 7 * HOUR, "b")], NOW)
+        .unwrap();
+    let job = claim(&mut store, NOW).unwrap();
+    assert!(store.mark_stage_one_no_output(&job, NOW).unwrap());
+    assert_eq!(store.stage_one_output("t").unwrap(), None);
+    assert!(watermark(&store) > after_success);
+    assert_eq!(
+        store.stage_one_job("t").unwrap().unwrap().status,
+        JobStatus::Done
+    );
+}
+
+#[test]
+fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_skip_reason() {
+    let (_dir, mut store) = store();
+    let mut skipped = thread("skipped", NOW - 7 * HOUR, "a");
+    skipped.skip_reason = Some("subagent".to_owned());
+    let mut disabled = thread("disabled", NOW - 7 * HOUR, "a");
+    disabled.memory_mode = MemoryMode::Disabled;
+    let mut elsewhere = thread("elsewhere", NOW - 7 * HOUR, "a");
+    elsewhere.rollout_path = "/sessions-other/elsewhere.jsonl".to_owned();
+    store
+        .upsert_threads(
+            &[
+                thread("busy", NOW - 5 * HOUR, "a"),
+                thread("ancient", NOW - 11 * 24 * HOUR, "a"),
+                thread("current", NOW - 8 * HOUR, "a"),
+                thread("eligible", NOW - 9 * HOUR, "a"),
+                skipped,
+                disabled,
+                elsewhere,
+            ],
+            NOW,
+        )
+        .unwrap();
+    let params = ClaimParams {
+        rollout_prefix: Some("/sessions/".to_owned()),
+        exclude_thread_id: Some("current".to_owned()),
+        ..params()
+    };
+    assert_eq!(store.count_stage_one_candidates(&params, NOW).unwrap(), 1);
+    let job = store
+        .claim_next_stage_one_job(&params, NOW)
+        .unwrap()
+        .unwrap();
+    assert_eq!(job.thread_id, "eligible");
+    assert_eq!(store.claim_next_stage_one_job(&params, NOW).unwrap(), None);
+
+    let unlimited_age = ClaimParams {
+        max_age_days: None,
+        ..params.clone()
+    };
+    let job = store
+        .claim_next_stage_one_job(&unlimited_age, NOW)
+        .unwrap()
+        .unwrap();
+    assert_eq!(job.thread_id, "ancient");
+    assert!(
+        store
+            .set_thread_memory_mode("disabled", MemoryMode::Enabled, NOW)
+            .unwrap()
+    );
+    let job = store
+        .claim_next_stage_one_job(&unlimited_age, NOW)
+        .unwrap()
+        .unwrap();
+    assert_eq!(job.thread_id, "disabled");
+}
+
+#[test]
+fn the_running_cap_counts_live_leases_only() {
+    let (_dir, mut store) = store();
+    let rows: Vec<_> = (0..4)
+        .map(|i| thread(&format!("t{i}"), NOW - 7 * HOUR - i, "a"))
+        .collect();
+    store.upsert_threads(&rows, NOW).unwrap();
+    let capped = ClaimParams {
+        max_running: Some(2),
+        ..params()
+    };
+    assert!(
+        store
+            .claim_next_stage_one_job(&capped, NOW)
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        store
+            .claim_next_stage_one_job(&capped, NOW)
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(store.claim_next_stage_one_job(&capped, NOW).unwrap(), None);
+    // Once those leases expire they no longer count (and can be stolen).
+    assert!(
+        store
+            .claim_next_stage_one_job(&capped, NOW + HOUR)
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[test]
+fn concurrent_claimers_on_separate_connections_never_share_a_job() {
+    let (dir, mut store) = store();
+    let rows: Vec<_> = (0..200)
+        .map(|i| thread(&format!("t{i:03}"), NOW - 7 * HOUR - i, "a"))
+        .collect();
+    store.upsert_threads(&rows, NOW).unwrap();
+    // Collected so every thread starts before any is joined.
+    #[allow(clippy::needless_collect)]
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let home = dir.path().to_owned();
+            std::thread::spawn(move || {
+                let mut store = StateStore::open_home(&home).unwrap();
+                let mut mine = Vec::new();
+                while let Some(job) = store.claim_next_stage_one_job(&params(), NOW).unwrap() {
+                    assert!(
+                        store
+                            .mark_stage_one_succeeded(&job, &output("x"), NOW)
+                            .unwrap()
+                    );
+                    mine.push(job.thread_id);
+                }
+                mine
+            })
+        })
+        .collect();
+    let mut all: Vec<String> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    all.sort();
+    let expected: Vec<String> = (0..200).map(|i| format!("t{i:03}")).collect();
+    assert_eq!(all, expected);
+    assert_eq!(store.stage_one_outputs().unwrap().len(), 200);
+}
+
+#[test]
+fn duplicate_thread_ids_follow_the_most_recently_active_file() {
+    let (_dir, mut store) = store();
+    let mut a = thread("dup", NOW - 9 * HOUR, "a");
+    a.rollout_path = "/sessions/a.jsonl".to_owned();
+    let mut b = thread("dup", NOW - 8 * HOUR, "b");
+    b.rollout_path = "/sessions/b.jsonl".to_owned();
+    store.upsert_threads(&[a.clone(), b], NOW).unwrap();
+    let record = store.thread("dup").unwrap().unwrap();
+    assert_eq!(record.rollout_path, "/sessions/b.jsonl");
+    // Re-scanning the older file does not flip the row back (and so does not re-queue it).
+    let watermark = record.source_watermark;
+    store.upsert_threads(&[a], NOW).unwrap();
+    let record = store.thread("dup").unwrap().unwrap();
+    assert_eq!(record.rollout_path, "/sessions/b.jsonl");
+    assert_eq!(record.source_watermark, watermark);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_async_handle_runs_calls_on_the_blocking_pool() {
+    let (_dir, mut store) = store();
+    store
+        .upsert_threads(&[thread("t", NOW - 7 * HOUR, "a")], NOW)
+        .unwrap();
+    let handle = AsyncStateStore::new(store);
+    let job = handle
+        .call(|s| s.claim_next_stage_one_job(&params(), NOW))
+        .await
+        .unwrap()
+        .unwrap();
+    let done = handle
+        .call(move |s| s.mark_stage_one_succeeded(&job, &output("t"), NOW))
+        .await
+        .unwrap();
+    assert!(done);
+    let outputs = handle.blocking(|s| s.stage_one_outputs()).unwrap();
+    assert_eq!(outputs.len(), 1);
+}
