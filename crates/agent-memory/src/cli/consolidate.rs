@@ -1,0 +1,148 @@
+//! `agent-memory consolidate`: phase 2 alone. Consolidates the stored stage-one outputs into
+//! the memory root (`<home>/memories/`) and reports what it did.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use memory_write::config::{MemoriesConfig, MemoriesToml, load_config_file};
+use memory_write::memory_root::MemoryRoot;
+use memory_write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
+use memory_write::{AsyncStateStore, StateStore};
+
+use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
+
+/// Environment variable naming the agent-memory home (as for `run`).
+const HOME_ENV: &str = "AGENT_MEMORY_HOME";
+/// Home used when neither `--home` nor the environment names one (as for `run`).
+const DEFAULT_HOME: &str = ".agent-memory";
+/// Config file looked for in the home when `--config` is not given (as for `run`).
+const CONFIG_FILE_NAME: &str = "config.toml";
+
+/// Arguments of `agent-memory consolidate`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ConsolidateArgs {
+    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
+    #[arg(long)]
+    home: Option<PathBuf>,
+    /// Model: `offline` (built in, no network), `openai:NAME` or `openai-chat:NAME`.
+    #[arg(long)]
+    model: Option<String>,
+    /// Base URL of an OpenAI-compatible server.
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Config file with a `[memories]` table (default: <home>/config.toml when present).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Respect the cooldown after a recent success even when there is new input.
+    #[arg(long)]
+    no_force: bool,
+    /// Print one JSON object instead of a summary.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: ConsolidateArgs) -> ExitCode {
+    match execute(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The home a command works in: the flag, else the environment, else `./.agent-memory`.
+pub(crate) fn resolve_home(flag: Option<&Path>) -> PathBuf {
+    flag.map(Path::to_path_buf)
+        .or_else(|| {
+            std::env::var_os(HOME_ENV)
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_HOME))
+}
+
+fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
+    let home = resolve_home(args.home.as_deref());
+    let file = match &args.config {
+        Some(path) => load_config_file(path)?,
+        None if home.join(CONFIG_FILE_NAME).is_file() => {
+            load_config_file(&home.join(CONFIG_FILE_NAME))?
+        }
+        None => MemoriesToml::default(),
+    };
+    let (config, warnings) = MemoriesConfig::resolve(&file);
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    let spec = args
+        .model
+        .clone()
+        .or_else(|| config.consolidation_model.clone())
+        .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
+    let model = model_from_spec(&spec, args.base_url.as_deref())?;
+    let store = AsyncStateStore::new(StateStore::open_home(&home)?);
+    let root = MemoryRoot::under_home(&home);
+    let options = PhaseTwoOptions {
+        force: !args.no_force,
+        ..PhaseTwoOptions::from_config(&config)
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let report = runtime
+        .block_on(run_phase_two(&store, &root, model.as_ref(), &options))
+        .context("phase 2 (consolidation) failed")?;
+    if args.json {
+        let mut json = serde_json::to_value(&report)?;
+        if let Some(object) = json.as_object_mut() {
+            object.insert("skipped".into(), report.skipped.clone().into());
+            object.insert("unchanged".into(), report.unchanged.into());
+            object.insert("pruned".into(), report.pruned.into());
+            object.insert("guard_missing".into(), report.guard_missing.into());
+            object.insert("model".into(), model.name().into());
+            object.insert(
+                "memory_root".into(),
+                root.dir().display().to_string().into(),
+            );
+        }
+        println!("{json}");
+    } else {
+        print!("{}", summary_text(&report, &model.name()));
+        println!("memory root: {}", root.dir().display());
+    }
+    Ok(())
+}
+
+/// The human summary of a phase-2 pass, shared with `run`.
+pub(crate) fn summary_text(report: &PhaseTwoReport, model: &str) -> String {
+    if let Some(reason) = &report.skipped {
+        return format!("phase 2 skipped: {reason}\n");
+    }
+    let mut out = format!(
+        "phase 2 ({model}): {} memories selected, {} files written, {} model call(s)",
+        report.selected, report.files_written, report.model_calls
+    );
+    if report.unchanged {
+        out.push_str(" (inputs unchanged since the last pass)");
+    }
+    out.push('\n');
+    if report.pruned > 0 {
+        out.push_str(&format!("  pruned {} stale memories\n", report.pruned));
+    }
+    if !report.guard_missing.is_empty() {
+        out.push_str(&format!(
+            "  the rewrite of MEMORY.md dropped {} anchor(s) and was rejected; the new material \
+             was appended instead (first: {})\n",
+            report.guard_missing.len(),
+            report
+                .guard_missing
+                .first()
+                .map(String::as_str)
+                .unwrap_or("")
+        ));
+    }
+    out
+}

@@ -1,0 +1,438 @@
+//! Phase 2 in the state store: the global consolidation lease, input selection, pruning and
+//! memory usage.
+//!
+//! The single `phase2_lease` row makes sure one consolidator runs at a time. A claim happens in
+//! a `BEGIN IMMEDIATE` transaction and hands out a fresh owner token; every later write on the
+//! row is guarded by that token, so a worker whose lease expired and was taken over can no
+//! longer finish, fail or extend it.
+//!
+//! A memory's *activity time* is the latest of its rollout's update time, its generation time
+//! and its last use. Selection keeps memories active within `max_unused_days`; pruning deletes
+//! unselected memories idle for longer.
+
+use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS, THREADS};
+use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+
+use super::StateStore;
+use crate::error::Result;
+
+const DAY_SECONDS: i64 = 24 * 3600;
+/// Upper bound of the failure backoff, however many attempts failed.
+const MAX_BACKOFF_SECONDS: i64 = 24 * 3600;
+
+/// SQL for the whitespace `TRIM` removes when deciding whether a text is blank.
+const BLANK: &str = "char(32, 9, 10, 13)";
+/// SQL for a memory's activity time in `stage1_outputs` aliased `o`.
+const ACTIVITY: &str = "MAX(o.source_updated_at, o.generated_at, COALESCE(o.last_used_at, 0))";
+
+/// How to claim the phase-2 lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhaseTwoClaimParams {
+    /// The current time, Unix seconds.
+    pub now: i64,
+    /// Lease length; the holder extends it by heartbeats.
+    pub lease_seconds: i64,
+    /// Quiet time after a success before the next pass.
+    pub cooldown_seconds: i64,
+    /// Ignore the cooldown and the failure backoff when there is new input since the last
+    /// success. A live lease held by another worker is always respected.
+    pub force: bool,
+}
+
+/// A held phase-2 lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseTwoLease {
+    /// Token proving ownership; needed for heartbeat, success and failure.
+    pub owner_token: String,
+    /// When the lease expires unless extended.
+    pub lease_expires_at: i64,
+    /// Input watermark seen at the claim; recorded as the success watermark.
+    pub input_watermark: i64,
+    /// Content hash of the inputs of the last successful pass.
+    pub last_input_hash: Option<String>,
+}
+
+/// The outcome of a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PhaseTwoClaim {
+    /// The lease is ours.
+    Claimed(PhaseTwoLease),
+    /// Another worker holds a live lease.
+    SkippedRunning {
+        /// When that lease expires.
+        lease_expires_at: i64,
+    },
+    /// The last pass succeeded less than the cooldown ago.
+    SkippedCooldown {
+        /// When the cooldown ends.
+        until: i64,
+    },
+    /// The last pass failed and its backoff has not run out.
+    SkippedBackoff {
+        /// When a retry is allowed.
+        until: i64,
+    },
+}
+
+impl PhaseTwoClaim {
+    /// Why the claim was skipped, for reports; `None` when claimed.
+    pub fn skip_reason(&self) -> Option<&'static str> {
+        match self {
+            PhaseTwoClaim::Claimed(_) => None,
+            PhaseTwoClaim::SkippedRunning { .. } => Some("another consolidator is running"),
+            PhaseTwoClaim::SkippedCooldown { .. } => Some("cooling down after a recent success"),
+            PhaseTwoClaim::SkippedBackoff { .. } => Some("backing off after a failure"),
+        }
+    }
+}
+
+/// The phase-2 lease row as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseTwoState {
+    /// Row status.
+    pub status: JobStatus,
+    /// Token of the holder, while running.
+    pub owner_token: Option<String>,
+    /// Lease expiry, while running.
+    pub lease_expires_at: Option<i64>,
+    /// Last heartbeat.
+    pub heartbeat_at: Option<i64>,
+    /// Failed passes since the last success.
+    pub attempts: i64,
+    /// Newest input seen.
+    pub input_watermark: i64,
+    /// Input watermark of the last success.
+    pub last_success_watermark: Option<i64>,
+    /// Time of the last success.
+    pub last_success_at: Option<i64>,
+    /// Content hash of the last success's inputs.
+    pub last_input_hash: Option<String>,
+    /// Error of the last failure.
+    pub last_error: Option<String>,
+    /// Earliest retry after a failure.
+    pub retry_after_at: Option<i64>,
+}
+
+/// What a successful pass consumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseTwoSuccess<'a> {
+    /// The current time, Unix seconds.
+    pub now: i64,
+    /// Content hash of the pass's inputs and outputs.
+    pub input_hash: &'a str,
+    /// `(thread_id, source_updated_at)` of each selected output, marked selected.
+    pub selected: &'a [(String, i64)],
+}
+
+impl StateStore {
+    /// Tries to take the phase-2 lease (see [`PhaseTwoClaimParams`]).
+    pub fn claim_phase_two(&mut self, params: PhaseTwoClaimParams) -> Result<PhaseTwoClaim> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // The row is created by the migration; re-create it if someone deleted it.
+        tx.execute(
+            &format!("INSERT OR IGNORE INTO {PHASE_TWO_LEASE} (id) VALUES (1)"),
+            [],
+        )?;
+        let state = read_state(&tx)?;
+        let now = params.now;
+        let new_input = state.input_watermark > state.last_success_watermark.unwrap_or(-1);
+        let forced = params.force && new_input;
+
+        if state.status == JobStatus::Running
+            && let Some(expires) = state.lease_expires_at.filter(|expires| *expires > now)
+        {
+            return Ok(PhaseTwoClaim::SkippedRunning {
+                lease_expires_at: expires,
+            });
+        }
+        if !forced {
+            if let Some(until) = state.retry_after_at.filter(|until| *until > now) {
+                return Ok(PhaseTwoClaim::SkippedBackoff { until });
+            }
+            if state.last_error.is_none()
+                && let Some(success) = state.last_success_at
+            {
+                let until = success.saturating_add(params.cooldown_seconds);
+                if until > now {
+                    return Ok(PhaseTwoClaim::SkippedCooldown { until });
+                }
+            }
+        }
+
+        let owner_token = uuid::Uuid::new_v4().to_string();
+        let lease_expires_at = now.saturating_add(params.lease_seconds);
+        tx.execute(
+            &format!(
+                "UPDATE {PHASE_TWO_LEASE}
+                 SET status = 'running', owner_token = ?1, lease_expires_at = ?2, heartbeat_at = ?3
+                 WHERE id = 1"
+            ),
+            params![owner_token, lease_expires_at, now],
+        )?;
+        tx.commit()?;
+        Ok(PhaseTwoClaim::Claimed(PhaseTwoLease {
+            owner_token,
+            lease_expires_at,
+            input_watermark: state.input_watermark,
+            last_input_hash: state.last_input_hash,
+        }))
+    }
+
+    /// Extends a held lease to `now + lease_seconds`. Returns `false` when the lease is no
+    /// longer ours (it expired and another worker took it, or it was finished).
+    pub fn heartbeat_phase_two(
+        &mut self,
+        owner_token: &str,
+        now: i64,
+        lease_seconds: i64,
+    ) -> Result<bool> {
+        let changed = self.conn.execute(
+            &format!(
+                "UPDATE {PHASE_TWO_LEASE}
+                 SET lease_expires_at = ?1, heartbeat_at = ?2
+                 WHERE id = 1 AND status = 'running' AND owner_token = ?3"
+            ),
+            params![now.saturating_add(lease_seconds), now, owner_token],
+        )?;
+        Ok(changed == 1)
+    }
+
+    /// Finishes a held lease successfully: records the watermark seen at the claim, the input
+    /// hash and the time, clears errors and attempts, and marks exactly the consumed outputs
+    /// as selected (all others unselected). Returns `false`, changing nothing, when the lease
+    /// is no longer ours.
+    pub fn complete_phase_two(
+        &mut self,
+        lease: &PhaseTwoLease,
+        success: &PhaseTwoSuccess<'_>,
+    ) -> Result<bool> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let changed = tx.execute(
+            &format!(
+                "UPDATE {PHASE_TWO_LEASE}
+                 SET status = 'done', owner_token = NULL, lease_expires_at = NULL,
+                     attempts = 0, last_error = NULL, retry_after_at = NULL,
+                     last_success_at = ?1, last_input_hash = ?2,
+                     last_success_watermark = MAX(COALESCE(last_success_watermark, ?3), ?3)
+                 WHERE id = 1 AND status = 'running' AND owner_token = ?4"
+            ),
+            params![
+                success.now,
+                success.input_hash,
+                lease.input_watermark,
+                lease.owner_token
+            ],
+        )?;
+        if changed != 1 {
+            return Ok(false);
+        }
+        tx.execute(
+            &format!(
+                "UPDATE {STAGE_ONE_OUTPUTS} SET selected = 0, selected_source_updated_at = NULL
+                 WHERE selected != 0 OR selected_source_updated_at IS NOT NULL"
+            ),
+            [],
+        )?;
+        {
+            let mut mark = tx.prepare(&format!(
+                "UPDATE {STAGE_ONE_OUTPUTS} SET selected = 1, selected_source_updated_at = ?2
+                 WHERE thread_id = ?1 AND source_updated_at = ?2"
+            ))?;
+            for (thread_id, source_updated_at) in success.selected {
+                mark.execute(params![thread_id, source_updated_at])?;
+            }
+        }
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// Records a failed pass on a held lease: the row goes to error with `error`, and retries
+    /// wait `backoff_seconds`, doubled for each further consecutive failure (capped at a day).
+    /// Returns `false` when the lease is no longer ours.
+    pub fn fail_phase_two(
+        &mut self,
+        owner_token: &str,
+        now: i64,
+        error: &str,
+        backoff_seconds: i64,
+    ) -> Result<bool> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let state = read_state(&tx)?;
+        if state.status != JobStatus::Running || state.owner_token.as_deref() != Some(owner_token) {
+            return Ok(false);
+        }
+        let attempts = state.attempts.saturating_add(1);
+        let shift = u32::try_from(attempts.saturating_sub(1).clamp(0, 20)).unwrap_or(20);
+        let backoff = backoff_seconds
+            .max(0)
+            .saturating_mul(1i64 << shift)
+            .min(MAX_BACKOFF_SECONDS.max(backoff_seconds));
+        tx.execute(
+            &format!(
+                "UPDATE {PHASE_TWO_LEASE}
+                 SET status = 'error', owner_token = NULL, lease_expires_at = NULL,
+                     attempts = ?1, last_error = ?2, retry_after_at = ?3
+                 WHERE id = 1"
+            ),
+            params![attempts, error, now.saturating_add(backoff)],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// Notes new phase-2 input (a stage-one output stored or deleted, a thread forgotten):
+    /// moves the input watermark forward, which lets a forced pass skip the cooldown. Phase 1
+    /// does the same inside its own transactions.
+    pub fn enqueue_phase_two(&mut self, now: i64) -> Result<()> {
+        self.conn.execute(
+            &format!(
+                "UPDATE {PHASE_TWO_LEASE} SET input_watermark = MAX(input_watermark + 1, ?1)
+                 WHERE id = 1"
+            ),
+            params![now],
+        )?;
+        Ok(())
+    }
+
+    /// The phase-2 lease row.
+    pub fn phase_two_state(&self) -> Result<PhaseTwoState> {
+        read_state(&self.conn)
+    }
+
+    /// The phase-2 input: at most `limit` stage-one outputs of threads with memory enabled,
+    /// active within `max_unused_days` of `now`, with a non-blank raw memory or summary; ranked
+    /// by usage count, then last use or rollout update, then rollout update, then thread id;
+    /// returned sorted by thread id so the files do not churn.
+    pub fn select_phase_two_inputs(
+        &self,
+        now: i64,
+        limit: usize,
+        max_unused_days: i64,
+    ) -> Result<Vec<StageOneOutputRecord>> {
+        let cutoff = now.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
+        let mut statement = self.conn.prepare(&format!(
+            "SELECT o.thread_id, t.cwd, t.rollout_path, o.raw_memory, o.rollout_summary,
+                    o.rollout_slug, o.source_updated_at, o.generated_at, o.usage_count,
+                    o.last_used_at, o.selected
+             FROM {STAGE_ONE_OUTPUTS} o JOIN {THREADS} t ON t.id = o.thread_id
+             WHERE t.memory_mode = 'enabled'
+               AND (TRIM(o.raw_memory, {BLANK}) != '' OR TRIM(o.rollout_summary, {BLANK}) != '')
+               AND {ACTIVITY} >= ?1
+             ORDER BY o.usage_count DESC,
+                      MAX(o.source_updated_at, COALESCE(o.last_used_at, 0)) DESC,
+                      o.source_updated_at DESC, o.thread_id DESC
+             LIMIT ?2"
+        ))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut records = statement
+            .query_map(params![cutoff, limit], |row| {
+                Ok(StageOneOutputRecord {
+                    thread_id: row.get(0)?,
+                    cwd: row.get(1)?,
+                    rollout_path: row.get(2)?,
+                    raw_memory: row.get(3)?,
+                    rollout_summary: row.get(4)?,
+                    rollout_slug: row.get(5)?,
+                    source_updated_at: row.get(6)?,
+                    generated_at: row.get(7)?,
+                    usage_count: u64::try_from(row.get::<_, i64>(8)?).unwrap_or(0),
+                    last_used_at: row.get(9)?,
+                    selected: row.get::<_, i64>(10)? != 0,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        records.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+        Ok(records)
+    }
+
+    /// Deletes at most `limit` stage-one outputs that the last pass did not select and that
+    /// have been idle longer than `max_unused_days`, stalest first. Returns how many.
+    pub fn prune_phase_two_outputs(
+        &mut self,
+        now: i64,
+        max_unused_days: i64,
+        limit: usize,
+    ) -> Result<usize> {
+        let cutoff = now.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let deleted = self.conn.execute(
+            &format!(
+                "DELETE FROM {STAGE_ONE_OUTPUTS} WHERE thread_id IN (
+                     SELECT o.thread_id FROM {STAGE_ONE_OUTPUTS} o
+                     WHERE o.selected = 0 AND {ACTIVITY} < ?1
+                     ORDER BY {ACTIVITY} ASC, o.thread_id ASC
+                     LIMIT ?2)"
+            ),
+            params![cutoff, limit],
+        )?;
+        Ok(deleted)
+    }
+
+    /// Records that the memories of `thread_ids` were used at `now`: usage count plus one and
+    /// last use. Unknown ids are ignored. Returns how many outputs were updated.
+    pub fn record_memory_usage(&mut self, thread_ids: &[String], now: i64) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut updated = 0;
+        {
+            let mut statement = tx.prepare(&format!(
+                "UPDATE {STAGE_ONE_OUTPUTS}
+                 SET usage_count = usage_count + 1, last_used_at = ?2 WHERE thread_id = ?1"
+            ))?;
+            for thread_id in thread_ids {
+                updated += statement.execute(params![thread_id, now])?;
+            }
+        }
+        tx.commit()?;
+        Ok(updated)
+    }
+}
+
+fn read_state(conn: &rusqlite::Connection) -> Result<PhaseTwoState> {
+    let state = conn
+        .query_row(
+            &format!(
+                "SELECT status, owner_token, lease_expires_at, heartbeat_at, attempts,
+                        input_watermark, last_success_watermark, last_success_at,
+                        last_input_hash, last_error, retry_after_at
+                 FROM {PHASE_TWO_LEASE} WHERE id = 1"
+            ),
+            [],
+            |row| {
+                Ok(PhaseTwoState {
+                    // An unknown stored status is read as an error row: never as running.
+                    status: JobStatus::parse(&row.get::<_, String>(0)?).unwrap_or(JobStatus::Error),
+                    owner_token: row.get(1)?,
+                    lease_expires_at: row.get(2)?,
+                    heartbeat_at: row.get(3)?,
+                    attempts: row.get(4)?,
+                    input_watermark: row.get(5)?,
+                    last_success_watermark: row.get(6)?,
+                    last_success_at: row.get(7)?,
+                    last_input_hash: row.get(8)?,
+                    last_error: row.get(9)?,
+                    retry_after_at: row.get(10)?,
+                })
+            },
+        )
+        .optional()?;
+    Ok(state.unwrap_or(PhaseTwoState {
+        status: JobStatus::Pending,
+        owner_token: None,
+        lease_expires_at: None,
+        heartbeat_at: None,
+        attempts: 0,
+        input_watermark: 0,
+        last_success_watermark: None,
+        last_success_at: None,
+        last_input_hash: None,
+        last_error: None,
+        retry_after_at: None,
+    }))
+}
