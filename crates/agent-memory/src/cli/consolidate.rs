@@ -1,23 +1,17 @@
 //! `agent-memory consolidate`: phase 2 alone. Consolidates the stored stage-one outputs into
 //! the memory root (`<home>/memories/`) and reports what it did.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use memory_write::config::{MemoriesConfig, MemoriesToml, load_config_file};
 use memory_write::memory_root::MemoryRoot;
 use memory_write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
 use memory_write::{AsyncStateStore, StateStore};
 
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 
-/// Environment variable naming the agent-memory home (as for `run`).
-const HOME_ENV: &str = "AGENT_MEMORY_HOME";
-/// Home used when neither `--home` nor the environment names one (as for `run`).
-const DEFAULT_HOME: &str = ".agent-memory";
-/// Config file looked for in the home when `--config` is not given (as for `run`).
-const CONFIG_FILE_NAME: &str = "config.toml";
+use super::home::{load_config, resolve_home, runtime};
 
 /// Arguments of `agent-memory consolidate`.
 #[derive(Debug, clap::Args)]
@@ -52,30 +46,9 @@ pub(crate) fn run(args: ConsolidateArgs) -> ExitCode {
     }
 }
 
-/// The home a command works in: the flag, else the environment, else `./.agent-memory`.
-pub(crate) fn resolve_home(flag: Option<&Path>) -> PathBuf {
-    flag.map(Path::to_path_buf)
-        .or_else(|| {
-            std::env::var_os(HOME_ENV)
-                .filter(|value| !value.is_empty())
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_HOME))
-}
-
 fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
     let home = resolve_home(args.home.as_deref());
-    let file = match &args.config {
-        Some(path) => load_config_file(path)?,
-        None if home.join(CONFIG_FILE_NAME).is_file() => {
-            load_config_file(&home.join(CONFIG_FILE_NAME))?
-        }
-        None => MemoriesToml::default(),
-    };
-    let (config, warnings) = MemoriesConfig::resolve(&file);
-    for warning in warnings {
-        eprintln!("warning: {warning}");
-    }
+    let (_, config) = load_config(args.config.as_deref(), &home)?;
     let spec = args
         .model
         .clone()
@@ -88,10 +61,7 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
         force: !args.no_force,
         ..PhaseTwoOptions::from_config(&config)
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = runtime()?;
     let report = runtime
         .block_on(run_phase_two(&store, &root, model.as_ref(), &options))
         .context("phase 2 (consolidation) failed")?;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod consolidate;
+mod home;
 mod redact;
 mod run;
 mod show;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
-use memory_write::config::{MemoriesConfig, MemoriesToml, load_config_file};
+use memory_write::config::{MemoriesConfig, MemoriesToml};
 use memory_write::memory_root::MemoryRoot;
 use memory_write::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
 use memory_write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
@@ -25,12 +25,7 @@ use memory_write::{
 
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 
-/// Environment variable naming the agent-memory home.
-const HOME_ENV: &str = "AGENT_MEMORY_HOME";
-/// Home used when neither `--home` nor the environment names one.
-const DEFAULT_HOME: &str = ".agent-memory";
-/// Config file looked for in the home when `--config` is not given.
-const CONFIG_FILE_NAME: &str = "config.toml";
+use super::home::{load_config, resolve_home, runtime};
 
 /// Arguments of `agent-memory run`.
 #[derive(Debug, clap::Args)]
@@ -71,20 +66,8 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
 }
 
 fn execute(args: RunArgs) -> anyhow::Result<()> {
-    let home = args
-        .home
-        .clone()
-        .or_else(|| {
-            std::env::var_os(HOME_ENV)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_HOME));
-    let file = load_config(args.config.as_deref(), &home)?;
-    let (config, warnings) = MemoriesConfig::resolve(&file);
-    for warning in warnings {
-        eprintln!("warning: {warning}");
-    }
+    let home = resolve_home(args.home.as_deref());
+    let (file, config) = load_config(args.config.as_deref(), &home)?;
     let (rollouts_dir, explicit) = match &args.rollouts_dir {
         Some(dir) => (dir.clone(), true),
         None => (default_sessions_dir()?, false),
@@ -130,10 +113,7 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
     };
     let observer = (!args.json && std::io::stderr().is_terminal())
         .then(|| Arc::new(Progress::default()) as Arc<dyn PhaseOneObserver>);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = runtime()?;
     let store = AsyncStateStore::new(store);
     let report = runtime.block_on(run_phase_one(
         &store,
@@ -213,17 +193,6 @@ impl RunPlan {
             }
         }
     }
-}
-
-fn load_config(flag: Option<&Path>, home: &Path) -> anyhow::Result<MemoriesToml> {
-    if let Some(path) = flag {
-        return Ok(load_config_file(path)?);
-    }
-    let default = home.join(CONFIG_FILE_NAME);
-    if default.is_file() {
-        return Ok(load_config_file(&default)?);
-    }
-    Ok(MemoriesToml::default())
 }
 
 fn default_sessions_dir() -> anyhow::Result<PathBuf> {

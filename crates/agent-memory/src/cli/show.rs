@@ -9,7 +9,7 @@ use memory_protocol::names::memory_root as names;
 use memory_write::memory_root::MemoryRoot;
 use memory_write::phase_two::{DEFAULT_SUMMARY_TOKEN_BUDGET, render_memory_injection};
 
-use super::consolidate::resolve_home;
+use super::home::resolve_home;
 
 /// Arguments of `agent-memory show`.
 #[derive(Debug, clap::Args)]

@@ -1,0 +1,52 @@
+//! What every command that works on a home shares: finding the home, loading its config, and
+//! starting the async runtime.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use memory_write::config::{MemoriesConfig, MemoriesToml, load_config_file};
+
+/// Environment variable naming the agent-memory home.
+const HOME_ENV: &str = "AGENT_MEMORY_HOME";
+/// Home used when neither `--home` nor the environment names one.
+const DEFAULT_HOME: &str = ".agent-memory";
+/// Config file looked for in the home when `--config` is not given.
+const CONFIG_FILE_NAME: &str = "config.toml";
+
+/// The home a command works in: the flag, else `$AGENT_MEMORY_HOME`, else `./.agent-memory`.
+pub(crate) fn resolve_home(flag: Option<&Path>) -> PathBuf {
+    flag.map(Path::to_path_buf)
+        .or_else(|| {
+            std::env::var_os(HOME_ENV)
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_HOME))
+}
+
+/// The config file (the flag, else `<home>/config.toml` when present, else defaults) as written
+/// and as resolved. Clamping warnings go to stderr.
+pub(crate) fn load_config(
+    flag: Option<&Path>,
+    home: &Path,
+) -> anyhow::Result<(MemoriesToml, MemoriesConfig)> {
+    let default = home.join(CONFIG_FILE_NAME);
+    let file = match flag {
+        Some(path) => load_config_file(path)?,
+        None if default.is_file() => load_config_file(&default)?,
+        None => MemoriesToml::default(),
+    };
+    let (config, warnings) = MemoriesConfig::resolve(&file);
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok((file, config))
+}
+
+/// A multi-threaded runtime for the async write path.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
