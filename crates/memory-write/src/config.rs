@@ -34,6 +34,12 @@ pub const DEFAULT_MAX_UNUSED_DAYS: i64 = 30;
 /// Range of `max_unused_days`.
 pub const MAX_UNUSED_DAYS_RANGE: RangeInclusive<i64> = 0..=365;
 
+/// Quiet time after a successful consolidation, in hours (an agent-memory key; codex has a
+/// fixed 6 h).
+pub const DEFAULT_CONSOLIDATION_COOLDOWN_HOURS: i64 = 6;
+/// Range of `consolidation_cooldown_hours`.
+pub const CONSOLIDATION_COOLDOWN_HOURS_RANGE: RangeInclusive<i64> = 0..=168;
+
 /// The `[memories]` table as the file wrote it: `None` for a key the file does not set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemoriesToml {
@@ -61,6 +67,8 @@ pub struct MemoriesToml {
     pub extract_model: Option<String>,
     /// `consolidation_model`: a model spec for phase 2.
     pub consolidation_model: Option<String>,
+    /// `consolidation_cooldown_hours`.
+    pub consolidation_cooldown_hours: Option<i64>,
 }
 
 /// The `[memories]` settings with defaults applied and numbers clamped into range.
@@ -90,6 +98,8 @@ pub struct MemoriesConfig {
     pub extract_model: Option<String>,
     /// Model spec for phase 2, when set.
     pub consolidation_model: Option<String>,
+    /// Quiet time after a successful consolidation, in hours.
+    pub consolidation_cooldown_hours: i64,
 }
 
 impl Default for MemoriesConfig {
@@ -159,6 +169,12 @@ impl MemoriesConfig {
             ),
             extract_model: file.extract_model.clone(),
             consolidation_model: file.consolidation_model.clone(),
+            consolidation_cooldown_hours: clamp(
+                "consolidation_cooldown_hours",
+                file.consolidation_cooldown_hours,
+                DEFAULT_CONSOLIDATION_COOLDOWN_HOURS,
+                CONSOLIDATION_COOLDOWN_HOURS_RANGE,
+            ),
         };
         (config, warnings)
     }
@@ -214,6 +230,9 @@ pub fn parse_config(text: &str) -> Result<MemoriesToml, String> {
             }
             "extract_model" => parsed.extract_model = Some(string(&field, value)?),
             "consolidation_model" => parsed.consolidation_model = Some(string(&field, value)?),
+            "consolidation_cooldown_hours" => {
+                parsed.consolidation_cooldown_hours = Some(integer(&field, value)?);
+            }
             _ => return Err(format!("unknown key `{field}`")),
         }
     }
@@ -258,6 +277,29 @@ mod tests {
         assert_eq!(config.max_unused_days, 30);
         assert!(config.generate_memories && config.use_memories);
         assert!(!config.dedicated_tools && !config.disable_on_external_context);
+        assert_eq!(config.consolidation_cooldown_hours, 6);
+    }
+
+    #[test]
+    fn the_consolidation_cooldown_is_configurable_and_reaches_phase_two() {
+        let file = parse_config(
+            "[memories]
+consolidation_cooldown_hours = 1
+",
+        )
+        .unwrap();
+        let (config, warnings) = MemoriesConfig::resolve(&file);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(config.consolidation_cooldown_hours, 1);
+        let options = crate::phase_two::PhaseTwoOptions::from_config(&config);
+        assert_eq!(options.cooldown_seconds, 3600);
+        let too_long = parse_config("[memories]\nconsolidation_cooldown_hours = 1000\n").unwrap();
+        assert_eq!(
+            MemoriesConfig::resolve(&too_long)
+                .0
+                .consolidation_cooldown_hours,
+            168
+        );
     }
 
     #[test]

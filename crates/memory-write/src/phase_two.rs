@@ -92,11 +92,13 @@ impl Default for PhaseTwoOptions {
 }
 
 impl PhaseTwoOptions {
-    /// Defaults with the selection size and the unused-days window from the config.
+    /// Defaults with the selection size, the unused-days window and the cooldown from the
+    /// config.
     pub fn from_config(config: &MemoriesConfig) -> Self {
         PhaseTwoOptions {
             max_selected: usize::try_from(config.max_raw_memories_for_consolidation).unwrap_or(256),
             max_unused_days: config.max_unused_days,
+            cooldown_seconds: config.consolidation_cooldown_hours.saturating_mul(3600),
             ..PhaseTwoOptions::default()
         }
     }
@@ -216,6 +218,24 @@ async fn consolidate(
     {
         report.unchanged = true;
         return finish(store, lease, &hash, &selected, report).await;
+    }
+
+    if selected.is_empty()
+        && old_memory
+            .as_deref()
+            .is_none_or(|text| text.trim().is_empty())
+    {
+        // Nothing was ever remembered, so a model has nothing to consolidate. The lease is
+        // given back without recording a pass, so no cooldown delays the first real one.
+        let token = lease.owner_token.clone();
+        if !store
+            .call(move |store| store.release_phase_two(&token))
+            .await?
+        {
+            return Err(Error::LeaseLost);
+        }
+        report.skipped = Some("no memories to consolidate yet".to_owned());
+        return Ok(());
     }
 
     let old_memory = old_memory.unwrap_or_default();

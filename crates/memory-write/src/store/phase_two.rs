@@ -200,6 +200,20 @@ impl StateStore {
         Ok(changed == 1)
     }
 
+    /// Gives a held lease back without recording a pass: no success time (so no cooldown
+    /// starts), no error and no backoff. Returns `false` when the lease is no longer ours.
+    pub fn release_phase_two(&mut self, owner_token: &str) -> Result<bool> {
+        let changed = self.conn.execute(
+            &format!(
+                "UPDATE {PHASE_TWO_LEASE}
+                 SET status = 'pending', owner_token = NULL, lease_expires_at = NULL
+                 WHERE id = 1 AND status = 'running' AND owner_token = ?1"
+            ),
+            params![owner_token],
+        )?;
+        Ok(changed == 1)
+    }
+
     /// Finishes a held lease successfully: records the watermark seen at the claim, the input
     /// hash and the time, clears errors and attempts, and marks exactly the consumed outputs
     /// as selected (all others unselected). Returns `false`, changing nothing, when the lease

@@ -257,6 +257,25 @@ async fn a_pass_writes_the_memory_root_and_a_second_makes_no_model_call() {
 }
 
 #[tokio::test]
+async fn nothing_remembered_yet_needs_no_model_call_and_input_later_runs_at_once() {
+    let home = Home::new();
+    let model = FakeModel::appending();
+    let report = home.run(&model, &PhaseTwoOptions::default()).await.unwrap();
+    assert_eq!((report.ran, report.model_calls), (false, 0), "{report:?}");
+    assert_eq!(
+        report.skipped.as_deref(),
+        Some("no memories to consolidate yet")
+    );
+    assert_eq!(home.read("MEMORY.md"), None);
+
+    // The empty pass must not start a cooldown that delays the first real consolidation.
+    home.output("thread-a", "the build needs protoc installed");
+    let report = home.run(&model, &PhaseTwoOptions::default()).await.unwrap();
+    assert_eq!((report.ran, report.model_calls), (true, 1), "{report:?}");
+    assert!(home.read("MEMORY.md").is_some());
+}
+
+#[tokio::test]
 async fn new_input_or_a_deleted_file_brings_the_model_back() {
     let home = Home::new();
     home.output("t1", "first fact");
