@@ -175,9 +175,9 @@ impl Vars {
     /// Renders the template with these variables.
     pub(crate) fn render(self) -> Result<String> {
         let template_name = self.template.name;
-        let render_error = |source| Error::Render {
+        let render_error = |error| Error::Render {
             template: template_name,
-            source,
+            error,
         };
         environment()?
             .get_template(template_name)

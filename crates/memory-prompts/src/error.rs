@@ -12,13 +12,14 @@ pub enum Error {
         message: String,
     },
     /// A template failed to render (for example it uses a variable its context lacks).
-    #[error("template {template} failed to render: {source}")]
+    // The cause is part of the message and deliberately not a `source()`, so a report that
+    // prints the error chain does not repeat it.
+    #[error("template {template} failed to render: {error}")]
     Render {
         /// The template that failed.
         template: &'static str,
         /// The engine's error.
-        #[source]
-        source: minijinja::Error,
+        error: minijinja::Error,
     },
     /// The context cannot produce a meaningful prompt.
     #[error("invalid context for template {template}: {reason}")]

@@ -8,13 +8,14 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be opened or read.
-    #[error("cannot read `{}`: {source}", path.display())]
+    // The cause is part of the message and deliberately not a `source()`, so a report that
+    // prints the error chain does not repeat it.
+    #[error("cannot read `{}`: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 

@@ -200,9 +200,9 @@ pub fn read_rollout(reader: impl Read, options: &ReaderOptions) -> RolloutRead {
 /// Reads a rollout file. Fails only when the file cannot be opened or read; malformed lines
 /// become diagnostics.
 pub fn read_rollout_path(path: &Path, options: &ReaderOptions) -> Result<RolloutRead> {
-    let io_error = |source| Error::Io {
+    let io_error = |error| Error::Io {
         path: path.to_owned(),
-        source,
+        error,
     };
     let file = File::open(path).map_err(io_error)?;
     let mut reader = RolloutReader::new(

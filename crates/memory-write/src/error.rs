@@ -7,12 +7,14 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// The state database could not be opened or prepared.
-    #[error("cannot open state database {path}: {source}")]
+    // Causes are part of the messages and deliberately not a `source()`, so a report that
+    // prints the error chain does not repeat them.
+    #[error("cannot open state database {path}: {error}")]
     Open {
         /// Path of the database file.
         path: PathBuf,
         /// What SQLite said.
-        source: rusqlite::Error,
+        error: rusqlite::Error,
     },
     /// A state database operation failed.
     #[error("state database: {0}")]
@@ -28,12 +30,12 @@ pub enum Error {
         supported: i64,
     },
     /// A file or folder could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The file or folder.
         path: PathBuf,
         /// What the system said.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The config file is not valid.
     #[error("config file {path}: {message}")]
@@ -72,10 +74,10 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 }

@@ -123,9 +123,9 @@ impl StateStore {
 
     /// Opens (creating when missing) the database at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<StateStore> {
-        let open_error = |source| Error::Open {
+        let open_error = |error| Error::Open {
             path: path.to_owned(),
-            source,
+            error,
         };
         let conn = Connection::open(path).map_err(open_error)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
