@@ -6,7 +6,7 @@
 //! - [`protocol`]: wire types and the [`ModelClient`] trait;
 //! - [`sanitize`]: reading, filtering, redacting, escaping, counting and truncating text;
 //! - [`prompts`]: every prompt template with its typed render function;
-//! - [`write`]: the state store and the two-phase write path;
+//! - [`write`](mod@crate::write): the state store and the two-phase write path;
 //! - [`compaction`]: compaction and working memory;
 //! - [`goals`]: thread goals and steering;
 //! - [`introspect`]: memory states, blocks and tools.
