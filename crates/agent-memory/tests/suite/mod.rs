@@ -3,3 +3,4 @@
 mod consolidate_cli;
 mod offline;
 mod openai;
+mod run_cli;
