@@ -1,7 +1,6 @@
 //! `agent-memory consolidate`: phase 2 alone. Consolidates the stored stage-one outputs into
 //! the memory root (`<home>/memories/`) and reports what it did.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -11,23 +10,13 @@ use memory_write::{AsyncStateStore, StateStore};
 
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 
-use super::home::{load_config, resolve_home, runtime};
+use super::home::{CommonArgs, load_config, resolve_home, runtime};
 
 /// Arguments of `agent-memory consolidate`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ConsolidateArgs {
-    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
-    #[arg(long)]
-    home: Option<PathBuf>,
-    /// Model: `offline` (built in, no network), `openai:NAME` or `openai-chat:NAME`.
-    #[arg(long)]
-    model: Option<String>,
-    /// Base URL of an OpenAI-compatible server.
-    #[arg(long)]
-    base_url: Option<String>,
-    /// Config file with a `[memories]` table (default: <home>/config.toml when present).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
     /// Respect the cooldown after a recent success even when there is new input.
     #[arg(long)]
     no_force: bool,
@@ -47,14 +36,15 @@ pub(crate) fn run(args: ConsolidateArgs) -> ExitCode {
 }
 
 fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
-    let home = resolve_home(args.home.as_deref());
-    let (_, config) = load_config(args.config.as_deref(), &home)?;
+    let home = resolve_home(args.common.home.as_deref());
+    let (_, config) = load_config(args.common.config.as_deref(), &home)?;
     let spec = args
+        .common
         .model
         .clone()
         .or_else(|| config.consolidation_model.clone())
         .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
-    let model = model_from_spec(&spec, args.base_url.as_deref())?;
+    let model = model_from_spec(&spec, args.common.base_url.as_deref())?;
     let store = AsyncStateStore::new(StateStore::open_home(&home)?);
     let root = MemoryRoot::under_home(&home);
     let options = PhaseTwoOptions {

@@ -1,5 +1,5 @@
-//! What every command that works on a home shares: finding the home, loading its config, and
-//! starting the async runtime.
+//! What every command that works on a home shares: its options, finding the home, loading
+//! its config, and starting the async runtime.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +12,23 @@ const HOME_ENV: &str = "AGENT_MEMORY_HOME";
 const DEFAULT_HOME: &str = ".agent-memory";
 /// Config file looked for in the home when `--config` is not given.
 const CONFIG_FILE_NAME: &str = "config.toml";
+
+/// The options of every command that runs the write path.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CommonArgs {
+    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
+    #[arg(long)]
+    pub(crate) home: Option<PathBuf>,
+    /// Model: `offline` (built in, no network), `openai:NAME` or `openai-chat:NAME`.
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+    /// Base URL of an OpenAI-compatible server.
+    #[arg(long)]
+    pub(crate) base_url: Option<String>,
+    /// Config file with a `[memories]` table (default: <home>/config.toml when present).
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+}
 
 /// The home a command works in: the flag, else `$AGENT_MEMORY_HOME`, else `./.agent-memory`.
 pub(crate) fn resolve_home(flag: Option<&Path>) -> PathBuf {

@@ -25,22 +25,15 @@ use memory_write::{
 
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 
-use super::home::{load_config, resolve_home, runtime};
+use super::home::{CommonArgs, load_config, resolve_home, runtime};
 
 /// Arguments of `agent-memory run`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
     /// Folder of rollout files (default: ~/.codex/sessions, with codex's startup limits).
     rollouts_dir: Option<PathBuf>,
-    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
-    #[arg(long)]
-    home: Option<PathBuf>,
-    /// Model: `offline` (built in, no network), `openai:NAME` or `openai-chat:NAME`.
-    #[arg(long)]
-    model: Option<String>,
-    /// Base URL of an OpenAI-compatible server.
-    #[arg(long)]
-    base_url: Option<String>,
+    #[command(flatten)]
+    common: CommonArgs,
     /// Print one JSON object instead of a summary.
     #[arg(long)]
     json: bool,
@@ -50,9 +43,6 @@ pub(crate) struct RunArgs {
     /// Only rollouts active within this many days.
     #[arg(long)]
     max_age_days: Option<u64>,
-    /// Config file with a `[memories]` table (default: <home>/config.toml when present).
-    #[arg(long)]
-    config: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: RunArgs) -> ExitCode {
@@ -66,19 +56,20 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
 }
 
 fn execute(args: RunArgs) -> anyhow::Result<()> {
-    let home = resolve_home(args.home.as_deref());
-    let (file, config) = load_config(args.config.as_deref(), &home)?;
+    let home = resolve_home(args.common.home.as_deref());
+    let (file, config) = load_config(args.common.config.as_deref(), &home)?;
     let (rollouts_dir, explicit) = match &args.rollouts_dir {
         Some(dir) => (dir.clone(), true),
         None => (default_sessions_dir()?, false),
     };
     let plan = RunPlan::new(&args, &file, &config, explicit);
     let spec = args
+        .common
         .model
         .clone()
         .or_else(|| config.extract_model.clone())
         .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
-    let model = model_from_spec(&spec, args.base_url.as_deref())?;
+    let model = model_from_spec(&spec, args.common.base_url.as_deref())?;
 
     let mut store = StateStore::open_home(&home)?;
     let scan_options = ScanOptions {
@@ -128,7 +119,9 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
 
     // Phase 2 ends the run, forced: new input from this run skips the success cooldown.
     let consolidation_model = match &config.consolidation_model {
-        Some(spec) if args.model.is_none() => model_from_spec(spec, args.base_url.as_deref())?,
+        Some(spec) if args.common.model.is_none() => {
+            model_from_spec(spec, args.common.base_url.as_deref())?
+        }
         _ => Arc::clone(&model),
     };
     let phase_two_options = PhaseTwoOptions {
