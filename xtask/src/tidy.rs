@@ -7,11 +7,11 @@ use serde_json::Value;
 
 use crate::project_root;
 
-/// The rank of each workspace crate: its DESIGN.md layer times ten, plus its order within the
-/// layer. A crate may depend only on crates of a lower rank. Layer 1 is ordered because
-/// DESIGN.md lets `memory-prompts` use `memory-sanitize` (its escaping); that is the only edge
-/// inside a layer, and the reverse edge is refused.
-const LAYERS: [(&str, u32); 8] = [
+/// The rank of each workspace crate: its layer (docs/ARCHITECTURE.md) times ten, plus its order
+/// within the layer. A crate may depend only on crates of a lower rank. Layer 1 is ordered
+/// because `memory-prompts` uses `memory-sanitize` (its escaping); that is the only edge inside
+/// a layer, and the reverse edge is refused.
+const LAYERS: [(&str, u32); 10] = [
     ("memory-protocol", 0),
     ("memory-sanitize", 10),
     ("memory-prompts", 11),
@@ -19,7 +19,9 @@ const LAYERS: [(&str, u32); 8] = [
     ("memory-compaction", 20),
     ("goal-steering", 20),
     ("memory-introspect", 20),
+    ("memory-models", 20),
     ("agent-memory", 30),
+    ("agent-memory-cli", 40),
 ];
 
 /// Reads `cargo metadata` for the workspace.
@@ -103,6 +105,104 @@ fn crate_folders_are_named_after_their_packages_and_use_workspace_lints() {
             text.contains("[lints]\nworkspace = true"),
             "{} does not inherit the workspace lints",
             manifest.strip_prefix(&root).unwrap_or(&manifest).display()
+        );
+    }
+}
+
+/// The facade holds crate docs and re-exports only: every line of its `lib.rs` is a comment,
+/// an inner attribute, a `pub use`, or blank.
+#[test]
+fn the_facade_lib_is_docs_and_re_exports_only() {
+    let path = project_root().join("crates/agent-memory/src/lib.rs");
+    let text = std::fs::read_to_string(&path).expect("reading the facade's lib.rs");
+    let offending: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| {
+            !(line.is_empty()
+                || line.starts_with("//")
+                || line.starts_with("#![")
+                || (line.starts_with("pub use ") && line.ends_with(';')))
+        })
+        .collect();
+    assert!(
+        offending.is_empty(),
+        "crates/agent-memory/src/lib.rs may hold only docs and `pub use` lines; found:\n{}",
+        offending.join("\n")
+    );
+    assert!(
+        !project_root()
+            .join("crates/agent-memory/src/main.rs")
+            .exists()
+            && std::fs::read_dir(project_root().join("crates/agent-memory/src"))
+                .expect("listing the facade's sources")
+                .count()
+                == 1,
+        "the facade's src/ holds lib.rs alone"
+    );
+}
+
+/// The facade's own dependencies are workspace crates, or optional ones behind a feature, so a
+/// host that depends on it compiles nothing it did not ask for.
+#[test]
+fn the_facade_depends_only_on_workspace_crates() {
+    let layers: BTreeMap<&str, u32> = LAYERS.into_iter().collect();
+    let metadata = metadata();
+    let facade = metadata["packages"]
+        .as_array()
+        .expect("packages array")
+        .iter()
+        .find(|package| package["name"] == "agent-memory")
+        .expect("the agent-memory package");
+    let outside: Vec<&str> = facade["dependencies"]
+        .as_array()
+        .expect("dependencies array")
+        .iter()
+        .filter(|dep| dep["kind"].is_null() && dep["optional"] != true)
+        .filter_map(|dep| dep["name"].as_str())
+        .filter(|name| !layers.contains_key(name))
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "the facade gained non-optional dependencies outside the workspace: {outside:?}"
+    );
+}
+
+/// Without default features the facade's normal dependency tree holds no CLI parser, progress
+/// bar or HTTP stack.
+#[test]
+fn the_facade_without_default_features_pulls_no_cli_or_http_crates() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = Command::new(cargo)
+        .args([
+            "tree",
+            "-p",
+            "agent-memory",
+            "--no-default-features",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
+        .current_dir(project_root())
+        .output()
+        .expect("running cargo tree");
+    assert!(
+        output.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let tree = String::from_utf8_lossy(&output.stdout);
+    let crates: Vec<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(crates.contains(&"memory-models"), "{tree}");
+    for unwanted in ["clap", "indicatif", "reqwest", "hyper", "rustls", "anyhow"] {
+        assert!(
+            !crates.contains(&unwanted),
+            "{unwanted} is in the facade's tree without default features:\n{tree}"
         );
     }
 }

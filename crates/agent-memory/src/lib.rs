@@ -1,4 +1,4 @@
-//! agent-memory: the memory layer of a coding agent, as a library and a CLI.
+//! agent-memory: the memory layer of a coding agent.
 //!
 //! This facade re-exports each crate of the workspace as a module, so a host can depend on
 //! this one crate, or on any single crate it needs:
@@ -6,26 +6,26 @@
 //! - [`protocol`]: wire types and the [`ModelClient`] trait;
 //! - [`sanitize`]: reading, filtering, redacting, escaping, counting and truncating text;
 //! - [`prompts`]: every prompt template with its typed render function;
+//! - [`models`]: the built-in offline engine (the default model) and, with the `openai`
+//!   feature (on by default), an OpenAI-compatible HTTP client;
 //! - [`write`](mod@crate::write): the state store and the two-phase write path;
 //! - [`compaction`]: compaction and working memory;
 //! - [`goals`]: thread goals and steering;
 //! - [`introspect`]: memory states, blocks and tools.
 //!
-//! It also ships the two [`ModelClient`] implementations a host needs to run the write path:
-//! the built-in offline engine (no network, the default) and an OpenAI-compatible HTTP client.
+//! It holds no behaviour of its own. The `agent-memory` command-line tool lives in the
+//! `agent-memory-cli` crate, so depending on this facade never compiles a CLI parser or a
+//! progress bar, and `default-features = false` leaves out the HTTP client too.
 
 #![deny(missing_docs)]
 
 pub use goal_steering as goals;
 pub use memory_compaction as compaction;
 pub use memory_introspect as introspect;
+pub use memory_models as models;
 pub use memory_prompts as prompts;
 pub use memory_protocol as protocol;
 pub use memory_sanitize as sanitize;
 pub use memory_write as write;
-
-pub mod models;
-pub mod offline;
-pub mod openai;
 
 pub use memory_protocol::ModelClient;

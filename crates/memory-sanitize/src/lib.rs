@@ -2,6 +2,7 @@
 //!
 //! Everything a model sees passes through this crate. It owns:
 //!
+//! - [`anchors`]: the words of a memory text a rewrite must not lose silently;
 //! - [`reader`]: streaming rollout reading that turns malformed lines into diagnostics;
 //! - [`filter`]: what memory extraction may see of a rollout, serialized as compact JSON;
 //! - [`redact`]: secret redaction (a keyword prefilter plus 60-odd rules);
@@ -14,6 +15,7 @@
 
 #![deny(missing_docs)]
 
+pub mod anchors;
 mod error;
 pub mod escape;
 pub mod filter;

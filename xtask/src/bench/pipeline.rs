@@ -11,8 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_memory::openai::{ApiFlavour, OpenAiClient, OpenAiConfig};
 use anyhow::{Context, Result, bail};
+use memory_models::openai::{ApiFlavour, OpenAiClient, OpenAiConfig};
 use memory_protocol::StageOneOutput;
 use memory_write::phase_one::{CONCURRENCY_LIMIT, PhaseOneHooks};
 use memory_write::store::{ClaimParams, now_unix};

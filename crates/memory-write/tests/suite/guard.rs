@@ -4,9 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use memory_protocol::consolidation::ConsolidationOutput;
-use memory_write::consolidation_guard::{
-    UNCONSOLIDATED_HEADING, guard_consolidation, missing_anchors,
-};
+use memory_sanitize::anchors::missing_anchors;
+use memory_write::consolidation_guard::{UNCONSOLIDATED_HEADING, guard_consolidation};
 
 const OLD: &str = "# Task Group: agent-memory write path\n\
 scope: crates/memory-write\n\

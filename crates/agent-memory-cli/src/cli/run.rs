@@ -11,17 +11,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
-use indicatif::{ProgressBar, ProgressStyle};
-use memory_write::config::{MemoriesConfig, MemoriesToml};
-use memory_write::memory_root::MemoryRoot;
-use memory_write::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
-use memory_write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
-use memory_write::store::{ClaimParams, MemoryMode};
-use memory_write::{
+use agent_memory::write::config::{MemoriesConfig, MemoriesToml};
+use agent_memory::write::memory_root::MemoryRoot;
+use agent_memory::write::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
+use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
+use agent_memory::write::store::{ClaimParams, MemoryMode};
+use agent_memory::write::{
     AsyncStateStore, PhaseOneOptions, PhaseOneReport, ScanOptions, ScanReport, StateStore,
     run_phase_one, scan_rollouts,
 };
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressStyle};
 
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 
@@ -83,7 +83,7 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
         &mut store,
         &rollouts_dir,
         &scan_options,
-        memory_write::store::now_unix(),
+        agent_memory::write::store::now_unix(),
     )
     .with_context(|| format!("cannot scan {}", rollouts_dir.display()))?;
     for (path, reason) in &scan.unreadable {
@@ -346,8 +346,8 @@ impl Summary<'_> {
 
 #[cfg(test)]
 mod tests {
+    use agent_memory::write::config::parse_config;
     use clap::Parser;
-    use memory_write::config::parse_config;
 
     use super::*;
 

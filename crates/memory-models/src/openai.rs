@@ -37,14 +37,7 @@ const MAX_ERROR_MESSAGE_CHARS: usize = 500;
 /// Longest wait a `retry-after` header may ask for; longer values are clamped.
 const MAX_RETRY_AFTER_MS: u64 = 24 * 60 * 60 * 1000;
 
-/// Which OpenAI-compatible API to call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApiFlavour {
-    /// `POST {base}/responses`.
-    Responses,
-    /// `POST {base}/chat/completions`.
-    ChatCompletions,
-}
+pub use crate::spec::ApiFlavour;
 
 /// Settings of an [`OpenAiClient`].
 #[derive(Debug, Clone, PartialEq)]

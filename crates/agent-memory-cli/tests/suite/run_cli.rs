@@ -135,8 +135,11 @@ fn out_of_range_settings_are_clamped_with_a_warning() {
 #[test]
 fn an_unknown_model_spec_is_a_clear_error() {
     let home = tempfile::tempdir().unwrap();
-    let output = run(home.path(), &["--model", "gpt-9"]);
+    let output = run(home.path(), &["--model", "anthropic:claude-9"]);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("unknown model spec `gpt-9`"), "{stderr}");
+    assert!(
+        stderr.contains("unknown model spec `anthropic:claude-9`"),
+        "{stderr}"
+    );
 }

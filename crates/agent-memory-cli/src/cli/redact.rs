@@ -5,7 +5,7 @@
 use std::io::{self, BufRead, BufWriter, Write};
 use std::process::ExitCode;
 
-use memory_sanitize::LineRedactor;
+use agent_memory::sanitize::LineRedactor;
 
 /// Arguments of `agent-memory redact` (none: standard input to standard output).
 #[derive(Debug, clap::Args)]

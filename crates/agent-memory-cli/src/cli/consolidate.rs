@@ -3,10 +3,10 @@
 
 use std::process::ExitCode;
 
+use agent_memory::write::memory_root::MemoryRoot;
+use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
+use agent_memory::write::{AsyncStateStore, StateStore};
 use anyhow::Context;
-use memory_write::memory_root::MemoryRoot;
-use memory_write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
-use memory_write::{AsyncStateStore, StateStore};
 
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 

@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use agent_memory::offline::{
+use memory_models::offline::{
     MAX_RAW_MEMORY_CHARS, MAX_SLUG_CHARS, MAX_SUMMARY_CHARS, OFFLINE_NOTICE, OfflineEngine,
 };
-use agent_memory::protocol::stage_one::StageOneInput;
-use agent_memory::protocol::{
+use memory_protocol::stage_one::StageOneInput;
+use memory_protocol::{
     ModelClient, ModelError, ModelRequest, ResponseItem, RolloutItem, RolloutLine, StageOneOutput,
     TaskKind,
 };

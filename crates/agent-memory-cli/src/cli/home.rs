@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_memory::write::config::{MemoriesConfig, MemoriesToml, load_config_file};
 use anyhow::Context;
-use memory_write::config::{MemoriesConfig, MemoriesToml, load_config_file};
 
 /// Environment variable naming the agent-memory home.
 const HOME_ENV: &str = "AGENT_MEMORY_HOME";

@@ -4,10 +4,10 @@
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
+use agent_memory::protocol::names::memory_root as names;
+use agent_memory::write::memory_root::MemoryRoot;
+use agent_memory::write::phase_two::{DEFAULT_SUMMARY_TOKEN_BUDGET, render_memory_injection};
 use anyhow::{Context, bail};
-use memory_protocol::names::memory_root as names;
-use memory_write::memory_root::MemoryRoot;
-use memory_write::phase_two::{DEFAULT_SUMMARY_TOKEN_BUDGET, render_memory_injection};
 
 use super::home::resolve_home;
 

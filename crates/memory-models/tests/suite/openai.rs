@@ -5,9 +5,9 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
 
-use agent_memory::openai::{ApiFlavour, OpenAiClient, OpenAiConfig};
-use agent_memory::protocol::model::ReasoningEffort;
-use agent_memory::protocol::{
+use memory_models::openai::{ApiFlavour, OpenAiClient, OpenAiConfig};
+use memory_protocol::model::ReasoningEffort;
+use memory_protocol::{
     ModelClient, ModelError, ModelRequest, ModelResponse, StageOneOutput, TaskKind, TokenUsage,
 };
 use serde_json::{Value, json};

@@ -1,0 +1,4 @@
+//! Integration tests of the `agent-memory` binary, one module per command.
+
+mod consolidate_cli;
+mod run_cli;

@@ -1,0 +1,200 @@
+//! Choosing a model from a spec string such as `offline`, `openai:gpt-5-mini` or `gpt-5-mini`.
+
+use std::sync::Arc;
+
+use memory_protocol::ModelClient;
+
+use crate::error::{Error, Result};
+use crate::offline::{OFFLINE_MODEL_NAME, OfflineEngine};
+
+/// The spec used when none is given: the built-in offline engine.
+pub const DEFAULT_MODEL_SPEC: &str = OFFLINE_MODEL_NAME;
+
+/// Which OpenAI-compatible API to call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiFlavour {
+    /// `POST {base}/responses`.
+    Responses,
+    /// `POST {base}/chat/completions`.
+    ChatCompletions,
+}
+
+/// Provider prefixes of APIs this crate does not speak; refused rather than sent to an
+/// OpenAI-compatible server as a model name.
+const OTHER_PROVIDERS: [&str; 7] = [
+    "anthropic",
+    "azure",
+    "bedrock",
+    "claude",
+    "gemini",
+    "google",
+    "vertex",
+];
+
+/// A parsed model spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSpec {
+    /// The built-in offline engine (`offline`, or an empty spec).
+    Offline,
+    /// A model on the configured OpenAI-compatible server.
+    OpenAi {
+        /// Which API to call.
+        flavour: ApiFlavour,
+        /// The model name sent to the server.
+        name: String,
+    },
+}
+
+impl ModelSpec {
+    /// Parses a spec:
+    ///
+    /// - `offline` (also an empty spec): the built-in engine, no network;
+    /// - `openai:NAME`: an OpenAI-compatible server, Responses API;
+    /// - `openai-chat:NAME`: an OpenAI-compatible server, Chat Completions API;
+    /// - a bare `NAME` (as codex writes `extract_model = "gpt-5-mini"`): the configured
+    ///   OpenAI-compatible server, Responses API. A colon inside it is part of the name
+    ///   (`qwen2.5-coder:7b`), except after a provider this crate does not speak
+    ///   (`anthropic:`, `gemini:`, ...), which is refused.
+    pub fn parse(spec: &str) -> Result<ModelSpec> {
+        let spec = spec.trim();
+        if spec.is_empty() || spec == OFFLINE_MODEL_NAME {
+            return Ok(ModelSpec::Offline);
+        }
+        let (flavour, name) = match spec.split_once(':') {
+            Some(("openai", name)) => (ApiFlavour::Responses, name.trim()),
+            Some(("openai-chat", name)) => (ApiFlavour::ChatCompletions, name.trim()),
+            Some((provider, _)) if OTHER_PROVIDERS.contains(&provider) => {
+                return Err(Error::UnknownSpec {
+                    spec: spec.to_owned(),
+                });
+            }
+            // A colon inside a bare name is part of it (Ollama tags: `qwen2.5-coder:7b`).
+            _ => (ApiFlavour::Responses, spec),
+        };
+        if name.is_empty() {
+            return Err(Error::MissingModelName {
+                spec: spec.to_owned(),
+            });
+        }
+        if name.chars().any(|ch| ch.is_whitespace() || ch.is_control()) {
+            return Err(Error::UnknownSpec {
+                spec: spec.to_owned(),
+            });
+        }
+        Ok(ModelSpec::OpenAi {
+            flavour,
+            name: name.to_owned(),
+        })
+    }
+}
+
+/// Builds the model a spec names (see [`ModelSpec::parse`]).
+///
+/// `base_url` overrides the server (default `https://api.openai.com/v1`); it is rejected for
+/// `offline`, which has no server. The API key is read from `OPENAI_API_KEY` when a request is
+/// sent, so building a client never fails for a missing key.
+pub fn model_from_spec(spec: &str, base_url: Option<&str>) -> Result<Arc<dyn ModelClient>> {
+    match ModelSpec::parse(spec)? {
+        ModelSpec::Offline => {
+            if let Some(url) = base_url {
+                return Err(Error::NotForOffline {
+                    setting: format!("--base-url {url}"),
+                });
+            }
+            Ok(Arc::new(OfflineEngine::new()))
+        }
+        ModelSpec::OpenAi { flavour, name } => open_ai(spec.trim(), flavour, name, base_url),
+    }
+}
+
+#[cfg(feature = "openai")]
+fn open_ai(
+    spec: &str,
+    flavour: ApiFlavour,
+    name: String,
+    base_url: Option<&str>,
+) -> Result<Arc<dyn ModelClient>> {
+    use crate::openai::{OpenAiClient, OpenAiConfig};
+
+    let mut config = OpenAiConfig::new(name);
+    config.flavour = flavour;
+    if let Some(url) = base_url {
+        config.base_url = url.trim().to_owned();
+    }
+    let client = OpenAiClient::new(config).map_err(|source| Error::Client {
+        spec: spec.to_owned(),
+        source,
+    })?;
+    Ok(Arc::new(client))
+}
+
+#[cfg(not(feature = "openai"))]
+fn open_ai(
+    spec: &str,
+    _flavour: ApiFlavour,
+    _name: String,
+    _base_url: Option<&str>,
+) -> Result<Arc<dyn ModelClient>> {
+    Err(Error::FeatureDisabled {
+        spec: spec.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offline_is_the_default_and_takes_no_base_url() {
+        assert_eq!(model_from_spec("", None).unwrap().name(), "offline");
+        assert_eq!(model_from_spec("offline", None).unwrap().name(), "offline");
+        let Err(err) = model_from_spec("offline", Some("http://x")) else {
+            panic!("a base url for the offline model must be rejected");
+        };
+        assert!(err.to_string().contains("does not apply"), "{err}");
+    }
+
+    #[test]
+    fn specs_pick_the_flavour_and_a_bare_name_means_the_configured_server() {
+        let parse = |spec| ModelSpec::parse(spec).unwrap();
+        assert_eq!(parse(" offline "), ModelSpec::Offline);
+        for (spec, flavour, name) in [
+            ("openai:gpt-5-mini", ApiFlavour::Responses, "gpt-5-mini"),
+            ("openai-chat:llama3", ApiFlavour::ChatCompletions, "llama3"),
+            ("gpt-5-mini", ApiFlavour::Responses, "gpt-5-mini"),
+            (
+                "qwen2.5-coder:7b",
+                ApiFlavour::Responses,
+                "qwen2.5-coder:7b",
+            ),
+        ] {
+            let expected = ModelSpec::OpenAi {
+                flavour,
+                name: name.to_owned(),
+            };
+            assert_eq!(parse(spec), expected, "{spec}");
+        }
+    }
+
+    #[cfg(feature = "openai")]
+    #[test]
+    fn openai_specs_build_named_clients() {
+        let responses = model_from_spec("openai:gpt-5-mini", None).unwrap();
+        assert_eq!(responses.name(), "openai:gpt-5-mini");
+        let chat = model_from_spec("openai-chat:llama3", Some("http://127.0.0.1:1/v1")).unwrap();
+        assert_eq!(chat.name(), "openai-chat:llama3");
+        let bare = model_from_spec("gpt-5-mini", None).unwrap();
+        assert_eq!(bare.name(), "openai:gpt-5-mini");
+    }
+
+    #[test]
+    fn bad_specs_are_clear_errors() {
+        for spec in ["anthropic:claude", "openai:", "openai-chat:  ", "gpt 5"] {
+            let Err(err) = model_from_spec(spec, None) else {
+                panic!("spec `{spec}` must be rejected");
+            };
+            let err = err.to_string();
+            assert!(err.contains(spec.trim()), "{spec}: {err}");
+        }
+    }
+}

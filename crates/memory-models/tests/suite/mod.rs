@@ -1,0 +1,5 @@
+//! Integration tests of the model crate, one module per topic.
+
+mod offline;
+#[cfg(feature = "openai")]
+mod openai;
