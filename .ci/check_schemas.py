@@ -5,6 +5,8 @@ For every `schemas/<Name>.schema.json`:
   * every instance in `fixtures/protocol/<Name>.json` validates;
   * when the schema is strict (`additionalProperties: false` at the top level), an instance
     with an extra field is rejected.
+For every tool definition in `schemas/tools/` (OpenAI function and MCP forms), its parameter
+and output schemas are valid draft 2020-12 schemas.
 Exits non-zero on any failure.
 """
 
@@ -54,11 +56,21 @@ def main() -> int:
                         failures.append(f"{name}[{index}]: an unknown field was accepted")
                     strict_checked += 1
                     break
+    tools = sorted((ROOT / "schemas" / "tools").glob("*.json"))
+    for tool_path in tools:
+        tool = json.loads(tool_path.read_text())
+        for key in ("parameters", "inputSchema", "outputSchema"):
+            if key in tool:
+                try:
+                    Draft202012Validator.check_schema(tool[key])
+                except Exception as err:  # noqa: BLE001
+                    failures.append(f"tools/{tool_path.name}: invalid {key}: {err}")
     for failure in failures:
         print(failure, file=sys.stderr)
     print(
         f"schemas: {len(schemas)}, instances validated: {validated}, "
-        f"strict types rejecting unknown fields: {strict_checked}, failures: {len(failures)}"
+        f"strict types rejecting unknown fields: {strict_checked}, "
+        f"tool definitions: {len(tools)}, failures: {len(failures)}"
     )
     return 1 if failures else 0
 

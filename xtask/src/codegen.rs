@@ -80,6 +80,16 @@ pub(crate) fn generated_files() -> Result<BTreeMap<PathBuf, String>> {
             pretty(&schema)?,
         );
     }
+    for tool in memory_protocol::tools::all_tools() {
+        files.insert(
+            PathBuf::from(format!("schemas/tools/{}.openai.json", tool.name)),
+            pretty(&tool.openai_function())?,
+        );
+        files.insert(
+            PathBuf::from(format!("schemas/tools/{}.mcp.json", tool.name)),
+            pretty(&tool.mcp_tool())?,
+        );
+    }
     for (name, instances) in crate::samples::instances()? {
         files.insert(
             PathBuf::from(format!("fixtures/protocol/{name}.json")),

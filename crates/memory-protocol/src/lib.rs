@@ -12,6 +12,8 @@
 //! - [`compaction`]: the conversation model and the compaction entry;
 //! - [`introspect`]: memory states and the memory tools' requests, results and failures;
 //! - [`model`]: the [`ModelClient`] trait every crate uses to reach a model;
+//! - [`strict`]: the strict JSON Schema subset structured-output APIs accept, checked and made;
+//! - [`tools`]: every tool a host's model calls, in OpenAI function and MCP form;
 //! - [`names`]: the memory-root layout, table names, boundary tags and the redaction marker.
 //!
 //! It depends only on serde, serde_json, schemars, thiserror and async-trait.
@@ -27,6 +29,8 @@ pub mod model;
 pub mod names;
 pub mod rollout;
 pub mod stage_one;
+pub mod strict;
+pub mod tools;
 pub mod working_memory;
 
 pub use crate::error::{Error, Result};

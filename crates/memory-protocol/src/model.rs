@@ -34,6 +34,29 @@ pub enum TaskKind {
     WorkingMemoryUpdate,
 }
 
+impl TaskKind {
+    /// The kind as it appears on the wire (`stage_one_extraction`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskKind::StageOneExtraction => "stage_one_extraction",
+            TaskKind::Consolidation => "consolidation",
+            TaskKind::CompactionSummary => "compaction_summary",
+            TaskKind::CompactionUpdate => "compaction_update",
+            TaskKind::ShortSummary => "short_summary",
+            TaskKind::TurnPrefixSummary => "turn_prefix_summary",
+            TaskKind::BranchSummary => "branch_summary",
+            TaskKind::WorkingMemoryCreate => "working_memory_create",
+            TaskKind::WorkingMemoryUpdate => "working_memory_update",
+        }
+    }
+}
+
+impl std::fmt::Display for TaskKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// How hard the model should think.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -147,6 +170,21 @@ pub enum ModelError {
     InvalidOutput {
         /// What was wrong.
         message: String,
+    },
+    /// The request itself is unusable (its structured input does not match its task kind,
+    /// say); sending it again cannot help.
+    #[error("invalid model request: {message}")]
+    InvalidRequest {
+        /// What was wrong.
+        message: String,
+    },
+    /// This model has no answer for the request's task kind.
+    #[error("the {model} model does not handle {task} requests")]
+    UnsupportedTask {
+        /// The model's name.
+        model: String,
+        /// The task kind it was asked for.
+        task: TaskKind,
     },
     /// Anything else.
     #[error("model call failed: {message}")]

@@ -13,7 +13,6 @@ use std::collections::{BTreeMap, HashSet};
 use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
 use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
-use memory_protocol::{ModelError, ModelRequest, ModelResponse};
 use memory_sanitize::anchors::{extract_anchors, missing_anchors};
 use memory_sanitize::{TokenCounter, TruncationPolicy, o200k, truncate_middle};
 
@@ -29,20 +28,6 @@ const ENTRY_PREFIX: &str = "### ";
 /// Lines shorter than this are structure ("Outcome: success"), not worth deduplicating.
 const MIN_DEDUP_CHARS: usize = 24;
 const MAX_TITLE_CHARS: usize = 100;
-
-/// Answers a consolidation request from its structured input.
-pub(crate) fn respond(request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-    let input: ConsolidationInput = serde_json::from_value(request.structured_input.clone())
-        .map_err(|error| ModelError::Other {
-            message: format!(
-                "the offline engine cannot read the consolidation structured input: {error}"
-            ),
-        })?;
-    let text = serde_json::to_string(&consolidate(&input)).map_err(|error| ModelError::Other {
-        message: format!("cannot serialize the offline consolidation: {error}"),
-    })?;
-    Ok(ModelResponse { text, usage: None })
-}
 
 /// One entry of the new `MEMORY.md`.
 struct Entry<'a> {

@@ -385,7 +385,13 @@ async fn other_tasks_and_bad_input_are_clear_errors() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ModelError::Other { message } if message.contains("does not handle compaction_summary")),
+        matches!(
+            &err,
+            ModelError::UnsupportedTask {
+                task: TaskKind::CompactionSummary,
+                ..
+            }
+        ) && err.to_string() == "the offline model does not handle compaction_summary requests",
         "{err}"
     );
     let err = engine
@@ -393,7 +399,8 @@ async fn other_tasks_and_bad_input_are_clear_errors() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ModelError::Other { message } if message.contains("stage-one structured input")),
+        matches!(&err, ModelError::InvalidRequest { message }
+            if message.contains("structured input of a stage_one_extraction request")),
         "{err}"
     );
 }

@@ -1,3 +1,4 @@
 mod rollout;
 mod roundtrip;
+mod strict;
 mod wire;

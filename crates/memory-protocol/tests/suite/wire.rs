@@ -142,3 +142,22 @@ fn model_errors_carry_their_kind_and_retry_hint() {
         .is_retryable()
     );
 }
+
+#[test]
+fn task_kind_names_match_the_wire() {
+    use memory_protocol::TaskKind;
+    for task in [
+        TaskKind::StageOneExtraction,
+        TaskKind::Consolidation,
+        TaskKind::CompactionSummary,
+        TaskKind::CompactionUpdate,
+        TaskKind::ShortSummary,
+        TaskKind::TurnPrefixSummary,
+        TaskKind::BranchSummary,
+        TaskKind::WorkingMemoryCreate,
+        TaskKind::WorkingMemoryUpdate,
+    ] {
+        assert_eq!(serde_json::to_value(task).unwrap(), task.as_str());
+        assert_eq!(task.to_string(), task.as_str());
+    }
+}
