@@ -18,7 +18,10 @@ use memory_protocol::model::{ReasoningEffort, TaskKind};
 use memory_protocol::rollout::{ContentItem, ResponseItem, RolloutLine, SessionMeta};
 use memory_protocol::stage_one::{JobStatus, StageOneInput, StageOneJob, StageOneOutputRecord};
 use memory_protocol::working_memory::{SectionOp, WorkingMemorySections, WorkingMemoryUpdate};
-use memory_protocol::{ModelError, ModelRequest, ModelResponse, StageOneOutput, TokenUsage};
+use memory_protocol::{
+    ContextWindow, ContextWindowSource, ModelError, ModelRequest, ModelResponse, RateLimitSnapshot,
+    StageOneOutput, TokenUsage,
+};
 use schemars::schema_for;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -72,6 +75,8 @@ pub(crate) fn schemas() -> Vec<(&'static str, Value)> {
         ModelResponse,
         ModelError,
         TokenUsage,
+        RateLimitSnapshot,
+        ContextWindow,
     ]
 }
 
@@ -462,6 +467,29 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
             ])?,
         ),
         ("TokenUsage", values(&[TokenUsage::default()])?),
+        (
+            "RateLimitSnapshot",
+            values(&[RateLimitSnapshot {
+                limit_requests: Some(500),
+                remaining_requests: Some(120),
+                limit_tokens: Some(200_000),
+                remaining_tokens: None,
+                observed_at: 1_767_225_600,
+            }])?,
+        ),
+        (
+            "ContextWindow",
+            values(&[
+                ContextWindow {
+                    tokens: Some(272_000),
+                    source: ContextWindowSource::KnownModel,
+                },
+                ContextWindow {
+                    tokens: None,
+                    source: ContextWindowSource::Default,
+                },
+            ])?,
+        ),
     ])
 }
 

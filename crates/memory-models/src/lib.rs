@@ -18,4 +18,6 @@ pub mod spec;
 
 pub use crate::error::{Error, Result};
 pub use crate::offline::OfflineEngine;
-pub use crate::spec::{DEFAULT_MODEL_SPEC, ModelSpec, model_from_spec};
+pub use crate::spec::{
+    BuiltModel, DEFAULT_MODEL_SPEC, ModelOptions, ModelSpec, build_model, model_from_spec,
+};

@@ -1,8 +1,10 @@
 //! Choosing a model from a spec string such as `offline`, `openai:gpt-5-mini` or `gpt-5-mini`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use memory_protocol::ModelClient;
+use memory_protocol::model::ReasoningEffort;
+use memory_protocol::{ContextWindow, ContextWindowSource, ModelClient};
 
 use crate::error::{Error, Result};
 use crate::offline::{OFFLINE_MODEL_NAME, OfflineEngine};
@@ -88,6 +90,128 @@ impl ModelSpec {
     }
 }
 
+/// How to build an HTTP model; every field is optional and the offline engine ignores all
+/// but `base_url` (which it refuses).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelOptions {
+    /// Base URL of the OpenAI-compatible server (default `https://api.openai.com/v1`).
+    pub base_url: Option<String>,
+    /// The model's context window in tokens, when the user knows it better than the server.
+    pub context_window: Option<u64>,
+    /// Reasoning effort to send; `None` sends none (many models refuse the field).
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Limit on one HTTP request, response included.
+    pub request_timeout: Option<Duration>,
+    /// Tries per call for rate limits and server errors, the first included.
+    pub max_tries: Option<u32>,
+    /// Ask the server for its context window when none is configured.
+    pub discover_context_window: bool,
+}
+
+/// A model ready to use, and the context window it will report.
+#[derive(Clone)]
+pub struct BuiltModel {
+    /// The model.
+    pub client: Arc<dyn ModelClient>,
+    /// Its context window and where the figure came from.
+    pub context_window: ContextWindow,
+}
+
+impl std::fmt::Debug for BuiltModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuiltModel")
+            .field("client", &self.client.name())
+            .field("context_window", &self.context_window)
+            .finish()
+    }
+}
+
+/// Builds the model a spec names with `options`, settling its context window (the configured
+/// figure, else the server's report when `discover_context_window` is set, else the known-model
+/// table, else unknown).
+pub async fn build_model(spec: &str, options: &ModelOptions) -> Result<BuiltModel> {
+    match ModelSpec::parse(spec)? {
+        ModelSpec::Offline => {
+            if let Some(url) = &options.base_url {
+                return Err(Error::NotForOffline {
+                    setting: format!("--base-url {url}"),
+                });
+            }
+            Ok(BuiltModel {
+                client: Arc::new(OfflineEngine::new()),
+                context_window: ContextWindow {
+                    tokens: None,
+                    source: ContextWindowSource::Default,
+                },
+            })
+        }
+        ModelSpec::OpenAi { flavour, name } => {
+            build_open_ai(spec.trim(), flavour, name, options).await
+        }
+    }
+}
+
+#[cfg(feature = "openai")]
+async fn build_open_ai(
+    spec: &str,
+    flavour: ApiFlavour,
+    name: String,
+    options: &ModelOptions,
+) -> Result<BuiltModel> {
+    use crate::openai::OpenAiClient;
+
+    let mut client =
+        OpenAiClient::new(open_ai_config(flavour, name, options)).map_err(|source| {
+            Error::Client {
+                spec: spec.to_owned(),
+                source,
+            }
+        })?;
+    let context_window = if options.discover_context_window {
+        client.resolve_context_window().await
+    } else {
+        client.window()
+    };
+    Ok(BuiltModel {
+        client: Arc::new(client),
+        context_window,
+    })
+}
+
+#[cfg(not(feature = "openai"))]
+async fn build_open_ai(
+    spec: &str,
+    _flavour: ApiFlavour,
+    _name: String,
+    _options: &ModelOptions,
+) -> Result<BuiltModel> {
+    Err(Error::FeatureDisabled {
+        spec: spec.to_owned(),
+    })
+}
+
+#[cfg(feature = "openai")]
+fn open_ai_config(
+    flavour: ApiFlavour,
+    name: String,
+    options: &ModelOptions,
+) -> crate::openai::OpenAiConfig {
+    let mut config = crate::openai::OpenAiConfig::new(name);
+    config.flavour = flavour;
+    if let Some(url) = &options.base_url {
+        config.base_url = url.trim().to_owned();
+    }
+    config.context_window = options.context_window;
+    config.reasoning_effort = options.reasoning_effort;
+    if let Some(timeout) = options.request_timeout {
+        config.request_timeout = timeout;
+    }
+    if let Some(tries) = options.max_tries {
+        config.retry.max_tries = tries.max(1);
+    }
+    config
+}
+
 /// Builds the model a spec names (see [`ModelSpec::parse`]).
 ///
 /// `base_url` overrides the server (default `https://api.openai.com/v1`); it is rejected for
@@ -114,17 +238,15 @@ fn open_ai(
     name: String,
     base_url: Option<&str>,
 ) -> Result<Arc<dyn ModelClient>> {
-    use crate::openai::{OpenAiClient, OpenAiConfig};
-
-    let mut config = OpenAiConfig::new(name);
-    config.flavour = flavour;
-    if let Some(url) = base_url {
-        config.base_url = url.trim().to_owned();
-    }
-    let client = OpenAiClient::new(config).map_err(|source| Error::Client {
-        spec: spec.to_owned(),
-        source,
-    })?;
+    let options = ModelOptions {
+        base_url: base_url.map(str::to_owned),
+        ..ModelOptions::default()
+    };
+    let client = crate::openai::OpenAiClient::new(open_ai_config(flavour, name, &options))
+        .map_err(|source| Error::Client {
+            spec: spec.to_owned(),
+            source,
+        })?;
     Ok(Arc::new(client))
 }
 

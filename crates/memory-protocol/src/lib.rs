@@ -35,7 +35,8 @@ pub mod working_memory;
 
 pub use crate::error::{Error, Result};
 pub use crate::model::{
-    ModelClient, ModelError, ModelRequest, ModelResponse, TaskKind, TokenUsage,
+    ContextWindow, ContextWindowSource, ModelClient, ModelError, ModelRequest, ModelResponse,
+    RateLimitSnapshot, TaskKind, TokenUsage, input_token_budget,
 };
 pub use crate::names::REDACTED_SECRET;
 pub use crate::rollout::{ContentItem, ResponseItem, RolloutItem, RolloutLine, SessionMeta};

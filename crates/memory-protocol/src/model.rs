@@ -171,6 +171,13 @@ pub enum ModelError {
         /// What was wrong.
         message: String,
     },
+    /// The model or server is set up wrong in a way no retry can fix: an unknown model, an
+    /// endpoint that does not exist, a malformed base URL, a parameter the server refuses.
+    #[error("model configuration problem: {message}")]
+    Configuration {
+        /// What is wrong and how to fix it.
+        message: String,
+    },
     /// The request itself is unusable (its structured input does not match its task kind,
     /// say); sending it again cannot help.
     #[error("invalid model request: {message}")]
@@ -213,6 +220,100 @@ impl ModelError {
             ModelError::RateLimited { .. } | ModelError::Transient { .. }
         )
     }
+
+    /// True for failures that every further request to this model would repeat until the
+    /// user changes something (credentials, model name, base URL, a refused parameter). A
+    /// caller should stop sending requests and give back the work it holds unspent.
+    pub fn is_fatal(&self) -> bool {
+        matches!(
+            self,
+            ModelError::Authentication { .. }
+                | ModelError::Configuration { .. }
+                | ModelError::UnsupportedTask { .. }
+        )
+    }
+}
+
+/// The last rate-limit figures a server reported (`x-ratelimit-*` headers), for callers that
+/// stop spending quota when little is left.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitSnapshot {
+    /// Requests allowed in the current window.
+    pub limit_requests: Option<u64>,
+    /// Requests left in the current window.
+    pub remaining_requests: Option<u64>,
+    /// Tokens allowed in the current window.
+    pub limit_tokens: Option<u64>,
+    /// Tokens left in the current window.
+    pub remaining_tokens: Option<u64>,
+    /// When the snapshot was taken, Unix seconds.
+    pub observed_at: i64,
+}
+
+impl RateLimitSnapshot {
+    /// The remaining share (0 to 100) of the tightest window the server reported, or `None`
+    /// when it reported no complete limit/remaining pair.
+    pub fn remaining_percent(&self) -> Option<f64> {
+        let share = |remaining: Option<u64>, limit: Option<u64>| match (remaining, limit) {
+            (Some(remaining), Some(limit)) if limit > 0 => {
+                Some((remaining as f64 / limit as f64 * 100.0).clamp(0.0, 100.0))
+            }
+            _ => None,
+        };
+        [
+            share(self.remaining_requests, self.limit_requests),
+            share(self.remaining_tokens, self.limit_tokens),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min)
+    }
+}
+
+/// Where a model's context window figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextWindowSource {
+    /// Set by the user (`--context-window`, or `model_context_window` in the config).
+    Configured,
+    /// Reported by the server (vLLM's `/v1/models`, llama.cpp's `/props`, ...).
+    Server,
+    /// A built-in table of well-known models.
+    KnownModel,
+    /// Nothing said: the default budget applies.
+    Default,
+}
+
+/// A model's input window and where the figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextWindow {
+    /// The window in tokens; `None` when unknown.
+    pub tokens: Option<u64>,
+    /// Where it came from.
+    pub source: ContextWindowSource,
+}
+
+/// Budget of the input when a model's window is unknown, in tokens.
+pub const DEFAULT_INPUT_TOKEN_BUDGET: u64 = 150_000;
+/// Share of a window a model can use for input in practice, in percent: the rest goes to the
+/// system prompt, tool definitions and the reply.
+pub const EFFECTIVE_CONTEXT_WINDOW_PERCENT: u64 = 95;
+/// Share of the effective window that transcript material may fill, in percent.
+pub const INPUT_SHARE_PERCENT: u64 = 70;
+
+/// The token budget of the transcript material in one request to a model with this window:
+/// `window × 95% × 70%` (at least 1), else [`DEFAULT_INPUT_TOKEN_BUDGET`].
+pub fn input_token_budget(context_window: Option<u64>) -> u64 {
+    match context_window {
+        Some(window) if window > 0 => {
+            let effective = u128::from(window) * u128::from(EFFECTIVE_CONTEXT_WINDOW_PERCENT) / 100;
+            let budget = effective * u128::from(INPUT_SHARE_PERCENT) / 100;
+            u64::try_from(budget).unwrap_or(u64::MAX).max(1)
+        }
+        _ => DEFAULT_INPUT_TOKEN_BUDGET,
+    }
 }
 
 /// A language model, or anything that answers like one.
@@ -226,4 +327,9 @@ pub trait ModelClient: Send + Sync {
 
     /// Sends one request.
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError>;
+
+    /// The last rate-limit figures the server reported, when it reports any.
+    fn rate_limit(&self) -> Option<RateLimitSnapshot> {
+        None
+    }
 }

@@ -7,6 +7,8 @@
 use std::ops::RangeInclusive;
 use std::path::Path;
 
+use memory_protocol::model::ReasoningEffort;
+
 use crate::error::{Error, Result};
 
 /// Most rollouts extracted per startup pass when nothing says otherwise.
@@ -183,15 +185,88 @@ impl MemoriesConfig {
 /// Reads the `[memories]` table of a config file.
 pub fn load_config_file(path: &Path) -> Result<MemoriesToml> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse_config(&text).map_err(|message| Error::Config {
-        path: path.to_owned(),
-        message,
-    })
+    parse_config(&text).map_err(|error| error.in_file(path))
 }
 
 /// Parses the `[memories]` table of config text. The error names the offending key, or the
 /// line of a syntax error.
-pub fn parse_config(text: &str) -> Result<MemoriesToml, String> {
+pub fn parse_config(text: &str) -> Result<MemoriesToml> {
+    parse_memories(text).map_err(Error::InvalidConfig)
+}
+
+/// The model settings of a config file: top-level keys, as codex writes them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelToml {
+    /// `model_context_window`: the model's context window in tokens.
+    pub context_window: Option<u64>,
+    /// `model_reasoning_effort`: `minimal`, `low`, `medium` or `high`.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// `model_request_timeout_seconds`: limit on one HTTP request.
+    pub request_timeout_seconds: Option<u64>,
+    /// `model_request_max_retries`: retries of one call after a rate limit or server error.
+    pub request_max_retries: Option<u32>,
+}
+
+/// Reads the model settings of a config file.
+pub fn load_model_config_file(path: &Path) -> Result<ModelToml> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    parse_model_config(&text).map_err(|error| error.in_file(path))
+}
+
+/// Parses the model settings (top-level `model_*` keys) of config text; other top-level keys
+/// belong to the host agent and are ignored.
+pub fn parse_model_config(text: &str) -> Result<ModelToml> {
+    let document: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        Error::InvalidConfig(format!("invalid toml: {}", e.to_string().trim_end()))
+    })?;
+    let mut parsed = ModelToml::default();
+    let positive = |key: &str, value: &toml::Value| -> Result<u64> {
+        let number = integer(key, value).map_err(Error::InvalidConfig)?;
+        u64::try_from(number)
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                Error::InvalidConfig(format!("`{key}` must be positive, found {number}"))
+            })
+    };
+    for (key, value) in &document {
+        match key.as_str() {
+            "model_context_window" => parsed.context_window = Some(positive(key, value)?),
+            "model_request_timeout_seconds" => {
+                parsed.request_timeout_seconds = Some(positive(key, value)?);
+            }
+            "model_request_max_retries" => {
+                let number = integer(key, value).map_err(Error::InvalidConfig)?;
+                parsed.request_max_retries = Some(u32::try_from(number).map_err(|_| {
+                    Error::InvalidConfig(format!("`{key}` must be 0 or more, found {number}"))
+                })?);
+            }
+            "model_reasoning_effort" => {
+                let text = string(key, value).map_err(Error::InvalidConfig)?;
+                parsed.reasoning_effort = Some(parse_reasoning_effort(&text).ok_or_else(|| {
+                    Error::InvalidConfig(format!(
+                        "`{key}` must be minimal, low, medium or high, found `{text}`"
+                    ))
+                })?);
+            }
+            _ => {}
+        }
+    }
+    Ok(parsed)
+}
+
+/// `minimal`, `low`, `medium` or `high`, in any case.
+pub fn parse_reasoning_effort(text: &str) -> Option<ReasoningEffort> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "minimal" => Some(ReasoningEffort::Minimal),
+        "low" => Some(ReasoningEffort::Low),
+        "medium" => Some(ReasoningEffort::Medium),
+        "high" => Some(ReasoningEffort::High),
+        _ => None,
+    }
+}
+
+fn parse_memories(text: &str) -> std::result::Result<MemoriesToml, String> {
     let document: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| format!("invalid toml: {}", e.to_string().trim_end()))?;
@@ -239,19 +314,19 @@ pub fn parse_config(text: &str) -> Result<MemoriesToml, String> {
     Ok(parsed)
 }
 
-fn boolean(field: &str, value: &toml::Value) -> Result<bool, String> {
+fn boolean(field: &str, value: &toml::Value) -> std::result::Result<bool, String> {
     value
         .as_bool()
         .ok_or_else(|| wrong_type(field, "a boolean", value))
 }
 
-fn integer(field: &str, value: &toml::Value) -> Result<i64, String> {
+fn integer(field: &str, value: &toml::Value) -> std::result::Result<i64, String> {
     value
         .as_integer()
         .ok_or_else(|| wrong_type(field, "an integer", value))
 }
 
-fn string(field: &str, value: &toml::Value) -> Result<String, String> {
+fn string(field: &str, value: &toml::Value) -> std::result::Result<String, String> {
     value
         .as_str()
         .map(str::to_owned)
@@ -319,17 +394,51 @@ consolidation_cooldown_hours = 1
 
     #[test]
     fn errors_name_the_key() {
-        let wrong_type = parse_config("[memories]\nmax_rollout_age_days = \"ten\"\n").unwrap_err();
+        let wrong_type = parse_config("[memories]\nmax_rollout_age_days = \"ten\"\n")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             wrong_type,
             "`memories.max_rollout_age_days` must be an integer, found string"
         );
-        let unknown = parse_config("[memories]\nmax_rollouts = 3\n").unwrap_err();
+        let unknown = parse_config("[memories]\nmax_rollouts = 3\n")
+            .unwrap_err()
+            .to_string();
         assert_eq!(unknown, "unknown key `memories.max_rollouts`");
-        let not_table = parse_config("memories = 3\n").unwrap_err();
+        let not_table = parse_config("memories = 3\n").unwrap_err().to_string();
         assert!(not_table.contains("`memories` must be a table"));
-        let syntax = parse_config("[memories\n").unwrap_err();
+        let syntax = parse_config("[memories\n").unwrap_err().to_string();
         assert!(syntax.starts_with("invalid toml:"), "{syntax}");
+    }
+
+    #[test]
+    fn model_settings_are_top_level_keys_as_codex_writes_them() {
+        let text = "model = \"gpt-5\"\nmodel_context_window = 128000\n\
+                    model_reasoning_effort = \"Low\"\nmodel_request_timeout_seconds = 30\n\
+                    model_request_max_retries = 2\n[memories]\nextract_model = \"gpt-5-mini\"\n";
+        let model = parse_model_config(text).unwrap();
+        assert_eq!(
+            model,
+            ModelToml {
+                context_window: Some(128_000),
+                reasoning_effort: Some(ReasoningEffort::Low),
+                request_timeout_seconds: Some(30),
+                request_max_retries: Some(2),
+            }
+        );
+        assert_eq!(parse_model_config("").unwrap(), ModelToml::default());
+        for (bad, expected) in [
+            ("model_context_window = 0", "must be positive"),
+            ("model_context_window = \"big\"", "must be an integer"),
+            (
+                "model_reasoning_effort = \"max\"",
+                "must be minimal, low, medium or high",
+            ),
+            ("model_request_max_retries = -1", "must be 0 or more"),
+        ] {
+            let err = parse_model_config(bad).unwrap_err().to_string();
+            assert!(err.contains(expected), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -37,6 +37,17 @@ pub enum Error {
         /// What the system said.
         error: std::io::Error,
     },
+    /// A rollout file could not be read.
+    #[error("cannot read rollout: {0}")]
+    Rollout(#[from] memory_sanitize::Error),
+    /// A rollout file holds nothing readable.
+    #[error("rollout {path}: {message}")]
+    UnreadableRollout {
+        /// The rollout file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The config file is not valid.
     #[error("config file {path}: {message}")]
     Config {
@@ -45,6 +56,9 @@ pub enum Error {
         /// What is wrong, naming the key.
         message: String,
     },
+    /// Config text is not valid (before it is known which file it came from).
+    #[error("{0}")]
+    InvalidConfig(String),
     /// The memory root holds something phase 2 must not write through.
     #[error("unsafe memory root entry {path}: {reason}")]
     UnsafeMemoryRoot {
@@ -74,6 +88,17 @@ pub enum Error {
 }
 
 impl Error {
+    /// Names the config file an [`Error::InvalidConfig`] came from.
+    pub(crate) fn in_file(self, path: &std::path::Path) -> Error {
+        match self {
+            Error::InvalidConfig(message) => Error::Config {
+                path: path.to_owned(),
+                message,
+            },
+            other => other,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),

@@ -16,6 +16,7 @@ pub mod phase_one;
 pub mod phase_two;
 pub mod rate_limit;
 pub mod scan;
+pub mod stage_one_request;
 pub mod store;
 
 pub use crate::config::{MemoriesConfig, MemoriesToml};

@@ -15,34 +15,24 @@
 //! File reading and the CPU-bound steps run on tokio's blocking pool; the store is reached
 //! through [`AsyncStateStore`].
 
-use std::sync::Arc;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use memory_prompts::UntrustedText;
-use memory_prompts::memories::{StageOneInputContext, stage_one_input, stage_one_system};
-use memory_protocol::model::ReasoningEffort;
-use memory_protocol::stage_one::StageOneInput;
-use memory_protocol::{
-    ModelClient, ModelRequest, ResponseItem, StageOneOutput, TaskKind, TokenUsage,
-};
-use memory_sanitize::{
-    ReaderOptions, TruncationPolicy, filter_for_memory, o200k, read_rollout_path,
-    redact_json_strings, redact_secrets, serialize_for_memory, truncate_middle,
-};
+use memory_protocol::{ModelClient, ModelError, StageOneOutput, TokenUsage, input_token_budget};
 use serde::Serialize;
 use tokio::task::JoinSet;
 
 use crate::error::{Error, Result};
 use crate::rate_limit::{RateLimitProbe, rate_limit_allows};
+use crate::stage_one_request::{
+    Loaded, MIN_ROLLOUT_TOKEN_BUDGET, load_rollout, parse_stage_one_output, render_request,
+};
 use crate::store::{AsyncStateStore, ClaimParams, ClaimedJob, now_unix};
 
 /// Jobs in flight at once, per process.
 pub const CONCURRENCY_LIMIT: usize = 8;
-/// Token budget of the rollout contents when the model's window is unknown.
-pub const DEFAULT_ROLLOUT_TOKEN_LIMIT: u64 = 150_000;
-/// Share of the model's input window the rollout contents may fill, in percent.
-pub const CONTEXT_WINDOW_PERCENT: u64 = 70;
 /// Default delay before a failed job is retried.
 pub const DEFAULT_RETRY_DELAY: Duration = Duration::from_secs(3600);
 
@@ -57,7 +47,8 @@ pub struct PhaseOneOptions {
     pub concurrency: usize,
     /// Delay before a failed job may be retried.
     pub retry_delay: Duration,
-    /// Below this remaining rate-limit percentage the run is skipped.
+    /// Below this remaining rate-limit percentage (from the probe before the run, or the
+    /// model's last rate-limit headers before each claim) the run claims nothing more.
     pub min_rate_limit_remaining_percent: i64,
 }
 
@@ -111,6 +102,9 @@ pub enum JobOutcome {
     /// The lease was taken over by another worker before this one finished; nothing was
     /// recorded.
     LeaseLost,
+    /// The model cannot serve any job until the user changes something (credentials, model
+    /// name, base URL): the job went back to pending without spending an attempt.
+    Released,
 }
 
 /// One job's result.
@@ -145,6 +139,13 @@ pub struct PhaseOneReport {
     pub failed: usize,
     /// Jobs whose lease was taken over before they finished.
     pub lease_lost: usize,
+    /// Jobs given back unspent because the model could not serve them (see `fatal_error`).
+    pub released: usize,
+    /// Why the run stopped claiming: a failure of the model no retry can fix. The next run
+    /// after the fix does the released work at once.
+    pub fatal_error: Option<String>,
+    /// The remaining rate-limit percentage at which the run stopped claiming, when it did.
+    pub stopped_at_rate_limit: Option<f64>,
     /// Token usage summed over every job that reported it.
     pub token_usage: Option<TokenUsage>,
     /// Every job, in the order they finished.
@@ -159,6 +160,7 @@ impl PhaseOneReport {
             JobOutcome::NoOutput => self.no_output += 1,
             JobOutcome::Failed => self.failed += 1,
             JobOutcome::LeaseLost => self.lease_lost += 1,
+            JobOutcome::Released => self.released += 1,
         }
         if let Some(usage) = &job.usage {
             self.token_usage
@@ -198,7 +200,9 @@ pub async fn run_phase_one(
         model,
         claim: options.claim.clone(),
         retry_delay: options.retry_delay,
+        min_rate_limit_remaining_percent: options.min_rate_limit_remaining_percent,
         claims_left: AtomicUsize::new(budget),
+        stop: Mutex::new(None),
         observer: hooks.observer,
     });
     let mut workers = JoinSet::new();
@@ -218,10 +222,22 @@ pub async fn run_phase_one(
             }
         }
     }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(report),
+    if let Some(first) = first_error {
+        return Err(first);
     }
+    match shared.stop.lock().ok().and_then(|stop| stop.clone()) {
+        Some(Stop::Fatal(message)) => report.fatal_error = Some(message),
+        Some(Stop::RateLimit(remaining)) => report.stopped_at_rate_limit = Some(remaining),
+        None => {}
+    }
+    Ok(report)
+}
+
+/// Why workers stopped claiming before the budget ran out.
+#[derive(Debug, Clone)]
+enum Stop {
+    Fatal(String),
+    RateLimit(f64),
 }
 
 struct Worker {
@@ -229,14 +245,16 @@ struct Worker {
     model: Arc<dyn ModelClient>,
     claim: ClaimParams,
     retry_delay: Duration,
+    min_rate_limit_remaining_percent: i64,
     claims_left: AtomicUsize,
+    stop: Mutex<Option<Stop>>,
     observer: Option<Arc<dyn PhaseOneObserver>>,
 }
 
 impl Worker {
     async fn run(&self) -> Result<Vec<JobReport>> {
         let mut reports = Vec::new();
-        while self.take_claim() {
+        while self.may_claim() && self.take_claim() {
             let params = self.claim.clone();
             let claimed = self
                 .store
@@ -252,6 +270,32 @@ impl Worker {
             reports.push(report);
         }
         Ok(reports)
+    }
+
+    /// False once a worker hit a fatal model error, or the model's last rate-limit headers say
+    /// too little quota is left.
+    fn may_claim(&self) -> bool {
+        let Ok(mut stop) = self.stop.lock() else {
+            return false;
+        };
+        if stop.is_some() {
+            return false;
+        }
+        if let Some(remaining) = self.model.rate_limit().and_then(|s| s.remaining_percent())
+            && !rate_limit_allows(Some(remaining), self.min_rate_limit_remaining_percent)
+        {
+            *stop = Some(Stop::RateLimit(remaining));
+            return false;
+        }
+        true
+    }
+
+    fn stop_for(&self, error: &ModelError) {
+        if let Ok(mut stop) = self.stop.lock()
+            && !matches!(*stop, Some(Stop::Fatal(_)))
+        {
+            *stop = Some(Stop::Fatal(error.to_string()));
+        }
     }
 
     fn take_claim(&self) -> bool {
@@ -290,6 +334,19 @@ impl Worker {
                     .await?;
                 (owned.then_some(JobOutcome::Failed), Some(error), None)
             }
+            Extraction::Fatal { error } => {
+                self.stop_for(&error);
+                let (job, text) = (job.clone(), error.to_string());
+                let owned = self
+                    .store
+                    .call(move |s| s.release_stage_one_job(&job, &text))
+                    .await?;
+                (
+                    owned.then_some(JobOutcome::Released),
+                    Some(error.to_string()),
+                    None,
+                )
+            }
         };
         Ok(JobReport {
             thread_id: job.thread_id,
@@ -303,179 +360,123 @@ impl Worker {
 
 /// What running one job produced, before it is recorded.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Extraction {
+pub(crate) enum Extraction {
     /// A redacted output to store.
     Output {
-        /// The output, its three fields redacted.
         output: StageOneOutput,
-        /// Token usage of the model call.
         usage: Option<TokenUsage>,
     },
     /// Nothing worth keeping.
     Nothing {
-        /// Why.
         reason: String,
-        /// Token usage of the model call, when one was made.
         usage: Option<TokenUsage>,
     },
-    /// The job failed.
+    /// The job failed; it will be retried after a back-off.
     Failed {
-        /// What went wrong.
         error: String,
-        /// How long the model asked us to wait, when it did.
         retry_after: Option<Duration>,
     },
+    /// The model cannot serve any job until the user changes something (see
+    /// [`ModelError::is_fatal`]): the job goes back unspent and the run stops claiming.
+    Fatal { error: ModelError },
 }
 
-/// What [`prepare_stage_one_request`] produced.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Prepared {
-    /// A request to send.
-    Request(Box<ModelRequest>),
-    /// The rollout holds nothing a model could extract from; no call is needed.
-    Nothing(String),
-}
-
-/// Runs one job's pipeline (everything but recording the outcome).
-pub async fn extract(model: &dyn ModelClient, job: &ClaimedJob) -> Extraction {
-    let context_window = model.context_window();
-    let owned_job = job.clone();
-    let prepared =
-        tokio::task::spawn_blocking(move || prepare_stage_one_request(&owned_job, context_window))
-            .await;
-    let request = match prepared {
-        Ok(Ok(Prepared::Request(request))) => request,
-        Ok(Ok(Prepared::Nothing(reason))) => {
+/// Runs one job's pipeline (everything but recording the outcome). When the model answers
+/// that the input does not fit its window, the transcript is cut to half the tokens of what was
+/// sent and the request rebuilt, down to [`MIN_ROLLOUT_TOKEN_BUDGET`]; the same input is never
+/// sent twice.
+pub(crate) async fn extract(model: &dyn ModelClient, job: &ClaimedJob) -> Extraction {
+    let path = PathBuf::from(&job.rollout_path);
+    let material = match blocking(move || load_rollout(&path)).await {
+        Ok(Loaded::Material(material)) => Arc::new(material),
+        Ok(Loaded::Nothing(reason)) => {
             return Extraction::Nothing {
                 reason,
                 usage: None,
             };
         }
-        Ok(Err(error)) => {
-            return Extraction::Failed {
-                error,
-                retry_after: None,
-            };
-        }
-        Err(e) => {
-            return Extraction::Failed {
-                error: format!("preparing the rollout failed: {e}"),
-                retry_after: None,
-            };
-        }
+        Err(error) => return failed(error.to_string()),
     };
-    let response = match model.complete(*request).await {
-        Ok(response) => response,
-        Err(e) => {
-            return Extraction::Failed {
-                retry_after: e.retry_after(),
-                error: e.to_string(),
+    let mut budget = input_token_budget(model.context_window());
+    let mut last_sent_bytes = None;
+    loop {
+        let (owned_job, owned_material) = (job.clone(), Arc::clone(&material));
+        let rendered =
+            match blocking(move || render_request(&owned_job, &owned_material, budget)).await {
+                Ok(rendered) => rendered,
+                Err(error) => return failed(error.to_string()),
             };
+        if last_sent_bytes == Some(rendered.contents_bytes) {
+            // Halving the budget did not shorten what is sent (the rollout was already
+            // shorter than the new budget): halve again rather than repeat the input.
+            match smaller_budget(budget) {
+                Some(next) => {
+                    budget = next;
+                    continue;
+                }
+                None => return overflow_failure(budget, "the model still refused the input"),
+            }
         }
-    };
-    match parse_stage_one_output(&response.text) {
-        Ok(output) if output.is_no_output() => Extraction::Nothing {
-            reason: "the model found nothing worth keeping".to_owned(),
-            usage: response.usage,
-        },
-        Ok(output) => Extraction::Output {
-            output,
-            usage: response.usage,
-        },
-        Err(error) => Extraction::Failed {
-            error,
-            retry_after: None,
-        },
-    }
-}
-
-/// The token budget of the rollout contents for a model with this input window.
-pub fn rollout_token_limit(context_window: Option<u64>) -> u64 {
-    match context_window {
-        Some(window) if window > 0 => (window.saturating_mul(CONTEXT_WINDOW_PERCENT) / 100).max(1),
-        _ => DEFAULT_ROLLOUT_TOKEN_LIMIT,
-    }
-}
-
-/// Reads, filters, redacts, serializes and truncates one rollout and renders the stage-one
-/// request. `Err` carries a message for the job's error record.
-pub fn prepare_stage_one_request(
-    job: &ClaimedJob,
-    context_window: Option<u64>,
-) -> Result<Prepared, String> {
-    let path = std::path::Path::new(&job.rollout_path);
-    let read = read_rollout_path(path, &ReaderOptions::default())
-        .map_err(|e| format!("cannot read rollout: {e}"))?;
-    if read.lines.is_empty() {
-        return match read.diagnostics.first() {
-            None => Ok(Prepared::Nothing("the rollout file is empty".to_owned())),
-            Some(first) => Err(format!(
-                "the rollout has no readable lines ({} malformed; first: {first})",
-                read.diagnostics.len()
-            )),
+        let response = match model.complete(rendered.request).await {
+            Ok(response) => response,
+            Err(ModelError::ContextOverflow { message }) => {
+                last_sent_bytes = Some(rendered.contents_bytes);
+                match smaller_budget(budget) {
+                    Some(next) => {
+                        tracing::debug!(thread = %job.thread_id, budget = next, "input too long; cutting");
+                        budget = next;
+                        continue;
+                    }
+                    None => return overflow_failure(budget, &message),
+                }
+            }
+            Err(error) if error.is_fatal() => return Extraction::Fatal { error },
+            Err(error) => {
+                return Extraction::Failed {
+                    retry_after: error.retry_after(),
+                    error: error.to_string(),
+                };
+            }
+        };
+        return match parse_stage_one_output(&response.text) {
+            Ok(output) if output.is_no_output() => Extraction::Nothing {
+                reason: "the model found nothing worth keeping".to_owned(),
+                usage: response.usage,
+            },
+            Ok(output) => Extraction::Output {
+                output,
+                usage: response.usage,
+            },
+            Err(error) => failed(error.to_string()),
         };
     }
-    let items = filter_for_memory(read.lines.into_iter().map(|line| line.item));
-    if items.is_empty() {
-        return Ok(Prepared::Nothing(
-            "the rollout has no messages or tool activity to extract from".to_owned(),
-        ));
+}
+
+fn failed(error: String) -> Extraction {
+    Extraction::Failed {
+        error,
+        retry_after: None,
     }
-    let items = items
-        .into_iter()
-        .map(redact_item)
-        .collect::<Result<Vec<_>, String>>()?;
-    let serialized = serialize_for_memory(&items);
-    let redacted = redact_secrets(&serialized);
-    let limit = usize::try_from(rollout_token_limit(context_window)).unwrap_or(usize::MAX);
-    let contents = truncate_middle(&redacted, TruncationPolicy::Tokens(limit), o200k());
-    let truncated = contents.len() != redacted.len();
-    let cwd = job.cwd.clone().unwrap_or_default();
-    let instructions =
-        stage_one_system().map_err(|e| format!("cannot render the stage-one prompt: {e}"))?;
-    let input = stage_one_input(&StageOneInputContext {
-        rollout_path: UntrustedText::new(job.rollout_path.clone()),
-        rollout_cwd: UntrustedText::new(cwd),
-        rollout_contents: UntrustedText::new(contents.into_owned()),
-    })
-    .map_err(|e| format!("cannot render the stage-one input: {e}"))?;
-    let structured = StageOneInput {
-        thread_id: job.thread_id.clone(),
-        rollout_path: job.rollout_path.clone(),
-        rollout_cwd: job.cwd.clone(),
-        items,
-        truncated,
-    };
-    let structured_input = serde_json::to_value(&structured)
-        .map_err(|e| format!("cannot encode the stage-one input: {e}"))?;
-    Ok(Prepared::Request(Box::new(ModelRequest {
-        task: TaskKind::StageOneExtraction,
-        instructions,
-        input,
-        structured_input,
-        output_schema: Some(StageOneOutput::output_schema()),
-        reasoning_effort: Some(ReasoningEffort::Low),
-        max_output_tokens: None,
-    })))
 }
 
-/// Redacts every string of an item (message text, tool arguments, tool output).
-fn redact_item(item: ResponseItem) -> Result<ResponseItem, String> {
-    let mut value =
-        serde_json::to_value(&item).map_err(|e| format!("cannot encode a rollout item: {e}"))?;
-    redact_json_strings(&mut value);
-    ResponseItem::from_value(value).map_err(|e| format!("cannot decode a redacted item: {e}"))
+/// Half of `budget`, or `None` below the floor.
+fn smaller_budget(budget: u64) -> Option<u64> {
+    let next = budget / 2;
+    (next >= MIN_ROLLOUT_TOKEN_BUDGET).then_some(next)
 }
 
-/// Parses a model answer strictly as a [`StageOneOutput`] and redacts its three fields.
-pub fn parse_stage_one_output(text: &str) -> Result<StageOneOutput, String> {
-    let output: StageOneOutput = serde_json::from_str(text)
-        .map_err(|e| format!("the model output is not a valid stage-one output: {e}"))?;
-    Ok(StageOneOutput {
-        raw_memory: redact_secrets(&output.raw_memory).into_owned(),
-        rollout_summary: redact_secrets(&output.rollout_summary).into_owned(),
-        rollout_slug: output
-            .rollout_slug
-            .map(|slug| redact_secrets(&slug).into_owned()),
-    })
+fn overflow_failure(budget: u64, message: &str) -> Extraction {
+    failed(format!(
+        "the rollout does not fit the model's context window even cut to {budget} tokens \
+         ({message}); set --context-window or model_context_window to the model's real window"
+    ))
+}
+
+/// Runs CPU-bound or file work on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Error::Task(e.to_string()))?
 }

@@ -15,10 +15,9 @@ use memory_prompts::memories::{
     ConsolidationContext, ReadPathContext, consolidation_input, consolidation_system, read_path,
 };
 use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
-use memory_protocol::model::ReasoningEffort;
 use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
-use memory_protocol::{ModelClient, ModelRequest, TaskKind};
+use memory_protocol::{ModelClient, ModelError, ModelRequest, TaskKind, input_token_budget};
 use memory_sanitize::{TokenCounter, TruncationPolicy, o200k, redact_json_strings, redact_secrets};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -29,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::memory_root::{
     MemoryRoot, render_raw_memories, render_rollout_summary, with_version_line,
 };
+use crate::stage_one_request::MIN_ROLLOUT_TOKEN_BUDGET;
 use crate::store::{
     AsyncStateStore, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess, now_unix,
 };
@@ -45,10 +45,6 @@ pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(60);
 pub const DEFAULT_FAILURE_BACKOFF_SECONDS: i64 = 3600;
 /// Most stale stage-one outputs pruned per pass.
 pub const DEFAULT_PRUNE_LIMIT: usize = 200;
-/// Input window assumed when the model does not say.
-const DEFAULT_CONTEXT_WINDOW: u64 = 150_000;
-/// Share of the input window the prompt may use, in percent.
-const CONTEXT_WINDOW_PERCENT: u64 = 70;
 /// Bumped when the hashed layout changes, so old hashes never match.
 const HASH_VERSION: &str = "agent-memory phase2 input v1";
 
@@ -159,6 +155,15 @@ pub async fn run_phase_two(
     let mut report = PhaseTwoReport::default();
     match consolidate(store, root, model, options, &lease, &mut report).await {
         Ok(()) => Ok(report),
+        Err(Error::Model(model_error)) if model_error.is_fatal() => {
+            // Credentials or configuration, not this pass: give the lease back without the
+            // failure back-off, so the run after the fix consolidates at once.
+            let token = lease.owner_token.clone();
+            let _ = store
+                .call(move |store| store.release_phase_two(&token))
+                .await;
+            Err(Error::Model(model_error))
+        }
         Err(error) => {
             let token = lease.owner_token.clone();
             let message = error.to_string();
@@ -245,9 +250,23 @@ async fn consolidate(
         &selected,
         budget,
     )?;
-    let request = consolidation_request(&input, &sync.stems, model.context_window())?;
-    report.model_calls += 1;
-    let response = complete_with_heartbeat(store, model, request, lease, options).await?;
+    // A model that answers that the prompt does not fit gets the new material cut to half,
+    // down to a floor; the current files are always sent whole (the guard judges the rewrite
+    // against all of them).
+    let mut prompt_budget = input_token_budget(model.context_window());
+    let response = loop {
+        let request = consolidation_request(&input, &sync.stems, prompt_budget)?;
+        report.model_calls += 1;
+        match complete_with_heartbeat(store, model, request, lease, options).await {
+            Err(Error::Model(ModelError::ContextOverflow { message }))
+                if prompt_budget / 2 >= MIN_ROLLOUT_TOKEN_BUDGET =>
+            {
+                tracing::debug!(budget = prompt_budget / 2, %message, "consolidation input too long; cutting");
+                prompt_budget /= 2;
+            }
+            other => break other?,
+        }
+    };
     let mut output: ConsolidationOutput = serde_json::from_str(response.text.trim())
         .map_err(|error| Error::InvalidModelOutput(format!("consolidation: {error}")))?;
     output.memory_md = redact_secrets(&output.memory_md).into_owned();
@@ -331,11 +350,9 @@ fn redacted_input(
 fn consolidation_request(
     input: &ConsolidationInput,
     stems: &std::collections::BTreeMap<String, String>,
-    context_window: Option<u64>,
+    prompt_budget: u64,
 ) -> Result<ModelRequest> {
-    let window = context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW);
-    let prompt_budget =
-        usize::try_from(window.saturating_mul(CONTEXT_WINDOW_PERCENT) / 100).unwrap_or(usize::MAX);
+    let prompt_budget = usize::try_from(prompt_budget).unwrap_or(usize::MAX);
     let empty = String::new();
     let raw_memories = render_raw_memories(
         input
@@ -372,7 +389,8 @@ fn consolidation_request(
         input: consolidation_input(&context)?,
         structured_input: serde_json::to_value(input).map_err(Error::Serialize)?,
         output_schema: Some(ConsolidationOutput::output_schema()),
-        reasoning_effort: Some(ReasoningEffort::Medium),
+        // Sent only when the user configured one on the model: many models refuse it.
+        reasoning_effort: None,
         max_output_tokens: None,
     })
 }

@@ -8,9 +8,9 @@ use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_
 use agent_memory::write::{AsyncStateStore, StateStore};
 use anyhow::Context;
 
-use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
+use agent_memory::models::DEFAULT_MODEL_SPEC;
 
-use super::home::{CommonArgs, load_config, resolve_home, runtime};
+use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
 
 /// Arguments of `agent-memory consolidate`.
 #[derive(Debug, clap::Args)]
@@ -37,21 +37,22 @@ pub(crate) fn run(args: ConsolidateArgs) -> ExitCode {
 
 fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
     let home = resolve_home(args.common.home.as_deref());
-    let (_, config) = load_config(args.common.config.as_deref(), &home)?;
+    let loaded = load_config(args.common.config.as_deref(), &home)?;
+    let config = loaded.memories;
     let spec = args
         .common
         .model
         .clone()
         .or_else(|| config.consolidation_model.clone())
         .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
-    let model = model_from_spec(&spec, args.common.base_url.as_deref())?;
+    let runtime = runtime()?;
+    let model = build(&runtime, &spec, &args.common.model_options(&loaded.model))?.client;
     let store = AsyncStateStore::new(StateStore::open_home(&home)?);
     let root = MemoryRoot::under_home(&home);
     let options = PhaseTwoOptions {
         force: !args.no_force,
         ..PhaseTwoOptions::from_config(&config)
     };
-    let runtime = runtime()?;
     let report = runtime
         .block_on(run_phase_two(&store, &root, model.as_ref(), &options))
         .context("phase 2 (consolidation) failed")?;

@@ -2,8 +2,14 @@
 //! its config, and starting the async runtime.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use agent_memory::write::config::{MemoriesConfig, MemoriesToml, load_config_file};
+use agent_memory::models::{BuiltModel, ModelOptions, build_model};
+use agent_memory::protocol::model::ReasoningEffort;
+use agent_memory::write::config::{
+    MemoriesConfig, MemoriesToml, ModelToml, load_config_file, load_model_config_file,
+    parse_reasoning_effort,
+};
 use anyhow::Context;
 
 /// Environment variable naming the agent-memory home.
@@ -28,6 +34,51 @@ pub(crate) struct CommonArgs {
     /// Config file with a `[memories]` table (default: <home>/config.toml when present).
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,
+    /// The model's context window in tokens (default: the config's `model_context_window`,
+    /// else what the server reports, else a table of known models, else unknown).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) context_window: Option<u64>,
+    /// Reasoning effort to send: minimal, low, medium or high (default: the config's
+    /// `model_reasoning_effort`, else none is sent).
+    #[arg(long, value_parser = parse_effort)]
+    pub(crate) reasoning_effort: Option<ReasoningEffort>,
+    /// Limit on one HTTP request to the model, in seconds (default 300).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) request_timeout: Option<u64>,
+}
+
+fn parse_effort(text: &str) -> Result<ReasoningEffort, String> {
+    parse_reasoning_effort(text)
+        .ok_or_else(|| format!("`{text}` is not one of minimal, low, medium, high"))
+}
+
+impl CommonArgs {
+    /// The model options: flags first, then the config file's model settings.
+    pub(crate) fn model_options(&self, file: &ModelToml) -> ModelOptions {
+        ModelOptions {
+            base_url: self.base_url.clone(),
+            context_window: self.context_window.or(file.context_window),
+            reasoning_effort: self.reasoning_effort.or(file.reasoning_effort),
+            request_timeout: self
+                .request_timeout
+                .or(file.request_timeout_seconds)
+                .map(Duration::from_secs),
+            max_tries: file
+                .request_max_retries
+                .map(|retries| retries.saturating_add(1)),
+            discover_context_window: true,
+        }
+    }
+}
+
+/// Builds the model `spec` names with these options, on `runtime` (a server may be asked for
+/// its context window).
+pub(crate) fn build(
+    runtime: &tokio::runtime::Runtime,
+    spec: &str,
+    options: &ModelOptions,
+) -> anyhow::Result<BuiltModel> {
+    Ok(runtime.block_on(build_model(spec, options))?)
 }
 
 /// The home a command works in: the flag, else `$AGENT_MEMORY_HOME`, else `./.agent-memory`.
@@ -41,23 +92,35 @@ pub(crate) fn resolve_home(flag: Option<&Path>) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_HOME))
 }
 
-/// The config file (the flag, else `<home>/config.toml` when present, else defaults) as written
-/// and as resolved. Clamping warnings go to stderr.
-pub(crate) fn load_config(
-    flag: Option<&Path>,
-    home: &Path,
-) -> anyhow::Result<(MemoriesToml, MemoriesConfig)> {
+/// The config file's settings: the `[memories]` table as written and as resolved, and the
+/// model settings.
+pub(crate) struct LoadedConfig {
+    pub(crate) file: MemoriesToml,
+    pub(crate) memories: MemoriesConfig,
+    pub(crate) model: ModelToml,
+}
+
+/// The config file (the flag, else `<home>/config.toml` when present, else defaults). Clamping
+/// warnings go to stderr.
+pub(crate) fn load_config(flag: Option<&Path>, home: &Path) -> anyhow::Result<LoadedConfig> {
     let default = home.join(CONFIG_FILE_NAME);
-    let file = match flag {
-        Some(path) => load_config_file(path)?,
-        None if default.is_file() => load_config_file(&default)?,
-        None => MemoriesToml::default(),
+    let path = match flag {
+        Some(path) => Some(path.to_path_buf()),
+        None => default.is_file().then_some(default),
     };
-    let (config, warnings) = MemoriesConfig::resolve(&file);
+    let (file, model) = match &path {
+        Some(path) => (load_config_file(path)?, load_model_config_file(path)?),
+        None => (MemoriesToml::default(), ModelToml::default()),
+    };
+    let (memories, warnings) = MemoriesConfig::resolve(&file);
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
-    Ok((file, config))
+    Ok(LoadedConfig {
+        file,
+        memories,
+        model,
+    })
 }
 
 /// A multi-threaded runtime for the async write path.

@@ -23,9 +23,10 @@ use agent_memory::write::{
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
+use agent_memory::models::DEFAULT_MODEL_SPEC;
+use agent_memory::protocol::{ContextWindow, ContextWindowSource};
 
-use super::home::{CommonArgs, load_config, resolve_home, runtime};
+use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
 
 /// Arguments of `agent-memory run`.
 #[derive(Debug, clap::Args)]
@@ -57,19 +58,23 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
 
 fn execute(args: RunArgs) -> anyhow::Result<()> {
     let home = resolve_home(args.common.home.as_deref());
-    let (file, config) = load_config(args.common.config.as_deref(), &home)?;
+    let loaded = load_config(args.common.config.as_deref(), &home)?;
+    let (file, config) = (&loaded.file, &loaded.memories);
     let (rollouts_dir, explicit) = match &args.rollouts_dir {
         Some(dir) => (dir.clone(), true),
         None => (default_sessions_dir()?, false),
     };
-    let plan = RunPlan::new(&args, &file, &config, explicit);
+    let plan = RunPlan::new(&args, file, config, explicit);
     let spec = args
         .common
         .model
         .clone()
         .or_else(|| config.extract_model.clone())
         .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
-    let model = model_from_spec(&spec, args.common.base_url.as_deref())?;
+    let model_options = args.common.model_options(&loaded.model);
+    let runtime = runtime()?;
+    let built = build(&runtime, &spec, &model_options)?;
+    let (model, context_window) = (built.client, built.context_window);
 
     let mut store = StateStore::open_home(&home)?;
     let scan_options = ScanOptions {
@@ -104,7 +109,6 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
     };
     let observer = (!args.json && std::io::stderr().is_terminal())
         .then(|| Arc::new(Progress::default()) as Arc<dyn PhaseOneObserver>);
-    let runtime = runtime()?;
     let store = AsyncStateStore::new(store);
     let report = runtime.block_on(run_phase_one(
         &store,
@@ -117,28 +121,39 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
     ))?;
     drop(observer);
 
-    // Phase 2 ends the run, forced: new input from this run skips the success cooldown.
-    let consolidation_model = match &config.consolidation_model {
-        Some(spec) if args.common.model.is_none() => {
-            model_from_spec(spec, args.common.base_url.as_deref())?
-        }
-        _ => Arc::clone(&model),
+    // A model that cannot serve any job (rejected key, unknown model) cannot consolidate
+    // either: phase 2 waits for the run after the fix.
+    let phase_two = if report.fatal_error.is_some() {
+        Ok(PhaseTwoReport {
+            skipped: Some("the model cannot be used (see above)".to_owned()),
+            ..PhaseTwoReport::default()
+        })
+    } else {
+        // Phase 2 ends the run, forced: new input from this run skips the success cooldown.
+        let consolidation_model = match &config.consolidation_model {
+            Some(spec) if args.common.model.is_none() => {
+                build(&runtime, spec, &model_options)?.client
+            }
+            _ => Arc::clone(&model),
+        };
+        let phase_two_options = PhaseTwoOptions {
+            force: true,
+            ..PhaseTwoOptions::from_config(config)
+        };
+        runtime.block_on(run_phase_two(
+            &store,
+            &MemoryRoot::under_home(&home),
+            consolidation_model.as_ref(),
+            &phase_two_options,
+        ))
     };
-    let phase_two_options = PhaseTwoOptions {
-        force: true,
-        ..PhaseTwoOptions::from_config(&config)
-    };
-    let phase_two = runtime.block_on(run_phase_two(
-        &store,
-        &MemoryRoot::under_home(&home),
-        consolidation_model.as_ref(),
-        &phase_two_options,
-    ));
 
     let summary = Summary {
         home: &home,
         rollouts_dir: &rollouts_dir,
         model: model.name(),
+        context_window,
+        min_rate_limit_remaining_percent: config.min_rate_limit_remaining_percent,
         scan: &scan,
         phase_one: &report,
         phase_two: phase_two.as_ref().ok().cloned().unwrap_or_default(),
@@ -147,6 +162,13 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
         println!("{}", summary.json());
     } else {
         print!("{}", summary.text());
+    }
+    if let Some(fatal) = &report.fatal_error {
+        bail!(
+            "the model cannot be used: {fatal}\n{} job(s) were given back without spending an \
+             attempt; fix the cause and run again to process them",
+            report.released
+        );
     }
     phase_two.context("phase 2 (consolidation) failed")?;
     Ok(())
@@ -248,6 +270,8 @@ struct Summary<'a> {
     home: &'a Path,
     rollouts_dir: &'a Path,
     model: String,
+    context_window: ContextWindow,
+    min_rate_limit_remaining_percent: i64,
     scan: &'a ScanReport,
     phase_one: &'a PhaseOneReport,
     phase_two: PhaseTwoReport,
@@ -271,7 +295,11 @@ impl Summary<'_> {
             "skipped": self.skipped(),
             "lease_lost": report.lease_lost,
             "skipped_rate_limit": report.skipped_rate_limit,
+            "stopped_at_rate_limit": report.stopped_at_rate_limit,
+            "released": report.released,
+            "fatal_error": report.fatal_error,
             "model": self.model,
+            "context_window": self.context_window,
             "home": self.home.display().to_string(),
             "rollouts_dir": self.rollouts_dir.display().to_string(),
             "phase2": self.phase_two,
@@ -295,10 +323,32 @@ impl Summary<'_> {
         if report.skipped_rate_limit {
             out.push_str("phase 1 skipped: too little rate limit left\n");
         }
+        if let Some(tokens) = self.context_window.tokens {
+            let source = match self.context_window.source {
+                ContextWindowSource::Configured => "configured",
+                ContextWindowSource::Server => "reported by the server",
+                ContextWindowSource::KnownModel => "known model",
+                ContextWindowSource::Default => "default",
+            };
+            out.push_str(&format!("context window: {tokens} tokens ({source})\n"));
+        }
         out.push_str(&format!(
             "phase 1 ({}): processed {}: {} stored, {} with nothing worth keeping, {} failed\n",
             self.model, report.claimed, report.succeeded, report.no_output, report.failed
         ));
+        if let Some(remaining) = report.stopped_at_rate_limit {
+            out.push_str(&format!(
+                "phase 1 stopped claiming: the server reports {remaining:.1}% of the rate limit \
+                 left, below min_rate_limit_remaining_percent = {}\n",
+                self.min_rate_limit_remaining_percent
+            ));
+        }
+        if report.released > 0 {
+            out.push_str(&format!(
+                "  {} given back unspent: the model cannot be used\n",
+                report.released
+            ));
+        }
         if report.lease_lost > 0 {
             out.push_str(&format!(
                 "  {} taken over by another process before finishing\n",
@@ -419,6 +469,11 @@ mod tests {
             home: Path::new("/h"),
             rollouts_dir: Path::new("/r"),
             model: "offline".to_owned(),
+            context_window: ContextWindow {
+                tokens: None,
+                source: ContextWindowSource::Default,
+            },
+            min_rate_limit_remaining_percent: 25,
             scan: &scan,
             phase_one: &phase_one,
             phase_two: PhaseTwoReport::default(),

@@ -3,3 +3,5 @@
 mod offline;
 #[cfg(feature = "openai")]
 mod openai;
+#[cfg(feature = "openai")]
+mod resilience;

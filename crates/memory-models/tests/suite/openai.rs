@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
 
-use memory_models::openai::{ApiFlavour, OpenAiClient, OpenAiConfig};
+use memory_models::openai::{ApiFlavour, OpenAiClient, OpenAiConfig, RetryPolicy};
 use memory_protocol::model::ReasoningEffort;
 use memory_protocol::{
     ModelClient, ModelError, ModelRequest, ModelResponse, StageOneOutput, TaskKind, TokenUsage,
@@ -26,6 +26,9 @@ fn config(base_url: &str, flavour: ApiFlavour) -> OpenAiConfig {
     config.api_key_env = Some(KEY_VARIABLE.to_owned());
     config.flavour = flavour;
     config.request_timeout = Duration::from_secs(5);
+    // One try per call: these tests check how a single answer maps to an error; the retry
+    // tests in `resilience.rs` set their own policy.
+    config.retry = RetryPolicy::none();
     config
 }
 
@@ -162,6 +165,7 @@ async fn chat_completions_success_sends_messages_and_response_format() {
                          {"role": "user", "content": "user words"}],
             "response_format": {"type": "json_schema", "json_schema": {
                 "name": "stage_one_extraction", "schema": StageOneOutput::output_schema(), "strict": true}},
+            "reasoning_effort": "low",
             "max_completion_tokens": 777
         })
     );

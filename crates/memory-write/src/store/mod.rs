@@ -204,11 +204,12 @@ fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Resul
 }
 
 /// WAL cannot be enabled on some file systems; the store still works (with less
-/// concurrency), so this is reported on stderr instead of failing.
+/// concurrency), so this is logged as a warning instead of failing.
 fn warn_not_wal(path: &Path, mode: &str) {
-    eprintln!(
-        "warning: state database {} uses journal mode {mode}, not wal",
-        path.display()
+    tracing::warn!(
+        path = %path.display(),
+        mode,
+        "the state database cannot use write-ahead logging; concurrent runs will wait more"
     );
 }
 

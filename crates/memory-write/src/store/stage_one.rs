@@ -331,6 +331,22 @@ impl StateStore {
         Ok(changed > 0)
     }
 
+    /// Gives a claimed job back without spending an attempt: it is pending again and claimable
+    /// at once, with `note` as its last error. For failures of the model rather than the job
+    /// (rejected credentials, an unknown model). Returns false, writing nothing, when `job` no
+    /// longer owns the lease.
+    pub fn release_stage_one_job(&mut self, job: &ClaimedJob, note: &str) -> Result<bool> {
+        let changed = self.conn.execute(
+            &format!(
+                "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
+                    lease_expires_at = NULL, retry_after_at = NULL, last_error = ?3
+                 WHERE thread_id = ?1 AND status = 'running' AND owner_token = ?2"
+            ),
+            params![job.thread_id, job.owner_token, note],
+        )?;
+        Ok(changed > 0)
+    }
+
     /// One job by thread id.
     pub fn stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>> {
         Ok(self

@@ -22,6 +22,9 @@ pub(crate) enum Answer {
     Raw(String),
     /// This error.
     Error(ModelError),
+    /// A context-overflow error while the prompt holds more than this many bytes, then
+    /// [`Answer::Echo`].
+    OverflowAbove(usize),
 }
 
 pub(crate) struct FakeModel {
@@ -33,6 +36,12 @@ pub(crate) struct FakeModel {
     pub(crate) requests: Mutex<Vec<ModelRequest>>,
     in_flight: AtomicUsize,
     pub(crate) max_in_flight: AtomicUsize,
+    /// What `rate_limit()` reports.
+    pub(crate) rate_limit: Option<memory_protocol::RateLimitSnapshot>,
+    /// At the n-th request (from 1), write this file and never answer: a process waiting
+    /// there to be killed, with jobs in flight.
+    pub(crate) hang_at_request: Option<(usize, PathBuf)>,
+    calls: AtomicUsize,
 }
 
 impl FakeModel {
@@ -45,6 +54,9 @@ impl FakeModel {
             requests: Mutex::new(Vec::new()),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
+            rate_limit: None,
+            hang_at_request: None,
+            calls: AtomicUsize::new(0),
         }
     }
 
@@ -75,7 +87,18 @@ impl ModelClient for FakeModel {
         self.window
     }
 
+    fn rate_limit(&self) -> Option<memory_protocol::RateLimitSnapshot> {
+        self.rate_limit
+    }
+
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Some((at, marker)) = &self.hang_at_request
+            && call == *at
+        {
+            std::fs::write(marker, "waiting to be killed").unwrap();
+            std::future::pending::<()>().await;
+        }
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
         if !self.delay.is_zero() {
@@ -100,7 +123,12 @@ impl ModelClient for FakeModel {
         let text = match &self.answer {
             Answer::Raw(text) => text.clone(),
             Answer::Error(error) => return Err(error.clone()),
-            Answer::Echo => {
+            Answer::OverflowAbove(limit) if request.input.len() > *limit => {
+                return Err(ModelError::ContextOverflow {
+                    message: format!("{} bytes is more than {limit}", request.input.len()),
+                });
+            }
+            Answer::Echo | Answer::OverflowAbove(_) => {
                 let has_tools = input
                     .items
                     .iter()

@@ -5,13 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use memory_protocol::model::ReasoningEffort;
 use memory_protocol::stage_one::{JobStatus, StageOneInput};
 use memory_protocol::{ModelError, StageOneOutput, TaskKind};
-use memory_write::phase_one::{
-    JobOutcome, PhaseOneHooks, parse_stage_one_output, rollout_token_limit,
-};
+use memory_write::phase_one::{JobOutcome, PhaseOneHooks};
 use memory_write::rate_limit::RateLimitProbe;
+use memory_write::stage_one_request::parse_stage_one_output;
 use memory_write::store::{ClaimParams, now_unix};
 use memory_write::{
     AsyncStateStore, PhaseOneOptions, PhaseOneReport, ScanOptions, StateStore, run_phase_one,
@@ -74,7 +72,10 @@ async fn the_examples_are_extracted_once_and_no_planted_secret_reaches_the_model
     assert_eq!(requests.len(), 5);
     for request in &requests {
         assert_eq!(request.task, TaskKind::StageOneExtraction);
-        assert_eq!(request.reasoning_effort, Some(ReasoningEffort::Low));
+        assert_eq!(
+            request.reasoning_effort, None,
+            "the model's configuration decides the effort; many models refuse the field"
+        );
         assert_eq!(request.output_schema, Some(StageOneOutput::output_schema()));
         let structured = request.structured_input.to_string();
         for text in [&request.instructions, &request.input, &structured] {
@@ -168,17 +169,17 @@ async fn invalid_output_and_model_errors_fail_the_job_with_a_clear_message() {
     for (answer, expected) in [
         (
             Answer::Raw(r#"{"raw_memory":"x","rollout_summary":"y","extra":1}"#.to_owned()),
-            "the model output is not a valid stage-one output: unknown field `extra`",
+            "invalid model output: not a valid stage-one output: unknown field `extra`",
         ),
         (
             Answer::Raw("Sure! Here is the JSON".to_owned()),
-            "the model output is not a valid stage-one output",
+            "invalid model output: not a valid stage-one output",
         ),
         (
             Answer::Error(ModelError::ContextOverflow {
                 message: "too long".to_owned(),
             }),
-            "context window exceeded: too long",
+            "the rollout does not fit the model's context window even cut to",
         ),
     ] {
         let home = tempfile::tempdir().unwrap();
@@ -218,11 +219,12 @@ async fn a_rate_limit_retry_after_longer_than_the_back_off_is_respected() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn contents_are_truncated_to_seventy_percent_of_the_window() {
-    assert_eq!(rollout_token_limit(None), 150_000);
-    assert_eq!(rollout_token_limit(Some(0)), 150_000);
-    assert_eq!(rollout_token_limit(Some(272_000)), 190_400);
-    assert_eq!(rollout_token_limit(Some(1)), 1);
+async fn contents_are_truncated_to_seventy_percent_of_the_effective_window() {
+    use memory_protocol::input_token_budget;
+    assert_eq!(input_token_budget(None), 150_000);
+    assert_eq!(input_token_budget(Some(0)), 150_000);
+    assert_eq!(input_token_budget(Some(272_000)), 180_880);
+    assert_eq!(input_token_budget(Some(1)), 1);
 
     let home = tempfile::tempdir().unwrap();
     let rollouts = tempfile::tempdir().unwrap();
@@ -245,7 +247,7 @@ async fn contents_are_truncated_to_seventy_percent_of_the_window() {
         memory_sanitize::TokenCounter::count(memory_sanitize::o200k(), &requests[0].input);
     assert!(
         counted < 400 * 2,
-        "prompt of {counted} tokens for a 280-token budget"
+        "prompt of {counted} tokens for a 266-token budget"
     );
 }
 
@@ -378,13 +380,13 @@ async fn empty_garbage_and_truncated_rollouts_end_as_no_output_or_error_while_ot
     let (garbage, message) = outcome("garbage.jsonl");
     assert_eq!(garbage, JobOutcome::Failed);
     assert!(
-        message.starts_with("the rollout has no readable lines (2 malformed; first: line 1"),
+        message.contains("no readable lines (2 malformed; first: line 1"),
         "{message}"
     );
     let (early, message) = outcome("cut-early.jsonl");
     assert_eq!(early, JobOutcome::Failed);
     assert!(
-        message.starts_with("the rollout has no readable lines (1 malformed"),
+        message.contains("no readable lines (1 malformed"),
         "{message}"
     );
     assert_eq!(outcome("cut-late.jsonl").0, JobOutcome::Succeeded);
@@ -471,20 +473,150 @@ proptest::proptest! {
             owner_token: "o".to_owned(),
             input_watermark: 1,
         };
-        match memory_write::phase_one::prepare_stage_one_request(&job, Some(2_000)) {
-            Ok(memory_write::phase_one::Prepared::Request(request)) => {
+        match memory_write::stage_one_request::prepare_stage_one_request(&job, Some(2_000)) {
+            Ok(Some(rendered)) => {
+                let request = rendered.request;
                 let structured = request.structured_input.to_string();
                 for secret in [PLANTED_SECRETS[0], PLANTED_SECRETS[3]] {
                     proptest::prop_assert!(!request.input.contains(secret));
                     proptest::prop_assert!(!structured.contains(secret));
                 }
             }
-            Ok(memory_write::phase_one::Prepared::Nothing(reason)) => {
-                proptest::prop_assert!(!reason.is_empty());
-            }
-            Err(message) => {
-                proptest::prop_assert!(message.starts_with("the rollout has no readable lines"), "{}", message);
+            Ok(None) => {}
+            Err(error) => {
+                let message = error.to_string();
+                proptest::prop_assert!(message.contains("no readable lines"), "{}", message);
             }
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_context_overflow_answer_leads_to_a_smaller_request_and_never_the_same_twice() {
+    let home = tempfile::tempdir().unwrap();
+    let rollouts = tempfile::tempdir().unwrap();
+    write_rollouts(rollouts.path(), 1);
+    // One long tool output, so cutting the transcript shortens the prompt.
+    let file = walk_files(rollouts.path()).remove(0);
+    let log: String = (0..6_000)
+        .map(|i| format!("line {i} of the build log\\n"))
+        .collect();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text = text.replace(r#""output":"ok""#, &format!(r#""output":"{log}""#));
+    std::fs::write(&file, text).unwrap();
+    // Measure the prompt a roomy model gets, then refuse anything longer than 30% of it.
+    let probe = Arc::new(FakeModel::new(Answer::Echo));
+    run(home.path(), rollouts.path(), Arc::clone(&probe), &options()).await;
+    let full = probe.requests()[0].input.len();
+    let home = tempfile::tempdir().unwrap();
+    let model = Arc::new(FakeModel::new(Answer::OverflowAbove(full * 3 / 10)));
+    let report = run(home.path(), rollouts.path(), Arc::clone(&model), &options()).await;
+    assert_eq!(report.succeeded, 1, "{report:#?}");
+    let sizes: Vec<usize> = model.requests().iter().map(|r| r.input.len()).collect();
+    assert!(sizes.len() >= 2, "{sizes:?}");
+    for pair in sizes.windows(2) {
+        assert!(
+            pair[1] < pair[0],
+            "each request is smaller than the last: {sizes:?}"
+        );
+    }
+    let last: StageOneInput =
+        serde_json::from_value(model.requests().last().unwrap().structured_input.clone()).unwrap();
+    assert!(last.truncated);
+    let store = StateStore::open_home(home.path()).unwrap();
+    let job = store.stage_one_jobs().unwrap().remove(0);
+    assert_eq!(
+        job.attempts, 0,
+        "a request that fit after cutting spends no attempt"
+    );
+}
+
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(walk_files(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fatal_model_error_stops_the_run_and_gives_every_job_back_unspent() {
+    let home = tempfile::tempdir().unwrap();
+    let rollouts = tempfile::tempdir().unwrap();
+    write_rollouts(rollouts.path(), 20);
+    let rejected = Arc::new(FakeModel::new(Answer::Error(ModelError::Authentication {
+        message: "http 401: invalid api key".to_owned(),
+    })));
+    let report = run(
+        home.path(),
+        rollouts.path(),
+        Arc::clone(&rejected),
+        &options(),
+    )
+    .await;
+    assert_eq!(report.succeeded + report.failed, 0, "{report:#?}");
+    assert!(report.released >= 1 && report.released <= 8, "{report:#?}");
+    assert_eq!(
+        report.claimed, report.released,
+        "claims stop at the first fatal error"
+    );
+    assert!(
+        report
+            .fatal_error
+            .as_deref()
+            .unwrap()
+            .contains("invalid api key"),
+        "{report:#?}"
+    );
+    let store = StateStore::open_home(home.path()).unwrap();
+    for job in store.stage_one_jobs().unwrap() {
+        assert_eq!(job.status, JobStatus::Pending, "{job:?}");
+        assert_eq!(job.attempts, 0, "{job:?}");
+        assert_eq!(job.retry_after_at, None, "{job:?}");
+    }
+    drop(store);
+    // With the key fixed, the very next run does all the work.
+    let fixed = Arc::new(FakeModel::new(Answer::Echo));
+    let report = run(home.path(), rollouts.path(), fixed, &options()).await;
+    assert_eq!(report.succeeded, 20, "{report:#?}");
+    assert_eq!(report.fatal_error, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_rate_limit_headers_stop_claiming_below_the_minimum() {
+    let home = tempfile::tempdir().unwrap();
+    let rollouts = tempfile::tempdir().unwrap();
+    write_rollouts(rollouts.path(), 10);
+    let mut model = FakeModel::new(Answer::Echo);
+    model.rate_limit = Some(memory_protocol::RateLimitSnapshot {
+        limit_requests: Some(1_000),
+        remaining_requests: Some(40),
+        ..Default::default()
+    });
+    let gated = PhaseOneOptions {
+        min_rate_limit_remaining_percent: 25,
+        ..options()
+    };
+    let report = run(home.path(), rollouts.path(), Arc::new(model), &gated).await;
+    assert_eq!(report.claimed, 0, "{report:#?}");
+    assert_eq!(report.stopped_at_rate_limit, Some(4.0));
+    // The same quota passes a lower minimum.
+    let mut model = FakeModel::new(Answer::Echo);
+    model.rate_limit = Some(memory_protocol::RateLimitSnapshot {
+        limit_requests: Some(1_000),
+        remaining_requests: Some(40),
+        ..Default::default()
+    });
+    let lenient = PhaseOneOptions {
+        min_rate_limit_remaining_percent: 3,
+        ..options()
+    };
+    let report = run(home.path(), rollouts.path(), Arc::new(model), &lenient).await;
+    assert_eq!(report.succeeded, 10, "{report:#?}");
+    assert_eq!(report.stopped_at_rate_limit, None);
 }

@@ -1,11 +1,15 @@
-//! Reliability across processes: workers killed with SIGKILL at random points, and two
+//! Reliability across processes: workers killed with SIGKILL at chosen points, and two
 //! processes sharing one database.
 //!
 //! The tests re-run this test binary as worker processes, filtered to the ignored
 //! `worker_process` test, configured through environment variables. Each worker scans the
-//! rollouts, runs phase 1 with a fake model that sleeps, and appends one line per recorded
-//! outcome to its log (synced before the next job), so the parent can check that no job was
-//! recorded twice.
+//! rollouts, runs phase 1 with a fake model, and appends one line per recorded outcome to its
+//! log (synced before the next job), so the parent can check that no job was recorded twice.
+//!
+//! Kills do not race the clock: a worker told to stop at a named point (its n-th model request,
+//! or right after recording its n-th outcome) writes a marker file there and waits; the parent
+//! kills it once the marker exists. The schedule comes from a fixed seed, so every run of the
+//! test interrupts the same work at the same places, however fast the machine is.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -29,15 +33,54 @@ const ENV_LOG: &str = "MEMORY_WRITE_WORKER_LOG";
 const ENV_LEASE: &str = "MEMORY_WRITE_WORKER_LEASE_SECS";
 const ENV_DELAY: &str = "MEMORY_WRITE_WORKER_DELAY_MS";
 const ENV_FAIL_EVERY: &str = "MEMORY_WRITE_WORKER_FAIL_EVERY";
+/// `request:N` or `recorded:N`: where the worker stops and waits to be killed.
+const ENV_STOP_AT: &str = "MEMORY_WRITE_WORKER_STOP_AT";
+/// The marker file a stopped worker writes.
+const ENV_MARKER: &str = "MEMORY_WRITE_WORKER_MARKER";
 
-/// Appends `thread_id outcome` per finished job, synced to disk.
-struct OutcomeLog(Mutex<std::fs::File>);
+/// Where a worker stops and waits to be killed.
+#[derive(Debug, Clone, Copy)]
+enum StopAt {
+    /// Inside its n-th model request: claimed jobs are in flight, not recorded.
+    Request(usize),
+    /// Right after its n-th outcome is recorded and logged, before the next claim.
+    Recorded(usize),
+}
+
+impl StopAt {
+    fn env(self) -> String {
+        match self {
+            StopAt::Request(n) => format!("request:{n}"),
+            StopAt::Recorded(n) => format!("recorded:{n}"),
+        }
+    }
+}
+
+/// Appends `thread_id outcome` per finished job, synced to disk; with a stop point, writes the
+/// marker after the n-th line and blocks.
+struct OutcomeLog {
+    file: Mutex<std::fs::File>,
+    stop_after: Option<(usize, PathBuf)>,
+    logged: std::sync::atomic::AtomicUsize,
+}
 
 impl PhaseOneObserver for OutcomeLog {
     fn job_finished(&self, job: &JobReport) {
-        let mut file = self.0.lock().unwrap();
+        let mut file = self.file.lock().unwrap();
         writeln!(file, "{} {:?}", job.thread_id, job.outcome).unwrap();
         file.sync_data().unwrap();
+        let logged = self
+            .logged
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        if let Some((at, marker)) = &self.stop_after
+            && logged == *at
+        {
+            std::fs::write(marker, "waiting to be killed").unwrap();
+            loop {
+                std::thread::park();
+            }
+        }
     }
 }
 
@@ -82,6 +125,23 @@ fn worker_process() {
     model.failing = failing_ids(&ids, usize::try_from(number(ENV_FAIL_EVERY)).unwrap())
         .into_iter()
         .collect();
+    let marker = std::env::var_os(ENV_MARKER).map(PathBuf::from);
+    let stop_at = std::env::var(ENV_STOP_AT).ok();
+    let stop = stop_at
+        .as_deref()
+        .and_then(|text| text.split_once(':'))
+        .map(|(point, n)| (point.to_owned(), n.parse::<usize>().unwrap()));
+    let mut stop_after_recorded = None;
+    match (stop, marker) {
+        (Some((point, n)), Some(marker)) if point == "request" => {
+            model.hang_at_request = Some((n, marker));
+        }
+        (Some((point, n)), Some(marker)) if point == "recorded" => {
+            stop_after_recorded = Some((n, marker));
+        }
+        (None, _) => {}
+        other => panic!("bad stop point {other:?}"),
+    }
     let options = PhaseOneOptions {
         claim: ClaimParams {
             min_idle_hours: 1,
@@ -100,7 +160,11 @@ fn worker_process() {
         .unwrap();
     let hooks = PhaseOneHooks {
         rate_limit: None,
-        observer: Some(Arc::new(OutcomeLog(Mutex::new(file)))),
+        observer: Some(Arc::new(OutcomeLog {
+            file: Mutex::new(file),
+            stop_after: stop_after_recorded,
+            logged: std::sync::atomic::AtomicUsize::new(0),
+        })),
     };
     let store = AsyncStateStore::new(store);
     let report = runtime
@@ -124,7 +188,50 @@ fn spawn_worker(
     delay_ms: u64,
     fail_every: usize,
 ) -> Child {
-    Command::new(std::env::current_exe().unwrap())
+    worker_command(home, rollouts, log, lease, delay_ms, fail_every)
+        .spawn()
+        .unwrap()
+}
+
+/// Starts a worker that stops at `stop`, waits until it is there, and kills it. Returns false
+/// when the worker finished all its work before reaching the point.
+fn kill_at(home: &Path, rollouts: &Path, log: &Path, stop: StopAt, marker: &Path) -> bool {
+    let _ = std::fs::remove_file(marker);
+    let mut child = worker_command(home, rollouts, log, 1, 0, 5)
+        .env(ENV_STOP_AT, stop.env())
+        .env(ENV_MARKER, marker)
+        .spawn()
+        .unwrap();
+    // A hang guard only: the marker normally appears within milliseconds.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if marker.exists() {
+            child.kill().unwrap(); // SIGKILL on Unix
+            child.wait().unwrap();
+            return true;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(
+                status.success(),
+                "worker stopped at {stop:?} failed: {status}"
+            );
+            return false;
+        }
+        assert!(Instant::now() < deadline, "worker never reached {stop:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn worker_command(
+    home: &Path,
+    rollouts: &Path,
+    log: &Path,
+    lease: u64,
+    delay_ms: u64,
+    fail_every: usize,
+) -> Command {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
         .args([
             "suite::reliability::worker_process",
             "--exact",
@@ -140,9 +247,8 @@ fn spawn_worker(
         .env(ENV_DELAY, delay_ms.to_string())
         .env(ENV_FAIL_EVERY, fail_every.to_string())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .stderr(Stdio::piped());
+    command
 }
 
 fn wait_ok(child: Child) {
@@ -174,7 +280,7 @@ fn read_logs(logs: &[PathBuf]) -> BTreeMap<(String, String), usize> {
     counts
 }
 
-/// A small deterministic generator for the kill delays.
+/// A small deterministic generator for the kill schedule.
 struct XorShift(u64);
 
 impl XorShift {
@@ -187,37 +293,35 @@ impl XorShift {
 }
 
 #[test]
-fn workers_killed_at_random_points_lose_nothing_and_do_nothing_twice() {
-    // Enough work (160 jobs of 100 ms, 8 at a time) that most of the 24 kills, each within
-    // 200 ms of a start, land while jobs are running.
+fn workers_killed_at_chosen_points_lose_nothing_and_do_nothing_twice() {
     const ROLLOUTS: usize = 160;
-    const DELAY_MS: u64 = 100;
+    /// Fixed, so every run kills at the same places.
+    const SEED: u64 = 0x5EED_CAFE_F00D_0001;
     let root = tempfile::tempdir().unwrap();
     let (home, rollouts) = (root.path().join("home"), root.path().join("rollouts"));
     write_rollouts(&rollouts, ROLLOUTS);
     let ids = thread_ids(&rollouts);
     assert_eq!(ids.len(), ROLLOUTS);
     let failing = failing_ids(&ids, 5);
-    let lease = 1;
     let log = root.path().join("outcomes.log");
-    let seed = u64::from(std::process::id()) | 1;
-    let mut random = XorShift(seed);
-    let mut killed_while_running = 0;
-    for _ in 0..24 {
-        let mut child = spawn_worker(&home, &rollouts, &log, lease, DELAY_MS, 5);
-        std::thread::sleep(Duration::from_millis(random.below(200)));
-        if child.try_wait().unwrap().is_none() {
-            killed_while_running += 1;
+    let marker = root.path().join("stopped");
+    let mut random = XorShift(SEED);
+    let mut kills = 0;
+    for round in 0..24 {
+        // Alternate: killed with jobs in flight, and killed between recording and claiming.
+        let n = 1 + usize::try_from(random.below(6)).unwrap();
+        let stop = if round % 2 == 0 {
+            StopAt::Request(n)
+        } else {
+            StopAt::Recorded(n)
+        };
+        if kill_at(&home, &rollouts, &log, stop, &marker) {
+            kills += 1;
         }
-        child.kill().unwrap(); // SIGKILL on Unix
-        child.wait().unwrap();
     }
-    assert!(
-        killed_while_running >= 20,
-        "only {killed_while_running} kills hit a running worker (seed {seed})"
-    );
-    // The kills interrupted real work: some outcomes were recorded, and some jobs were left
-    // running under a lease nobody will finish.
+    assert_eq!(kills, 24, "every worker reached its stop point");
+    // The kills interrupted real work: outcomes were recorded, and jobs were left running
+    // under leases nobody will finish.
     let store = StateStore::open_home(&home).unwrap();
     let jobs = store.stage_one_jobs().unwrap();
     let orphaned = jobs
@@ -233,12 +337,11 @@ fn workers_killed_at_random_points_lose_nothing_and_do_nothing_twice() {
         "orphaned {orphaned}, recorded {recorded}"
     );
     drop(store);
-    // Leases of killed workers expire; a last worker finishes everything.
-    std::thread::sleep(Duration::from_millis(1100 * lease));
-    wait_ok(spawn_worker(&home, &rollouts, &log, lease, DELAY_MS, 5));
-    let started = Instant::now();
-    wait_ok(spawn_worker(&home, &rollouts, &log, lease, DELAY_MS, 5));
-    assert!(started.elapsed() < Duration::from_secs(30));
+    // Leases of killed workers (one second) expire; a last worker finishes everything, and
+    // one more finds nothing left.
+    std::thread::sleep(Duration::from_millis(1_100));
+    wait_ok(spawn_worker(&home, &rollouts, &log, 1, 0, 5));
+    wait_ok(spawn_worker(&home, &rollouts, &log, 1, 0, 5));
 
     let store = StateStore::open_home(&home).unwrap();
     let outputs: BTreeSet<String> = store
@@ -265,10 +368,7 @@ fn workers_killed_at_random_points_lose_nothing_and_do_nothing_twice() {
     }
     assert_eq!(outputs.len(), ROLLOUTS - failing.len());
     for ((id, outcome), count) in read_logs(&[log]) {
-        assert_eq!(
-            count, 1,
-            "{id} recorded {outcome} {count} times (seed {seed})"
-        );
+        assert_eq!(count, 1, "{id} recorded {outcome} {count} times");
     }
 }
 
