@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+#[cfg(feature = "fault-injection")]
 use std::sync::Arc;
 
 use memory_protocol::names::memory_root as names;
@@ -32,13 +33,15 @@ const TEMP_MARKER: &str = ".tmp-";
 
 /// Called after a temp file is written and synced, just before it is renamed over `target`.
 /// Returning an error simulates a crash at that point: the write stops, the temp file stays
-/// behind and the target is untouched. Meant for crash tests.
+/// behind and the target is untouched. Crash tests only (feature `fault-injection`).
+#[cfg(feature = "fault-injection")]
 pub type CrashHook = Arc<dyn Fn(&Path) -> io::Result<()> + Send + Sync>;
 
 /// The memory root folder and its files.
 #[derive(Clone)]
 pub struct MemoryRoot {
     dir: PathBuf,
+    #[cfg(feature = "fault-injection")]
     crash_before_rename: Option<CrashHook>,
 }
 
@@ -46,8 +49,7 @@ impl std::fmt::Debug for MemoryRoot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemoryRoot")
             .field("dir", &self.dir)
-            .field("crash_hook", &self.crash_before_rename.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -72,11 +74,13 @@ impl MemoryRoot {
     pub fn at(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
+            #[cfg(feature = "fault-injection")]
             crash_before_rename: None,
         }
     }
 
     /// Installs a [`CrashHook`] run before every rename (crash tests).
+    #[cfg(feature = "fault-injection")]
     pub fn with_crash_before_rename(mut self, hook: CrashHook) -> Self {
         self.crash_before_rename = Some(hook);
         self
@@ -193,9 +197,22 @@ impl MemoryRoot {
         Ok(report)
     }
 
-    /// Writes `text` to `path` atomically unless the file already holds exactly `text`.
-    /// Returns whether it wrote.
-    pub fn write_atomic(&self, path: &Path, text: &str) -> Result<bool> {
+    /// Writes `text` to `path`, a file inside the root, atomically unless the file already
+    /// holds exactly `text`. Returns whether it wrote. A path outside the root (absolute
+    /// elsewhere, or climbing out with `..`) is refused.
+    pub(crate) fn write_atomic(&self, path: &Path, text: &str) -> Result<bool> {
+        let inside = path.strip_prefix(&self.dir).is_ok_and(|relative| {
+            relative.components().count() > 0
+                && relative
+                    .components()
+                    .all(|part| matches!(part, std::path::Component::Normal(_)))
+        });
+        if !inside {
+            return Err(Error::UnsafeMemoryRoot {
+                path: path.to_path_buf(),
+                reason: format!("not a file inside the memory root {}", self.dir.display()),
+            });
+        }
         match fs::read(path) {
             Ok(current) if current == text.as_bytes() => return Ok(false),
             Ok(_) => {}
@@ -216,6 +233,7 @@ impl MemoryRoot {
             let _ = fs::remove_file(&temp);
             return Err(io_error(&temp, source));
         }
+        #[cfg(feature = "fault-injection")]
         if let Some(hook) = &self.crash_before_rename {
             hook(path).map_err(|source| io_error(path, source))?;
         }
@@ -426,6 +444,30 @@ fn io_error(path: &Path, source: io::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn atomic_writes_never_leave_the_root() {
+        let home = tempfile::tempdir().unwrap();
+        let root = MemoryRoot::under_home(home.path());
+        root.prepare().unwrap();
+        assert!(root.write_atomic(&root.file("MEMORY.md"), "x").unwrap());
+        let outside = [
+            home.path().join("state.sqlite"),
+            root.dir().join("../escaped.md"),
+            root.dir().join("rollout_summaries/../../escaped.md"),
+            root.dir().to_path_buf(),
+            PathBuf::from("/tmp/elsewhere.md"),
+        ];
+        for path in outside {
+            let err = root.write_atomic(&path, "x").unwrap_err();
+            assert!(
+                matches!(err, Error::UnsafeMemoryRoot { .. }),
+                "{}: {err}",
+                path.display()
+            );
+        }
+        assert!(!home.path().join("escaped.md").exists());
+    }
     use proptest::prelude::*;
 
     #[test]

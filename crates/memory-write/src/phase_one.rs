@@ -21,7 +21,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use memory_protocol::{ModelClient, ModelError, StageOneOutput, TokenUsage, input_token_budget};
-use serde::Serialize;
 use tokio::task::JoinSet;
 
 use crate::error::{Error, Result};
@@ -90,8 +89,7 @@ pub trait PhaseOneObserver: Send + Sync {
 }
 
 /// How one job ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JobOutcome {
     /// An output was stored.
     Succeeded,
@@ -108,7 +106,7 @@ pub enum JobOutcome {
 }
 
 /// One job's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct JobReport {
     /// The thread.
     pub thread_id: String,
@@ -123,7 +121,7 @@ pub struct JobReport {
 }
 
 /// What a phase-1 run did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PhaseOneReport {
     /// The run did not start because too little rate limit remained.
     pub skipped_rate_limit: bool,

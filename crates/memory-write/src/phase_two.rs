@@ -19,7 +19,6 @@ use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
 use memory_protocol::{ModelClient, ModelError, ModelRequest, TaskKind, input_token_budget};
 use memory_sanitize::{TokenCounter, TruncationPolicy, o200k, redact_json_strings, redact_secrets};
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::config::MemoriesConfig;
@@ -100,9 +99,8 @@ impl PhaseTwoOptions {
     }
 }
 
-/// What a phase-2 pass did. Serializes to exactly `{ran, selected, files_written,
-/// model_calls}`, the `phase2` object of `agent-memory run --json`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// What a phase-2 pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PhaseTwoReport {
     /// True when this process held the lease and finished a pass.
     pub ran: bool,
@@ -113,17 +111,13 @@ pub struct PhaseTwoReport {
     /// Model calls made (0 when the inputs were unchanged).
     pub model_calls: usize,
     /// Why the pass did not run, when it did not.
-    #[serde(skip)]
     pub skipped: Option<String>,
     /// True when the inputs matched the last success and the model was not called.
-    #[serde(skip)]
     pub unchanged: bool,
     /// Stale stage-one outputs deleted.
-    #[serde(skip)]
     pub pruned: usize,
     /// Old `MEMORY.md` anchors the model dropped; non-empty means the rewrite was rejected
     /// and the new material was appended instead.
-    #[serde(skip)]
     pub guard_missing: Vec<String>,
 }
 

@@ -11,6 +11,7 @@ use anyhow::Context;
 use agent_memory::models::DEFAULT_MODEL_SPEC;
 
 use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
+use super::json::ConsolidateJson;
 
 /// Arguments of `agent-memory consolidate`.
 #[derive(Debug, clap::Args)]
@@ -57,19 +58,8 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
         .block_on(run_phase_two(&store, &root, model.as_ref(), &options))
         .context("phase 2 (consolidation) failed")?;
     if args.json {
-        let mut json = serde_json::to_value(&report)?;
-        if let Some(object) = json.as_object_mut() {
-            object.insert("skipped".into(), report.skipped.clone().into());
-            object.insert("unchanged".into(), report.unchanged.into());
-            object.insert("pruned".into(), report.pruned.into());
-            object.insert("guard_missing".into(), report.guard_missing.into());
-            object.insert("model".into(), model.name().into());
-            object.insert(
-                "memory_root".into(),
-                root.dir().display().to_string().into(),
-            );
-        }
-        println!("{json}");
+        let json = ConsolidateJson::new(&report, model.name(), root.dir().display().to_string());
+        println!("{}", serde_json::to_string(&json)?);
     } else {
         print!("{}", summary_text(&report, &model.name()));
         println!("memory root: {}", root.dir().display());

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod consolidate;
 mod home;
+mod json;
 mod redact;
 mod run;
 mod show;

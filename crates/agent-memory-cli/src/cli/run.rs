@@ -27,6 +27,7 @@ use agent_memory::models::DEFAULT_MODEL_SPEC;
 use agent_memory::protocol::{ContextWindow, ContextWindowSource};
 
 use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
+use super::json::Phase2Json;
 
 /// Arguments of `agent-memory run`.
 #[derive(Debug, clap::Args)]
@@ -302,7 +303,7 @@ impl Summary<'_> {
             "context_window": self.context_window,
             "home": self.home.display().to_string(),
             "rollouts_dir": self.rollouts_dir.display().to_string(),
-            "phase2": self.phase_two,
+            "phase2": Phase2Json::from(&self.phase_two),
             "failures": report.jobs.iter()
                 .filter(|job| job.outcome == JobOutcome::Failed)
                 .map(|job| serde_json::json!({

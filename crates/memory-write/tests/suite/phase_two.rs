@@ -208,10 +208,6 @@ async fn a_pass_writes_the_memory_root_and_a_second_makes_no_model_call() {
     assert_eq!((report.selected, report.model_calls), (2, 1));
     // Two rollout summaries, raw_memories.md, MEMORY.md and memory_summary.md.
     assert_eq!(report.files_written, 5);
-    assert_eq!(
-        serde_json::to_value(&report).unwrap(),
-        serde_json::json!({"ran": true, "selected": 2, "files_written": 5, "model_calls": 1})
-    );
     let memory = home.read(names::MEMORY_FILE).unwrap();
     assert!(memory.contains("cargo nextest run") && memory.contains("protoc"));
     assert_eq!(

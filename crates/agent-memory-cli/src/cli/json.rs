@@ -1,0 +1,91 @@
+//! The `--json` output shapes of the commands. They are the CLI's own types, built from the
+//! library's reports, so the library stays free to change its reports and the CLI's output
+//! stays stable.
+
+use agent_memory::write::phase_two::PhaseTwoReport;
+use serde::Serialize;
+
+/// The `phase2` object of `run --json`: what a consolidation pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct Phase2Json {
+    /// True when this process held the lease and finished a pass.
+    pub(crate) ran: bool,
+    /// Stage-one outputs selected.
+    pub(crate) selected: usize,
+    /// Memory-root files created, rewritten or removed.
+    pub(crate) files_written: usize,
+    /// Model calls made (0 when the inputs were unchanged).
+    pub(crate) model_calls: usize,
+}
+
+impl From<&PhaseTwoReport> for Phase2Json {
+    fn from(report: &PhaseTwoReport) -> Self {
+        Phase2Json {
+            ran: report.ran,
+            selected: report.selected,
+            files_written: report.files_written,
+            model_calls: report.model_calls,
+        }
+    }
+}
+
+/// `consolidate --json`: the pass, and why it did what it did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct ConsolidateJson {
+    #[serde(flatten)]
+    pub(crate) pass: Phase2Json,
+    /// Why the pass did not run, when it did not.
+    pub(crate) skipped: Option<String>,
+    /// True when the inputs matched the last success and the model was not called.
+    pub(crate) unchanged: bool,
+    /// Stale stage-one outputs deleted.
+    pub(crate) pruned: usize,
+    /// Old `MEMORY.md` anchors the model dropped (the rewrite was rejected).
+    pub(crate) guard_missing: Vec<String>,
+    /// The model that consolidated.
+    pub(crate) model: String,
+    /// The memory root written.
+    pub(crate) memory_root: String,
+}
+
+impl ConsolidateJson {
+    pub(crate) fn new(report: &PhaseTwoReport, model: String, memory_root: String) -> Self {
+        ConsolidateJson {
+            pass: Phase2Json::from(report),
+            skipped: report.skipped.clone(),
+            unchanged: report.unchanged,
+            pruned: report.pruned,
+            guard_missing: report.guard_missing.clone(),
+            model,
+            memory_root,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_phase2_object_has_exactly_its_four_keys() {
+        let report = PhaseTwoReport {
+            ran: true,
+            selected: 2,
+            files_written: 5,
+            model_calls: 1,
+            skipped: Some("not shown in run".to_owned()),
+            pruned: 3,
+            ..PhaseTwoReport::default()
+        };
+        assert_eq!(
+            serde_json::to_value(Phase2Json::from(&report)).unwrap(),
+            serde_json::json!({"ran": true, "selected": 2, "files_written": 5, "model_calls": 1})
+        );
+        let full = ConsolidateJson::new(&report, "offline".to_owned(), "/h/memories".to_owned());
+        let value = serde_json::to_value(full).unwrap();
+        assert_eq!(value["ran"], true);
+        assert_eq!(value["pruned"], 3);
+        assert_eq!(value["skipped"], "not shown in run");
+        assert_eq!(value["memory_root"], "/h/memories");
+    }
+}
