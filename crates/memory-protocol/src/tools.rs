@@ -98,12 +98,19 @@ impl JsonSchema for NoArgs {
     }
 }
 
+/// Name of the tool that reads the thread goal.
+pub const GET_GOAL_TOOL: &str = "get_goal";
+/// Name of the tool that starts a thread goal (without a budget).
+pub const CREATE_GOAL_TOOL: &str = "create_goal";
+/// Name of the tool that reports a thread goal complete or blocked.
+pub const UPDATE_GOAL_TOOL: &str = "update_goal";
+
 /// Every tool this project defines for a host's model.
 pub fn all_tools() -> Vec<ToolDefinition> {
     vec![
-        ToolDefinition::derived::<NoArgs, GoalToolResponse>("get_goal", GET_GOAL),
-        ToolDefinition::derived::<CreateGoalArgs, GoalToolResponse>("create_goal", CREATE_GOAL),
-        ToolDefinition::derived::<UpdateGoalArgs, GoalToolResponse>("update_goal", UPDATE_GOAL),
+        ToolDefinition::derived::<NoArgs, GoalToolResponse>(GET_GOAL_TOOL, GET_GOAL),
+        ToolDefinition::derived::<CreateGoalArgs, GoalToolResponse>(CREATE_GOAL_TOOL, CREATE_GOAL),
+        ToolDefinition::derived::<UpdateGoalArgs, GoalToolResponse>(UPDATE_GOAL_TOOL, UPDATE_GOAL),
     ]
 }
 
