@@ -11,8 +11,6 @@ use crate::status::InvalidTransition;
 #[non_exhaustive]
 pub enum Error {
     /// The state database could not be opened or prepared.
-    // The cause is part of the message and deliberately not a `source()`, so a report that
-    // prints the error chain does not repeat it.
     #[error("cannot open goal store {path}: {error}")]
     Open {
         /// Path of the database file.
@@ -22,7 +20,7 @@ pub enum Error {
     },
     /// A goal store operation failed.
     #[error("goal store: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(rusqlite::Error),
     /// The goal tables were written by a newer build.
     #[error("goal tables schema version {found} is newer than this build supports ({supported})")]
     SchemaTooNew {
@@ -49,7 +47,7 @@ pub enum Error {
     },
     /// The objective is empty or too long.
     #[error("invalid objective: {0}")]
-    Objective(#[from] memory_protocol::Error),
+    Objective(memory_protocol::Error),
     /// A thread id that is empty, too long or holds control characters.
     #[error("invalid thread id: {0}")]
     ThreadId(&'static str),
@@ -92,7 +90,7 @@ pub enum Error {
     },
     /// The action is not allowed from the goal's status.
     #[error("{0}")]
-    InvalidTransition(#[from] InvalidTransition),
+    InvalidTransition(InvalidTransition),
     /// A turn id that was already charged to this goal.
     #[error("turn {turn_id} was already recorded for goal {goal_id}")]
     TurnAlreadyRecorded {
@@ -109,7 +107,33 @@ pub enum Error {
     UnknownTool(String),
     /// A steering prompt failed to render.
     #[error("cannot render a goal prompt: {0}")]
-    Prompt(#[from] memory_prompts::Error),
+    Prompt(memory_prompts::Error),
+}
+
+// Causes are part of the messages and deliberately not a `source()`, so a report that prints
+// the error chain does not repeat them.
+impl From<rusqlite::Error> for Error {
+    fn from(error: rusqlite::Error) -> Self {
+        Error::Sqlite(error)
+    }
+}
+
+impl From<memory_protocol::Error> for Error {
+    fn from(error: memory_protocol::Error) -> Self {
+        Error::Objective(error)
+    }
+}
+
+impl From<InvalidTransition> for Error {
+    fn from(error: InvalidTransition) -> Self {
+        Error::InvalidTransition(error)
+    }
+}
+
+impl From<memory_prompts::Error> for Error {
+    fn from(error: memory_prompts::Error) -> Self {
+        Error::Prompt(error)
+    }
 }
 
 /// Result with this crate's [`Error`].
