@@ -187,3 +187,38 @@ fn internal_context_messages_trim_the_trailing_newline_of_the_body() {
         "<agent_memory_internal_context source=\"goal\">\nbody\n</agent_memory_internal_context>"
     );
 }
+
+mod any_text {
+    use goal_steering::render_steering;
+    use memory_protocol::goal::{GoalSteeringKind, ThreadGoal, ThreadGoalStatus};
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_objective_stays_inside_its_block_and_the_wrapper(objective in any::<String>()) {
+            let goal = ThreadGoal {
+                thread_id: "t".to_owned(),
+                goal_id: "g".to_owned(),
+                objective,
+                status: ThreadGoalStatus::Active,
+                status_reason: None,
+                token_budget: Some(10),
+                tokens_used: 3,
+                time_used_seconds: 1,
+                created_at: 0,
+                updated_at: 0,
+            };
+            for (kind, close) in [
+                (GoalSteeringKind::Continuation, "</objective>"),
+                (GoalSteeringKind::BudgetLimit, "</objective>"),
+                (GoalSteeringKind::ObjectiveUpdated, "</untrusted_objective>"),
+            ] {
+                let steering = render_steering(kind, &goal).unwrap();
+                prop_assert_eq!(steering.text.matches(close).count(), 1);
+                prop_assert_eq!(steering.text.matches("</agent_memory_internal_context>").count(), 1);
+                prop_assert_eq!(steering.text.matches("<agent_memory_internal_context").count(), 1);
+                prop_assert!(steering.text.ends_with("</agent_memory_internal_context>"));
+            }
+        }
+    }
+}

@@ -229,3 +229,46 @@ fn answers_serialize_as_the_model_receives_them() {
     assert_eq!(json["reportsRequired"], 3);
     assert_eq!(json["goal"]["status"], "active");
 }
+
+mod any_text {
+    use goal_steering::{GoalToolContext, GoalToolOutcome};
+    use memory_protocol::goal::ThreadGoalStatus;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::super::{THREAD, set, store};
+
+    proptest! {
+        #[test]
+        fn any_reason_or_objective_is_answered_or_refused_never_an_error(
+            reason in any::<String>(),
+            blocked in any::<bool>(),
+            objective in any::<String>(),
+        ) {
+            let (mut store, _) = store();
+            let context = GoalToolContext::thread(THREAD);
+            let created = store
+                .call_goal_tool(&context, "create_goal", &json!({"objective": objective}))
+                .unwrap();
+            if let GoalToolOutcome::Refused(refusal) = &created {
+                prop_assert!(!refusal.retryable);
+                set(&mut store, "ship it", None);
+            }
+            let status = if blocked { "blocked" } else { "complete" };
+            let outcome = store
+                .call_goal_tool(&context, "update_goal", &json!({"status": status, "reason": reason}))
+                .unwrap();
+            let goal = store.get(THREAD).unwrap().unwrap();
+            match outcome {
+                GoalToolOutcome::Answered(_) => {
+                    prop_assert_eq!(goal.status, ThreadGoalStatus::Complete);
+                    prop_assert!(!blocked);
+                }
+                GoalToolOutcome::Refused(refusal) => {
+                    prop_assert!(!refusal.retryable);
+                    prop_assert_eq!(goal.status, ThreadGoalStatus::Active);
+                }
+            }
+        }
+    }
+}
