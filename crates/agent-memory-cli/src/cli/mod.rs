@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod consolidate;
+mod goal;
 mod home;
 mod json;
 mod redact;
@@ -29,6 +30,8 @@ enum Command {
     Show(show::ShowArgs),
     /// Copy standard input to standard output with every secret replaced by [REDACTED_SECRET].
     Redact(redact::RedactArgs),
+    /// A thread's goal: set, show, edit, budget, pause, resume, clear, account, next, update.
+    Goal(goal::GoalArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -38,5 +41,6 @@ pub(crate) fn main() -> ExitCode {
         Command::Consolidate(args) => consolidate::run(args),
         Command::Show(args) => show::run(args),
         Command::Redact(args) => redact::run(args),
+        Command::Goal(args) => goal::run(args),
     }
 }
