@@ -2,6 +2,7 @@
 
 mod fake_model;
 mod guard;
+mod lease_owner;
 mod memory_root;
 mod phase_one;
 mod phase_two;
