@@ -201,10 +201,13 @@ fn collect_rollouts(dir: &Path, files: &mut Vec<PathBuf>, unreadable: &mut Vec<(
         };
         if file_type.is_dir() {
             collect_rollouts(&path, files, unreadable);
-        } else if path.extension().is_some_and(|ext| ext == "jsonl")
-            && (file_type.is_file() || path.is_file())
-        {
-            files.push(path);
+        } else if path.extension().is_some_and(|ext| ext == "jsonl") {
+            if file_type.is_file() || path.is_file() {
+                files.push(path);
+            } else if !file_type.is_symlink() {
+                let kind = crate::safe_file::describe(file_type);
+                unreadable.push((path, format!("not a regular file ({kind})")));
+            }
         }
     }
 }

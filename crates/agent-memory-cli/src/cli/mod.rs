@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod consolidate;
+mod exit;
 mod home;
+mod interrupt;
 mod json;
 mod redact;
 mod run;

@@ -174,6 +174,13 @@ impl StateStore {
         &self.path
     }
 
+    /// Sets how long a writer waits for another process's write transaction (60 seconds by
+    /// default), for tests of a busy database.
+    #[cfg(feature = "fault-injection")]
+    pub fn set_busy_timeout(&self, timeout: Duration) -> Result<()> {
+        Ok(self.conn.busy_timeout(timeout)?)
+    }
+
     /// The schema version of the open database.
     pub fn schema_version(&self) -> Result<i64> {
         Ok(self
