@@ -11,7 +11,7 @@ use anyhow::Context;
 
 use agent_memory::models::DEFAULT_MODEL_SPEC;
 
-use super::exit::print_safe;
+use super::exit::{print_json, print_safe};
 use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
 use super::interrupt::until_signal;
 use super::json::ConsolidateJson;
@@ -68,7 +68,7 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
     let report = runtime.block_on(until_signal(&store, pass))?;
     if args.json {
         let json = ConsolidateJson::new(&report, model.name(), root.dir().display().to_string());
-        print_safe(&format!("{}\n", serde_json::to_string(&json)?));
+        print_json(serde_json::to_value(&json)?);
     } else {
         print_safe(&summary_text(&report, &model.name()));
         print_safe(&format!("memory root: {}\n", root.dir().display()));

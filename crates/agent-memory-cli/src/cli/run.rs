@@ -28,7 +28,7 @@ use agent_memory::models::DEFAULT_MODEL_SPEC;
 use agent_memory::protocol::{ContextWindow, ContextWindowSource};
 use agent_memory::sanitize::{display_safe, redact_secrets};
 
-use super::exit::{self, print_safe};
+use super::exit::{self, print_json, print_safe};
 use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
 use super::interrupt::until_signal;
 use super::json::Phase2Json;
@@ -183,7 +183,7 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         phase_two: phase_two.as_ref().ok().cloned().unwrap_or_default(),
     };
     if args.json {
-        print_safe(&format!("{}\n", summary.json()));
+        print_json(summary.json());
     } else {
         print_safe(&summary.text());
     }

@@ -2,4 +2,5 @@
 
 mod consolidate_cli;
 mod model_server;
+mod reliability_cli;
 mod run_cli;

@@ -166,6 +166,7 @@ impl StateStore {
             }
         }
         let (idle_cutoff, age_cutoff) = cutoffs(params, now);
+        let prefix = stored_prefix(params);
         let candidate = tx
             .query_row(
                 &format!(
@@ -177,7 +178,7 @@ impl StateStore {
                     ":now": now,
                     ":idle_cutoff": idle_cutoff,
                     ":age_cutoff": age_cutoff,
-                    ":prefix": params.rollout_prefix,
+                    ":prefix": prefix,
                     ":exclude": params.exclude_thread_id,
                     ":max_attempts": params.max_attempts,
                 },
@@ -235,6 +236,7 @@ impl StateStore {
     /// cap).
     pub fn count_stage_one_candidates(&self, params: &ClaimParams, now: i64) -> Result<usize> {
         let (idle_cutoff, age_cutoff) = cutoffs(params, now);
+        let prefix = stored_prefix(params);
         let count: i64 = self.conn.query_row(
             &format!(
                 "SELECT COUNT(*) FROM {THREADS} t WHERE {}",
@@ -244,7 +246,7 @@ impl StateStore {
                 ":now": now,
                 ":idle_cutoff": idle_cutoff,
                 ":age_cutoff": age_cutoff,
-                ":prefix": params.rollout_prefix,
+                ":prefix": prefix,
                 ":exclude": params.exclude_thread_id,
                 ":max_attempts": params.max_attempts,
             },
@@ -399,6 +401,14 @@ impl StateStore {
         let rows = stmt.query_map([], output_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+}
+
+/// The rollout prefix as stored paths start with it (paths are stored redacted).
+fn stored_prefix(params: &ClaimParams) -> Option<String> {
+    params
+        .rollout_prefix
+        .as_deref()
+        .map(|prefix| stored_paths::storable(prefix).into_owned())
 }
 
 fn cutoffs(params: &ClaimParams, now: i64) -> (i64, Option<i64>) {
