@@ -26,9 +26,9 @@ pub(super) const KNOWN_PATHS: &str = "temp.known_rollout_paths";
 /// paths never reach a file.
 pub(super) fn prepare_connection(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "temp_store", "MEMORY")?;
-    conn.execute_batch(&format!(
-        "CREATE TEMP TABLE IF NOT EXISTS known_rollout_paths (thread_id TEXT PRIMARY KEY)"
-    ))
+    conn.execute_batch(
+        "CREATE TEMP TABLE IF NOT EXISTS known_rollout_paths (thread_id TEXT PRIMARY KEY)",
+    )
 }
 
 /// SQL true when a claim in this process may pick thread `t`: its path is stored as is, or this

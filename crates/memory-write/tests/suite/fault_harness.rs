@@ -411,7 +411,10 @@ fn kill_nine_with_eight_jobs_in_flight_then_an_immediate_rerun_finishes_everythi
     let report = harness.run_to_end();
     assert_eq!(report["claimed"], 40, "{report}");
     assert_eq!(report["ran"], true, "{report}");
-    assert_eq!(harness.assert_all_work_done(&[harness.log.clone()]), 40);
+    assert_eq!(
+        harness.assert_all_work_done(std::slice::from_ref(&harness.log)),
+        40
+    );
     println!(
         "fault harness: kill -9 with 8 in flight, rerun claimed 40/40, work lost 0, {:.1}s",
         started.elapsed().as_secs_f64()
@@ -452,7 +455,7 @@ fn runs_killed_at_seeded_points_of_both_phases_lose_nothing_and_the_next_run_fin
     // The very next run completes everything, without waiting out any lease.
     let report = harness.run_to_end();
     assert_eq!(report["pending"], false, "{report}");
-    let stored = harness.assert_all_work_done(&[harness.log.clone()]);
+    let stored = harness.assert_all_work_done(std::slice::from_ref(&harness.log));
     let total = PER_ROUND * ROUNDS;
     let ids: Vec<String> = (0..total).map(|i| format!("{i:06}")).collect();
     assert_eq!(stored, total - failing_ids(&ids, 7).len());
