@@ -6,8 +6,9 @@ use memory_protocol::compaction::{
 };
 use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
 use memory_protocol::goal::{
-    CreateGoalArgs, GoalToolResponse, ThreadGoal, ThreadGoalStatus, UpdateGoalArgs,
-    UpdateGoalStatus,
+    CreateGoalArgs, GoalAccountResult, GoalRefusalCode, GoalSteering, GoalSteeringKind,
+    GoalToolRefusal, GoalToolResponse, GoalTurnError, GoalTurnRecord, GoalTurnTrigger, ThreadGoal,
+    ThreadGoalStatus, UpdateGoalArgs, UpdateGoalStatus,
 };
 use memory_protocol::introspect::{
     MemoryEntryType, MemoryListEntry, MemoryListRequest, MemoryListResult, MemoryReadRequest,
@@ -56,6 +57,10 @@ pub(crate) fn schemas() -> Vec<(&'static str, Value)> {
         UpdateGoalArgs,
         CreateGoalArgs,
         GoalToolResponse,
+        GoalToolRefusal,
+        GoalTurnRecord,
+        GoalAccountResult,
+        GoalSteering,
         SectionOp,
         WorkingMemoryUpdate,
         ConversationMessage,
@@ -136,13 +141,32 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
 
     let goal = ThreadGoal {
         thread_id: "0196a1b2-0000-7000-8000-000000000001".to_owned(),
+        goal_id: "5b0c7e1a-3f7d-4c8e-9a51-2d6f0e4b7c90".to_owned(),
         objective: "make the parser tests green".to_owned(),
         status: ThreadGoalStatus::Active,
+        status_reason: None,
         token_budget: Some(50_000),
         tokens_used: 1_234,
         time_used_seconds: 56,
         created_at: 1_777_629_960,
         updated_at: 1_777_630_000,
+    };
+    let goal_turn = GoalTurnRecord {
+        turn_id: "turn-3".to_owned(),
+        goal_id: goal.goal_id.clone(),
+        trigger: GoalTurnTrigger::Continuation,
+        plan_mode: false,
+        input_tokens: Some(1_200),
+        cached_input_tokens: Some(200),
+        output_tokens: Some(300),
+        tokens_charged: 1_300,
+        seconds: 41,
+        tool_calls: 6,
+        goal_tool_calls: 0,
+        refused_goal_tool_calls: 0,
+        error: None::<GoalTurnError>,
+        status_after: ThreadGoalStatus::Active,
+        recorded_at: 1_777_630_000,
     };
     let sections = WorkingMemorySections {
         session_title: SectionOp::Keep,
@@ -267,9 +291,11 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
             values(&[
                 UpdateGoalArgs {
                     status: UpdateGoalStatus::Complete,
+                    reason: Some("cargo test passes; every parser case is covered".to_owned()),
                 },
                 UpdateGoalArgs {
                     status: UpdateGoalStatus::Blocked,
+                    reason: Some("the fixture server rejects our token".to_owned()),
                 },
             ])?,
         ),
@@ -277,7 +303,6 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
             "CreateGoalArgs",
             values(&[CreateGoalArgs {
                 objective: "migrate the CLI to clap 4".to_owned(),
-                token_budget: Some(200_000),
             }])?,
         ),
         (
@@ -286,6 +311,37 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 remaining_tokens: goal.remaining_tokens(),
                 goal: Some(goal.clone()),
                 completion_budget_report: None,
+            }])?,
+        ),
+        (
+            "GoalToolRefusal",
+            values(&[GoalToolRefusal {
+                code: GoalRefusalCode::BlockedAuditPending,
+                message: "Blocked not accepted yet: reports so far: 1/3. ...".to_owned(),
+                retryable: false,
+                reports_so_far: Some(1),
+                reports_required: Some(3),
+                goal: Some(goal.clone()),
+            }])?,
+        ),
+        ("GoalTurnRecord", values(std::slice::from_ref(&goal_turn))?),
+        (
+            "GoalAccountResult",
+            values(&[GoalAccountResult {
+                goal: goal.clone(),
+                turn: goal_turn.clone(),
+                budget_limit_reached: false,
+                breaker_tripped: false,
+            }])?,
+        ),
+        (
+            "GoalSteering",
+            values(&[GoalSteering {
+                kind: GoalSteeringKind::Continuation,
+                source: "goal".to_owned(),
+                text: "<agent_memory_internal_context source=\"goal\">\nContinue working toward \
+                       the active goal of this thread.\n...\n</agent_memory_internal_context>"
+                    .to_owned(),
             }])?,
         ),
         (

@@ -1,11 +1,48 @@
-//! Thread goals: long tasks that continue across turns.
+//! Thread goals: long tasks that continue across turns, under a budget the user owns, with
+//! exits the model cannot fake and defences against runaway loops.
 //!
-//! This crate owns the goal store, token and time accounting against a budget, the goal
-//! status machine (`active`, `paused`, `blocked`, `usageLimited`, `budgetLimited`,
-//! `complete`), handling of the `update_goal` tool, and the hidden continuation, budget-limit
-//! and objective-updated prompts. The blocked exit is audited in code: the same blocker must be
-//! reported on three consecutive goal turns.
+//! - [`GoalStore`]: one goal per thread in the shared state file (`<home>/state.sqlite`), its
+//!   own tables versioned in `schema_versions` under the owner `goal-steering`, so it never
+//!   collides with `memory-write`'s `PRAGMA user_version` migrations. User actions
+//!   ([`GoalStore::set_goal`], [`GoalStore::edit_objective`], [`GoalStore::set_budget`],
+//!   [`GoalStore::pause`], [`GoalStore::resume`], [`GoalStore::clear`]) take the expected goal
+//!   id, so a stale update is refused.
+//! - Turns ([`GoalStore::record_turn`]): tokens charged are input − cached + output (none in
+//!   plan mode); the budget check and the switch to budget-limited are one statement.
+//! - [`status`]: the status machine; an illegal action is an [`InvalidTransition`] naming the
+//!   legal next actions. Budgets are the user's: the model can neither set nor raise one.
+//! - Steering ([`GoalStore::next_steering`]): the continuation, budget-limit and
+//!   objective-updated prompts as hidden internal context from the source `goal`, decided in
+//!   the transaction that records them; a circuit breaker pauses the goal after three idle
+//!   continuation turns; an optional minimum interval spaces continuations.
+//! - Tools ([`GoalStore::call_goal_tool`]): `get_goal`, `create_goal` (never with a budget),
+//!   `update_goal` (complete, or blocked through the [`audit`] counted in code: the third
+//!   consecutive goal turn reporting the same blocker). Refusals say what is still needed and
+//!   are never retryable.
 //!
-//! The wire types ([`memory_protocol::goal`]) live in `memory-protocol`. The store and the
-//! steering logic arrive with the goal-steering issue; until then this crate only fixes its
-//! place in the layer graph.
+//! The wire types live in [`memory_protocol::goal`]; the prompt templates in
+//! `memory_prompts::goals`. `docs/goals.md` has the transition table.
+
+#![deny(missing_docs)]
+
+pub mod audit;
+mod clock;
+mod config;
+mod error;
+pub mod status;
+mod steering;
+mod store;
+mod tools;
+
+pub use crate::clock::{Clock, ManualClock, SystemClock};
+pub use crate::config::{
+    DEFAULT_MAX_TOKEN_BUDGET, GoalConfig, MAX_TOKEN_BUDGET_RANGE, MIN_CONTINUATION_SECONDS_RANGE,
+};
+pub use crate::error::{Error, Result};
+pub use crate::status::{GoalAction, InvalidTransition, SystemEvent};
+pub use crate::steering::{internal_context_message, render_steering};
+pub use crate::store::{
+    BlockerStreak, GoalSnapshot, GoalStore, IDLE_CONTINUATION_LIMIT, MAX_TURN_SECONDS,
+    MAX_TURN_TOKENS, NewGoal, STATE_FILE_NAME, TurnTokens, TurnUsage,
+};
+pub use crate::tools::{GoalToolContext, GoalToolOutcome};

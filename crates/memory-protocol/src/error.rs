@@ -18,6 +18,17 @@ pub enum Error {
         /// What was wrong.
         message: String,
     },
+    /// A goal objective that is empty after trimming.
+    #[error("goal objective must not be empty")]
+    EmptyObjective,
+    /// A goal objective longer than the maximum, counted after trimming.
+    #[error("goal objective has {chars} characters; at most {max} are allowed")]
+    ObjectiveTooLong {
+        /// Characters after trimming.
+        chars: usize,
+        /// The maximum.
+        max: usize,
+    },
 }
 
 /// Result with this crate's [`Error`].

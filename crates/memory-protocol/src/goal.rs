@@ -1,7 +1,33 @@
 //! Thread goals: a long task that continues across turns under a token budget.
+//!
+//! A thread has at most one goal. The user sets, edits, pauses, resumes and budgets it; the
+//! model can only report it complete or blocked (`update_goal`), and, where the host allows,
+//! create one without a budget (`create_goal`). Everything here is camelCase on the wire.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Most characters an objective may have, counted after trimming.
+pub const MAX_OBJECTIVE_CHARS: usize = 4_000;
+
+/// The objective as stored: `objective` trimmed, or a clear error when the trimmed text is empty
+/// or longer than [`MAX_OBJECTIVE_CHARS`] characters.
+pub fn validate_objective(objective: &str) -> Result<&str> {
+    let trimmed = objective.trim();
+    if trimmed.is_empty() {
+        return Err(Error::EmptyObjective);
+    }
+    let chars = trimmed.chars().count();
+    if chars > MAX_OBJECTIVE_CHARS {
+        return Err(Error::ObjectiveTooLong {
+            chars,
+            max: MAX_OBJECTIVE_CHARS,
+        });
+    }
+    Ok(trimmed)
+}
 
 /// A thread's goal, camelCase on the wire. Times are Unix seconds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -9,10 +35,15 @@ use serde::{Deserialize, Serialize};
 pub struct ThreadGoal {
     /// The thread the goal belongs to.
     pub thread_id: String,
+    /// This goal's id; a replaced goal gets a new one, so an update naming the old id is refused.
+    pub goal_id: String,
     /// What the user asked for.
     pub objective: String,
     /// Where the goal stands.
     pub status: ThreadGoalStatus,
+    /// Why the goal is in its status (the blocker, the breaker, the turn error, the evidence of
+    /// completion); `None` while active.
+    pub status_reason: Option<String>,
     /// Token budget, when one was set.
     pub token_budget: Option<i64>,
     /// Tokens spent on the goal so far.
@@ -39,9 +70,9 @@ impl ThreadGoal {
 pub enum ThreadGoalStatus {
     /// Being worked on; continues automatically when the thread is idle.
     Active,
-    /// Paused by the user.
+    /// Paused by the user, or by the circuit breaker after idle continuations.
     Paused,
-    /// Stopped on a blocker the audit confirmed.
+    /// Stopped on a blocker the audit confirmed, or by a turn error.
     Blocked,
     /// Stopped because the account's usage limit was hit.
     UsageLimited,
@@ -52,6 +83,16 @@ pub enum ThreadGoalStatus {
 }
 
 impl ThreadGoalStatus {
+    /// Every status, in the order of the transition table.
+    pub const ALL: [ThreadGoalStatus; 6] = [
+        ThreadGoalStatus::Active,
+        ThreadGoalStatus::Paused,
+        ThreadGoalStatus::Blocked,
+        ThreadGoalStatus::UsageLimited,
+        ThreadGoalStatus::BudgetLimited,
+        ThreadGoalStatus::Complete,
+    ];
+
     /// True for statuses that end the goal (`budgetLimited`, `complete`).
     pub fn is_terminal(self) -> bool {
         matches!(
@@ -59,38 +100,58 @@ impl ThreadGoalStatus {
             ThreadGoalStatus::BudgetLimited | ThreadGoalStatus::Complete
         )
     }
+
+    /// The status in words, as messages show it (`usage-limited`, `budget-limited`, ...).
+    pub fn label(self) -> &'static str {
+        match self {
+            ThreadGoalStatus::Active => "active",
+            ThreadGoalStatus::Paused => "paused",
+            ThreadGoalStatus::Blocked => "blocked",
+            ThreadGoalStatus::UsageLimited => "usage-limited",
+            ThreadGoalStatus::BudgetLimited => "budget-limited",
+            ThreadGoalStatus::Complete => "complete",
+        }
+    }
+}
+
+impl std::fmt::Display for ThreadGoalStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
 }
 
 /// Arguments of the `update_goal` tool: the model can only mark the goal complete or blocked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateGoalArgs {
     /// The new status.
     pub status: UpdateGoalStatus,
+    /// For "blocked": the blocker and what is needed from outside to remove it, worded the same
+    /// on every report. For "complete": the evidence that proves each requirement.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// The statuses `update_goal` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum UpdateGoalStatus {
-    /// Every requirement is met and verified.
+    /// Every requirement is met and proven by evidence.
     Complete,
-    /// The same blocker stopped progress on three consecutive goal turns.
+    /// A blocker only the user or the outside world can remove; accepted on the third
+    /// consecutive goal turn that reports the same one.
     Blocked,
 }
 
-/// Arguments of the `create_goal` tool.
+/// Arguments of the `create_goal` tool. There is no budget: budgets are the user's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateGoalArgs {
-    /// What to achieve (at most 4,000 characters after trimming).
+    /// What to achieve, as the user asked for it (at most 4,000 characters after trimming).
     pub objective: String,
-    /// Token budget; the configured maximum when absent.
-    #[serde(default)]
-    pub token_budget: Option<i64>,
 }
 
-/// What the goal tools return, camelCase on the wire.
+/// What the goal tools return when they do what was asked, camelCase on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GoalToolResponse {
@@ -100,4 +161,139 @@ pub struct GoalToolResponse {
     pub remaining_tokens: Option<i64>,
     /// After a completion: what to report about the budget spent.
     pub completion_budget_report: Option<String>,
+}
+
+/// What the goal tools return when they refuse a call, camelCase on the wire. Nothing about
+/// the call changes if it is repeated, so a refusal is never retryable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GoalToolRefusal {
+    /// Why the call was refused.
+    pub code: GoalRefusalCode,
+    /// What was refused, why, and what is still needed.
+    pub message: String,
+    /// Whether repeating the same call could succeed; always false.
+    pub retryable: bool,
+    /// For a blocked report: the consecutive goal turns that reported the current blocker.
+    pub reports_so_far: Option<u32>,
+    /// For a blocked report: how many consecutive reports the audit needs.
+    pub reports_required: Option<u32>,
+    /// The goal as it stands, if the thread has one.
+    pub goal: Option<ThreadGoal>,
+}
+
+/// Why a goal tool refused a call, camelCase on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum GoalRefusalCode {
+    /// The arguments do not match the tool's schema, or ask for something only the user can do.
+    InvalidArguments,
+    /// The thread has no goal.
+    NoGoal,
+    /// The thread already has an unfinished goal; only the user can replace it.
+    UnfinishedGoal,
+    /// The goal changed (it was replaced) since the turn began.
+    StaleGoal,
+    /// The goal's status does not allow this report (it is paused, limited or complete).
+    StatusNotAllowed,
+    /// A blocked report needs a reason that names the blocker.
+    ReasonRequired,
+    /// The blocker was counted; the audit needs more consecutive goal turns reporting it.
+    BlockedAuditPending,
+    /// This blocker was already reported in the current turn; it counts once per turn.
+    AlreadyReportedThisTurn,
+}
+
+/// What starts a goal turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum GoalTurnTrigger {
+    /// The user sent a message.
+    User,
+    /// The host sent the goal's continuation while the thread was idle.
+    Continuation,
+}
+
+/// How a turn ended in error, when it did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum GoalTurnError {
+    /// The account's usage limit was hit; an active goal becomes usage-limited.
+    UsageLimit,
+    /// Any other error that ended the turn; an active goal becomes blocked.
+    Other,
+}
+
+/// One turn as the goal store recorded it, camelCase on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GoalTurnRecord {
+    /// The turn's id, unique within its goal.
+    pub turn_id: String,
+    /// The goal the turn was charged to.
+    pub goal_id: String,
+    /// What started the turn.
+    pub trigger: GoalTurnTrigger,
+    /// Plan-mode turns are recorded but not charged.
+    pub plan_mode: bool,
+    /// Input tokens, when the host reported the breakdown.
+    pub input_tokens: Option<i64>,
+    /// Cached input tokens, when the host reported the breakdown.
+    pub cached_input_tokens: Option<i64>,
+    /// Output tokens, when the host reported the breakdown.
+    pub output_tokens: Option<i64>,
+    /// Tokens charged to the goal: input minus cached input plus output; zero in plan mode.
+    pub tokens_charged: i64,
+    /// Wall-clock seconds of the turn.
+    pub seconds: i64,
+    /// Tool calls other than the goal tools.
+    pub tool_calls: i64,
+    /// Goal-tool calls made during the turn.
+    pub goal_tool_calls: i64,
+    /// Goal-tool calls refused during the turn.
+    pub refused_goal_tool_calls: i64,
+    /// How the turn ended in error, if it did.
+    pub error: Option<GoalTurnError>,
+    /// The goal's status once the turn was recorded.
+    pub status_after: ThreadGoalStatus,
+    /// When the turn was recorded.
+    pub recorded_at: i64,
+}
+
+/// What recording a turn did, camelCase on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GoalAccountResult {
+    /// The goal after the turn.
+    pub goal: ThreadGoal,
+    /// The turn as recorded.
+    pub turn: GoalTurnRecord,
+    /// True when this turn spent the last of the budget and switched the goal to budget-limited.
+    pub budget_limit_reached: bool,
+    /// True when this turn tripped the circuit breaker and paused the goal.
+    pub breaker_tripped: bool,
+}
+
+/// A hidden message the host sends as user-role input the UI does not show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GoalSteering {
+    /// Which prompt it is.
+    pub kind: GoalSteeringKind,
+    /// The internal-context source, always `goal`.
+    pub source: String,
+    /// The message text, wrapped in the internal-context tag.
+    pub text: String,
+}
+
+/// Which steering prompt a [`GoalSteering`] carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum GoalSteeringKind {
+    /// Keep working toward the active goal.
+    Continuation,
+    /// The budget is spent: wrap up. Sent once per budget-limited stop.
+    BudgetLimit,
+    /// The user edited the objective. Sent once per edit.
+    ObjectiveUpdated,
 }

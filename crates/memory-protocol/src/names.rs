@@ -33,8 +33,30 @@ pub mod tables {
     pub const PHASE_TWO_LEASE: &str = "phase2_lease";
     /// Owned by `goal-steering`: one goal per thread.
     pub const THREAD_GOALS: &str = "thread_goals";
+    /// Owned by `goal-steering`: one row per turn charged to a goal.
+    pub const GOAL_TURNS: &str = "goal_turns";
+    /// Shared: the schema version of each owner's tables, one row per owner (see
+    /// [`super::schema_owners`]). `memory-write` versions its tables with `PRAGMA user_version`;
+    /// every other owner uses this table, so the two never collide.
+    pub const SCHEMA_VERSIONS: &str = "schema_versions";
     /// Owned by `memory-introspect`: the memory search index.
     pub const MEMORY_SEARCH_INDEX: &str = "memory_search_index";
+}
+
+/// Owners of rows in [`tables::SCHEMA_VERSIONS`].
+pub mod schema_owners {
+    /// The goal tables ([`super::tables::THREAD_GOALS`], [`super::tables::GOAL_TURNS`]).
+    pub const GOAL_STEERING: &str = "goal-steering";
+}
+
+/// Hidden internal-context messages: user-role input a host sends to the model without showing
+/// it as a user message. The text is `<TAG source="SOURCE">` + newline + body + newline +
+/// `</TAG>`.
+pub mod internal_context {
+    /// The wrapping tag.
+    pub const TAG: &str = super::boundary_tags::INTERNAL_CONTEXT;
+    /// The source of goal steering (continuation, budget-limit and objective-updated prompts).
+    pub const GOAL_SOURCE: &str = "goal";
 }
 
 /// Tag names that delimit untrusted data in prompts. Data placed inside one of these tags is
@@ -66,6 +88,8 @@ pub mod boundary_tags {
     pub const WORKING_MEMORY: &str = "working-memory";
     /// The host environment block.
     pub const ENVIRONMENT: &str = "environment";
+    /// A hidden internal-context message (see [`super::internal_context`]).
+    pub const INTERNAL_CONTEXT: &str = "agent_memory_internal_context";
 
     /// Every boundary tag.
     pub const ALL: &[&str] = &[
@@ -82,5 +106,6 @@ pub mod boundary_tags {
         RAW_MEMORY,
         WORKING_MEMORY,
         ENVIRONMENT,
+        INTERNAL_CONTEXT,
     ];
 }

@@ -98,24 +98,44 @@ impl JsonSchema for NoArgs {
     }
 }
 
+/// Name of the tool that reads the thread goal.
+pub const GET_GOAL_TOOL: &str = "get_goal";
+/// Name of the tool that starts a thread goal (without a budget).
+pub const CREATE_GOAL_TOOL: &str = "create_goal";
+/// Name of the tool that reports a thread goal complete or blocked.
+pub const UPDATE_GOAL_TOOL: &str = "update_goal";
+
 /// Every tool this project defines for a host's model.
 pub fn all_tools() -> Vec<ToolDefinition> {
     vec![
-        ToolDefinition::derived::<NoArgs, GoalToolResponse>(
-            "get_goal",
-            "Read this thread's goal: its objective, status, token budget and what is left of \
-             it. Call it when you need to check what you are working toward.",
-        ),
-        ToolDefinition::derived::<CreateGoalArgs, GoalToolResponse>(
-            "create_goal",
-            "Set a goal for this thread when the user asks you to pursue one. Only the user can \
-             set a token budget; a thread holds one unfinished goal at a time.",
-        ),
-        ToolDefinition::derived::<UpdateGoalArgs, GoalToolResponse>(
-            "update_goal",
-            "Report that the thread goal is complete (every requirement verified against \
-             evidence) or blocked (the same blocker persisted across consecutive turns). You \
-             cannot pause, resume or change the budget.",
-        ),
+        ToolDefinition::derived::<NoArgs, GoalToolResponse>(GET_GOAL_TOOL, GET_GOAL),
+        ToolDefinition::derived::<CreateGoalArgs, GoalToolResponse>(CREATE_GOAL_TOOL, CREATE_GOAL),
+        ToolDefinition::derived::<UpdateGoalArgs, GoalToolResponse>(UPDATE_GOAL_TOOL, UPDATE_GOAL),
     ]
 }
+
+const GET_GOAL: &str = "Read this thread's goal: its objective, status and the reason for it, the \
+     token budget, tokens and seconds used, and tokens remaining. It changes nothing; call it when \
+     you need to check what you are working toward or how much budget is left.";
+
+const CREATE_GOAL: &str = "Start a goal for this thread. Call it only when the user (or the \
+     system) explicitly asks you to pursue a goal; never on your own initiative. Pass the objective \
+     as the user stated it, without narrowing it. There is no budget argument: token budgets \
+     belong to the user. Refused when the objective is empty or longer than 4,000 characters, and \
+     when the thread already has an unfinished goal, which only the user can replace or clear. A \
+     refused call is not retryable: repeating it gives the same answer.";
+
+const UPDATE_GOAL: &str = "Report how the thread goal ended. Only two statuses exist here. \
+     \"complete\": only after a completion audit has proven every requirement of the objective \
+     against evidence you inspected in the current state; put that evidence in `reason`. Never \
+     because work is stopping or the budget is low. \"blocked\": only for a blocker you cannot \
+     remove yourself, after every approach in reach has failed; put the blocker and what is needed \
+     from outside in `reason`, worded the same way each time. A question for the user is not a \
+     blocker. The system accepts \"blocked\" only on the third consecutive goal turn that \
+     reports the same blocker, counting the turn the user started. Earlier reports are refused \
+     with the count so far (\"reports so far: n/3\"): keep working on what is still possible and \
+     report again next turn if the blocker persists. A goal turn without the report, a different \
+     blocker, or a resumed goal starts the count again; a second report in the same turn counts \
+     once. \"blocked\" is refused unless the goal is active, and \"complete\" once it is \
+     complete: pausing, resuming, budgets and limits belong to the user and the system, and this \
+     tool cannot change them. Refused calls are not retryable: repeating one changes nothing.";

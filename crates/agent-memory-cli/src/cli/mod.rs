@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod consolidate;
 mod exit;
+mod goal;
 mod home;
 mod interrupt;
 mod json;
@@ -31,6 +32,8 @@ enum Command {
     Show(show::ShowArgs),
     /// Copy standard input to standard output with every secret replaced by [REDACTED_SECRET].
     Redact(redact::RedactArgs),
+    /// A thread's goal: set, show, edit, budget, pause, resume, clear, account, next, update.
+    Goal(goal::GoalArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -40,5 +43,6 @@ pub(crate) fn main() -> ExitCode {
         Command::Consolidate(args) => consolidate::run(args),
         Command::Show(args) => show::run(args),
         Command::Redact(args) => redact::run(args),
+        Command::Goal(args) => goal::run(args),
     }
 }

@@ -1,6 +1,7 @@
 //! Integration tests of the `agent-memory` binary, one module per command.
 
 mod consolidate_cli;
+mod goal_cli;
 mod model_server;
 mod reliability_cli;
 mod run_cli;

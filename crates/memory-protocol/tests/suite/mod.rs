@@ -1,3 +1,4 @@
+mod goal;
 mod rollout;
 mod roundtrip;
 mod strict;

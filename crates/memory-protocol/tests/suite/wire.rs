@@ -58,7 +58,8 @@ fn goal_statuses_are_camel_case_and_goals_report_remaining_tokens() {
         assert_eq!(serde_json::to_value(status).unwrap(), json!(wire));
     }
     let goal: ThreadGoal = serde_json::from_value(json!({
-        "threadId": "t", "objective": "o", "status": "budgetLimited", "tokenBudget": 100,
+        "threadId": "t", "goalId": "g", "objective": "o", "status": "budgetLimited",
+        "statusReason": "the token budget is spent", "tokenBudget": 100,
         "tokensUsed": 130, "timeUsedSeconds": 5, "createdAt": 1, "updatedAt": 2
     }))
     .unwrap();

@@ -1,0 +1,494 @@
+//! `agent-memory goal ...`: a thread's goal from the command line. The user's actions (set,
+//! edit, budget, pause, resume, clear), what a host does each turn (account, next), and the
+//! model's `update_goal` tool, run exactly as a model call would run it.
+//!
+//! Every subcommand takes `--home DIR` and `--json`; JSON output is the camelCase wire types.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use agent_memory::goals::{
+    GoalConfig, GoalStore, GoalToolContext, GoalToolOutcome, NewGoal, STATE_FILE_NAME, TurnTokens,
+    TurnUsage,
+};
+use agent_memory::protocol::goal::{
+    GoalAccountResult, GoalSteering, GoalTurnError, GoalTurnTrigger, ThreadGoal,
+};
+use agent_memory::protocol::tools::UPDATE_GOAL_TOOL;
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::json;
+
+use super::home::resolve_home;
+
+/// The config file read from the home for the `[goals]` table.
+const CONFIG_FILE_NAME: &str = "config.toml";
+/// Exit status when the `update_goal` tool refused the call (its answer is still printed).
+const REFUSED_EXIT_STATUS: u8 = 3;
+
+/// Arguments of `agent-memory goal`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct GoalArgs {
+    #[command(subcommand)]
+    command: GoalCommand,
+}
+
+/// Options every goal subcommand takes.
+#[derive(Debug, clap::Args)]
+struct Output {
+    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
+    #[arg(long)]
+    home: Option<PathBuf>,
+    /// Print JSON (the camelCase wire types) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum GoalCommand {
+    /// Set the thread's goal (refused while an unfinished goal exists, unless --replace).
+    Set {
+        /// The thread.
+        thread: String,
+        /// What to achieve (at most 4,000 characters).
+        objective: String,
+        /// Token budget (at most `[goals] max_token_budget`); none when omitted.
+        #[arg(long)]
+        budget: Option<i64>,
+        /// Replace the thread's unfinished goal.
+        #[arg(long)]
+        replace: bool,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Print one thread's goal, or every goal in the home.
+    Show {
+        /// The thread; every goal when omitted.
+        thread: Option<String>,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Change the objective, keeping usage and budget; the model is told once.
+    Edit {
+        /// The thread.
+        thread: String,
+        /// The new objective.
+        objective: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Raise, lower or remove (`none`) the token budget.
+    Budget {
+        /// The thread.
+        thread: String,
+        /// Tokens, or `none`.
+        #[arg(value_parser = parse_budget, value_name = "N|none")]
+        budget: Budget,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Pause the goal: no continuation until resumed.
+    Pause {
+        /// The thread.
+        thread: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Resume a paused, blocked or usage-limited goal.
+    Resume {
+        /// The thread.
+        thread: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Remove the goal and its turn records.
+    Clear {
+        /// The thread.
+        thread: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Record a finished turn: charge its tokens and time.
+    Account(AccountArgs),
+    /// Print the hidden message to send the model now, or nothing.
+    Next {
+        /// The thread.
+        thread: String,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Run the `update_goal` tool as the model would, and print its answer.
+    Update {
+        /// The thread.
+        thread: String,
+        /// The status to report.
+        #[arg(long, value_enum)]
+        status: UpdateStatus,
+        /// The blocker (for blocked) or the evidence (for complete).
+        #[arg(long)]
+        reason: Option<String>,
+        #[command(flatten)]
+        output: Output,
+    },
+}
+
+/// Arguments of `agent-memory goal account`.
+#[derive(Debug, clap::Args)]
+struct AccountArgs {
+    /// The thread.
+    thread: String,
+    /// The turn's id (default: turn-N, the goal's N-th recorded turn).
+    #[arg(long)]
+    turn: Option<String>,
+    /// The user started the turn (default: a continuation).
+    #[arg(long)]
+    user: bool,
+    /// The turn ran in plan mode: recorded, not charged.
+    #[arg(long)]
+    plan_mode: bool,
+    /// Tokens to charge.
+    #[arg(long, required_unless_present = "input", conflicts_with_all = ["input", "cached", "output"])]
+    tokens: Option<i64>,
+    /// Input tokens, cached ones included (charge: input - cached + output).
+    #[arg(long, requires_all = ["cached", "output"])]
+    input: Option<i64>,
+    /// Cached input tokens.
+    #[arg(long, requires = "input")]
+    cached: Option<i64>,
+    /// Output tokens.
+    #[arg(long, requires = "input")]
+    output: Option<i64>,
+    /// Wall-clock seconds of the turn.
+    #[arg(long, default_value_t = 0)]
+    seconds: i64,
+    /// Tool calls other than the goal tools.
+    #[arg(long, default_value_t = 0)]
+    tool_calls: i64,
+    /// How the turn ended in error.
+    #[arg(long, value_enum)]
+    error: Option<TurnErrorArg>,
+    #[command(flatten)]
+    out: Output,
+}
+
+/// A budget argument: tokens or none.
+#[derive(Debug, Clone, Copy)]
+struct Budget(Option<i64>);
+
+fn parse_budget(text: &str) -> Result<Budget, String> {
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(Budget(None));
+    }
+    text.parse::<i64>()
+        .map(|tokens| Budget(Some(tokens)))
+        .map_err(|_| format!("expected a number of tokens or `none`, got {text:?}"))
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum UpdateStatus {
+    Complete,
+    Blocked,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum TurnErrorArg {
+    UsageLimit,
+    Other,
+}
+
+pub(crate) fn run(args: GoalArgs) -> ExitCode {
+    match execute(args) {
+        Ok(code) => code,
+        Err(error) => super::exit::report_error(&error),
+    }
+}
+
+fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        GoalCommand::Set {
+            thread,
+            objective,
+            budget,
+            replace,
+            output,
+        } => {
+            let mut store = open(&output)?;
+            let goal = store.set_goal(
+                &thread,
+                &NewGoal {
+                    objective,
+                    token_budget: budget,
+                    replace,
+                },
+            )?;
+            print_goal(&output, &goal)
+        }
+        GoalCommand::Show { thread, output } => show(thread.as_deref(), &output),
+        GoalCommand::Edit {
+            thread,
+            objective,
+            output,
+        } => {
+            let goal = open(&output)?.edit_objective(&thread, None, &objective)?;
+            print_goal(&output, &goal)
+        }
+        GoalCommand::Budget {
+            thread,
+            budget,
+            output,
+        } => {
+            let goal = open(&output)?.set_budget(&thread, None, budget.0)?;
+            print_goal(&output, &goal)
+        }
+        GoalCommand::Pause { thread, output } => {
+            let goal = open(&output)?.pause(&thread, None)?;
+            print_goal(&output, &goal)
+        }
+        GoalCommand::Resume { thread, output } => {
+            let goal = open(&output)?.resume(&thread, None)?;
+            print_goal(&output, &goal)
+        }
+        GoalCommand::Clear { thread, output } => {
+            let goal = open(&output)?.clear(&thread, None)?;
+            if output.json {
+                print_json(&goal)?;
+            } else {
+                emit(&format!(
+                    "cleared goal {} of thread {}\n",
+                    goal.goal_id, goal.thread_id
+                ))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        GoalCommand::Account(args) => account(args),
+        GoalCommand::Next { thread, output } => {
+            let steering = open(&output)?.next_steering(&thread)?;
+            if output.json {
+                #[derive(Serialize)]
+                struct Next {
+                    steering: Option<GoalSteering>,
+                }
+                print_json(&Next { steering })?;
+            } else if let Some(steering) = steering {
+                emit(&format!("{}\n", steering.text))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        GoalCommand::Update {
+            thread,
+            status,
+            reason,
+            output,
+        } => {
+            let status = match status {
+                UpdateStatus::Complete => "complete",
+                UpdateStatus::Blocked => "blocked",
+            };
+            let arguments = json!({"status": status, "reason": reason});
+            let outcome = open(&output)?.call_goal_tool(
+                &GoalToolContext::thread(&thread),
+                UPDATE_GOAL_TOOL,
+                &arguments,
+            )?;
+            if output.json {
+                print_json(&outcome.to_json())?;
+            } else {
+                let mut text = String::new();
+                match &outcome {
+                    GoalToolOutcome::Answered(response) => {
+                        if let Some(goal) = &response.goal {
+                            text.push_str(&goal_text(goal));
+                        }
+                        if let Some(report) = &response.completion_budget_report {
+                            text.push_str(&format!("{report}\n"));
+                        }
+                    }
+                    GoalToolOutcome::Refused(refusal) => {
+                        text.push_str(&format!("{}\n", refusal.message));
+                    }
+                }
+                emit(&text)?;
+            }
+            Ok(if outcome.is_refused() {
+                ExitCode::from(REFUSED_EXIT_STATUS)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}
+
+fn account(args: AccountArgs) -> anyhow::Result<ExitCode> {
+    let tokens = match (args.tokens, args.input, args.cached, args.output) {
+        (Some(tokens), _, _, _) => TurnTokens::Charged(tokens),
+        (None, Some(input), Some(cached_input), Some(output)) => TurnTokens::Breakdown {
+            input,
+            cached_input,
+            output,
+        },
+        _ => anyhow::bail!("give --tokens N, or --input N --cached N --output N"),
+    };
+    let usage = TurnUsage {
+        turn_id: args.turn,
+        trigger: if args.user {
+            GoalTurnTrigger::User
+        } else {
+            GoalTurnTrigger::Continuation
+        },
+        plan_mode: args.plan_mode,
+        tokens,
+        seconds: args.seconds,
+        tool_calls: args.tool_calls,
+        error: args.error.map(|error| match error {
+            TurnErrorArg::UsageLimit => GoalTurnError::UsageLimit,
+            TurnErrorArg::Other => GoalTurnError::Other,
+        }),
+    };
+    let result = open(&args.out)?.record_turn(&args.thread, None, &usage)?;
+    if args.out.json {
+        print_json(&result)?;
+    } else {
+        emit(&account_text(&result))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(thread: Option<&str>, output: &Output) -> anyhow::Result<ExitCode> {
+    let home = resolve_home(output.home.as_deref());
+    // Reading never creates a home: without a state file there are no goals.
+    let store = if home.join(STATE_FILE_NAME).is_file() {
+        Some(open_at(&home)?)
+    } else {
+        None
+    };
+    match thread {
+        Some(thread) => {
+            let goal = match &store {
+                Some(store) => store.get(thread)?,
+                None => None,
+            };
+            match (goal, output.json) {
+                (goal, true) => print_json(&goal)?,
+                (Some(goal), false) => emit(&goal_text(&goal))?,
+                (None, false) => emit(&format!("thread {thread} has no goal\n"))?,
+            }
+        }
+        None => {
+            let goals = match &store {
+                Some(store) => store.list()?,
+                None => Vec::new(),
+            };
+            if output.json {
+                print_json(&goals)?;
+            } else if goals.is_empty() {
+                emit(&format!("no goals in {}\n", home.display()))?;
+            } else {
+                let lines: String = goals
+                    .iter()
+                    .map(|goal| {
+                        format!(
+                            "{}\t{}\t{}\t{}\n",
+                            goal.thread_id,
+                            goal.status,
+                            tokens_text(goal),
+                            one_line(&goal.objective)
+                        )
+                    })
+                    .collect();
+                emit(&lines)?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn open(output: &Output) -> anyhow::Result<GoalStore> {
+    open_at(&resolve_home(output.home.as_deref()))
+}
+
+fn open_at(home: &Path) -> anyhow::Result<GoalStore> {
+    let config = GoalConfig::load(&home.join(CONFIG_FILE_NAME))?;
+    GoalStore::open_home(home, config)
+        .with_context(|| format!("cannot open the goal store in {}", home.display()))
+}
+
+fn print_goal(output: &Output, goal: &ThreadGoal) -> anyhow::Result<ExitCode> {
+    if output.json {
+        print_json(goal)?;
+    } else {
+        emit(&goal_text(goal))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn goal_text(goal: &ThreadGoal) -> String {
+    let mut text = format!(
+        "thread     {}\ngoal       {}\nstatus     {}\n",
+        goal.thread_id, goal.goal_id, goal.status
+    );
+    if let Some(reason) = &goal.status_reason {
+        text.push_str(&format!("reason     {}\n", one_line(reason)));
+    }
+    text.push_str(&format!(
+        "objective  {}\ntokens     {}\ntime       {} s\n",
+        one_line(&goal.objective),
+        tokens_text(goal),
+        goal.time_used_seconds
+    ));
+    text
+}
+
+fn account_text(result: &GoalAccountResult) -> String {
+    let turn = &result.turn;
+    let plan = if turn.plan_mode { " (plan mode)" } else { "" };
+    let mut text = format!(
+        "recorded {}{plan}: charged {} tokens; goal {}, {}\n",
+        turn.turn_id,
+        turn.tokens_charged,
+        result.goal.status,
+        tokens_text(&result.goal)
+    );
+    if result.budget_limit_reached {
+        text.push_str("the budget is spent: the goal is now budget-limited\n");
+    }
+    if result.breaker_tripped
+        && let Some(reason) = &result.goal.status_reason
+    {
+        text.push_str(&format!("the goal is paused: {reason}\n"));
+    }
+    text
+}
+
+fn tokens_text(goal: &ThreadGoal) -> String {
+    match (goal.token_budget, goal.remaining_tokens()) {
+        (Some(budget), Some(remaining)) => format!(
+            "{} used of {budget} ({remaining} remaining)",
+            goal.tokens_used
+        ),
+        _ => format!("{} used (no budget)", goal.tokens_used),
+    }
+}
+
+/// `text` on one line, so a multi-line objective cannot break the layout.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
+    emit(&format!("{}\n", serde_json::to_string_pretty(value)?))
+}
+
+/// Writes `text` to standard output. A closed pipe (`... | head`) ends the output quietly.
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(error).context("cannot write to standard output")
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,376 @@
+//! `agent-memory goal ...` through the binary, and the goal store sharing the state file with
+//! the write path.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use agent_memory::goals::{GoalConfig, GoalStore, NewGoal};
+use agent_memory::write::StateStore;
+use agent_memory::write::store::{MemoryMode, ThreadRegistration};
+use serde_json::Value;
+
+const THREAD: &str = "thread-7";
+const BLOCKER: &str = "The package registry rejects our token; an admin must issue a new one.";
+
+fn goal(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("goal")
+        .args(args)
+        .arg("--home")
+        .arg(home)
+        .output()
+        .unwrap()
+}
+
+fn ok(output: Output) -> String {
+    assert!(
+        output.status.success(),
+        "status {:?}: {}{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn json(output: Output) -> Value {
+    serde_json::from_str(&ok(output)).unwrap()
+}
+
+/// `goal update THREAD --status blocked --reason REASON`: (exit code, stdout).
+fn report_blocked(home: &Path, reason: &str) -> (Option<i32>, String) {
+    let output = goal(
+        home,
+        &["update", THREAD, "--status", "blocked", "--reason", reason],
+    );
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+    )
+}
+
+fn account(home: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["account", THREAD, "--json"];
+    args.extend_from_slice(extra);
+    json(goal(home, &args))
+}
+
+#[test]
+fn the_blocked_sequence_through_the_cli() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    ok(goal(
+        home,
+        &["set", THREAD, "publish the crate", "--budget", "50000"],
+    ));
+
+    // Turn 1 (the user's): refused with 1/3, exit status 3, not retryable.
+    let (code, text) = report_blocked(home, BLOCKER);
+    assert_eq!(code, Some(3));
+    assert!(text.contains("reports so far: 1/3"), "{text}");
+    account(
+        home,
+        &[
+            "--user", "--input", "1200", "--cached", "200", "--output", "300",
+        ],
+    );
+    assert!(ok(goal(home, &["next", THREAD])).contains("source=\"goal\""));
+
+    // Turn 2 (a continuation): 2/3; the JSON answer says it is not retryable.
+    let refusal = goal(
+        home,
+        &[
+            "update", THREAD, "--status", "blocked", "--reason", BLOCKER, "--json",
+        ],
+    );
+    assert_eq!(refusal.status.code(), Some(3));
+    let refusal: Value = serde_json::from_slice(&refusal.stdout).unwrap();
+    assert_eq!(refusal["code"], "blockedAuditPending");
+    assert_eq!(refusal["reportsSoFar"], 2);
+    assert_eq!(refusal["retryable"], false);
+    assert!(
+        refusal["message"]
+            .as_str()
+            .unwrap()
+            .contains("reports so far: 2/3")
+    );
+    account(home, &["--tokens", "800", "--tool-calls", "3"]);
+
+    // Turn 3: accepted; then `goal next` prints nothing.
+    let (code, text) = report_blocked(home, BLOCKER);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("status     blocked"), "{text}");
+    account(home, &["--tokens", "100"]);
+    assert_eq!(ok(goal(home, &["next", THREAD])), "");
+    assert_eq!(
+        json(goal(home, &["next", THREAD, "--json"])),
+        serde_json::json!({"steering": null})
+    );
+    let shown = json(goal(home, &["show", THREAD, "--json"]));
+    assert_eq!(shown["status"], "blocked");
+    assert_eq!(shown["statusReason"], BLOCKER);
+    assert_eq!(shown["tokensUsed"], 2_200);
+
+    // After resume the count restarts.
+    ok(goal(home, &["resume", THREAD]));
+    let (_, text) = report_blocked(home, BLOCKER);
+    assert!(text.contains("reports so far: 1/3"), "{text}");
+    account(home, &["--tokens", "10", "--tool-calls", "1"]);
+    let (_, text) = report_blocked(home, BLOCKER);
+    assert!(text.contains("reports so far: 2/3"), "{text}");
+    account(home, &["--tokens", "10", "--tool-calls", "1"]);
+    // A different reason restarts it too.
+    let (code, text) = report_blocked(home, "the CI runner is offline");
+    assert_eq!(code, Some(3));
+    assert!(text.contains("reports so far: 1/3"), "{text}");
+}
+
+#[test]
+fn pause_silences_next_and_the_breaker_trips_after_three_idle_continuations() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    ok(goal(home, &["set", THREAD, "keep the docs build green"]));
+    ok(goal(home, &["pause", THREAD]));
+    assert_eq!(ok(goal(home, &["next", THREAD])), "");
+    ok(goal(home, &["resume", THREAD]));
+
+    let steering = json(goal(home, &["next", THREAD, "--json"]));
+    assert_eq!(steering["steering"]["kind"], "continuation");
+    assert_eq!(steering["steering"]["source"], "goal");
+    assert!(
+        steering["steering"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("<objective>\nkeep the docs build green\n</objective>")
+    );
+    for turn in 1..=3 {
+        let result = account(home, &["--tokens", "900"]);
+        assert_eq!(result["breakerTripped"], turn == 3, "{result}");
+        if turn < 3 {
+            assert!(!ok(goal(home, &["next", THREAD])).is_empty());
+        }
+    }
+    assert_eq!(ok(goal(home, &["next", THREAD])), "");
+    let text = ok(goal(home, &["show", THREAD]));
+    assert!(text.contains("status     paused"), "{text}");
+    assert!(text.contains("reason     circuit breaker"), "{text}");
+}
+
+#[test]
+fn budgets_edits_and_errors_through_the_cli() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    std::fs::write(
+        home.join("config.toml"),
+        "[goals]\nmax_token_budget = 5000\n",
+    )
+    .unwrap();
+    let too_big = goal(home, &["set", THREAD, "ship it", "--budget", "5001"]);
+    assert_eq!(too_big.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&too_big.stderr)
+            .contains("goal token budget 5001 exceeds the configured maximum of 5000")
+    );
+    ok(goal(home, &["set", THREAD, "ship it", "--budget", "1000"]));
+    let unfinished = goal(home, &["set", THREAD, "ship more"]);
+    assert_eq!(unfinished.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&unfinished.stderr)
+            .contains("already has an unfinished goal (active); replace it explicitly")
+    );
+    let result = account(home, &["--user", "--tokens", "1000", "--seconds", "30"]);
+    assert_eq!(result["budgetLimitReached"], true);
+    assert_eq!(result["goal"]["status"], "budgetLimited");
+    assert_eq!(result["turn"]["tokensCharged"], 1000);
+    let resume = goal(home, &["resume", THREAD]);
+    assert_eq!(resume.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&resume.stderr).contains(
+            "cannot resume a goal that is budget-limited; legal next actions: edit, budget"
+        )
+    );
+    let limit = json(goal(home, &["next", THREAD, "--json"]));
+    assert_eq!(limit["steering"]["kind"], "budgetLimit");
+    let raised = json(goal(home, &["budget", THREAD, "3000", "--json"]));
+    assert_eq!(raised["status"], "active");
+    let edited = json(goal(home, &["edit", THREAD, "ship it with docs", "--json"]));
+    assert_eq!(edited["objective"], "ship it with docs");
+    let notice = json(goal(home, &["next", THREAD, "--json"]));
+    assert_eq!(notice["steering"]["kind"], "objectiveUpdated");
+    let unlimited = json(goal(home, &["budget", THREAD, "none", "--json"]));
+    assert_eq!(unlimited["tokenBudget"], Value::Null);
+    let plan = account(home, &["--plan-mode", "--tokens", "400"]);
+    assert_eq!(plan["turn"]["tokensCharged"], 0);
+    let done = goal(
+        home,
+        &[
+            "update",
+            THREAD,
+            "--status",
+            "complete",
+            "--reason",
+            "published",
+            "--json",
+        ],
+    );
+    assert_eq!(done.status.code(), Some(0));
+    let done: Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(done["goal"]["status"], "complete");
+    assert!(
+        done["completionBudgetReport"]
+            .as_str()
+            .unwrap()
+            .contains("1000 tokens")
+    );
+    let all = json(goal(home, &["show", "--json"]));
+    assert_eq!(all.as_array().unwrap().len(), 1);
+    ok(goal(home, &["clear", THREAD]));
+    assert_eq!(
+        ok(goal(home, &["show", THREAD])),
+        format!("thread {THREAD} has no goal\n")
+    );
+}
+
+#[test]
+fn show_on_a_missing_home_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("nowhere");
+    assert_eq!(
+        json(goal(&home, &["show", "--json"])),
+        serde_json::json!([])
+    );
+    assert!(!home.exists());
+}
+
+fn registration(id: &str) -> ThreadRegistration {
+    ThreadRegistration {
+        id: id.to_owned(),
+        rollout_path: format!("/tmp/{id}.jsonl"),
+        cwd: None,
+        source: Some("cli".to_owned()),
+        skip_reason: None,
+        created_at: 1,
+        last_activity_at: 2,
+        memory_mode: MemoryMode::Enabled,
+        fingerprint: "f".to_owned(),
+        file_size: 3,
+        file_mtime_ns: 4,
+    }
+}
+
+fn use_both(home: &Path, write_first: bool) {
+    let goals_first;
+    let mut state = if write_first {
+        let state = StateStore::open_home(home).unwrap();
+        goals_first = GoalStore::open_home(home, GoalConfig::default()).unwrap();
+        state
+    } else {
+        goals_first = GoalStore::open_home(home, GoalConfig::default()).unwrap();
+        StateStore::open_home(home).unwrap()
+    };
+    let mut goals = goals_first;
+    assert_eq!(state.path(), goals.path());
+    // Each side sees its own version, whatever the order.
+    assert_eq!(state.schema_version().unwrap(), 1);
+    assert_eq!(goals.schema_version().unwrap(), 1);
+    // Each side writes and reads its tables.
+    state.upsert_threads(&[registration("t-a")], 10).unwrap();
+    goals
+        .set_goal(
+            "t-a",
+            &NewGoal {
+                objective: "remember everything".to_owned(),
+                token_budget: None,
+                replace: false,
+            },
+        )
+        .unwrap();
+    drop((state, goals));
+    // Reopening in the other order migrates nothing and loses nothing.
+    let goals = GoalStore::open_home(home, GoalConfig::default()).unwrap();
+    let state = StateStore::open_home(home).unwrap();
+    assert_eq!(state.schema_version().unwrap(), 1);
+    assert_eq!(goals.schema_version().unwrap(), 1);
+    assert_eq!(state.threads().unwrap().len(), 1);
+    assert_eq!(goals.list().unwrap().len(), 1);
+}
+
+#[test]
+fn the_goal_store_and_the_write_path_share_the_state_file_in_either_order() {
+    for write_first in [true, false] {
+        let home = tempfile::tempdir().unwrap();
+        use_both(home.path(), write_first);
+    }
+}
+
+#[test]
+fn goals_survive_a_run_of_the_write_path_and_the_run_survives_goals() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rollouts");
+    ok(goal(
+        home,
+        &["set", THREAD, "remember the examples", "--budget", "999"],
+    ));
+    let run = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("run")
+        .arg(&examples)
+        .arg("--json")
+        .arg("--home")
+        .arg(home)
+        .output()
+        .unwrap();
+    let run: Value = serde_json::from_str(&ok(run)).unwrap();
+    assert!(run["succeeded"].as_u64().unwrap() >= 1, "{run}");
+    let shown = json(goal(home, &["show", THREAD, "--json"]));
+    assert_eq!(shown["tokenBudget"], 999);
+    assert_eq!(
+        StateStore::open_home(home)
+            .unwrap()
+            .schema_version()
+            .unwrap(),
+        1
+    );
+}
+
+#[test]
+fn two_accounting_processes_never_overshoot_the_budget_silently() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().to_owned();
+    ok(goal(&home, &["set", THREAD, "ship it", "--budget", "1000"]));
+    // Both writers must be spawned before either is joined, or they would not overlap.
+    #[allow(clippy::needless_collect)]
+    let writers: Vec<_> = (0..2)
+        .map(|writer| {
+            let home = home.clone();
+            std::thread::spawn(move || {
+                (0..15)
+                    .map(|turn| {
+                        let id = format!("w{writer}-{turn}");
+                        account(
+                            &home,
+                            &["--turn", &id, "--tokens", "40", "--tool-calls", "1"],
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let results: Vec<Value> = writers
+        .into_iter()
+        .flat_map(|writer| writer.join().unwrap())
+        .collect();
+    let crossings = results
+        .iter()
+        .filter(|result| result["budgetLimitReached"] == true)
+        .count();
+    assert_eq!(crossings, 1);
+    for result in &results {
+        let used = result["goal"]["tokensUsed"].as_i64().unwrap();
+        let status = &result["goal"]["status"];
+        assert_eq!(status == "budgetLimited", used >= 1000, "{result}");
+    }
+    let shown = json(goal(&home, &["show", THREAD, "--json"]));
+    assert_eq!(shown["tokensUsed"], 1_200);
+    assert_eq!(shown["status"], "budgetLimited");
+}

@@ -1,0 +1,95 @@
+//! Steering: the hidden message a host sends when a goal's thread is idle.
+//!
+//! [`GoalStore::next_steering`] decides in the same `BEGIN IMMEDIATE` transaction that records
+//! what it hands out, so a goal paused, blocked, limited or completed a moment ago never gets
+//! one more continuation. In order:
+//!
+//! 1. a budget-limited goal whose budget-limit prompt is due gets it, once;
+//! 2. any goal that is not active gets nothing;
+//! 3. an active goal whose objective was edited gets the objective-updated prompt, once;
+//! 4. an active goal gets the continuation prompt, unless the configured minimum interval since
+//!    the last one has not passed.
+//!
+//! The circuit breaker lives in turn recording (`record_turn`): it pauses the goal, and a
+//! paused goal gets nothing here. Every message is wrapped as hidden internal context with the
+//! source `goal`; the objective in it is secret-redacted and escaped as XML text.
+
+use memory_prompts::goals::{
+    BudgetLimitContext, ContinuationContext, ObjectiveUpdatedContext, budget_limit, continuation,
+    objective_updated,
+};
+use memory_protocol::goal::{GoalSteering, GoalSteeringKind, ThreadGoal, ThreadGoalStatus};
+use memory_protocol::names::internal_context;
+use memory_sanitize::redact_secrets;
+
+use crate::error::Result;
+use crate::store::{GoalStore, read_row, validate_thread_id, write_row};
+
+impl GoalStore {
+    /// The message to send the thread's model now, if any, recorded as handed out.
+    pub fn next_steering(&mut self, thread_id: &str) -> Result<Option<GoalSteering>> {
+        validate_thread_id(thread_id)?;
+        let now = self.now_ms();
+        let min_interval =
+            i64::try_from(self.config().min_continuation_interval.as_millis()).unwrap_or(i64::MAX);
+        let tx = self.write()?;
+        let Some(mut row) = read_row(&tx, thread_id)? else {
+            return Ok(None);
+        };
+        let kind = match row.status {
+            ThreadGoalStatus::BudgetLimited if row.budget_notice_pending => {
+                row.budget_notice_pending = false;
+                GoalSteeringKind::BudgetLimit
+            }
+            ThreadGoalStatus::Active if row.objective_notice_pending => {
+                row.objective_notice_pending = false;
+                row.last_continuation_at_ms = Some(now);
+                GoalSteeringKind::ObjectiveUpdated
+            }
+            ThreadGoalStatus::Active => {
+                let due = row
+                    .last_continuation_at_ms
+                    .is_none_or(|last| now >= last.saturating_add(min_interval));
+                if !due {
+                    return Ok(None);
+                }
+                row.last_continuation_at_ms = Some(now);
+                row.continuations_issued = row.continuations_issued.saturating_add(1);
+                GoalSteeringKind::Continuation
+            }
+            _ => return Ok(None),
+        };
+        // Rendered before the commit: a prompt that fails to render hands out nothing.
+        let steering = render_steering(kind, &row.to_goal())?;
+        write_row(&tx, &row)?;
+        tx.commit()?;
+        Ok(Some(steering))
+    }
+}
+
+/// The steering message of `kind` for `goal`, wrapped as hidden internal context.
+pub fn render_steering(kind: GoalSteeringKind, goal: &ThreadGoal) -> Result<GoalSteering> {
+    let mut shown = goal.clone();
+    shown.objective = redact_secrets(&goal.objective).into_owned();
+    let prompt = match kind {
+        GoalSteeringKind::Continuation => continuation(&ContinuationContext::from(&shown))?,
+        GoalSteeringKind::BudgetLimit => budget_limit(&BudgetLimitContext::from(&shown))?,
+        GoalSteeringKind::ObjectiveUpdated => {
+            objective_updated(&ObjectiveUpdatedContext::from(&shown))?
+        }
+    };
+    Ok(GoalSteering {
+        kind,
+        source: internal_context::GOAL_SOURCE.to_owned(),
+        text: internal_context_message(internal_context::GOAL_SOURCE, &prompt),
+    })
+}
+
+/// `body` wrapped as a hidden internal-context message from `source`.
+pub fn internal_context_message(source: &str, body: &str) -> String {
+    let tag = internal_context::TAG;
+    format!(
+        "<{tag} source=\"{source}\">\n{}\n</{tag}>",
+        body.trim_end_matches('\n')
+    )
+}

@@ -1,0 +1,162 @@
+//! What the user does with a goal: set, replace, edit, budget, pause, resume, clear.
+//!
+//! Each call reads the goal in its own `BEGIN IMMEDIATE` transaction, asks the status machine
+//! whether the action is legal, and writes the result. Calls that take `expected_goal_id`
+//! refuse to touch a goal that was replaced since the caller last read it.
+
+use memory_protocol::goal::{ThreadGoal, ThreadGoalStatus, validate_objective};
+use memory_protocol::names::tables::{GOAL_TURNS, THREAD_GOALS};
+
+use super::{
+    GoalRow, GoalStore, insert_row, read_expected, read_row, validate_thread_id, write_row,
+};
+use crate::error::{Error, Result};
+use crate::status::{GoalAction, transition};
+
+/// A goal to set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewGoal {
+    /// What to achieve; trimmed, not empty, at most 4,000 characters.
+    pub objective: String,
+    /// The user's token budget, if any: positive and at most the configured maximum.
+    pub token_budget: Option<i64>,
+    /// Replace an unfinished goal instead of refusing.
+    pub replace: bool,
+}
+
+impl GoalStore {
+    /// Sets the thread's goal. A thread without a goal, or whose goal is complete, gets the new
+    /// one; an unfinished goal is replaced only when `goal.replace` is set, and otherwise the
+    /// call fails with [`Error::UnfinishedGoal`]. A new goal starts active with no usage.
+    pub fn set_goal(&mut self, thread_id: &str, goal: &NewGoal) -> Result<ThreadGoal> {
+        validate_thread_id(thread_id)?;
+        let objective = validate_objective(&goal.objective)?;
+        let token_budget = self.validate_budget(goal.token_budget)?;
+        let now = self.now_ms();
+        let tx = self.write()?;
+        if let Some(existing) = read_row(&tx, thread_id)? {
+            let action = if goal.replace {
+                GoalAction::Replace
+            } else {
+                GoalAction::Set
+            };
+            if transition(existing.status, action, false).is_err() {
+                return Err(Error::UnfinishedGoal {
+                    thread_id: thread_id.to_owned(),
+                    status: existing.status,
+                });
+            }
+        }
+        let row = GoalRow::new(thread_id, objective, token_budget, now);
+        insert_row(&tx, &row)?;
+        tx.commit()?;
+        Ok(row.to_goal())
+    }
+
+    /// Changes the objective, keeping the goal id, usage, budget and status. The
+    /// objective-updated prompt becomes due, and the blocked audit and the circuit breaker
+    /// start over. The same objective again changes nothing.
+    pub fn edit_objective(
+        &mut self,
+        thread_id: &str,
+        expected_goal_id: Option<&str>,
+        objective: &str,
+    ) -> Result<ThreadGoal> {
+        let objective = validate_objective(objective)?;
+        let now = self.now_ms();
+        let tx = self.write()?;
+        let mut row = read_expected(&tx, thread_id, expected_goal_id)?;
+        transition(row.status, GoalAction::Edit, false)?;
+        if row.objective != objective {
+            row.objective = objective.to_owned();
+            row.objective_notice_pending = true;
+            row.audit.reset();
+            row.idle_continuations = 0;
+            row.updated_at_ms = now;
+            write_row(&tx, &row)?;
+        }
+        tx.commit()?;
+        Ok(row.to_goal())
+    }
+
+    /// Raises, lowers or removes (`None`) the token budget. Raising it above usage, or removing
+    /// it, revives a budget-limited goal; lowering it to usage or below stops an active one.
+    pub fn set_budget(
+        &mut self,
+        thread_id: &str,
+        expected_goal_id: Option<&str>,
+        token_budget: Option<i64>,
+    ) -> Result<ThreadGoal> {
+        let token_budget = self.validate_budget(token_budget)?;
+        let now = self.now_ms();
+        let tx = self.write()?;
+        let mut row = read_expected(&tx, thread_id, expected_goal_id)?;
+        let to = transition(row.status, GoalAction::Budget, row.over(token_budget))?
+            .unwrap_or(row.status);
+        row.token_budget = token_budget;
+        if to != row.status {
+            row.enter(to, None);
+            if to == ThreadGoalStatus::Active {
+                // A revived goal continues from a clean slate.
+                row.idle_continuations = 0;
+                row.audit.reset();
+            }
+        }
+        row.updated_at_ms = now;
+        write_row(&tx, &row)?;
+        tx.commit()?;
+        Ok(row.to_goal())
+    }
+
+    /// Pauses an active goal: no continuation until it is resumed.
+    pub fn pause(&mut self, thread_id: &str, expected_goal_id: Option<&str>) -> Result<ThreadGoal> {
+        self.user_status_change(thread_id, expected_goal_id, GoalAction::Pause)
+    }
+
+    /// Resumes a paused, blocked or usage-limited goal. It becomes active again (budget-limited
+    /// when usage is already at the budget), with a fresh blocked audit and circuit breaker.
+    pub fn resume(
+        &mut self,
+        thread_id: &str,
+        expected_goal_id: Option<&str>,
+    ) -> Result<ThreadGoal> {
+        self.user_status_change(thread_id, expected_goal_id, GoalAction::Resume)
+    }
+
+    /// Removes the thread's goal and its turn records; returns the goal as it was.
+    pub fn clear(&mut self, thread_id: &str, expected_goal_id: Option<&str>) -> Result<ThreadGoal> {
+        let tx = self.write()?;
+        let row = read_expected(&tx, thread_id, expected_goal_id)?;
+        tx.execute(
+            &format!("DELETE FROM {GOAL_TURNS} WHERE goal_id = ?1"),
+            [&row.goal_id],
+        )?;
+        tx.execute(
+            &format!("DELETE FROM {THREAD_GOALS} WHERE goal_id = ?1"),
+            [&row.goal_id],
+        )?;
+        tx.commit()?;
+        Ok(row.to_goal())
+    }
+
+    fn user_status_change(
+        &mut self,
+        thread_id: &str,
+        expected_goal_id: Option<&str>,
+        action: GoalAction,
+    ) -> Result<ThreadGoal> {
+        let now = self.now_ms();
+        let tx = self.write()?;
+        let mut row = read_expected(&tx, thread_id, expected_goal_id)?;
+        let to = transition(row.status, action, row.over(row.token_budget))?.unwrap_or(row.status);
+        let reason = (action == GoalAction::Pause).then(|| "paused by the user".to_owned());
+        row.enter(to, reason);
+        // Pausing or resuming starts the audit and the breaker over.
+        row.audit.reset();
+        row.idle_continuations = 0;
+        row.updated_at_ms = now;
+        write_row(&tx, &row)?;
+        tx.commit()?;
+        Ok(row.to_goal())
+    }
+}

@@ -1,0 +1,320 @@
+//! Recording a turn: charging its tokens and time, closing the blocked audit's turn, the
+//! circuit breaker, and turn errors.
+//!
+//! The charge and the switch to budget-limited are one `UPDATE ... RETURNING` statement: the
+//! budget check reads the usage the same statement writes, so no interleaving of writers can
+//! leave an active goal at or above its budget (the table's `CHECK` constraint would refuse it
+//! anyway). Everything else a turn changes happens in the same transaction.
+
+use memory_protocol::goal::{
+    GoalAccountResult, GoalTurnError, GoalTurnRecord, GoalTurnTrigger, ThreadGoalStatus,
+};
+use memory_protocol::names::tables::{GOAL_TURNS, THREAD_GOALS};
+use rusqlite::{OptionalExtension, params};
+
+use super::{
+    GoalStore, budget_limit_reason, read_expected, status_from_sql, status_to_sql, write_row,
+};
+use crate::error::{Error, Result};
+use crate::status::{SystemEvent, system_transition};
+
+/// Most tokens one turn may report (any one count, and the charge).
+pub const MAX_TURN_TOKENS: i64 = 1_000_000_000_000;
+/// Most seconds one turn may report.
+pub const MAX_TURN_SECONDS: i64 = 1_000_000_000;
+/// Consecutive idle continuation turns that trip the circuit breaker.
+pub const IDLE_CONTINUATION_LIMIT: u32 = 3;
+/// Longest turn id accepted, in characters.
+const MAX_TURN_ID_CHARS: usize = 200;
+
+/// A turn's tokens, as the host reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnTokens {
+    /// The tokens to charge, already computed.
+    Charged(i64),
+    /// The usage breakdown; the charge is `input - cached_input + output`.
+    Breakdown {
+        /// Input tokens, cached ones included.
+        input: i64,
+        /// Cached input tokens.
+        cached_input: i64,
+        /// Output tokens.
+        output: i64,
+    },
+}
+
+impl TurnTokens {
+    /// The tokens to charge, or why they cannot be charged.
+    pub fn charge(self) -> Result<i64> {
+        let check = |name: &str, value: i64| {
+            if (0..=MAX_TURN_TOKENS).contains(&value) {
+                Ok(value)
+            } else {
+                Err(Error::InvalidTurn(format!(
+                    "{name} must be between 0 and {MAX_TURN_TOKENS}, got {value}"
+                )))
+            }
+        };
+        match self {
+            TurnTokens::Charged(tokens) => check("tokens", tokens),
+            TurnTokens::Breakdown {
+                input,
+                cached_input,
+                output,
+            } => {
+                let input = check("input tokens", input)?;
+                let cached = check("cached input tokens", cached_input)?;
+                let output = check("output tokens", output)?;
+                if cached > input {
+                    return Err(Error::InvalidTurn(format!(
+                        "cached input tokens ({cached}) exceed input tokens ({input})"
+                    )));
+                }
+                check("the charge", input - cached + output)
+            }
+        }
+    }
+}
+
+/// One finished turn, as the host reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnUsage {
+    /// The turn's id; `turn-N` (the goal's N-th recorded turn) when `None`.
+    pub turn_id: Option<String>,
+    /// What started the turn.
+    pub trigger: GoalTurnTrigger,
+    /// Plan-mode turns are recorded but not charged.
+    pub plan_mode: bool,
+    /// The turn's tokens.
+    pub tokens: TurnTokens,
+    /// Wall-clock seconds of the turn.
+    pub seconds: i64,
+    /// Tool calls other than the goal tools.
+    pub tool_calls: i64,
+    /// How the turn ended in error, if it did.
+    pub error: Option<GoalTurnError>,
+}
+
+impl GoalStore {
+    /// Records a finished turn of the thread's goal, in one transaction:
+    ///
+    /// - charges its tokens (none in plan mode) and seconds, switching an active goal to
+    ///   budget-limited in the same statement when usage reaches the budget; a goal in any
+    ///   other status is still charged, since the turn spent the tokens;
+    /// - if the goal was active, closes the blocked audit's turn (a turn without a blocked
+    ///   report resets the count) and counts it for the circuit breaker: a continuation turn
+    ///   without a tool call other than goal tools is idle, and the third idle one in a row
+    ///   pauses the goal; a user turn or a working continuation resets the count;
+    /// - a usage-limit error moves an active goal to usage-limited, any other error to blocked.
+    pub fn record_turn(
+        &mut self,
+        thread_id: &str,
+        expected_goal_id: Option<&str>,
+        usage: &TurnUsage,
+    ) -> Result<GoalAccountResult> {
+        let charge = if usage.plan_mode {
+            usage.tokens.charge().map(|_| 0)?
+        } else {
+            usage.tokens.charge()?
+        };
+        if !(0..=MAX_TURN_SECONDS).contains(&usage.seconds) {
+            return Err(Error::InvalidTurn(format!(
+                "seconds must be between 0 and {MAX_TURN_SECONDS}, got {}",
+                usage.seconds
+            )));
+        }
+        if usage.tool_calls < 0 {
+            return Err(Error::InvalidTurn(format!(
+                "tool calls must not be negative, got {}",
+                usage.tool_calls
+            )));
+        }
+        if let Some(turn_id) = &usage.turn_id {
+            validate_turn_id(turn_id)?;
+        }
+        let now = self.now_ms();
+        let tx = self.write()?;
+        let before = read_expected(&tx, thread_id, expected_goal_id)?;
+        let seq: i64 = tx.query_row(
+            &format!("SELECT count(*) FROM {GOAL_TURNS} WHERE goal_id = ?1"),
+            [&before.goal_id],
+            |row| row.get(0),
+        )?;
+        let turn_id = usage
+            .turn_id
+            .clone()
+            .unwrap_or_else(|| format!("turn-{}", seq + 1));
+        let seen = tx
+            .query_row(
+                &format!("SELECT 1 FROM {GOAL_TURNS} WHERE goal_id = ?1 AND turn_id = ?2"),
+                params![before.goal_id, turn_id],
+                |_| Ok(()),
+            )
+            .optional()?;
+        if seen.is_some() {
+            return Err(Error::TurnAlreadyRecorded {
+                turn_id,
+                goal_id: before.goal_id,
+            });
+        }
+
+        // The charge and the budget check, in one statement.
+        let status_after_charge: String = tx.query_row(
+            &format!(
+                "UPDATE {THREAD_GOALS} SET
+                    tokens_used = min(tokens_used, 9223372036854775807 - ?3) + ?3,
+                    time_used_seconds = min(time_used_seconds, 9223372036854775807 - ?4) + ?4,
+                    status = CASE WHEN status = 'active' AND token_budget IS NOT NULL
+                        AND min(tokens_used, 9223372036854775807 - ?3) + ?3 >= token_budget
+                        THEN 'budget_limited' ELSE status END,
+                    status_reason = CASE WHEN status = 'active' AND token_budget IS NOT NULL
+                        AND min(tokens_used, 9223372036854775807 - ?3) + ?3 >= token_budget
+                        THEN ?5 ELSE status_reason END,
+                    budget_notice_pending = CASE WHEN status = 'active'
+                        AND token_budget IS NOT NULL
+                        AND min(tokens_used, 9223372036854775807 - ?3) + ?3 >= token_budget
+                        THEN 1 ELSE budget_notice_pending END,
+                    updated_at_ms = ?6
+                 WHERE thread_id = ?1 AND goal_id = ?2
+                 RETURNING status"
+            ),
+            params![
+                before.thread_id,
+                before.goal_id,
+                charge,
+                usage.seconds,
+                budget_limit_reason(),
+                now,
+            ],
+            |row| row.get(0),
+        )?;
+        let budget_limit_reached = before.status == ThreadGoalStatus::Active
+            && status_from_sql(&status_after_charge) == Some(ThreadGoalStatus::BudgetLimited);
+
+        let mut row = read_expected(&tx, thread_id, Some(&before.goal_id))?;
+        let goal_tool_calls = row.turn_goal_tool_calls;
+        let refused_goal_tool_calls = row.turn_refused_goal_tool_calls;
+        row.turn_goal_tool_calls = 0;
+        row.turn_refused_goal_tool_calls = 0;
+        let mut breaker_tripped = false;
+        if before.status == ThreadGoalStatus::Active {
+            row.audit.close_turn();
+            row.idle_continuations = match (usage.trigger, usage.tool_calls) {
+                (GoalTurnTrigger::Continuation, 0) => row.idle_continuations.saturating_add(1),
+                _ => 0,
+            };
+            let event = match usage.error {
+                Some(GoalTurnError::UsageLimit) => Some(SystemEvent::UsageLimitError),
+                Some(GoalTurnError::Other) => Some(SystemEvent::TurnError),
+                None if row.idle_continuations >= IDLE_CONTINUATION_LIMIT => {
+                    Some(SystemEvent::BreakerTripped)
+                }
+                None => None,
+            };
+            if let Some(event) = event {
+                let to = system_transition(row.status, event);
+                if to != row.status {
+                    breaker_tripped = event == SystemEvent::BreakerTripped;
+                    row.enter(to, Some(event_reason(event, refused_goal_tool_calls)));
+                    row.idle_continuations = 0;
+                    row.audit.reset();
+                }
+            }
+        }
+        write_row(&tx, &row)?;
+
+        let (input_tokens, cached_input_tokens, output_tokens) = match usage.tokens {
+            TurnTokens::Charged(_) => (None, None, None),
+            TurnTokens::Breakdown {
+                input,
+                cached_input,
+                output,
+            } => (Some(input), Some(cached_input), Some(output)),
+        };
+        let turn = GoalTurnRecord {
+            turn_id,
+            goal_id: row.goal_id.clone(),
+            trigger: usage.trigger,
+            plan_mode: usage.plan_mode,
+            input_tokens,
+            cached_input_tokens,
+            output_tokens,
+            tokens_charged: charge,
+            seconds: usage.seconds,
+            tool_calls: usage.tool_calls,
+            goal_tool_calls,
+            refused_goal_tool_calls,
+            error: usage.error,
+            status_after: row.status,
+            recorded_at: now.div_euclid(1000),
+        };
+        tx.execute(
+            &format!(
+                "INSERT INTO {GOAL_TURNS} (goal_id, turn_id, thread_id, seq, trigger, plan_mode,
+                    input_tokens, cached_input_tokens, output_tokens, tokens_charged, seconds,
+                    tool_calls, goal_tool_calls, refused_goal_tool_calls, error_kind, status_after,
+                    recorded_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+            ),
+            params![
+                turn.goal_id,
+                turn.turn_id,
+                row.thread_id,
+                seq + 1,
+                match turn.trigger {
+                    GoalTurnTrigger::User => "user",
+                    GoalTurnTrigger::Continuation => "continuation",
+                },
+                turn.plan_mode,
+                turn.input_tokens,
+                turn.cached_input_tokens,
+                turn.output_tokens,
+                turn.tokens_charged,
+                turn.seconds,
+                turn.tool_calls,
+                turn.goal_tool_calls,
+                turn.refused_goal_tool_calls,
+                turn.error.map(|error| match error {
+                    GoalTurnError::UsageLimit => "usage_limit",
+                    GoalTurnError::Other => "other",
+                }),
+                status_to_sql(turn.status_after),
+                now,
+            ],
+        )?;
+        tx.commit()?;
+        Ok(GoalAccountResult {
+            goal: row.to_goal(),
+            turn,
+            budget_limit_reached,
+            breaker_tripped,
+        })
+    }
+}
+
+/// The status reason a system event leaves on the goal.
+fn event_reason(event: SystemEvent, refused_goal_tool_calls: i64) -> String {
+    match event {
+        SystemEvent::BudgetSpent => budget_limit_reason(),
+        SystemEvent::UsageLimitError => "a turn hit the account's usage limit".to_owned(),
+        SystemEvent::TurnError => "a turn ended with an error".to_owned(),
+        SystemEvent::BreakerTripped => format!(
+            "circuit breaker: {IDLE_CONTINUATION_LIMIT} consecutive continuation turns made no \
+             tool call other than goal tools ({refused_goal_tool_calls} refused goal-tool calls \
+             in the last one); resume the goal to continue"
+        ),
+    }
+}
+
+/// A turn id: not empty, at most 200 characters, no control characters.
+fn validate_turn_id(turn_id: &str) -> Result<()> {
+    if turn_id.trim().is_empty()
+        || turn_id.chars().count() > MAX_TURN_ID_CHARS
+        || turn_id.chars().any(char::is_control)
+    {
+        return Err(Error::InvalidTurn(format!(
+            "a turn id must be 1 to {MAX_TURN_ID_CHARS} characters without control characters"
+        )));
+    }
+    Ok(())
+}
