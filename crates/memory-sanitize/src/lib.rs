@@ -6,6 +6,8 @@
 //! - [`reader`]: streaming rollout reading that turns malformed lines into diagnostics;
 //! - [`filter`]: what memory extraction may see of a rollout, serialized as compact JSON;
 //! - [`redact`]: secret redaction (a keyword prefilter plus 60-odd rules);
+//! - [`safe_text`]: terminal- and display-safe text (no control characters but newline and tab,
+//!   no bidirectional controls) for everything written to the memory root or printed;
 //! - [`escape`]: escaping XML text, boundary tags and chat-template control tokens;
 //! - [`tokens`]: token counting (exact o200k, a bytes/4 estimate, characters);
 //! - [`truncate`]: head-and-tail truncation to a byte, token or character budget.
@@ -21,6 +23,7 @@ pub mod escape;
 pub mod filter;
 pub mod reader;
 pub mod redact;
+pub mod safe_text;
 pub mod tokens;
 pub mod truncate;
 
@@ -31,6 +34,7 @@ pub use crate::reader::{
     Diagnostic, ReaderOptions, RolloutRead, RolloutReader, read_rollout, read_rollout_path,
 };
 pub use crate::redact::{LineRedactor, redact_bytes, redact_json_strings, redact_secrets};
+pub use crate::safe_text::display_safe;
 pub use crate::tokens::{ByteEstimate, CharCount, O200kCounter, TokenCounter, o200k};
 pub use crate::truncate::{
     DEFAULT_TOOL_RESULT_CHARS, TruncationPolicy, truncate_middle, truncate_tool_result,

@@ -11,10 +11,12 @@
 pub mod config;
 pub mod consolidation_guard;
 mod error;
+pub mod fault;
 pub mod memory_root;
 pub mod phase_one;
 pub mod phase_two;
 pub mod rate_limit;
+pub mod safe_file;
 pub mod scan;
 pub mod stage_one_request;
 pub mod store;

@@ -6,6 +6,10 @@
 //! - `MEMORY.md`: the consolidated handbook;
 //! - `memory_summary.md`: the always-on summary, `v1` on its first line.
 //!
+//! Text is made display-safe ([`memory_sanitize::display_safe`]) on its way in: no control
+//! character but newline and tab, no bidirectional control. Files are read only when they are
+//! regular files; a FIFO or socket put in a file's place is replaced by the next write.
+//!
 //! Every write goes to a temp file in the target's folder, is fsynced, then renamed over the
 //! target, and the folder is fsynced: a crash at any point leaves either the old or the new
 //! file, never a torn one. Leftover temp files of a crashed write are removed by
@@ -20,8 +24,10 @@ use std::sync::Arc;
 
 use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
+use memory_sanitize::display_safe;
 
 use crate::error::{Error, Result};
+use crate::safe_file::read_regular_file;
 
 /// Longest slug part of a rollout-summary file stem, in bytes (all ASCII).
 const MAX_SLUG_BYTES: usize = 60;
@@ -124,14 +130,70 @@ impl MemoryRoot {
         remove_stale_temp_files(&summaries)
     }
 
-    /// Reads a file of the root; `None` when it does not exist.
+    /// Reads a file of the root; `None` when it does not exist, or when something other than a
+    /// regular file (a FIFO, a socket) took its place, which the next write replaces. Bytes that
+    /// are not UTF-8 (a damaged file) are read as U+FFFD, so the file can be rebuilt.
     pub fn read(&self, name: &str) -> Result<Option<String>> {
         let path = self.file(name);
-        match fs::read_to_string(&path) {
-            Ok(text) => Ok(Some(text)),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        match read_regular_file(&path) {
+            Ok(bytes) => Ok(bytes.map(|bytes| match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+            })),
+            Err(error) if error.kind() == io::ErrorKind::InvalidInput => {
+                tracing::warn!(path = %path.display(), %error, "memory-root file replaced by something else; rebuilding it");
+                Ok(None)
+            }
             Err(source) => Err(io_error(&path, source)),
         }
+    }
+
+    /// What is missing or damaged in the root after a pass that selected `selected`: the three
+    /// files and every selected rollout summary must be regular UTF-8 files, and the summary
+    /// must start with its version line. Empty when the root is whole. A pass repairs whatever
+    /// this names, so a run that finds damage consolidates whatever the cooldown.
+    pub fn damage(&self, selected: &[StageOneOutputRecord]) -> Vec<String> {
+        let mut damage = Vec::new();
+        let mut check = |path: PathBuf| -> Option<String> {
+            let shown = path
+                .strip_prefix(&self.dir)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            match read_regular_file(&path) {
+                Ok(Some(bytes)) => match String::from_utf8(bytes) {
+                    Ok(text) => Some(text),
+                    Err(_) => {
+                        damage.push(format!("{shown} is not valid UTF-8"));
+                        None
+                    }
+                },
+                Ok(None) => {
+                    damage.push(format!("{shown} is missing"));
+                    None
+                }
+                Err(error) => {
+                    damage.push(format!("{shown}: {error}"));
+                    None
+                }
+            }
+        };
+        check(self.file(names::MEMORY_FILE));
+        check(self.file(names::RAW_MEMORIES_FILE));
+        let summary = check(self.file(names::MEMORY_SUMMARY_FILE));
+        let mut ordered: Vec<&StageOneOutputRecord> = selected.iter().collect();
+        ordered.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+        ordered.dedup_by(|a, b| a.thread_id == b.thread_id);
+        for stem in assign_stems(&ordered) {
+            check(self.rollout_summaries_dir().join(format!("{stem}.md")));
+        }
+        if summary.is_some_and(|text| text.lines().next() != Some(names::MEMORY_SUMMARY_VERSION)) {
+            damage.push(format!(
+                "{} does not start with its version line",
+                names::MEMORY_SUMMARY_FILE
+            ));
+        }
+        damage
     }
 
     /// Writes `MEMORY.md` atomically. Returns whether the content changed.
@@ -213,10 +275,13 @@ impl MemoryRoot {
                 reason: format!("not a file inside the memory root {}", self.dir.display()),
             });
         }
-        match fs::read(path) {
-            Ok(current) if current == text.as_bytes() => return Ok(false),
+        // Nothing reaches the root that a terminal or an editor would act on.
+        let text = display_safe(text);
+        match read_regular_file(path) {
+            Ok(Some(current)) if current == text.as_bytes() => return Ok(false),
             Ok(_) => {}
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            // Not a regular file: the rename below replaces it.
+            Err(error) if error.kind() == io::ErrorKind::InvalidInput => {}
             Err(source) => return Err(io_error(path, source)),
         }
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -401,6 +466,7 @@ fn rfc3339(seconds: i64) -> String {
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    crate::fault::check(crate::fault::FaultPoint::Write, path)?;
     let mut file = fs::OpenOptions::new()
         .write(true)
         .create_new(true)

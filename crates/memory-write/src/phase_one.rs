@@ -15,7 +15,6 @@
 //! File reading and the CPU-bound steps run on tokio's blocking pool; the store is reached
 //! through [`AsyncStateStore`].
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -186,8 +185,12 @@ pub async fn run_phase_one(
         }
     }
     let params = options.claim.clone();
+    // Jobs left running by a crashed process on this host are counted (and claimed) at once.
     report.candidates = store
-        .call(move |s| s.count_stage_one_candidates(&params, now_unix()))
+        .call(move |s| {
+            s.reclaim_jobs_of_gone_owners(now_unix())?;
+            s.count_stage_one_candidates(&params, now_unix())
+        })
         .await?;
     let budget = options.max_claims.unwrap_or(usize::MAX);
     if let Some(observer) = &hooks.observer {
@@ -384,7 +387,7 @@ pub(crate) enum Extraction {
 /// sent and the request rebuilt, down to [`MIN_ROLLOUT_TOKEN_BUDGET`]; the same input is never
 /// sent twice.
 pub(crate) async fn extract(model: &dyn ModelClient, job: &ClaimedJob) -> Extraction {
-    let path = PathBuf::from(&job.rollout_path);
+    let path = job.open_path.clone();
     let material = match blocking(move || load_rollout(&path)).await {
         Ok(Loaded::Material(material)) => Arc::new(material),
         Ok(Loaded::Nothing(reason)) => {

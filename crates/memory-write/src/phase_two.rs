@@ -18,7 +18,9 @@ use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
 use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
 use memory_protocol::{ModelClient, ModelError, ModelRequest, TaskKind, input_token_budget};
-use memory_sanitize::{TokenCounter, TruncationPolicy, o200k, redact_json_strings, redact_secrets};
+use memory_sanitize::{
+    TokenCounter, TruncationPolicy, display_safe, o200k, redact_json_strings, redact_secrets,
+};
 use sha2::{Digest, Sha256};
 
 use crate::config::MemoriesConfig;
@@ -29,7 +31,8 @@ use crate::memory_root::{
 };
 use crate::stage_one_request::MIN_ROLLOUT_TOKEN_BUDGET;
 use crate::store::{
-    AsyncStateStore, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess, now_unix,
+    AsyncStateStore, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
+    PhaseTwoSuccess, now_unix,
 };
 
 /// Token budget of `memory_summary.md`, and the default cap of the read path.
@@ -44,6 +47,11 @@ pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(60);
 pub const DEFAULT_FAILURE_BACKOFF_SECONDS: i64 = 3600;
 /// Most stale stage-one outputs pruned per pass.
 pub const DEFAULT_PRUNE_LIMIT: usize = 200;
+/// Most passes one holder runs before releasing the lease, when new stage-one outputs keep
+/// arriving while it consolidates; input still newer after the last is left pending.
+pub const MAX_PASSES_PER_LEASE: usize = 4;
+/// How often a run waiting for another consolidator looks at the lease again.
+const WAIT_POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// Bumped when the hashed layout changes, so old hashes never match.
 const HASH_VERSION: &str = "agent-memory phase2 input v1";
 
@@ -68,6 +76,9 @@ pub struct PhaseTwoOptions {
     pub summary_token_budget: u64,
     /// Ignore the cooldown and backoff when there is new input (`agent-memory run`).
     pub force: bool,
+    /// How long to wait for another process's pass when it holds the lease; zero returns at
+    /// once with [`PhaseTwoReport::pending`] set.
+    pub wait_for_holder: Duration,
 }
 
 impl Default for PhaseTwoOptions {
@@ -82,6 +93,7 @@ impl Default for PhaseTwoOptions {
             prune_limit: DEFAULT_PRUNE_LIMIT,
             summary_token_budget: DEFAULT_SUMMARY_TOKEN_BUDGET,
             force: false,
+            wait_for_holder: Duration::ZERO,
         }
     }
 }
@@ -119,6 +131,15 @@ pub struct PhaseTwoReport {
     /// Old `MEMORY.md` anchors the model dropped; non-empty means the rewrite was rejected
     /// and the new material was appended instead.
     pub guard_missing: Vec<String>,
+    /// Passes run under one lease: more than one when new stage-one outputs arrived during a
+    /// pass (see [`MAX_PASSES_PER_LEASE`]).
+    pub passes: usize,
+    /// True when stage-one outputs remain that no finished pass consolidated: another process
+    /// still held the lease when this one stopped waiting, or new outputs kept arriving.
+    pub pending: bool,
+    /// Missing or damaged memory-root files found before the pass, which made it run whatever
+    /// the cooldown.
+    pub repaired: Vec<String>,
 }
 
 /// Runs one phase-2 pass (see the module docs).
@@ -128,27 +149,76 @@ pub async fn run_phase_two(
     model: &dyn ModelClient,
     options: &PhaseTwoOptions,
 ) -> Result<PhaseTwoReport> {
-    let params = PhaseTwoClaimParams {
-        now: now_unix(),
-        lease_seconds: options.lease_seconds,
-        cooldown_seconds: options.cooldown_seconds,
-        force: options.force,
-    };
-    let claim = store
-        .call(move |store| store.claim_phase_two(params))
-        .await?;
-    let lease = match claim {
-        PhaseTwoClaim::Claimed(lease) => lease,
-        skipped => {
-            return Ok(PhaseTwoReport {
-                skipped: skipped.skip_reason().map(str::to_owned),
-                ..PhaseTwoReport::default()
-            });
+    // Missing or damaged files are rebuilt now, not after the cooldown: they count as new input.
+    let repaired = damage(store, root).await?;
+    if !repaired.is_empty() {
+        store
+            .call(|store| store.enqueue_phase_two(now_unix()))
+            .await?;
+    }
+    let force = options.force || !repaired.is_empty();
+    let deadline = tokio::time::Instant::now() + options.wait_for_holder;
+    let mut waited = false;
+    let mut lease = loop {
+        let params = PhaseTwoClaimParams {
+            now: now_unix(),
+            lease_seconds: options.lease_seconds,
+            cooldown_seconds: options.cooldown_seconds,
+            force,
+        };
+        match store
+            .call(move |store| store.claim_phase_two(params))
+            .await?
+        {
+            PhaseTwoClaim::Claimed(lease) => break lease,
+            PhaseTwoClaim::SkippedRunning { .. } if tokio::time::Instant::now() < deadline => {
+                waited = true;
+                tokio::time::sleep(WAIT_POLL_INTERVAL.min(options.wait_for_holder)).await;
+            }
+            skipped => {
+                let state = store.call(|store| store.phase_two_state()).await?;
+                let pending = matches!(skipped, PhaseTwoClaim::SkippedRunning { .. })
+                    || unconsolidated(&state);
+                let reason = match skipped.skip_reason() {
+                    Some(_) if waited && !pending => {
+                        "another process consolidated everything while this one waited"
+                    }
+                    Some(reason) => reason,
+                    None => "",
+                };
+                return Ok(PhaseTwoReport {
+                    skipped: Some(reason.to_owned()),
+                    pending,
+                    repaired,
+                    ..PhaseTwoReport::default()
+                });
+            }
         }
     };
-    let mut report = PhaseTwoReport::default();
-    match consolidate(store, root, model, options, &lease, &mut report).await {
-        Ok(()) => Ok(report),
+    let mut report = PhaseTwoReport {
+        repaired,
+        ..PhaseTwoReport::default()
+    };
+    let outcome = loop {
+        let may_repeat = report.passes + 1 < MAX_PASSES_PER_LEASE;
+        match consolidate(store, root, model, options, &lease, may_repeat, &mut report).await {
+            // New stage-one outputs arrived during the pass: run again under the same lease.
+            Ok(Round::Again { watermark, hash }) => {
+                lease.input_watermark = watermark;
+                lease.last_input_hash = Some(hash);
+            }
+            Ok(Round::Done) => break Ok(()),
+            Err(error) => break Err(error),
+        }
+    };
+    match outcome {
+        Ok(()) => {
+            if report.skipped.is_none() {
+                let state = store.call(|store| store.phase_two_state()).await?;
+                report.pending = unconsolidated(&state);
+            }
+            Ok(report)
+        }
         Err(Error::Model(model_error)) if model_error.is_fatal() => {
             // Credentials or configuration, not this pass: give the lease back without the
             // failure back-off, so the run after the fix consolidates at once.
@@ -171,20 +241,82 @@ pub async fn run_phase_two(
     }
 }
 
+/// How a pass under a held lease ended.
+enum Round {
+    /// The lease is finished (completed or, with nothing to consolidate, released).
+    Done,
+    /// New stage-one outputs arrived during the pass (the input watermark moved to
+    /// `watermark`); the lease is still held and the pass runs again. `hash` is what the pass
+    /// wrote, so an unchanged selection skips the model.
+    Again { watermark: i64, hash: String },
+}
+
+/// Missing or damaged memory-root files, when a pass succeeded before (before the first
+/// success there is nothing to repair).
+async fn damage(store: &AsyncStateStore, root: &MemoryRoot) -> Result<Vec<String>> {
+    let root = root.clone();
+    store
+        .call(move |store| {
+            if store.phase_two_state()?.last_success_at.is_none() {
+                return Ok(Vec::new());
+            }
+            let selected: Vec<StageOneOutputRecord> = store
+                .stage_one_outputs()?
+                .into_iter()
+                .filter(|record| record.selected)
+                .collect();
+            Ok(root.damage(&selected))
+        })
+        .await
+}
+
+/// True when stage-one outputs changed after the last successful pass began.
+fn unconsolidated(state: &PhaseTwoState) -> bool {
+    state.input_watermark > state.last_success_watermark.unwrap_or(-1)
+}
+
+/// The input watermark now, when it moved past the lease's (new outputs arrived during the
+/// pass) and another pass is allowed; extends the lease meanwhile.
+async fn newer_input(
+    store: &AsyncStateStore,
+    lease: &PhaseTwoLease,
+    options: &PhaseTwoOptions,
+    may_repeat: bool,
+) -> Result<Option<i64>> {
+    if !may_repeat {
+        return Ok(None);
+    }
+    let token = lease.owner_token.clone();
+    let lease_seconds = options.lease_seconds;
+    let watermark = store
+        .call(move |store| {
+            if !store.heartbeat_phase_two(&token, now_unix(), lease_seconds)? {
+                return Ok(None);
+            }
+            Ok(Some(store.phase_two_state()?.input_watermark))
+        })
+        .await?
+        .ok_or(Error::LeaseLost)?;
+    Ok(Some(watermark).filter(|watermark| *watermark > lease.input_watermark))
+}
+
 async fn consolidate(
     store: &AsyncStateStore,
     root: &MemoryRoot,
     model: &dyn ModelClient,
     options: &PhaseTwoOptions,
     lease: &PhaseTwoLease,
+    may_repeat: bool,
     report: &mut PhaseTwoReport,
-) -> Result<()> {
+) -> Result<Round> {
+    report.passes += 1;
+    report.unchanged = false;
     let (max_unused_days, prune_limit, max_selected) = (
         options.max_unused_days,
         options.prune_limit,
         options.max_selected,
     );
-    report.pruned = store
+    report.pruned += store
         .call(move |store| store.prune_phase_two_outputs(now_unix(), max_unused_days, prune_limit))
         .await?;
     let selected = store
@@ -216,7 +348,7 @@ async fn consolidate(
         && artifacts_valid(old_memory.as_deref(), old_summary.as_deref())
     {
         report.unchanged = true;
-        return finish(store, lease, &hash, &selected, report).await;
+        return finish(store, lease, options, may_repeat, &hash, &selected, report).await;
     }
 
     if selected.is_empty()
@@ -225,7 +357,11 @@ async fn consolidate(
             .is_none_or(|text| text.trim().is_empty())
     {
         // Nothing was ever remembered, so a model has nothing to consolidate. The lease is
-        // given back without recording a pass, so no cooldown delays the first real one.
+        // given back without recording a pass, so no cooldown delays the first real one;
+        // unless outputs arrived meanwhile, which the next pass takes.
+        if let Some(watermark) = newer_input(store, lease, options, may_repeat).await? {
+            return Ok(Round::Again { watermark, hash });
+        }
         let token = lease.owner_token.clone();
         if !store
             .call(move |store| store.release_phase_two(&token))
@@ -234,7 +370,7 @@ async fn consolidate(
             return Err(Error::LeaseLost);
         }
         report.skipped = Some("no memories to consolidate yet".to_owned());
-        return Ok(());
+        return Ok(Round::Done);
     }
 
     let old_memory = old_memory.unwrap_or_default();
@@ -263,8 +399,9 @@ async fn consolidate(
     };
     let mut output: ConsolidationOutput = serde_json::from_str(response.text.trim())
         .map_err(|error| Error::InvalidModelOutput(format!("consolidation: {error}")))?;
-    output.memory_md = redact_secrets(&output.memory_md).into_owned();
-    output.memory_summary_md = redact_secrets(&output.memory_summary_md).into_owned();
+    output.memory_md = display_safe(&redact_secrets(&output.memory_md)).into_owned();
+    output.memory_summary_md =
+        display_safe(&redact_secrets(&output.memory_summary_md)).into_owned();
 
     // The guard compares against the redacted old text: a secret in a hand-edited MEMORY.md
     // is not an anchor to keep, and a rejected rewrite keeps the redacted text.
@@ -289,16 +426,25 @@ async fn consolidate(
         Some(&memory_md),
         Some(&summary),
     );
-    finish(store, lease, &hash, &selected, report).await
+    finish(store, lease, options, may_repeat, &hash, &selected, report).await
 }
 
+/// Completes the lease after a pass, or asks for another pass when new outputs arrived.
 async fn finish(
     store: &AsyncStateStore,
     lease: &PhaseTwoLease,
+    options: &PhaseTwoOptions,
+    may_repeat: bool,
     hash: &str,
     selected: &[StageOneOutputRecord],
     report: &mut PhaseTwoReport,
-) -> Result<()> {
+) -> Result<Round> {
+    if let Some(watermark) = newer_input(store, lease, options, may_repeat).await? {
+        return Ok(Round::Again {
+            watermark,
+            hash: hash.to_owned(),
+        });
+    }
     let lease = lease.clone();
     let hash = hash.to_owned();
     let consumed: Vec<(String, i64)> = selected
@@ -319,7 +465,7 @@ async fn finish(
         return Err(Error::LeaseLost);
     }
     report.ran = true;
-    Ok(())
+    Ok(Round::Done)
 }
 
 /// The consolidation input with every string redacted: phase 1 stored redacted outputs, but

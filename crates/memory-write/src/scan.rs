@@ -71,7 +71,7 @@ pub struct ScanReport {
     /// Rollouts found that are never extracted, counted by reason (`subagent`,
     /// `non_interactive:exec`, ...).
     pub skipped_sources: BTreeMap<String, usize>,
-    /// Files that could not be read at all, with the reason.
+    /// Files and folders that could not be read at all, with the reason; the rest was scanned.
     pub unreadable: Vec<(PathBuf, String)>,
 }
 
@@ -95,13 +95,19 @@ pub fn scan_rollouts(
     now: i64,
 ) -> Result<ScanReport> {
     let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
+    // The folder itself must be readable; anything below it that is not is a warning.
+    crate::fault::check(crate::fault::FaultPoint::ReadDir, &root)
+        .map_err(|e| Error::io(&root, e))?;
+    std::fs::read_dir(&root).map_err(|e| Error::io(&root, e))?;
     let mut files = Vec::new();
-    collect_rollouts(&root, &mut files)?;
+    let mut unreadable = Vec::new();
+    collect_rollouts(&root, &mut files, &mut unreadable);
     files.sort();
     let known = store.thread_file_states()?;
     let mut report = ScanReport {
         root: root.clone(),
         files: files.len(),
+        unreadable,
         ..ScanReport::default()
     };
     let mut pending = Vec::new();
@@ -113,7 +119,14 @@ pub fn scan_rollouts(
             continue;
         };
         let metadata = match std::fs::metadata(&path) {
-            Ok(metadata) => metadata,
+            Ok(metadata) if metadata.is_file() => metadata,
+            Ok(metadata) => {
+                let kind = crate::safe_file::describe(metadata.file_type());
+                report
+                    .unreadable
+                    .push((path, format!("not a regular file ({kind})")));
+                continue;
+            }
             Err(e) => {
                 report.unreadable.push((path, e.to_string()));
                 continue;
@@ -158,22 +171,45 @@ fn add_counts(report: &mut ScanReport, counts: crate::store::UpsertCounts) {
 }
 
 /// Every `*.jsonl` file under `dir`. Symbolic links to folders are not followed, so a link
-/// cycle cannot loop.
-fn collect_rollouts(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+/// cycle cannot loop. A folder or entry that cannot be read is noted in `unreadable` and the
+/// rest is still collected.
+fn collect_rollouts(dir: &Path, files: &mut Vec<PathBuf>, unreadable: &mut Vec<(PathBuf, String)>) {
+    let entries = match crate::fault::check(crate::fault::FaultPoint::ReadDir, dir)
+        .and_then(|()| std::fs::read_dir(dir))
+    {
+        Ok(entries) => entries,
+        Err(e) => {
+            unreadable.push((dir.to_path_buf(), format!("cannot list the folder: {e}")));
+            return;
+        }
+    };
     for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                unreadable.push((dir.to_path_buf(), format!("cannot list the folder: {e}")));
+                continue;
+            }
+        };
         let path = entry.path();
-        let file_type = entry.file_type().map_err(|e| Error::io(&path, e))?;
+        let file_type = match entry.file_type() {
+            Ok(file_type) => file_type,
+            Err(e) => {
+                unreadable.push((path, e.to_string()));
+                continue;
+            }
+        };
         if file_type.is_dir() {
-            collect_rollouts(&path, files)?;
-        } else if path.extension().is_some_and(|ext| ext == "jsonl")
-            && (file_type.is_file() || path.is_file())
-        {
-            files.push(path);
+            collect_rollouts(&path, files, unreadable);
+        } else if path.extension().is_some_and(|ext| ext == "jsonl") {
+            if file_type.is_file() || path.is_file() {
+                files.push(path);
+            } else if !file_type.is_symlink() {
+                let kind = crate::safe_file::describe(file_type);
+                unreadable.push((path, format!("not a regular file ({kind})")));
+            }
         }
     }
-    Ok(())
 }
 
 /// Reads what the registration needs from one rollout file.
@@ -184,7 +220,8 @@ fn inspect_rollout(
     mtime_ns: i64,
     options: &ScanOptions,
 ) -> std::io::Result<ThreadRegistration> {
-    let mut file = File::open(path)?;
+    // The type is checked again on the open handle: the file may have been swapped since.
+    let mut file = crate::safe_file::open_regular_file(path)?;
     let meta = find_session_meta(&mut file)?;
     let (head, tail) = read_head_and_tail(&mut file, size)?;
     let mtime_secs = mtime_ns.div_euclid(1_000_000_000);

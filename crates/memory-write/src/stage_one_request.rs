@@ -4,6 +4,7 @@
 //! job; rendering (truncate head+tail to a token budget -> render the prompts) may happen again
 //! with a smaller budget when the model says the input did not fit.
 
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use memory_prompts::UntrustedText;
@@ -11,7 +12,7 @@ use memory_prompts::memories::{StageOneInputContext, stage_one_input, stage_one_
 use memory_protocol::stage_one::StageOneInput;
 use memory_protocol::{ModelRequest, ResponseItem, StageOneOutput, TaskKind};
 use memory_sanitize::{
-    ReaderOptions, TruncationPolicy, filter_for_memory, o200k, read_rollout_path,
+    ReaderOptions, RolloutRead, RolloutReader, TruncationPolicy, filter_for_memory, o200k,
     redact_json_strings, redact_secrets, serialize_for_memory, truncate_middle,
 };
 
@@ -47,9 +48,10 @@ pub struct RenderedRequest {
     pub contents_bytes: usize,
 }
 
-/// Reads, filters and redacts one rollout file.
+/// Reads, filters and redacts one rollout file. Only a regular file is read (checked on the
+/// open handle, so a FIFO swapped in after the scan is an error, not a hang).
 pub fn load_rollout(path: &Path) -> Result<Loaded> {
-    let read = read_rollout_path(path, &ReaderOptions::default())?;
+    let read = read_regular_rollout(path)?;
     if read.lines.is_empty() {
         return match read.diagnostics.first() {
             None => Ok(Loaded::Nothing("the rollout file is empty".to_owned())),
@@ -74,6 +76,31 @@ pub fn load_rollout(path: &Path) -> Result<Loaded> {
         .collect::<Result<Vec<_>>>()?;
     let text = redact_secrets(&serialize_for_memory(&items)).into_owned();
     Ok(Loaded::Material(RolloutMaterial { items, text }))
+}
+
+fn read_regular_rollout(path: &Path) -> Result<RolloutRead> {
+    let io_error = |error| {
+        Error::Rollout(memory_sanitize::Error::Io {
+            path: path.to_path_buf(),
+            error,
+        })
+    };
+    let file = crate::safe_file::open_regular_file(path).map_err(io_error)?;
+    let mut reader = RolloutReader::new(
+        BufReader::with_capacity(256 << 10, file),
+        ReaderOptions::default(),
+    );
+    let mut read = RolloutRead::default();
+    for line in &mut reader {
+        match line {
+            Ok(line) => read.lines.push(line),
+            Err(diagnostic) => read.diagnostics.push(diagnostic),
+        }
+    }
+    match reader.take_io_error() {
+        Some(error) => Err(io_error(error)),
+        None => Ok(read),
+    }
 }
 
 /// Renders the stage-one request for `job` with the transcript cut to `token_budget` tokens
@@ -122,7 +149,7 @@ pub fn prepare_stage_one_request(
     job: &ClaimedJob,
     context_window: Option<u64>,
 ) -> Result<Option<RenderedRequest>> {
-    match load_rollout(Path::new(&job.rollout_path))? {
+    match load_rollout(&job.open_path)? {
         Loaded::Nothing(_) => Ok(None),
         Loaded::Material(material) => render_request(
             job,

@@ -2,6 +2,7 @@
 //! the memory root (`<home>/memories/`) and reports what it did.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use agent_memory::write::memory_root::MemoryRoot;
 use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
@@ -10,7 +11,9 @@ use anyhow::Context;
 
 use agent_memory::models::DEFAULT_MODEL_SPEC;
 
+use super::exit::{print_json, print_safe};
 use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
+use super::interrupt::until_signal;
 use super::json::ConsolidateJson;
 
 /// Arguments of `agent-memory consolidate`.
@@ -24,15 +27,16 @@ pub(crate) struct ConsolidateArgs {
     /// Print one JSON object instead of a summary.
     #[arg(long)]
     json: bool,
+    /// When another process is consolidating, wait this many seconds for it before reporting
+    /// that consolidation is still pending.
+    #[arg(long, default_value_t = super::run::DEFAULT_CONSOLIDATION_WAIT_SECS)]
+    consolidation_wait: u64,
 }
 
 pub(crate) fn run(args: ConsolidateArgs) -> ExitCode {
     match execute(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
+        Err(error) => super::exit::report_error(&error),
     }
 }
 
@@ -52,30 +56,55 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
     let root = MemoryRoot::under_home(&home);
     let options = PhaseTwoOptions {
         force: !args.no_force,
+        wait_for_holder: Duration::from_secs(args.consolidation_wait),
         ..PhaseTwoOptions::from_config(&config)
     };
-    let report = runtime
-        .block_on(run_phase_two(&store, &root, model.as_ref(), &options))
-        .context("phase 2 (consolidation) failed")?;
+    let pass = async {
+        run_phase_two(&store, &root, model.as_ref(), &options)
+            .await
+            .context("phase 2 (consolidation) failed")
+    };
+    // Ctrl-C or SIGTERM gives the lease back before exiting.
+    let report = runtime.block_on(until_signal(&store, pass))?;
     if args.json {
         let json = ConsolidateJson::new(&report, model.name(), root.dir().display().to_string());
-        println!("{}", serde_json::to_string(&json)?);
+        print_json(serde_json::to_value(&json)?);
     } else {
-        print!("{}", summary_text(&report, &model.name()));
-        println!("memory root: {}", root.dir().display());
+        print_safe(&summary_text(&report, &model.name()));
+        print_safe(&format!("memory root: {}\n", root.dir().display()));
     }
     Ok(())
 }
 
 /// The human summary of a phase-2 pass, shared with `run`.
 pub(crate) fn summary_text(report: &PhaseTwoReport, model: &str) -> String {
-    if let Some(reason) = &report.skipped {
-        return format!("phase 2 skipped: {reason}\n");
+    let mut out = String::new();
+    if !report.repaired.is_empty() {
+        out.push_str(&format!(
+            "memory root damaged ({}): rebuilding it whatever the cooldown\n",
+            report.repaired.join("; ")
+        ));
     }
-    let mut out = format!(
+    if report.pending {
+        out.push_str(
+            "phase 2 pending: stored memories are not all consolidated yet; the process \
+             consolidating now includes them before it finishes, or the next run does\n",
+        );
+    }
+    if let Some(reason) = &report.skipped {
+        out.push_str(&format!("phase 2 skipped: {reason}\n"));
+        return out;
+    }
+    out.push_str(&format!(
         "phase 2 ({model}): {} memories selected, {} files written, {} model call(s)",
         report.selected, report.files_written, report.model_calls
-    );
+    ));
+    if report.passes > 1 {
+        out.push_str(&format!(
+            " in {} passes (new memories arrived meanwhile)",
+            report.passes
+        ));
+    }
     if report.unchanged {
         out.push_str(" (inputs unchanged since the last pass)");
     }

@@ -199,10 +199,7 @@ enum TurnErrorArg {
 pub(crate) fn run(args: GoalArgs) -> ExitCode {
     match execute(args) {
         Ok(code) => code,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
+        Err(error) => super::exit::report_error(&error),
     }
 }
 

@@ -16,6 +16,9 @@ pub(crate) struct Phase2Json {
     pub(crate) files_written: usize,
     /// Model calls made (0 when the inputs were unchanged).
     pub(crate) model_calls: usize,
+    /// True when stored memories are not all consolidated yet (another process held the lease
+    /// when this one stopped waiting, or new ones kept arriving).
+    pub(crate) pending: bool,
 }
 
 impl From<&PhaseTwoReport> for Phase2Json {
@@ -25,6 +28,7 @@ impl From<&PhaseTwoReport> for Phase2Json {
             selected: report.selected,
             files_written: report.files_written,
             model_calls: report.model_calls,
+            pending: report.pending,
         }
     }
 }
@@ -67,7 +71,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_phase2_object_has_exactly_its_four_keys() {
+    fn the_phase2_object_has_exactly_its_five_keys() {
         let report = PhaseTwoReport {
             ran: true,
             selected: 2,
@@ -79,7 +83,9 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_value(Phase2Json::from(&report)).unwrap(),
-            serde_json::json!({"ran": true, "selected": 2, "files_written": 5, "model_calls": 1})
+            serde_json::json!({
+                "ran": true, "selected": 2, "files_written": 5, "model_calls": 1, "pending": false
+            })
         );
         let full = ConsolidateJson::new(&report, "offline".to_owned(), "/h/memories".to_owned());
         let value = serde_json::to_value(full).unwrap();

@@ -5,8 +5,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod consolidate;
+mod exit;
 mod goal;
 mod home;
+mod interrupt;
 mod json;
 mod redact;
 mod run;

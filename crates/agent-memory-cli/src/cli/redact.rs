@@ -20,10 +20,7 @@ pub(crate) fn run(_args: RedactArgs) -> ExitCode {
         Err(StreamError::Write(error)) if error.kind() == io::ErrorKind::BrokenPipe => {
             ExitCode::SUCCESS
         }
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::FAILURE
-        }
+        Err(error) => super::exit::report_error(&error.into()),
     }
 }
 

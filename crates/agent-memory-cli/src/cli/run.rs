@@ -10,6 +10,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agent_memory::write::config::{MemoriesConfig, MemoriesToml};
 use agent_memory::write::memory_root::MemoryRoot;
@@ -25,8 +26,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use agent_memory::models::DEFAULT_MODEL_SPEC;
 use agent_memory::protocol::{ContextWindow, ContextWindowSource};
+use agent_memory::sanitize::{display_safe, redact_secrets};
 
+use super::exit::{self, print_json, print_safe};
 use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
+use super::interrupt::until_signal;
 use super::json::Phase2Json;
 
 /// Arguments of `agent-memory run`.
@@ -45,19 +49,31 @@ pub(crate) struct RunArgs {
     /// Only rollouts active within this many days.
     #[arg(long)]
     max_age_days: Option<u64>,
+    /// When another process is consolidating, wait this many seconds for it before reporting
+    /// that consolidation is still pending.
+    #[arg(long, default_value_t = DEFAULT_CONSOLIDATION_WAIT_SECS)]
+    consolidation_wait: u64,
 }
+
+/// How long `run` waits for another process's consolidation by default.
+pub(crate) const DEFAULT_CONSOLIDATION_WAIT_SECS: u64 = 120;
 
 pub(crate) fn run(args: RunArgs) -> ExitCode {
     match execute(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
+        Ok(Finished::Clean) => ExitCode::SUCCESS,
+        Ok(Finished::JobsFailed) => ExitCode::from(exit::JOBS_FAILED),
+        Err(e) => exit::report_error(&e),
     }
 }
 
-fn execute(args: RunArgs) -> anyhow::Result<()> {
+/// How a run that printed its summary ended.
+enum Finished {
+    Clean,
+    /// At least one job failed (exit code [`exit::JOBS_FAILED`]).
+    JobsFailed,
+}
+
+fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     let home = resolve_home(args.common.home.as_deref());
     let loaded = load_config(args.common.config.as_deref(), &home)?;
     let (file, config) = (&loaded.file, &loaded.memories);
@@ -93,7 +109,8 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
     )
     .with_context(|| format!("cannot scan {}", rollouts_dir.display()))?;
     for (path, reason) in &scan.unreadable {
-        eprintln!("warning: skipped {}: {reason}", path.display());
+        let warning = format!("warning: skipped {}: {reason}", path.display());
+        eprintln!("{}", display_safe(&redact_secrets(&warning)));
     }
 
     let options = PhaseOneOptions {
@@ -111,43 +128,49 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
     let observer = (!args.json && std::io::stderr().is_terminal())
         .then(|| Arc::new(Progress::default()) as Arc<dyn PhaseOneObserver>);
     let store = AsyncStateStore::new(store);
-    let report = runtime.block_on(run_phase_one(
-        &store,
-        Arc::clone(&model),
-        &options,
-        PhaseOneHooks {
-            rate_limit: None,
-            observer: observer.clone(),
-        },
-    ))?;
-    drop(observer);
-
-    // A model that cannot serve any job (rejected key, unknown model) cannot consolidate
-    // either: phase 2 waits for the run after the fix.
-    let phase_two = if report.fatal_error.is_some() {
-        Ok(PhaseTwoReport {
-            skipped: Some("the model cannot be used (see above)".to_owned()),
-            ..PhaseTwoReport::default()
-        })
-    } else {
-        // Phase 2 ends the run, forced: new input from this run skips the success cooldown.
-        let consolidation_model = match &config.consolidation_model {
-            Some(spec) if args.common.model.is_none() => {
-                build(&runtime, spec, &model_options)?.client
-            }
-            _ => Arc::clone(&model),
-        };
-        let phase_two_options = PhaseTwoOptions {
-            force: true,
-            ..PhaseTwoOptions::from_config(config)
-        };
-        runtime.block_on(run_phase_two(
-            &store,
-            &MemoryRoot::under_home(&home),
-            consolidation_model.as_ref(),
-            &phase_two_options,
-        ))
+    let consolidation_model = match &config.consolidation_model {
+        Some(spec) if args.common.model.is_none() => build(&runtime, spec, &model_options)?.client,
+        _ => Arc::clone(&model),
     };
+    // Phase 2 ends the run, forced: new input from this run skips the success cooldown.
+    let phase_two_options = PhaseTwoOptions {
+        force: true,
+        wait_for_holder: Duration::from_secs(args.consolidation_wait),
+        ..PhaseTwoOptions::from_config(config)
+    };
+    let root = MemoryRoot::under_home(&home);
+    let work = async {
+        let report = run_phase_one(
+            &store,
+            Arc::clone(&model),
+            &options,
+            PhaseOneHooks {
+                rate_limit: None,
+                observer: observer.clone(),
+            },
+        )
+        .await?;
+        // A model that cannot serve any job (rejected key, unknown model) cannot consolidate
+        // either: phase 2 waits for the run after the fix.
+        let phase_two = if report.fatal_error.is_some() {
+            Ok(PhaseTwoReport {
+                skipped: Some("the model cannot be used (see above)".to_owned()),
+                ..PhaseTwoReport::default()
+            })
+        } else {
+            run_phase_two(
+                &store,
+                &root,
+                consolidation_model.as_ref(),
+                &phase_two_options,
+            )
+            .await
+        };
+        Ok((report, phase_two))
+    };
+    // Ctrl-C or SIGTERM gives back every held lease before exiting.
+    let (report, phase_two) = runtime.block_on(until_signal(&store, work))?;
+    drop(observer);
 
     let summary = Summary {
         home: &home,
@@ -160,9 +183,9 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
         phase_two: phase_two.as_ref().ok().cloned().unwrap_or_default(),
     };
     if args.json {
-        println!("{}", summary.json());
+        print_json(summary.json());
     } else {
-        print!("{}", summary.text());
+        print_safe(&summary.text());
     }
     if let Some(fatal) = &report.fatal_error {
         bail!(
@@ -172,7 +195,11 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
         );
     }
     phase_two.context("phase 2 (consolidation) failed")?;
-    Ok(())
+    Ok(if report.failed > 0 {
+        Finished::JobsFailed
+    } else {
+        Finished::Clean
+    })
 }
 
 /// The limits of one run.

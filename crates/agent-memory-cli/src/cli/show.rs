@@ -7,8 +7,10 @@ use std::process::ExitCode;
 use agent_memory::protocol::names::memory_root as names;
 use agent_memory::write::memory_root::MemoryRoot;
 use agent_memory::write::phase_two::{DEFAULT_SUMMARY_TOKEN_BUDGET, render_memory_injection};
+use agent_memory::write::safe_file::read_regular_file;
 use anyhow::{Context, bail};
 
+use super::exit::print_safe;
 use super::home::resolve_home;
 
 /// Arguments of `agent-memory show`.
@@ -30,11 +32,14 @@ pub(crate) struct ShowArgs {
 pub(crate) fn run(args: ShowArgs) -> ExitCode {
     match execute(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
+        Err(error) => super::exit::report_error(&error),
     }
+}
+
+/// A file of the memory root as text: only a regular file is read (a FIFO put in its place
+/// cannot hang `show`), and bytes that are not UTF-8 show as U+FFFD. `None` when missing.
+fn read_text(path: &Path) -> std::io::Result<Option<String>> {
+    Ok(read_regular_file(path)?.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 fn execute(args: &ShowArgs) -> anyhow::Result<()> {
@@ -48,16 +53,18 @@ fn execute(args: &ShowArgs) -> anyhow::Result<()> {
     }
     if args.injection {
         match render_memory_injection(&root, args.token_cap)? {
-            Some(block) => print!("{block}"),
+            Some(block) => print_safe(&block),
             None => bail!("{} is missing or empty", names::MEMORY_SUMMARY_FILE),
         }
         return Ok(());
     }
     if let Some(file) = &args.file {
         let path = safe_join(root.dir(), file)?;
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        print!("{text}");
+        let text = read_text(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .with_context(|| format!("{} does not exist", path.display()))?;
+        // Files may have been edited by hand: nothing a terminal would act on is printed.
+        print_safe(&text);
         return Ok(());
     }
     let mut files: Vec<PathBuf> = [
@@ -84,18 +91,16 @@ fn execute(args: &ShowArgs) -> anyhow::Result<()> {
             .unwrap_or(&path)
             .display()
             .to_string();
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                println!("==> {shown} <==");
-                print!("{text}");
+        match read_text(&path) {
+            Ok(Some(text)) => {
+                print_safe(&format!("==> {shown} <==\n"));
+                print_safe(&text);
                 if !text.ends_with('\n') {
                     println!();
                 }
                 println!();
             }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                println!("==> {shown} <== (missing)\n");
-            }
+            Ok(None) => print_safe(&format!("==> {shown} <== (missing)\n\n")),
             Err(error) => bail!("cannot read {}: {error}", path.display()),
         }
     }

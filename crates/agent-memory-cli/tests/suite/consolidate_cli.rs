@@ -53,7 +53,10 @@ fn run_ends_with_phase_two_and_a_second_run_makes_no_model_call() {
     let second = json(&agent_memory(home.path(), &["run", "EXAMPLES", "--json"]));
     assert_eq!(second["phase2"]["model_calls"], 0, "{second}");
     let keys: Vec<&String> = second["phase2"].as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["files_written", "model_calls", "ran", "selected"]);
+    assert_eq!(
+        keys,
+        ["files_written", "model_calls", "pending", "ran", "selected"]
+    );
 
     // Consolidating alone right after: nothing new, so the cooldown holds.
     let alone = json(&agent_memory(home.path(), &["consolidate", "--json"]));

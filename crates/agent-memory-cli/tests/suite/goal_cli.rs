@@ -271,7 +271,7 @@ fn use_both(home: &Path, write_first: bool) {
     let mut goals = goals_first;
     assert_eq!(state.path(), goals.path());
     // Each side sees its own version, whatever the order.
-    assert_eq!(state.schema_version().unwrap(), 1);
+    assert_eq!(state.schema_version().unwrap(), 2);
     assert_eq!(goals.schema_version().unwrap(), 1);
     // Each side writes and reads its tables.
     state.upsert_threads(&[registration("t-a")], 10).unwrap();
@@ -289,7 +289,7 @@ fn use_both(home: &Path, write_first: bool) {
     // Reopening in the other order migrates nothing and loses nothing.
     let goals = GoalStore::open_home(home, GoalConfig::default()).unwrap();
     let state = StateStore::open_home(home).unwrap();
-    assert_eq!(state.schema_version().unwrap(), 1);
+    assert_eq!(state.schema_version().unwrap(), 2);
     assert_eq!(goals.schema_version().unwrap(), 1);
     assert_eq!(state.threads().unwrap().len(), 1);
     assert_eq!(goals.list().unwrap().len(), 1);
@@ -329,7 +329,7 @@ fn goals_survive_a_run_of_the_write_path_and_the_run_survives_goals() {
             .unwrap()
             .schema_version()
             .unwrap(),
-        1
+        2
     );
 }
 

@@ -3,4 +3,5 @@
 mod consolidate_cli;
 mod goal_cli;
 mod model_server;
+mod reliability_cli;
 mod run_cli;

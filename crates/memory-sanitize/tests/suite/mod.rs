@@ -5,5 +5,6 @@ mod escape;
 mod filter;
 mod reader;
 mod redact;
+mod safe_text;
 mod tokens;
 mod truncate;

@@ -9,10 +9,13 @@
 //! [`StateStore`] is synchronous and `Send`; async code reaches it through [`AsyncStateStore`],
 //! which runs each call on tokio's blocking pool so the runtime never waits on SQLite.
 
+mod lease_owner;
 mod phase_two;
 mod stage_one;
+mod stored_paths;
 mod threads;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -22,6 +25,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use crate::error::{Error, Result};
 
+pub use self::lease_owner::{LeaseOwner, ReleasedLeases};
 pub use self::phase_two::{
     PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess,
 };
@@ -38,6 +42,13 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct StateStore {
     pub(crate) conn: Connection,
     path: PathBuf,
+    /// Recorded on every lease this store takes.
+    owner: LeaseOwner,
+    /// Set once this process gave its leases back: no more stage-one claims.
+    claims_closed: bool,
+    /// Real rollout paths of threads stored under a redacted path, learned by this process's
+    /// scans; never written to the file.
+    real_paths: HashMap<String, PathBuf>,
 }
 
 impl std::fmt::Debug for StateStore {
@@ -48,10 +59,12 @@ impl std::fmt::Debug for StateStore {
     }
 }
 
-/// One migration per schema version; index `i` brings the schema to version `i + 1`.
-fn migrations() -> [String; 1] {
-    [format!(
-        "CREATE TABLE {THREADS} (
+/// One migration per schema version; index `i` brings the schema to version `i + 1`. Tables
+/// this list does not name (other crates keep theirs in the same file) are never touched.
+fn migrations() -> [String; 2] {
+    [
+        format!(
+            "CREATE TABLE {THREADS} (
             id TEXT PRIMARY KEY,
             rollout_path TEXT NOT NULL,
             cwd TEXT,
@@ -111,7 +124,10 @@ fn migrations() -> [String; 1] {
             retry_after_at INTEGER
         );
         INSERT INTO {PHASE_TWO_LEASE} (id) VALUES (1);"
-    )]
+        ),
+        // Version 2: lease owners (and, in code below, paths stored only in redacted form).
+        lease_owner::owner_columns_migration(),
+    ]
 }
 
 impl StateStore {
@@ -141,9 +157,13 @@ impl StateStore {
             .map_err(open_error)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(open_error)?;
+        stored_paths::prepare_connection(&conn).map_err(open_error)?;
         let mut store = StateStore {
             conn,
             path: path.to_owned(),
+            owner: LeaseOwner::current(),
+            claims_closed: false,
+            real_paths: HashMap::new(),
         };
         store.migrate()?;
         Ok(store)
@@ -152,6 +172,13 @@ impl StateStore {
     /// Path of the database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Sets how long a writer waits for another process's write transaction (60 seconds by
+    /// default), for tests of a busy database.
+    #[cfg(feature = "fault-injection")]
+    pub fn set_busy_timeout(&self, timeout: Duration) -> Result<()> {
+        Ok(self.conn.busy_timeout(timeout)?)
     }
 
     /// The schema version of the open database.
@@ -177,6 +204,10 @@ impl StateStore {
             let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
             if version > found {
                 tx.execute_batch(sql)?;
+                if version == 2 {
+                    // Rows written before paths were redacted are redacted in place.
+                    stored_paths::redact_stored_paths(&tx)?;
+                }
                 tx.pragma_update(None, "user_version", version)?;
             }
         }

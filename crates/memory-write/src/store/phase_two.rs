@@ -14,7 +14,7 @@ use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS, THREADS
 use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
-use super::StateStore;
+use super::{StateStore, lease_owner};
 use crate::error::Result;
 
 const DAY_SECONDS: i64 = 24 * 3600;
@@ -136,6 +136,8 @@ impl StateStore {
             &format!("INSERT OR IGNORE INTO {PHASE_TWO_LEASE} (id) VALUES (1)"),
             [],
         )?;
+        // A lease whose holder on this host is gone counts as expired.
+        lease_owner::expire_gone_phase_two_owner(&tx, &self.owner, params.now)?;
         let state = read_state(&tx)?;
         let now = params.now;
         let new_input = state.input_watermark > state.last_success_watermark.unwrap_or(-1);
@@ -172,6 +174,7 @@ impl StateStore {
             ),
             params![owner_token, lease_expires_at, now],
         )?;
+        lease_owner::record_phase_two_owner(&tx, &self.owner)?;
         tx.commit()?;
         Ok(PhaseTwoClaim::Claimed(PhaseTwoLease {
             owner_token,

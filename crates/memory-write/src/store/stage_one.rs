@@ -6,6 +6,7 @@
 //! over cannot record anything. Failures count attempts and back off; after
 //! [`DEFAULT_MAX_ATTEMPTS`] failures a job waits until its rollout's watermark advances.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use memory_protocol::StageOneOutput;
@@ -13,7 +14,7 @@ use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_
 use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, named_params, params};
 
-use super::StateStore;
+use super::{StateStore, lease_owner, stored_paths};
 use crate::error::Result;
 
 /// Failed attempts after which a job waits for its rollout to change.
@@ -57,10 +58,13 @@ impl Default for ClaimParams {
 pub struct ClaimedJob {
     /// The thread to extract.
     pub thread_id: String,
-    /// Its rollout file.
+    /// Its rollout file, as stored (redacted when the real path carries a secret).
     pub rollout_path: String,
     /// Its working directory.
     pub cwd: Option<String>,
+    /// The file to open: the rollout path itself, unless it is stored redacted and this process
+    /// knows the real one. Never shown or stored.
+    pub open_path: PathBuf,
     /// The lease's owner token; only it can finish the job.
     pub owner_token: String,
     /// The source watermark being extracted.
@@ -76,13 +80,15 @@ fn candidate_filter() -> String {
          AND (:age_cutoff IS NULL OR t.last_activity_at >= :age_cutoff)
          AND (:prefix IS NULL OR substr(t.rollout_path, 1, length(:prefix)) = :prefix)
          AND (:exclude IS NULL OR t.id <> :exclude)
+         AND {}
          AND NOT EXISTS (SELECT 1 FROM {STAGE_ONE_OUTPUTS} o
              WHERE o.thread_id = t.id AND o.source_updated_at >= t.source_watermark)
          AND NOT EXISTS (SELECT 1 FROM {STAGE_ONE_JOBS} j WHERE j.thread_id = t.id AND (
              j.last_success_watermark >= t.source_watermark
              OR (j.status = 'running' AND j.lease_expires_at > :now)
              OR (j.input_watermark >= t.source_watermark
-                 AND (j.retry_after_at > :now OR j.attempts >= :max_attempts))))"
+                 AND (j.retry_after_at > :now OR j.attempts >= :max_attempts))))",
+        stored_paths::claimable_path_filter()
     )
 }
 
@@ -138,9 +144,14 @@ impl StateStore {
         params: &ClaimParams,
         now: i64,
     ) -> Result<Option<ClaimedJob>> {
+        if self.claims_closed {
+            return Ok(None);
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Jobs of a crashed process on this host are free at once, not when their lease ends.
+        lease_owner::reclaim_gone_jobs(&tx, &self.owner, now)?;
         if let Some(cap) = params.max_running {
             let running: i64 = tx.query_row(
                 &format!(
@@ -155,6 +166,7 @@ impl StateStore {
             }
         }
         let (idle_cutoff, age_cutoff) = cutoffs(params, now);
+        let prefix = stored_prefix(params);
         let candidate = tx
             .query_row(
                 &format!(
@@ -166,7 +178,7 @@ impl StateStore {
                     ":now": now,
                     ":idle_cutoff": idle_cutoff,
                     ":age_cutoff": age_cutoff,
-                    ":prefix": params.rollout_prefix,
+                    ":prefix": prefix,
                     ":exclude": params.exclude_thread_id,
                     ":max_attempts": params.max_attempts,
                 },
@@ -208,8 +220,10 @@ impl StateStore {
                 now
             ],
         )?;
+        lease_owner::record_job_owner(&tx, &thread_id, &self.owner)?;
         tx.commit()?;
         Ok(Some(ClaimedJob {
+            open_path: self.open_path(&thread_id, &rollout_path),
             thread_id,
             rollout_path,
             cwd,
@@ -222,6 +236,7 @@ impl StateStore {
     /// cap).
     pub fn count_stage_one_candidates(&self, params: &ClaimParams, now: i64) -> Result<usize> {
         let (idle_cutoff, age_cutoff) = cutoffs(params, now);
+        let prefix = stored_prefix(params);
         let count: i64 = self.conn.query_row(
             &format!(
                 "SELECT COUNT(*) FROM {THREADS} t WHERE {}",
@@ -231,7 +246,7 @@ impl StateStore {
                 ":now": now,
                 ":idle_cutoff": idle_cutoff,
                 ":age_cutoff": age_cutoff,
-                ":prefix": params.rollout_prefix,
+                ":prefix": prefix,
                 ":exclude": params.exclude_thread_id,
                 ":max_attempts": params.max_attempts,
             },
@@ -386,6 +401,14 @@ impl StateStore {
         let rows = stmt.query_map([], output_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+}
+
+/// The rollout prefix as stored paths start with it (paths are stored redacted).
+fn stored_prefix(params: &ClaimParams) -> Option<String> {
+    params
+        .rollout_prefix
+        .as_deref()
+        .map(|prefix| stored_paths::storable(prefix).into_owned())
 }
 
 fn cutoffs(params: &ClaimParams, now: i64) -> (i64, Option<i64>) {

@@ -1,11 +1,12 @@
 //! The `threads` table: one row per known rollout.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use memory_protocol::names::tables::THREADS;
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
-use super::StateStore;
+use super::{StateStore, stored_paths};
 use crate::error::Result;
 
 /// Whether a thread's rollout may be extracted.
@@ -189,7 +190,8 @@ impl StateStore {
     /// Registers rollouts in one write transaction. A new thread starts with its last
     /// activity as watermark; a known thread whose fingerprint changed gets a strictly larger
     /// watermark (and so is extracted again); an unchanged one keeps its watermark. When two
-    /// files claim one thread id, the row follows the more recently active file.
+    /// files claim one thread id, the row follows the more recently active file. Working
+    /// directories and rollout paths are stored redacted (see `stored_paths`).
     pub fn upsert_threads(
         &mut self,
         rows: &[ThreadRegistration],
@@ -199,6 +201,7 @@ impl StateStore {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut counts = UpsertCounts::default();
+        let mut secret_paths = Vec::new();
         {
             let mut existing = tx.prepare_cached(&format!(
                 "SELECT source_fingerprint FROM {THREADS} WHERE id = ?1"
@@ -229,10 +232,16 @@ impl StateStore {
             for row in rows {
                 let previous: Option<String> =
                     existing.query_row([&row.id], |r| r.get(0)).optional()?;
+                // Paths are stored redacted; a real path that differs is kept in memory only.
+                let stored_path = stored_paths::storable(&row.rollout_path);
+                if stored_path != row.rollout_path.as_str() {
+                    StateStore::remember_real_path(&tx, &row.id)?;
+                    secret_paths.push((row.id.clone(), PathBuf::from(&row.rollout_path)));
+                }
                 let changed = upsert.execute(params![
                     row.id,
-                    row.rollout_path,
-                    row.cwd,
+                    stored_path,
+                    row.cwd.as_deref().map(stored_paths::storable),
                     row.source,
                     row.skip_reason,
                     row.created_at,
@@ -253,6 +262,7 @@ impl StateStore {
             }
         }
         tx.commit()?;
+        self.real_paths.extend(secret_paths);
         Ok(counts)
     }
 

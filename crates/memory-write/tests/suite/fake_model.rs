@@ -7,9 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
 use memory_protocol::stage_one::StageOneInput;
 use memory_protocol::{
-    ModelClient, ModelError, ModelRequest, ModelResponse, ResponseItem, StageOneOutput, TokenUsage,
+    ModelClient, ModelError, ModelRequest, ModelResponse, ResponseItem, StageOneOutput, TaskKind,
+    TokenUsage,
 };
 
 /// What the fake model answers.
@@ -41,7 +43,40 @@ pub(crate) struct FakeModel {
     /// At the n-th request (from 1), write this file and never answer: a process waiting
     /// there to be killed, with jobs in flight.
     pub(crate) hang_at_request: Option<(usize, PathBuf)>,
+    /// Never answer any request; once this many wait at once, write this file: a process
+    /// waiting to be killed with that many jobs in flight.
+    pub(crate) hold_all: Option<(usize, PathBuf)>,
+    /// At the first consolidation request, write the first file and wait until the second
+    /// exists: a pass held open while the test does something else.
+    pub(crate) consolidation_gate: Option<(PathBuf, PathBuf)>,
     calls: AtomicUsize,
+    held: AtomicUsize,
+    consolidations: AtomicUsize,
+}
+
+/// Last line of every `MEMORY.md` the fake model writes: a file without it was torn.
+pub(crate) const MEMORY_END: &str = "<!-- end of memory -->";
+
+/// The consolidation answer: one line per selected memory, under its project (its cwd).
+fn consolidate(input: &ConsolidationInput) -> String {
+    let mut lines: Vec<String> = input
+        .selected
+        .iter()
+        .map(|record| {
+            format!(
+                "- project `{}`: {}",
+                record.cwd.as_deref().unwrap_or("unknown"),
+                record.raw_memory.trim()
+            )
+        })
+        .collect();
+    lines.sort();
+    let output = ConsolidationOutput {
+        memory_md: format!("# Memory\n\n{}\n\n{MEMORY_END}\n", lines.join("\n")),
+        memory_summary_md: format!("v1\n{} memories\n", lines.len()),
+        obsolete: Vec::new(),
+    };
+    serde_json::to_string(&output).unwrap()
 }
 
 impl FakeModel {
@@ -56,7 +91,11 @@ impl FakeModel {
             max_in_flight: AtomicUsize::new(0),
             rate_limit: None,
             hang_at_request: None,
+            hold_all: None,
+            consolidation_gate: None,
             calls: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
+            consolidations: AtomicUsize::new(0),
         }
     }
 
@@ -98,6 +137,32 @@ impl ModelClient for FakeModel {
         {
             std::fs::write(marker, "waiting to be killed").unwrap();
             std::future::pending::<()>().await;
+        }
+        if let Some((count, marker)) = &self.hold_all {
+            if self.held.fetch_add(1, Ordering::SeqCst) + 1 == *count {
+                std::fs::write(marker, "waiting to be killed").unwrap();
+            }
+            std::future::pending::<()>().await;
+        }
+        if request.task == TaskKind::Consolidation {
+            let input: ConsolidationInput =
+                serde_json::from_value(request.structured_input.clone()).map_err(|e| {
+                    ModelError::Other {
+                        message: e.to_string(),
+                    }
+                })?;
+            if let Some((marker, gate)) = &self.consolidation_gate
+                && self.consolidations.fetch_add(1, Ordering::SeqCst) == 0
+            {
+                std::fs::write(marker, "consolidating").unwrap();
+                while !gate.exists() {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
+            return Ok(ModelResponse {
+                text: consolidate(&input),
+                usage: None,
+            });
         }
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);

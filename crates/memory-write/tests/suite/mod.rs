@@ -1,7 +1,9 @@
 //! Integration tests of memory-write, one module per topic.
 
 mod fake_model;
+mod fault_harness;
 mod guard;
+mod lease_owner;
 mod memory_root;
 mod phase_one;
 mod phase_two;

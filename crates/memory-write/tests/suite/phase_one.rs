@@ -469,6 +469,7 @@ proptest::proptest! {
         let job = memory_write::store::ClaimedJob {
             thread_id: "t".to_owned(),
             rollout_path: path.to_string_lossy().into_owned(),
+            open_path: path.clone(),
             cwd: None,
             owner_token: "o".to_owned(),
             input_watermark: 1,

@@ -593,3 +593,107 @@ async fn the_read_path_caps_the_summary_and_usage_is_recorded() {
     assert_eq!(record.usage_count, 1);
     assert!(record.last_used_at.is_some());
 }
+
+#[tokio::test]
+async fn no_control_or_bidi_character_reaches_a_memory_file() {
+    let home = Home::new();
+    home.output(
+        "thread-a",
+        "ran `make`\u{1b}[2J\u{7} then \u{202E}txt.exe\u{0} and \u{9b}31m",
+    );
+    let model = FakeModel::new(|input| {
+        let raw = &input.selected[0].raw_memory;
+        answer(
+            &format!("# Memory\n\n- {raw}\r\n- bell\u{7}\u{7f}\n"),
+            "v1\n\u{1b}]0;title\u{7}summary",
+            &[],
+        )
+    });
+    let report = home.run(&model, &eager()).await.unwrap();
+    assert!(report.ran);
+    let mut files = vec![
+        home.root.file(names::MEMORY_FILE),
+        home.root.file(names::MEMORY_SUMMARY_FILE),
+        home.root.file(names::RAW_MEMORIES_FILE),
+    ];
+    files.extend(
+        std::fs::read_dir(home.root.rollout_summaries_dir())
+            .unwrap()
+            .map(|entry| entry.unwrap().path()),
+    );
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !text
+                .chars()
+                .any(memory_sanitize::safe_text::is_unsafe_for_display),
+            "{}: {text:?}",
+            file.display()
+        );
+    }
+    let memory = home.read(names::MEMORY_FILE).unwrap();
+    assert!(memory.contains("ran `make`␛[2J␇"), "{memory}");
+}
+
+#[tokio::test]
+async fn deleted_or_damaged_memory_files_are_rebuilt_whatever_the_cooldown() {
+    let home = Home::new();
+    home.output("thread-a", "the build needs protoc installed");
+    let model = FakeModel::appending();
+    let cooling = PhaseTwoOptions {
+        cooldown_seconds: 6 * 3600,
+        ..PhaseTwoOptions::default()
+    };
+    assert!(home.run(&model, &cooling).await.unwrap().ran);
+    let skipped = home.run(&model, &cooling).await.unwrap();
+    assert_eq!(
+        skipped.skipped.as_deref(),
+        Some("cooling down after a recent success")
+    );
+    assert!(skipped.repaired.is_empty() && !skipped.pending);
+
+    std::fs::remove_file(home.root.file(names::MEMORY_FILE)).unwrap();
+    let repaired = home.run(&model, &cooling).await.unwrap();
+    assert!(repaired.ran, "{repaired:?}");
+    assert_eq!(repaired.repaired, vec!["MEMORY.md is missing".to_owned()]);
+    assert!(home.read(names::MEMORY_FILE).unwrap().contains("protoc"));
+
+    // A summary without its version line, a rollout summary gone, bytes that are not UTF-8.
+    std::fs::write(home.root.file(names::MEMORY_SUMMARY_FILE), "no version").unwrap();
+    std::fs::write(home.root.file(names::RAW_MEMORIES_FILE), b"\xff\xfe").unwrap();
+    for entry in std::fs::read_dir(home.root.rollout_summaries_dir()).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    let repaired = home.run(&model, &cooling).await.unwrap();
+    assert!(repaired.ran);
+    assert_eq!(repaired.repaired.len(), 3, "{:?}", repaired.repaired);
+    assert!(
+        home.root
+            .damage(&home.store.call(|s| s.stage_one_outputs()).await.unwrap())
+            .is_empty()
+    );
+    assert_eq!(summaries(&home.root).len(), 1);
+}
+
+#[tokio::test]
+async fn outputs_that_arrive_during_a_pass_are_consolidated_before_the_lease_is_released() {
+    let home = Arc::new(Home::new());
+    home.output("thread-a", "the build needs protoc installed");
+    let mut model = FakeModel::appending();
+    let during = Arc::clone(&home);
+    let added = AtomicUsize::new(0);
+    model.during_call = Some(Box::new(move || {
+        if added.fetch_add(1, Ordering::SeqCst) == 0 {
+            during.output("thread-b", "deploys go through `make release`");
+        }
+    }));
+    model.delay = Duration::from_millis(20);
+    let report = home.run(&model, &eager()).await.unwrap();
+    assert_eq!((report.passes, report.model_calls), (2, 2), "{report:?}");
+    assert!(report.ran && !report.pending);
+    let memory = home.read(names::MEMORY_FILE).unwrap();
+    assert!(
+        memory.contains("protoc") && memory.contains("make release"),
+        "{memory}"
+    );
+}

@@ -58,10 +58,10 @@ impl StopAt {
 
 /// Appends `thread_id outcome` per finished job, synced to disk; with a stop point, writes the
 /// marker after the n-th line and blocks.
-struct OutcomeLog {
-    file: Mutex<std::fs::File>,
-    stop_after: Option<(usize, PathBuf)>,
-    logged: std::sync::atomic::AtomicUsize,
+pub(super) struct OutcomeLog {
+    pub(super) file: Mutex<std::fs::File>,
+    pub(super) stop_after: Option<(usize, PathBuf)>,
+    pub(super) logged: std::sync::atomic::AtomicUsize,
 }
 
 impl PhaseOneObserver for OutcomeLog {
@@ -85,7 +85,7 @@ impl PhaseOneObserver for OutcomeLog {
 }
 
 /// Threads the fake model fails for: every `every`-th one (0 = none).
-fn failing_ids(ids: &[String], every: usize) -> BTreeSet<String> {
+pub(super) fn failing_ids(ids: &[String], every: usize) -> BTreeSet<String> {
     if every == 0 {
         return BTreeSet::new();
     }
@@ -262,7 +262,7 @@ fn wait_ok(child: Child) {
 }
 
 /// `(thread id, outcome)` -> how many times a log recorded it.
-fn read_logs(logs: &[PathBuf]) -> BTreeMap<(String, String), usize> {
+pub(super) fn read_logs(logs: &[PathBuf]) -> BTreeMap<(String, String), usize> {
     let mut counts = BTreeMap::new();
     for log in logs {
         let Ok(text) = std::fs::read_to_string(log) else {
@@ -281,10 +281,10 @@ fn read_logs(logs: &[PathBuf]) -> BTreeMap<(String, String), usize> {
 }
 
 /// A small deterministic generator for the kill schedule.
-struct XorShift(u64);
+pub(super) struct XorShift(pub(super) u64);
 
 impl XorShift {
-    fn below(&mut self, bound: u64) -> u64 {
+    pub(super) fn below(&mut self, bound: u64) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
