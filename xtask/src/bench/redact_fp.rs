@@ -5,7 +5,8 @@
 //! (sorted, symbolic links not followed) is redacted whole with `memory_sanitize`, and every
 //! source line that a replaced span touches counts as changed. Package sources hold almost no
 //! real secrets, so each changed line is a false positive unless the sample shows otherwise; the
-//! sample (`--sample N` per language, default 25) prints them for review.
+//! sample (`--sample N` per language, default 25) prints them, as redaction leaves them, for
+//! review.
 //!
 //! Like `bench sanitize`, the command re-runs itself in release and only the inner run measures.
 
@@ -147,7 +148,23 @@ fn measure(args: &[&str]) -> Result<()> {
             }
             let from = starts.get(line).copied().unwrap_or_default();
             let to = starts.get(line + 1).map_or(text.len(), |s| s - 1);
-            let content = String::from_utf8_lossy(text.get(from..to).unwrap_or_default());
+            // The line as redaction leaves it, from a little before the first replacement.
+            let mut redacted = Vec::new();
+            let mut at = from;
+            let mut first_marker = None;
+            for &(start, end) in &spans {
+                if end <= from || start >= to {
+                    continue;
+                }
+                let start = start.max(from);
+                redacted.extend_from_slice(text.get(at..start).unwrap_or_default());
+                first_marker.get_or_insert(redacted.len());
+                redacted.extend_from_slice(b"[REDACTED_SECRET]");
+                at = end.min(to).max(start);
+            }
+            redacted.extend_from_slice(text.get(at..to).unwrap_or_default());
+            let skip = first_marker.unwrap_or(0).saturating_sub(60);
+            let content = String::from_utf8_lossy(redacted.get(skip..).unwrap_or_default());
             let content: String = content.trim().chars().take(160).collect();
             tally
                 .samples

@@ -11,8 +11,8 @@ use memory_protocol::REDACTED_SECRET;
 use regex::bytes::CaptureLocations;
 
 use super::checks::{
-    character_classes, find, is_code, is_filler, is_identifier_name, is_keyword_value,
-    is_placeholder, is_reference, looks_random,
+    character_classes, find, is_code, is_filler, is_hex, is_identifier, is_identifier_name,
+    is_keyword_value, is_placeholder, is_reference, looks_random, names_a_secret,
 };
 use super::engine::{Scan, is_key_byte};
 use super::multiline::{follow_block, follow_quoted, indent_at, line_end, line_start, next_line};
@@ -121,7 +121,7 @@ const PUBLIC_KEY_PREFIXES: [&str; 26] = [
 ];
 
 /// `*_token` names that are parser or pagination tokens, not credentials.
-const NON_SECRET_TOKEN_PREFIXES: [&str; 24] = [
+const NON_SECRET_TOKEN_PREFIXES: [&str; 45] = [
     "max",
     "num",
     "total",
@@ -146,21 +146,52 @@ const NON_SECRET_TOKEN_PREFIXES: [&str; 24] = [
     "cursor",
     "sync",
     "cancellation",
+    "start",
+    "stop",
+    "end",
+    "begin",
+    "open",
+    "close",
+    "opening",
+    "closing",
+    "offending",
+    "bad",
+    "unexpected",
+    "expected",
+    "lookahead",
+    "eos",
+    "bos",
+    "pad",
+    "unk",
+    "sep",
+    "special",
+    "error",
+    "progress",
+];
+
+/// Words before a secret word that make the name a flag or an action about it.
+const FLAG_PREFIXES: [&str; 28] = [
+    "allow", "with", "use", "include", "has", "is", "show", "hide", "require", "requires",
+    "required", "save", "remember", "need", "needs", "enable", "enabled", "disable", "disabled",
+    "no", "skip", "verify", "validate", "check", "forgot", "supports", "accepts", "ignore",
+];
+
+/// Words before `pass` that make it a pass of an algorithm or a test, not a password.
+const NON_SECRET_PASS_PREFIXES: [&str; 20] = [
+    "all", "any", "none", "first", "second", "third", "last", "next", "own", "by", "test", "tests",
+    "compile", "render", "multi", "single", "one", "two", "each", "every",
 ];
 
 /// Trailing words that keep a name's meaning (`SECRET_KEY_BASE`, `password_confirmation`).
-const NEUTRAL_SUFFIXES: [&str; 14] = [
+const NEUTRAL_SUFFIXES: [&str; 11] = [
     "value",
     "base",
-    "str",
-    "string",
     "raw",
     "plain",
     "plaintext",
     "hex",
     "b64",
     "base64",
-    "text",
     "confirmation",
     "confirm",
     "again",
@@ -212,7 +243,17 @@ fn flush(current: &mut Vec<u8>, words: &mut Vec<String>) {
 /// is split with and without its camel-case humps (`apiKey`, but also `api_kEy`), and the
 /// surer judgement wins.
 pub(crate) fn key_strength(key: &[u8]) -> Option<Strength> {
-    let camel = judge(key, words(key, true));
+    let camel_words = without_neutral_suffixes(words(key, true));
+    // `withCredentials`, `showPassword`, `isSecret`, `requireToken`: a flag about the secret.
+    let flag = camel_words
+        .len()
+        .checked_sub(2)
+        .and_then(|i| camel_words.get(i))
+        .is_some_and(|word| FLAG_PREFIXES.contains(&word.as_str()));
+    if flag {
+        return None;
+    }
+    let camel = judge(key, camel_words);
     if camel == Some(Strength::Strong) {
         return camel;
     }
@@ -222,7 +263,7 @@ pub(crate) fn key_strength(key: &[u8]) -> Option<Strength> {
     }
 }
 
-fn judge(key: &[u8], mut words: Vec<String>) -> Option<Strength> {
+fn without_neutral_suffixes(mut words: Vec<String>) -> Vec<String> {
     while words.len() > 1
         && words.last().is_some_and(|w| {
             NEUTRAL_SUFFIXES.contains(&w.as_str()) || w.bytes().all(|b| b.is_ascii_digit())
@@ -230,6 +271,11 @@ fn judge(key: &[u8], mut words: Vec<String>) -> Option<Strength> {
     {
         words.pop();
     }
+    words
+}
+
+fn judge(key: &[u8], words: Vec<String>) -> Option<Strength> {
+    let words = without_neutral_suffixes(words);
     let last = words.last()?.as_str();
     let previous = words.len().checked_sub(2).and_then(|i| words.get(i));
     let previous = previous.map(String::as_str).unwrap_or_default();
@@ -256,6 +302,14 @@ fn judge(key: &[u8], mut words: Vec<String>) -> Option<Strength> {
                 .any(|p| prefix.ends_with(p))
         };
         return (!parser_token).then_some(Strength::Strong);
+    }
+    // A bare `credentials` is as often a mode (`credentials: 'same-origin'`) as a secret.
+    if matches!(last, "credential" | "credentials") && words.len() == 1 {
+        return Some(Strength::Weak);
+    }
+    // `allPass`, `firstPass`, `bypass`: a pass that is not a password.
+    if last == "pass" && NON_SECRET_PASS_PREFIXES.contains(&previous) {
+        return None;
     }
     if STRONG_ENDINGS.iter().any(|ending| last.ends_with(ending)) || STRONG_WORDS.contains(&last) {
         return Some(Strength::Strong);
@@ -304,14 +358,21 @@ pub(crate) fn assignment(text: &[u8], locs: &CaptureLocations, scan: &mut Scan) 
     let Some(strength) = text.get(key.0..key.1).and_then(key_strength) else {
         return;
     };
-    // `https://x-access-token:...@host`: a URL's user info, which the URL rules judge.
-    if text
-        .get(..key.0)
-        .is_some_and(|before| before.ends_with(b"//"))
-    {
+    // `https://x-access-token:...@host`: a URL's user info, which the URL rules judge; and
+    // `arn:aws:secretsmanager:*:*:secret:name`: a field of an identifier, not a key.
+    let before = text.get(..key.0).unwrap_or_default();
+    if before.ends_with(b"//") || before.ends_with(b":") {
         return;
     }
     let key_quoted = locs.get(2).is_some();
+    // A quoted key is the whole quoted string (`"AWS::ApiGateway::ApiKey"` is not `ApiKey`).
+    if key_quoted
+        && !text
+            .get(key.0.wrapping_sub(1))
+            .is_some_and(|b| matches!(b, b'"' | b'\'' | b'`'))
+    {
+        return;
+    }
     let sep = text.get(separator.0..separator.1).unwrap_or_default();
     let comparison = matches!(sep, b"==" | b"===" | b"!=" | b"!==");
     let value_start = locs
@@ -347,6 +408,8 @@ pub(crate) fn assignment(text: &[u8], locs: &CaptureLocations, scan: &mut Scan) 
         strength,
         style,
         comparison,
+        // A value below its key, or a quote left open, only after `:` or `=` (not `=>`).
+        key_opens_line: opens_line(text, key_start) && matches!(sep, b":" | b"="),
         key_indent: indent_at(text, line_start(text, key.0)),
         key_words: text.get(key.0..key.1).unwrap_or_default(),
     };
@@ -444,6 +507,8 @@ struct Value<'k> {
     strength: Strength,
     style: Style,
     comparison: bool,
+    /// The key starts its line, so a value may follow on the next one (YAML).
+    key_opens_line: bool,
     key_indent: usize,
     key_words: &'k [u8],
 }
@@ -455,7 +520,9 @@ impl Value<'_> {
         let rest = text.get(at..eol).unwrap_or_default();
         let rest_trimmed = rest.trim_ascii_end();
         if rest_trimmed.is_empty() {
-            if self.strength == Strength::Strong && !self.comparison {
+            // Only a key opening its line: elsewhere a line ending in `:` opens a block of
+            // code (`if password:`).
+            if self.strength == Strength::Strong && !self.comparison && self.key_opens_line {
                 match next_line(text, at) {
                     Some(next) => follow_pending(text, next, scan),
                     None => scan.carry.pending = true,
@@ -472,7 +539,10 @@ impl Value<'_> {
         if let Some(&quote) = rest.get(prefix)
             && matches!(quote, b'"' | b'\'' | b'`')
         {
-            self.quoted(text, at + prefix, eol, quote, scan);
+            let raw_string = rest
+                .get(..prefix)
+                .is_some_and(|p| p.contains(&b'r') || p.contains(&b'R'));
+            self.quoted(text, at + prefix, eol, quote, raw_string, scan);
             return;
         }
         if self.comparison {
@@ -489,7 +559,16 @@ impl Value<'_> {
     }
 
     /// A value opening with `quote` at `open`.
-    fn quoted(&self, text: &[u8], open: usize, eol: usize, quote: u8, scan: &mut Scan) {
+    /// `raw_string`: a Python `r'...'` string, which holds a regex when it has `\` or `[`.
+    fn quoted(
+        &self,
+        text: &[u8],
+        open: usize,
+        eol: usize,
+        quote: u8,
+        raw_string: bool,
+        scan: &mut Scan,
+    ) {
         let triple = text
             .get(open..open + 3)
             .is_some_and(|q| q.iter().all(|&b| b == quote));
@@ -503,14 +582,29 @@ impl Value<'_> {
         match close {
             Some(len) => {
                 let inner = line.get(..len).unwrap_or_default();
-                if self.accepts_quoted(inner) {
+                // Backticks quote code and Markdown spans (``token: `interface` ``): judged as
+                // an unquoted value.
+                let regex = raw_string && (inner.contains(&b'\\') || inner.contains(&b'['));
+                let accepted = !regex
+                    && if quote == b'`' {
+                        self.accepts_unquoted(inner, line.get(len..).unwrap_or_default())
+                    } else {
+                        self.accepts_quoted(inner)
+                    };
+                if accepted {
                     scan.push(inner_start, inner_start + len);
                 }
             }
             None => {
-                // The value goes on below its line: only for a name that says secret, and only
-                // when something of it is on this line (an opening quote alone is code).
+                // The value goes on below its line: only for a key that opens its line and says
+                // secret, and only when something of it is on this line (an opening quote
+                // alone is code; a quote after a key inside a line often closes a string).
                 let first = line.trim_ascii_end();
+                if !self.key_opens_line {
+                    // No value spans lines here: what follows the quote is judged as a word.
+                    self.unquoted(text, inner_start, eol, scan);
+                    return;
+                }
                 if self.strength != Strength::Strong
                     || !first.iter().any(u8::is_ascii_alphanumeric)
                     || find(first, REDACTED_SECRET.as_bytes()).is_some()
@@ -529,17 +623,23 @@ impl Value<'_> {
     }
 
     fn accepts_quoted(&self, inner: &[u8]) -> bool {
+        // `#f8f8f2`, `#anchor`: a colour or a fragment.
         if inner.is_empty()
+            || inner.first() == Some(&b'#')
             || find(inner, REDACTED_SECRET.as_bytes()).is_some()
             || is_reference(inner)
             || is_placeholder(inner)
             || is_keyword_value(inner)
             || is_template(inner)
+            || self.names_a_secret(inner)
+            || (self.comparison
+                && !(inner.iter().any(u8::is_ascii_digit)
+                    && inner.iter().any(u8::is_ascii_alphabetic)))
         {
             return false;
         }
         match self.strength {
-            Strength::Weak => looks_random(inner),
+            Strength::Weak => looks_random(inner) && !is_hex(inner) && !is_public_key(inner),
             Strength::Strong => {
                 inner.len() >= 4
                     && (inner.len() >= 8 || character_classes(inner) >= 2)
@@ -548,12 +648,32 @@ impl Value<'_> {
         }
     }
 
+    /// The value spells a secret word, a word of its own key of four letters or more
+    /// (`ACCESS_KEY = 'AWSAccessKeyId'`), or the weak word of its key: a name, not a secret.
+    fn names_a_secret(&self, value: &[u8]) -> bool {
+        let weak: &[&[u8]] = match self.strength {
+            Strength::Weak => &[b"key", b"auth", b"session", b"cookie"],
+            Strength::Strong => &[],
+        };
+        let key_words: Vec<Vec<u8>> = words(self.key_words, false)
+            .into_iter()
+            .filter(|word| word.len() >= 4)
+            .map(String::into_bytes)
+            .collect();
+        let key_words: Vec<&[u8]> = key_words.iter().map(Vec::as_slice).collect();
+        names_a_secret(value, weak) || names_a_secret(value, &key_words)
+    }
+
     /// A sentence or a message about the secret rather than the secret: `"Enter your
     /// password"`, `"invalid token: {}"`, `"must not be empty."`.
     fn is_prose(&self, inner: &[u8]) -> bool {
         let spaces = inner.iter().filter(|&&b| b == b' ').count();
         if spaces == 0 {
             return false;
+        }
+        // Two words are a label (`"RFC 2518"`, `"top secret"`); a passphrase has three or more.
+        if spaces < 2 {
+            return true;
         }
         let lower = inner.to_ascii_lowercase();
         let mentions_key = words(self.key_words, true)
@@ -606,21 +726,64 @@ impl Value<'_> {
             || is_keyword_value(value)
             || is_code(value, after)
             || is_template(value)
+            || self.names_a_secret(value)
+            || value.eq_ignore_ascii_case(self.key_words)
         {
             return false;
         }
+        // Where the syntax may be code, a variable name is a variable (`token: accessToken`,
+        // `f(token=token_value,`), a bare word in code is a variable or a word of a sentence
+        // (`invalid token: expected identifier`), and `Type=default` is a declaration.
+        let code_like = matches!(self.style, Style::Code | Style::Yaml);
+        let variable = (is_identifier_name(value) && (code_like || has_code_tail(after)))
+            || (self.style == Style::Code && value.iter().all(u8::is_ascii_alphabetic));
+        let declaration = code_like
+            && value
+                .iter()
+                .position(|&b| b == b'=')
+                .is_some_and(|eq| value.get(..eq).is_some_and(is_identifier));
+        let number = code_like && is_number(value);
+        if variable || declaration || number {
+            return false;
+        }
         match self.strength {
-            Strength::Weak => looks_random(value),
-            Strength::Strong => {
-                value.len() >= 8
-                    && !(self.style == Style::Code
-                        && (is_identifier_name(value) || value.iter().all(u8::is_ascii_alphabetic)))
-                    && !(self.style == Style::Yaml
-                        && is_identifier_name(value)
-                        && has_code_tail(after))
-            }
+            Strength::Weak => looks_random(value) && !is_hex(value) && !is_public_key(value),
+            Strength::Strong => value.len() >= 8,
         }
     }
+}
+
+/// A number as code writes it: `134217728`, `0x00000013`, `1_000`, `42u32`, `3.5e-2`.
+fn is_number(value: &[u8]) -> bool {
+    value.first().is_some_and(u8::is_ascii_digit)
+        && value
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'+'))
+        && (value.iter().all(|b| b.is_ascii_digit() || *b == b'_')
+            || value.starts_with(b"0x")
+            || value.starts_with(b"0b")
+            || value.starts_with(b"0o")
+            || value
+                .iter()
+                .skip_while(|b| b.is_ascii_digit() || matches!(b, b'_' | b'.'))
+                .all(|b| {
+                    matches!(b, b'u' | b'i' | b'f' | b'e' | b'E' | b'-' | b'+')
+                        || b.is_ascii_digit()
+                }))
+}
+
+/// A public key in base64 DER (`SubjectPublicKeyInfo`: RSA, EC P-256, Ed25519): public by
+/// design, though it sits next to a `key` name.
+fn is_public_key(value: &[u8]) -> bool {
+    [
+        &b"MIIBIjANBgkqhkiG9w0BAQEFAAOC"[..],
+        b"MIICIjANBgkqhkiG9w0BAQEFAAOC",
+        b"MFkwEwYHKoZIzj0C",
+        b"MHYwEAYHKoZIzj0C",
+        b"MCowBQYDK2Vw",
+    ]
+    .iter()
+    .any(|prefix| value.starts_with(prefix))
 }
 
 /// A YAML object member written in code (`token: myToken,`): what follows the value is syntax.
@@ -698,6 +861,7 @@ pub(crate) fn follow_pending(text: &[u8], from: usize, scan: &mut Scan) {
             strength: Strength::Strong,
             style: Style::Yaml,
             comparison: false,
+            key_opens_line: false,
             key_indent: 0,
             key_words: b"",
         };
@@ -747,9 +911,12 @@ pub(crate) fn authorization(text: &[u8], locs: &CaptureLocations, scan: &mut Sca
         // name, a reference or code.
         let token = credential_token(line);
         let rest = line.get(token.len()..).unwrap_or_default();
+        let key_name = text.get(key.0..key.1).unwrap_or_default();
         if token.len() >= 8
-            && !is_identifier_name(token)
+            && character_classes(token) >= 2
+            && !is_identifier(token)
             && !is_code(token, rest)
+            && !token.eq_ignore_ascii_case(key_name)
             && accepts_credential(token)
         {
             scan.push(at, at + token.len());
@@ -877,7 +1044,7 @@ mod tests {
             "aws_secret_access_key",
             "authkey",
             "contraseña",
-            "credentials",
+            "aws_credentials",
             "keypass",
             "api_kEy",
             "next-token",
@@ -915,6 +1082,9 @@ mod tests {
             "author",
             "oauth",
             "client_id",
+            "withCredentials",
+            "showPassword",
+            "allPass",
         ] {
             assert_eq!(strength(key), None, "{key}");
         }

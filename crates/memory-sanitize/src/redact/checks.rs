@@ -59,7 +59,7 @@ pub(crate) fn is_constant_name(value: &[u8]) -> bool {
 /// (`xxxxxxxx`, `********`), mostly masked (`sk_live_xxxxxxxxxxxx`), a filler word
 /// (`password`, `changeme`, `redacted`, `null`), `your-token-here`, `[hidden]`.
 pub(crate) fn is_filler(value: &[u8]) -> bool {
-    const WORDS: [&[u8]; 28] = [
+    const WORDS: [&[u8]; 33] = [
         b"password",
         b"passwd",
         b"pass",
@@ -88,6 +88,11 @@ pub(crate) fn is_filler(value: &[u8]) -> bool {
         b"masked",
         b"default",
         b"notset",
+        b"abc",
+        b"xyz",
+        b"foo",
+        b"bar",
+        b"baz",
     ];
     let lower = value.to_ascii_lowercase();
     let same_char = value.windows(2).all(|w| w.first() == w.get(1));
@@ -112,28 +117,74 @@ fn mostly_masked(value: &[u8]) -> bool {
     value.len() >= 4 && masked * 2 >= value.len()
 }
 
-/// Code rather than a literal: a call (`next_token()`, `os.getenv("X")`), a path
-/// (`Token::new`, `self->token`), a member access (`self.config.token`), indexing
-/// (`tokens[0]`), or a generic type (`Option<String>`). `rest` is the text after the value.
+/// Code rather than a literal: a call or a macro (`next_token()`, `vec![0u8; 32]`), indexing
+/// (`tokens[0]`), a generic type (`Option<String>`), a block (`{ ... }`), a path (`Token::new`,
+/// `self->token`), a member access (`self.config.token`), a negation (`!!ownPass`). `rest` is
+/// the text after the value.
 pub(crate) fn is_code(value: &[u8], rest: &[u8]) -> bool {
-    if find(value, b"::").is_some() || find(value, b"->").is_some() {
+    if find(value, b"::").is_some()
+        || find(value, b"->").is_some()
+        || value
+            .iter()
+            .any(|b| matches!(b, b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'<' | b'>'))
+    {
         return true;
     }
-    // `name(` / `name[` / `name<`, inside the value or just after it.
+    let negated = value.iter().take_while(|&&b| b == b'!').count();
+    if negated > 0 && value.get(negated..).is_some_and(is_identifier) {
+        return true;
+    }
+    // `name` followed by `(` / `[` / `<` just after the value.
+    if is_identifier(value) && matches!(rest.first(), Some(b'(' | b'[' | b'<')) {
+        return true;
+    }
+    // A member access followed by an operator: `e.crossOrigin==="use-credentials"`.
     let head_len = value
         .iter()
         .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'$'))
         .count();
     let head = value.get(..head_len).unwrap_or_default();
-    let next = value.get(head_len).or_else(|| rest.first());
-    if head
-        .first()
-        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
-        && matches!(next, Some(b'(' | b'[' | b'<'))
+    if head_len < value.len()
+        && is_member_path(head)
+        && value.get(head_len).is_some_and(|b| b"=!<>?".contains(b))
     {
         return true;
     }
     is_member_path(value)
+}
+
+/// A code identifier: a letter, `_` or `$`, then letters, digits, `_`, `$`.
+pub(crate) fn is_identifier(value: &[u8]) -> bool {
+    value
+        .first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'$'))
+        && value
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+}
+
+/// A value that names a secret rather than holding one: it spells a secret word
+/// (`challengePassword`, `'secret_key'`, `EC PRIVATE KEY`, `id-smime-aa-timeStampToken`).
+/// `also` adds the word of a weak key name (`key`, `auth`, `session`).
+pub(crate) fn names_a_secret(value: &[u8], also: &[&[u8]]) -> bool {
+    const WORDS: [&[u8]; 7] = [
+        b"password",
+        b"passwd",
+        b"passphrase",
+        b"secret",
+        b"token",
+        b"credential",
+        b"private",
+    ];
+    let letters: Vec<u8> = value
+        .iter()
+        .filter(|b| b.is_ascii_alphanumeric())
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    WORDS
+        .iter()
+        .chain(also.iter())
+        .any(|word| find(&letters, word).is_some())
 }
 
 /// `a.b.c` where every segment is an identifier: a member access or a module path.
@@ -157,10 +208,10 @@ pub(crate) fn is_identifier_name(value: &[u8]) -> bool {
     let Some(&first) = value.first() else {
         return false;
     };
-    if !(first.is_ascii_alphabetic() || first == b'_')
+    if !(first.is_ascii_alphabetic() || first == b'_' || first == b'$')
         || !value
             .iter()
-            .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$')
     {
         return false;
     }
@@ -194,19 +245,31 @@ pub(crate) fn is_keyword_value(value: &[u8]) -> bool {
     .contains(&lower.as_slice())
 }
 
-/// A long token that looks generated: 16 or more bytes, letters and digits, at least 3 bits of
-/// entropy per byte, and not a UUID, a version, a date or a path. Used where a name or a position
+/// A long token that looks generated: 16 or more token bytes (letters, digits, `+/=_.~-`) with
+/// digits and upper-case letters (base64, base62, base32 alike; a slug such as
+/// `x-hello-world-64` has none), at least 3 bits of entropy per byte, and not a variable name,
+/// a UUID, a member path or a path. Used where a name or a position
 /// says "credential" but no provider rule knows the shape.
 pub(crate) fn looks_random(value: &[u8]) -> bool {
     value.len() >= 16
+        && value.iter().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'.' | b'~' | b'-')
+        })
         && value.iter().any(u8::is_ascii_digit)
-        && value.iter().any(u8::is_ascii_alphabetic)
+        && value.iter().any(u8::is_ascii_uppercase)
+        && !is_identifier_name(value)
         && !is_uuid(value)
         && !is_reference(value)
         && !is_filler(value)
         && !is_member_path(value)
         && value.iter().filter(|b| **b == b'/').count() < 3
         && entropy(value) >= 3.0
+}
+
+/// Only hex digits (of one case): a hash, a test vector or a key id as often as a secret.
+pub(crate) fn is_hex(value: &[u8]) -> bool {
+    value.iter().all(u8::is_ascii_hexdigit)
+        && !(value.iter().any(u8::is_ascii_lowercase) && value.iter().any(u8::is_ascii_uppercase))
 }
 
 /// `8-4-4-4-12` hex digits.
@@ -274,7 +337,9 @@ mod tests {
         assert!(is_code(b"get_token()", b""));
         assert!(!is_code(b"abc123def456", b" == x"));
         assert!(!is_code(b"v1.2.3-secret9", b""));
-        assert!(!is_code(b"P@ss(w0rd)", b""));
+        assert!(is_code(b"vec![0u8;", b""));
+        assert!(is_code(b"!!ownPass", b""));
+        assert!(!is_code(b"P@ss-w0rd", b""));
     }
 
     #[test]
@@ -319,7 +384,8 @@ mod tests {
 
     #[test]
     fn randomness() {
-        assert!(looks_random(b"4f9a8b7c6d5e4f3a2b1c"));
+        assert!(looks_random(b"4F9A8B7C6D5E4F3A2B1C"));
+        assert!(!looks_random(b"x-hello-world-64"));
         assert!(looks_random(b"xK9mPq2LzR7vW3nB"));
         assert!(!looks_random(b"authentication_required"));
         assert!(!looks_random(b"0196a1b2-0000-7000-8000-000000000001"));

@@ -14,8 +14,8 @@ use regex::bytes::{CaptureLocations, Regex, RegexBuilder};
 
 use super::assignment;
 use super::checks::{
-    character_classes, find, is_code, is_constant_name, is_filler, is_placeholder, is_reference,
-    is_variable, looks_random,
+    find, is_code, is_constant_name, is_filler, is_hex, is_identifier_name, is_placeholder,
+    is_reference, is_variable, looks_random,
 };
 use super::multiline::{self, Carry};
 use super::rules::{self, Action, Check, Near, Rule, ValueEnd};
@@ -427,7 +427,7 @@ fn passes(check: Check, text: &[u8], locs: &CaptureLocations, secret: (usize, us
         }
         Check::NotPlaceholder => !is_reference(value) && !is_placeholder(value),
         Check::UrlPassword => !is_variable(value) && !is_filler(value),
-        Check::UrlUserToken => looks_random(value),
+        Check::UrlUserToken => looks_random(value) || (value.len() >= 32 && is_hex(value)),
         Check::FlagValue => {
             !is_reference(value)
                 && !is_placeholder(value)
@@ -435,7 +435,11 @@ fn passes(check: Check, text: &[u8], locs: &CaptureLocations, secret: (usize, us
                 && !is_lowercase_word(value, 12)
         }
         Check::Bearer => {
-            !is_placeholder(value) && !is_code(value, rest) && character_classes(value) >= 1
+            // `Bearer resource_metadata="..."`: a challenge's parameter, not a token.
+            let parameter = value.ends_with(b"=")
+                && rest.first() == Some(&b'"')
+                && is_identifier_name(value.strip_suffix(b"=").unwrap_or(value));
+            !is_placeholder(value) && !is_code(value, rest) && !parameter
         }
         Check::BasicCredentials => is_basic_credentials(value),
         Check::SameTag => {
@@ -462,9 +466,11 @@ fn is_basic_credentials(value: &[u8]) -> bool {
     let Some(decoded) = base64_decode(value) else {
         return false;
     };
-    decoded.len() >= 3
-        && decoded.contains(&b':')
-        && decoded.iter().all(|b| (0x20..0x7F).contains(b))
+    decoded.iter().all(|b| (0x20..0x7F).contains(b))
+        && decoded
+            .iter()
+            .position(|&b| b == b':')
+            .is_some_and(|colon| colon > 0 && colon + 1 < decoded.len())
 }
 
 fn base64_decode(value: &[u8]) -> Option<Vec<u8>> {
@@ -527,6 +533,7 @@ mod tests {
         assert!(is_basic_credentials(b"YWxhZGRpbjpvcGVuc2VzYW1l"));
         assert!(!is_basic_credentials(b"authentication"));
         assert!(!is_basic_credentials(b"c2VjcmV0"));
+        assert!(!is_basic_credentials(b"QWxhZGRpbjo="));
     }
 
     #[test]

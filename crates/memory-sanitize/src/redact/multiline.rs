@@ -142,7 +142,22 @@ pub(crate) fn private_key(text: &[u8], start: usize, end: usize, scan: &mut Scan
     let rest = text.get(end..rest_end).unwrap_or_default();
     if rest.iter().all(|b| b.is_ascii_whitespace()) {
         let body_end = match next_line(text, end) {
-            Some(next) => Some(follow_body(text, next, 0, scan)).filter(|&e| e > next),
+            Some(next) => {
+                let body_end = follow_body(text, next, 0, scan);
+                // A body seen whole that is too short or masked (`XXXX`) is an example.
+                let body = text.get(next..body_end).unwrap_or_default();
+                let body =
+                    find(body, b"-----END").map_or(body, |end| body.get(..end).unwrap_or(body));
+                let material = body.iter().filter(|b| b.is_ascii_alphanumeric()).count();
+                let masked = body
+                    .iter()
+                    .filter(|b| matches!(b, b'X' | b'x' | b'.' | b'*'))
+                    .count();
+                if scan.carry.body.is_none() && (material < 16 || masked * 2 >= material) {
+                    return;
+                }
+                Some(body_end).filter(|&e| e > next)
+            }
             None => {
                 scan.carry.body = Some(0);
                 None

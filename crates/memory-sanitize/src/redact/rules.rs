@@ -202,6 +202,23 @@ macro_rules! token_end {
 }
 pub(crate) use token_end;
 
+/// Where a token starts when it must not be a piece of a base64 blob (`EAAA...` occurs inside
+/// encoded binaries): the start of text or a byte that is not base64.
+macro_rules! b64_start {
+    () => {
+        r"(?:^|[^A-Za-z0-9+/_-])"
+    };
+}
+pub(crate) use b64_start;
+
+/// Where such a token ends: a byte that cannot continue base64, or the end of text.
+macro_rules! b64_end {
+    () => {
+        r"(?:[^A-Za-z0-9+/=_-]|\z)"
+    };
+}
+pub(crate) use b64_end;
+
 /// A token followed by [`token_end!`]: group 1 is the token.
 macro_rules! bounded {
     ($token:literal) => {

@@ -48,11 +48,23 @@ fn secret_part(text: &str, (start, end): (usize, usize)) -> (usize, usize) {
     (start, end - trailing)
 }
 
+/// How an assignment is written, which decides some exceptions.
+#[derive(Debug, Clone, Copy, Default)]
+struct Syntax {
+    /// Code: `key = value` with blanks, or `key: value` inside a line.
+    code: bool,
+    /// A YAML line: `key: value` opening the line.
+    yaml: bool,
+    /// The value is on the line after the key.
+    next_line: bool,
+    /// The key opens its line.
+    opens_line: bool,
+}
+
 /// The documented exceptions: a value codex replaces that this crate keeps on purpose because it
-/// only names, fetches or stands for a secret. `code_style` is true when the assignment is
-/// written as code (`key = value` with blanks, `key: value` inside a line) rather than as an env
-/// file (`KEY=value`) or a YAML line (`key: value` opening the line).
-fn documented_exception(value: &str, code_style: bool, next_line: bool) -> bool {
+/// only names, fetches or stands for a secret, or is code (see `docs/secrets.md`). `code_tail`
+/// says the value was followed by `,`, `;`, `)` or `}` (an argument or a member).
+fn documented_exception(value: &str, syntax: Syntax, key: &str, code_tail: bool) -> bool {
     let bytes = value.as_bytes();
     let lower = value.to_ascii_lowercase();
     let identifier = |s: &str| {
@@ -62,7 +74,8 @@ fn documented_exception(value: &str, code_style: bool, next_line: bool) -> bool 
             && s.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
     };
-    // Placeholders: an upper-case name, a filler, a repeated or mostly masked character.
+    // Placeholders: an upper-case name, a filler, a repeated or mostly masked character, a value
+    // that names a secret instead of holding one.
     let upper_name = bytes.iter().any(u8::is_ascii_uppercase)
         && bytes
             .iter()
@@ -72,6 +85,7 @@ fn documented_exception(value: &str, code_style: bool, next_line: bool) -> bool 
     let filler = [
         "password",
         "passwd",
+        "pass",
         "secret",
         "token",
         "changeme",
@@ -79,14 +93,21 @@ fn documented_exception(value: &str, code_style: bool, next_line: bool) -> bool 
         "redacted",
         "example",
         "dummy",
+        "test",
         "fake",
         "sample",
         "placeholder",
         "undefined",
         "required",
         "optional",
+        "string",
+        "empty",
+        "hidden",
+        "masked",
         "default",
         "notset",
+        "abc",
+        "xyz",
     ]
     .contains(&lower.as_str())
         || lower.starts_with("your")
@@ -94,6 +115,23 @@ fn documented_exception(value: &str, code_style: bool, next_line: bool) -> bool 
         || lower.ends_with("-here")
         || lower.contains("changeme")
         || lower.contains("redacted");
+    let letters: String = lower.chars().filter(char::is_ascii_alphanumeric).collect();
+    let names_secret = [
+        "password",
+        "passwd",
+        "passphrase",
+        "secret",
+        "token",
+        "credential",
+        "private",
+    ]
+    .iter()
+    .any(|w| letters.contains(w))
+        || lower == key.to_ascii_lowercase()
+        || key
+            .to_ascii_lowercase()
+            .split(['_', '-'])
+            .any(|w| w.len() >= 4 && letters.contains(w));
     // References: variables, templates, paths.
     let reference = value.starts_with(['$', '%', '{', '<', '@', '&', '*', '/'])
         || value.starts_with("./")
@@ -101,44 +139,57 @@ fn documented_exception(value: &str, code_style: bool, next_line: bool) -> bool 
         || value.contains("${")
         || value.contains("$(")
         || value.contains("{{")
-        || (value.contains('{') && value.contains('}'))
         || value.contains("%s")
         || value.contains("%d")
         || value.contains("%(");
-    // Code: member paths, calls, indexing, generic types, paths of modules.
+    // Code: brackets of calls, indexing, generics and blocks; paths; member access; negation.
     let member_path = value.contains('.') && value.split('.').all(identifier);
-    let call = {
-        let head: String = value
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || "_.$".contains(*c))
-            .collect();
-        identifier(head.split('.').next().unwrap_or_default())
-            && matches!(value[head.len()..].chars().next(), Some('(' | '[' | '<'))
-    };
+    let brackets = value.contains(['(', ')', '[', ']', '{', '}', '<', '>']);
     let path = value.contains("::") || value.contains("->");
+    let negation = value.starts_with('!') && identifier(value.trim_start_matches('!'));
+    let head: String = value
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || "_.$".contains(*c))
+        .collect();
+    let member_operator = head.contains('.')
+        && head.split('.').all(identifier)
+        && value[head.len()..].starts_with(['=', '!', '<', '>', '?']);
     let keyword =
         ["none", "null", "nil", "true", "false", "self", "this"].contains(&lower.as_str());
-    // A variable or type name, or a word of a sentence, where the syntax is code.
+    // Where the syntax may be code: a variable name, a bare word, `Type=default`.
     let digits = bytes.iter().filter(|b| b.is_ascii_digit()).count();
-    let snake = value.contains('_')
-        && bytes
-            .windows(3)
-            .any(|w| w[1] == b'_' && w[0].is_ascii_alphabetic() && w[2].is_ascii_alphabetic());
+    let snake = bytes
+        .windows(3)
+        .any(|w| w[1] == b'_' && w[0].is_ascii_alphabetic() && w[2].is_ascii_alphabetic());
     let mixed = bytes
         .windows(2)
         .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
         || (bytes.first().is_some_and(u8::is_ascii_uppercase)
             && bytes.iter().skip(1).any(u8::is_ascii_lowercase));
-    let letters_only = bytes.iter().all(u8::is_ascii_alphabetic);
-    let name = code_style
-        && identifier(value)
-        && !value.contains('$')
-        && ((digits <= 2 && (snake || mixed)) || letters_only);
+    let code_like = syntax.code || syntax.yaml || syntax.next_line;
+    let variable_name = identifier(value) && digits <= 2 && (snake || mixed);
+    let variable = (variable_name && (code_like || code_tail))
+        || (syntax.code && bytes.iter().all(u8::is_ascii_alphabetic));
+    let number = code_like
+        && bytes.first().is_some_and(u8::is_ascii_digit)
+        && (bytes.iter().all(|b| b.is_ascii_digit() || *b == b'_')
+            || value.starts_with("0x")
+            || value.starts_with("0b")
+            || value.starts_with("0o")
+            || bytes
+                .iter()
+                .skip_while(|b| b.is_ascii_digit() || b"_.".contains(b))
+                .all(|b| b.is_ascii_digit() || b"uifeE-+".contains(b)))
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-+".contains(b));
+    let declaration = code_like && value.find('=').is_some_and(|eq| identifier(&value[..eq]));
     // Syntax codex takes into the value: a comment, a block indicator, a separator; on the line
-    // after the key, another key or a list item.
-    let syntax = value.starts_with(['#', '|', '>', '=', ':'])
-        || (next_line
-            && (value.starts_with(['-', '{', '[', '/'])
+    // after the key, another key or a list item, or any value of a key inside a line.
+    let syntax_bytes = value.starts_with(['#', '|', '>', '=', ':'])
+        || (syntax.next_line
+            && (!syntax.opens_line
+                || value.starts_with(['-', '{', '[', '/'])
                 || (value.ends_with(':')
                     && value[..value.len() - 1]
                         .bytes()
@@ -147,13 +198,18 @@ fn documented_exception(value: &str, code_style: bool, next_line: bool) -> bool 
         || masked
         || same
         || filler
+        || names_secret
         || reference
         || member_path
-        || call
+        || brackets
         || path
+        || negation
+        || member_operator
         || keyword
-        || name
-        || syntax
+        || variable
+        || declaration
+        || number
+        || syntax_bytes
 }
 
 fn word_case() -> impl Strategy<Value = String> {
@@ -242,13 +298,12 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 impl Case {
-    /// The text, and whether an assignment is written as code (see [`documented_exception`])
-    /// when `line_start` says whether it opens its line.
-    fn render(&self, line_start: bool) -> (String, bool, bool) {
+    /// The text, and how it is written when `line_start` says whether it opens its line.
+    fn render(&self, line_start: bool) -> (String, Syntax) {
         match self {
-            Case::Bearer { word, gap, token } => (format!("{word}{gap}{token}"), false, false),
-            Case::OpenAi { before, key } => (format!("{before}{key}"), false, false),
-            Case::Aws { key } => (key.clone(), false, false),
+            Case::Bearer { word, gap, token } => (format!("{word}{gap}{token}"), Syntax::default()),
+            Case::OpenAi { before, key } => (format!("{before}{key}"), Syntax::default()),
+            Case::Aws { key } => (key.clone(), Syntax::default()),
             Case::Assignment {
                 lead,
                 word,
@@ -258,13 +313,26 @@ impl Case {
             } => {
                 let closing = if quote.is_empty() { "" } else { quote.as_str() };
                 let text = format!("{lead}{word}{sep}{quote}{value}{closing}");
-                let env = sep == "=";
-                let yaml = line_start
-                    && sep.starts_with(':')
-                    && matches!(lead.as_str(), "" | "  " | "- " | "export ");
+                let opens_line =
+                    line_start && matches!(lead.as_str(), "" | "  " | "- " | "export " | "cfg.");
                 let next_line = sep.ends_with('\n') || sep.ends_with("\n  ");
-                (text, !(env || yaml || next_line), next_line)
+                let env = sep == "=";
+                let yaml = !next_line && opens_line && sep.starts_with(':');
+                let syntax = Syntax {
+                    code: !(env || yaml || next_line),
+                    yaml,
+                    next_line,
+                    opens_line,
+                };
+                (text, syntax)
             }
+        }
+    }
+
+    fn key(&self) -> &str {
+        match self {
+            Case::Assignment { word, .. } => word,
+            _ => "",
         }
     }
 
@@ -295,11 +363,17 @@ proptest! {
     /// Every byte codex replaces is replaced here too, in plain text and inside a JSON string.
     #[test]
     fn every_secret_byte_codex_redacts_is_redacted(case in case(), (before, after) in surrounding()) {
-        let (core, code_style, next_line) =
-            case.render(before.is_empty() || before.ends_with('\n'));
+        let (core, syntax) = case.render(before.is_empty() || before.ends_with('\n'));
         if let Some(value) = case.value() {
-            let value = value.trim_end_matches(|c| ",;)]}>".contains(c));
-            prop_assume!(!documented_exception(value, code_style, next_line));
+            let trimmed = value.trim_end_matches(|c| ",;)]}>".contains(c));
+            let code_tail = value[trimmed.len()..].starts_with([',', ';', ')', '}']);
+            prop_assume!(!documented_exception(trimmed, syntax, case.key(), code_tail));
+            // `Bearer name=` before a quote is a challenge's parameter (`resource_metadata="`).
+            if let Case::Bearer { token, .. } = &case {
+                let stem = token.trim_end_matches('=');
+                let name = Syntax { code: true, ..Syntax::default() };
+                prop_assume!(!(token.ends_with('=') && documented_exception(stem, name, "", false)));
+            }
         }
         let text = format!("{before}{core}{after}");
         let codex: Vec<(usize, usize)> = codex_spans(&text)
@@ -341,10 +415,10 @@ fn the_exception_list_does_not_swallow_the_cases() {
     let total = 2000;
     for _ in 0..total {
         let case = proptest::strategy::ValueTree::current(&strategy.new_tree(&mut runner).unwrap());
-        let (_, code_style, next_line) = case.render(true);
+        let (_, syntax) = case.render(true);
         if case
             .value()
-            .is_none_or(|v| !documented_exception(v, code_style, next_line))
+            .is_none_or(|v| !documented_exception(v, syntax, case.key(), false))
         {
             kept += 1;
         }

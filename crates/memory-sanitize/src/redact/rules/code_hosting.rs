@@ -1,6 +1,6 @@
 //! Source hosting and package registries.
 
-use super::{Check, Family, Rule, ValueEnd, token};
+use super::{Check, Family, Rule, ValueEnd, bounded, bounded_token, token};
 
 const F: Family = Family::CodeHosting;
 
@@ -284,19 +284,16 @@ pub(super) const RULES: &[Rule] = &[
             "CLOJARS_[a-z0-9]{60}",
         )
     },
-    Rule {
-        check: Check::HasDigit,
-        ..token(
-            "artifactory-api-key",
-            F,
-            "JFrog Artifactory API key",
-            "gitleaks:artifactory-api-key, detect-secrets:ArtifactoryDetector",
-            &["akc"],
-            r"AKC[A-Za-z0-9]{10,}",
-            "`AKCp` + 69 letters and digits",
-            "AKCp[A-Za-z0-9]{69}",
-        )
-    },
+    bounded_token(
+        "artifactory-api-key",
+        F,
+        "JFrog Artifactory API key",
+        "gitleaks:artifactory-api-key, detect-secrets:ArtifactoryDetector",
+        &["akcp"],
+        bounded!(r"AKCp[A-Za-z0-9]{69}"),
+        "`AKCp` + 69 letters and digits",
+        "AKCp[A-Za-z0-9]{69}",
+    ),
     token(
         "artifactory-reference-token",
         F,

@@ -1,6 +1,6 @@
 //! Payments and commerce.
 
-use super::{Family, Rule, bounded, bounded_token, token};
+use super::{Family, Rule, b64_end, b64_start, bounded, bounded_token, token};
 
 const F: Family = Family::Commerce;
 
@@ -27,16 +27,24 @@ pub(super) const RULES: &[Rule] = &[
         "`whsec_` + 32 letters and digits",
         "whsec_[A-Za-z0-9]{32}",
     ),
-    token(
-        "square-access-token",
-        F,
-        "Square access token",
-        "gitleaks:square-access-token",
-        &["eaaa", "sq0atp-"],
-        r"(?:EAAA[A-Za-z0-9_-]{22,}|sq0atp-[0-9A-Za-z_-]{22,})",
-        "`EAAA` + 60 characters, or `sq0atp-` + 22 or more",
-        "(EAAA[A-Za-z0-9_-]{60}|sq0atp-[0-9A-Za-z_-]{22})",
-    ),
+    Rule {
+        word_start: false,
+        secret_group: 1,
+        ..token(
+            "square-access-token",
+            F,
+            "Square access token",
+            "gitleaks:square-access-token",
+            &["eaaa", "sq0atp-"],
+            concat!(
+                b64_start!(),
+                r"(EAAA[A-Za-z0-9_-]{22,60}|sq0atp-[0-9A-Za-z_-]{22,60})",
+                b64_end!()
+            ),
+            "`EAAA` + 60 characters, or `sq0atp-` + 22 or more",
+            "(EAAA[A-Za-z0-9_-]{60}|sq0atp-[0-9A-Za-z_-]{22})",
+        )
+    },
     token(
         "square-oauth-secret",
         F,

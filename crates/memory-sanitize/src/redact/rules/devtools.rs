@@ -1,6 +1,6 @@
 //! Developer tools, CI, observability and SaaS APIs.
 
-use super::{Action, Check, Family, Near, Rule, bounded, bounded_token, token};
+use super::{Action, Check, Family, Near, Rule, b64_end, b64_start, bounded, bounded_token, token};
 
 const F: Family = Family::DevTools;
 
@@ -364,16 +364,20 @@ pub(super) const RULES: &[Rule] = &[
         "`sl.` + 135 or more characters",
         "sl\\.[A-Za-z0-9_=-]{135}",
     ),
-    token(
-        "facebook-page-access-token",
-        F,
-        "Facebook page access token",
-        "gitleaks:facebook-page-access-token",
-        &["eaam", "eaac"],
-        r"EAA[MC][A-Za-z0-9]{100,}",
-        "`EAAM` or `EAAC` + 100 or more letters and digits",
-        "EAA[MC][A-Za-z0-9]{120}",
-    ),
+    Rule {
+        word_start: false,
+        secret_group: 1,
+        ..token(
+            "facebook-page-access-token",
+            F,
+            "Facebook page access token",
+            "gitleaks:facebook-page-access-token",
+            &["eaam", "eaac"],
+            concat!(b64_start!(), r"(EAA[MC][A-Za-z0-9]{100,})", b64_end!()),
+            "`EAAM` or `EAAC` + 100 or more letters and digits",
+            "EAA[MC][A-Za-z0-9]{120}",
+        )
+    },
     bounded_token(
         "adobe-client-secret",
         F,
