@@ -5,14 +5,16 @@
 use anyhow::{Result, bail};
 
 mod pipeline;
+mod redact_fp;
 mod sanitize;
 
 /// Benchmark names.
-pub(crate) const NAMES: [&str; 2] = ["pipeline", "sanitize"];
+pub(crate) const NAMES: [&str; 3] = ["pipeline", "redact-fp", "sanitize"];
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
     match args {
         ["pipeline"] => pipeline::run(),
+        ["redact-fp", rest @ ..] => redact_fp::run(rest),
         ["sanitize", rest @ ..] => sanitize::run(rest),
         [name, ..] => bail!("unknown benchmark `{name}`; known: {}", NAMES.join(", ")),
         [] => bail!("name a benchmark: {}", NAMES.join(", ")),

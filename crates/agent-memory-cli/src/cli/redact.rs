@@ -1,20 +1,29 @@
 //! `agent-memory redact`: copies standard input to standard output with every secret replaced,
-//! so logs and transcripts can be shared. Streams line by line: memory holds one line at a time,
-//! however large the input; bytes that are not UTF-8 pass through untouched.
+//! so logs and transcripts can be shared.
+//!
+//! It streams: each line is written and flushed as soon as it is complete (`tail -f app.log |
+//! agent-memory redact` shows lines live), and a line longer than [`MAX_PENDING`] is redacted in
+//! pieces, so memory stays bounded whatever the input. Secrets that span lines (a private key,
+//! a YAML block) are followed across them. Bytes that are not UTF-8 pass through untouched.
 
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::process::ExitCode;
 
 use agent_memory::sanitize::LineRedactor;
+
+/// Bytes of an unfinished line held before its start is redacted and written.
+const MAX_PENDING: usize = 1 << 20;
+/// Bytes read at a time.
+const READ_BYTES: usize = 64 << 10;
 
 /// Arguments of `agent-memory redact` (none: standard input to standard output).
 #[derive(Debug, clap::Args)]
 pub(crate) struct RedactArgs {}
 
 pub(crate) fn run(_args: RedactArgs) -> ExitCode {
-    let stdin = io::stdin().lock();
-    let stdout = io::stdout().lock();
-    match redact_stream(stdin, stdout) {
+    // Unlocked handles: `Stdin::read` returns what is available instead of waiting for a full
+    // buffer.
+    match redact_stream(io::stdin(), io::stdout()) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`agent-memory redact < log | head`): nothing left to do.
         Err(StreamError::Write(error)) if error.kind() == io::ErrorKind::BrokenPipe => {
@@ -32,26 +41,44 @@ enum StreamError {
     Write(#[source] io::Error),
 }
 
-fn redact_stream(mut input: impl BufRead, output: impl Write) -> Result<(), StreamError> {
+fn redact_stream(mut input: impl Read, output: impl Write) -> Result<(), StreamError> {
     let mut output = BufWriter::with_capacity(64 << 10, output);
     let mut redactor = LineRedactor::new();
-    let mut line = Vec::new();
+    let mut pending: Vec<u8> = Vec::with_capacity(READ_BYTES);
+    let mut chunk = vec![0u8; READ_BYTES];
     loop {
-        line.clear();
-        if input
-            .read_until(b'\n', &mut line)
-            .map_err(StreamError::Read)?
-            == 0
+        let read = match input.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(StreamError::Read(error)),
+        };
+        pending.extend_from_slice(chunk.get(..read).unwrap_or_default());
+        let mut done = 0;
+        while let Some(newline) = pending
+            .get(done..)
+            .and_then(|rest| rest.iter().position(|&b| b == b'\n'))
         {
-            break;
+            let line = pending.get(done..done + newline + 1).unwrap_or_default();
+            output
+                .write_all(&redactor.redact_line(line))
+                .map_err(StreamError::Write)?;
+            done += newline + 1;
         }
+        pending.drain(..done);
+        // A line with no end in sight: redact and write its start, keep the rest.
+        while pending.len() >= MAX_PENDING {
+            let (consumed, redacted) = redactor.redact_partial(&pending);
+            output.write_all(&redacted).map_err(StreamError::Write)?;
+            pending.drain(..consumed.max(1).min(pending.len()));
+        }
+        // Everything complete so far is out: whoever reads the other end sees it now.
+        output.flush().map_err(StreamError::Write)?;
+    }
+    if !pending.is_empty() {
         output
-            .write_all(&redactor.redact_line(&line))
+            .write_all(&redactor.redact_line(&pending))
             .map_err(StreamError::Write)?;
-        // Flush whenever the input has nothing more buffered, so interactive use streams.
-        if input.fill_buf().map_err(StreamError::Read)?.is_empty() {
-            output.flush().map_err(StreamError::Write)?;
-        }
     }
     output.flush().map_err(StreamError::Write)
 }
@@ -72,6 +99,23 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_line_longer_than_the_pending_limit_is_redacted_in_pieces() {
+        let mut line = Vec::new();
+        while line.len() < 3 * MAX_PENDING {
+            line.extend_from_slice(b"word token=ab12cd34ef56gh78 ");
+        }
+        line.push(b'\n');
+        let mut out = Vec::new();
+        redact_stream(line.as_slice(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("ab12cd34ef56gh78"));
+        assert_eq!(
+            text.matches("token=[REDACTED_SECRET]").count(),
+            line.len() / "word token=ab12cd34ef56gh78 ".len()
+        );
+    }
+
     struct Broken;
 
     impl io::Read for Broken {
@@ -82,7 +126,7 @@ mod tests {
 
     #[test]
     fn read_errors_are_reported() {
-        let err = redact_stream(io::BufReader::new(Broken), Vec::new()).unwrap_err();
+        let err = redact_stream(Broken, Vec::new()).unwrap_err();
         assert_eq!(err.to_string(), "cannot read standard input: device gone");
     }
 }

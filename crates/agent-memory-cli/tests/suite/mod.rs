@@ -3,5 +3,6 @@
 mod consolidate_cli;
 mod goal_cli;
 mod model_server;
+mod redact_cli;
 mod reliability_cli;
 mod run_cli;

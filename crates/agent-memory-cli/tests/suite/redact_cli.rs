@@ -1,0 +1,63 @@
+//! `agent-memory redact` over a real pipe: each line comes out as soon as it is complete, while
+//! the input stays open, and a private key with no end does not swallow what follows.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Only a guard against a hang: each line is expected long before it.
+const HANG_GUARD: Duration = Duration::from_secs(120);
+
+#[test]
+fn each_line_comes_out_before_the_next_is_written() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("redact")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, received) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if lines.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let cases = [
+        ("starting the server", "starting the server"),
+        (
+            "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "GITHUB_TOKEN=[REDACTED_SECRET]",
+        ),
+        ("-----BEGIN RSA PRIVATE KEY-----", "[REDACTED_SECRET]"),
+        (
+            "MIIEpAIBAAKCAQEA7bq0abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ",
+            "[REDACTED_SECRET]",
+        ),
+        // No END line: the key ends where a line cannot belong to it.
+        (
+            "2026-05-01T10:00:09Z INFO listening on :8080",
+            "2026-05-01T10:00:09Z INFO listening on :8080",
+        ),
+        (
+            r#"{"cmd":"curl -H \"Authorization: Bearer abcdefghijklmnopqrstuv\" https://api"}"#,
+            r#"{"cmd":"curl -H \"Authorization: Bearer [REDACTED_SECRET]\" https://api"}"#,
+        ),
+        ("done", "done"),
+    ];
+    for (input, expected) in cases {
+        writeln!(stdin, "{input}").unwrap();
+        stdin.flush().unwrap();
+        let got = received
+            .recv_timeout(HANG_GUARD)
+            .expect("the line did not come out while the input stayed open");
+        assert_eq!(got, expected);
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    reader.join().unwrap();
+}

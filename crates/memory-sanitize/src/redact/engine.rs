@@ -1,0 +1,544 @@
+//! The matcher: a keyword prefilter, per-rule regexes in windows around keyword hits, and the
+//! actions that turn a match into secret spans.
+//!
+//! One Aho-Corasick automaton (a DFA, ASCII case-insensitive) holds the keywords of all rules;
+//! a second, case-sensitive one holds the few short keywords that only mean something in one
+//! case (`SK`, `MT`). A rule's regex runs only in a window around a hit of one of its keywords,
+//! and only when a cheap check of the bytes next to the hit passes ([`Near`]).
+
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use memory_protocol::REDACTED_SECRET;
+use regex::bytes::{CaptureLocations, Regex, RegexBuilder};
+
+use super::assignment;
+use super::checks::{
+    find, is_code, is_constant_name, is_filler, is_hex, is_identifier_name, is_placeholder,
+    is_reference, is_variable, looks_random,
+};
+use super::multiline::{self, Carry};
+use super::rules::{self, Action, Check, Near, Rule, ValueEnd};
+
+/// Spans found so far in one text, and what continues past its end.
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    pub(crate) spans: Vec<(usize, usize)>,
+    pub(crate) carry: Carry,
+}
+
+impl Scan {
+    pub(crate) fn push(&mut self, start: usize, end: usize) {
+        if end > start {
+            self.spans.push((start, end));
+        }
+    }
+}
+
+struct CompiledRule {
+    rule: &'static Rule,
+    regex: Regex,
+}
+
+/// A keyword automaton and, for each keyword, the rules it triggers.
+struct Keywords {
+    /// `None` when there are no keywords of this kind or the automaton failed to build.
+    automaton: Option<AhoCorasick>,
+    rules: Vec<Vec<usize>>,
+}
+
+pub(crate) struct Engine {
+    rules: Vec<CompiledRule>,
+    insensitive: Keywords,
+    sensitive: Keywords,
+    pub(crate) errors: Vec<String>,
+}
+
+pub(crate) static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::build);
+
+fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .size_limit(64 << 20)
+        .dfa_size_limit(8 << 20)
+        .build()
+}
+
+impl Engine {
+    fn build() -> Engine {
+        let mut errors = Vec::new();
+        let mut rules = Vec::new();
+        for rule in rules::all() {
+            match compile(rule.pattern) {
+                Ok(regex) => rules.push(CompiledRule { rule, regex }),
+                Err(error) => errors.push(format!("rule `{}`: {error}", rule.id)),
+            }
+        }
+        let insensitive = Keywords::build(&rules, false, &mut errors);
+        let sensitive = Keywords::build(&rules, true, &mut errors);
+        Engine {
+            rules,
+            insensitive,
+            sensitive,
+            errors,
+        }
+    }
+
+    /// The number of rules that compiled.
+    #[cfg(test)]
+    pub(crate) fn rule_count(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// The spans to replace in `text` (already decoded), sorted, disjoint and on character
+    /// boundaries. `carry` says what continues from the previous text, and is updated to what
+    /// continues past this one.
+    pub(crate) fn scan(&self, text: &[u8], carry: &mut Carry) -> Vec<(usize, usize)> {
+        let mut scan = Scan::default();
+        multiline::resume(text, std::mem::take(carry), &mut scan);
+        let windows = self.windows(text);
+        // Windows come grouped by rule, so capture slots are allocated once per rule.
+        let mut current: Option<(usize, CaptureLocations)> = None;
+        for (rule_index, start, end) in windows {
+            let Some(compiled) = self.rules.get(rule_index) else {
+                continue;
+            };
+            if current.as_ref().map(|(index, _)| *index) != Some(rule_index) {
+                current = Some((rule_index, compiled.regex.capture_locations()));
+            }
+            if let Some((_, locs)) = current.as_mut() {
+                compiled.scan(text, start, end, locs, &mut scan);
+            }
+        }
+        *carry = scan.carry;
+        normalize_spans(text, scan.spans)
+    }
+
+    /// Merged `(rule, start, end)` windows to scan, sorted by rule then start.
+    fn windows(&self, text: &[u8]) -> Vec<(usize, usize, usize)> {
+        let mut windows = Vec::new();
+        let mut stops = [
+            StopCache::default(),
+            StopCache::default(),
+            StopCache::default(),
+        ];
+        for keywords in [&self.insensitive, &self.sensitive] {
+            let Some(automaton) = &keywords.automaton else {
+                continue;
+            };
+            for hit in automaton.find_overlapping_iter(text) {
+                let Some(rule_indices) = keywords.rules.get(hit.pattern().as_usize()) else {
+                    continue;
+                };
+                for &rule_index in rule_indices {
+                    let Some(compiled) = self.rules.get(rule_index) else {
+                        continue;
+                    };
+                    let rule = compiled.rule;
+                    if !rule.near.holds(text, hit.start(), hit.end()) {
+                        continue;
+                    }
+                    // One byte before the key, so a rule's left-boundary class sees a real
+                    // boundary.
+                    let start = identifier_start(text, hit.start().saturating_sub(rule.back))
+                        .saturating_sub(1);
+                    let reach = hit.end().saturating_add(rule.forward).min(text.len());
+                    let end = match rule.value_end {
+                        ValueEnd::StopByte => stops[0].next_stop(text, reach, is_stop_byte),
+                        ValueEnd::Blank => stops[1].next_stop(text, reach, is_blank_stop),
+                        ValueEnd::Line => stops[2].next_stop(text, reach, |b| b == b'\n'),
+                    };
+                    windows.push((rule_index, start, end));
+                }
+            }
+        }
+        windows.sort_unstable();
+        let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(windows.len());
+        for (rule, start, end) in windows {
+            match merged.last_mut() {
+                Some(last) if last.0 == rule && start <= last.2 => last.2 = last.2.max(end),
+                _ => merged.push((rule, start, end)),
+            }
+        }
+        merged
+    }
+}
+
+impl Keywords {
+    fn build(rules: &[CompiledRule], case_sensitive: bool, errors: &mut Vec<String>) -> Keywords {
+        let mut keywords: Vec<&'static str> = Vec::new();
+        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
+        let same = |a: &str, b: &str| {
+            if case_sensitive {
+                a == b
+            } else {
+                a.eq_ignore_ascii_case(b)
+            }
+        };
+        for (index, compiled) in rules.iter().enumerate() {
+            if compiled.rule.case_sensitive != case_sensitive {
+                continue;
+            }
+            for &keyword in compiled.rule.keywords {
+                match keywords.iter().position(|k| same(k, keyword)) {
+                    Some(at) => keyword_rules
+                        .get_mut(at)
+                        .into_iter()
+                        .for_each(|r| r.push(index)),
+                    None => {
+                        keywords.push(keyword);
+                        keyword_rules.push(vec![index]);
+                    }
+                }
+            }
+        }
+        // Hits are searched overlapping (`eaaa` and `aaaaaaaaaa` in `eAAAAAAAAAA`, `pass` in
+        // `password`), so a keyword never hides another.
+        if keywords.is_empty() {
+            return Keywords {
+                automaton: None,
+                rules: keyword_rules,
+            };
+        }
+        let automaton = AhoCorasick::builder()
+            .ascii_case_insensitive(!case_sensitive)
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&keywords);
+        let automaton = match automaton {
+            Ok(automaton) => Some(automaton),
+            Err(error) => {
+                errors.push(format!("keyword automaton: {error}"));
+                None
+            }
+        };
+        Keywords {
+            automaton,
+            rules: keyword_rules,
+        }
+    }
+}
+
+impl Near {
+    fn holds(self, text: &[u8], start: usize, end: usize) -> bool {
+        match self {
+            Near::Anything => true,
+            Near::Assignment => {
+                let rest = text.get(end..).unwrap_or_default();
+                let mut bytes = rest.iter().take(96).copied().peekable();
+                while bytes
+                    .next_if(|&b| is_key_byte(b) || b == b'.' || b == b'[' || b == b']')
+                    .is_some()
+                {}
+                while bytes.next_if(|&b| b == b'\\').is_some() {}
+                let _ = bytes.next_if(|&b| matches!(b, b'"' | b'\'' | b'`'));
+                while bytes.next_if(|&b| b == b' ' || b == b'\t').is_some() {}
+                matches!(
+                    bytes.next(),
+                    Some(b'=' | b':' | b',' | b'>' | b'!' | b'?' | b'|')
+                )
+            }
+            Near::Flag => {
+                let name_start = identifier_start(text, start);
+                let dash_before = text
+                    .get(name_start..start)
+                    .is_some_and(|name| name.contains(&b'-'));
+                dash_before && matches!(text.get(end), Some(b'=' | b' ' | b'\t'))
+            }
+            Near::WordStart => is_word_start(text, start),
+        }
+    }
+}
+
+impl CompiledRule {
+    /// Finds the rule's matches that start in `start..end` and records their secret spans.
+    fn scan(
+        &self,
+        text: &[u8],
+        start: usize,
+        end: usize,
+        locs: &mut CaptureLocations,
+        scan: &mut Scan,
+    ) {
+        // The window's end is where a value ends (or the end of text), so cutting the haystack
+        // there changes no match; procedural actions read on in `text` itself.
+        let haystack = text.get(..end).unwrap_or(text);
+        let rule = self.rule;
+        let mut at = start;
+        while at < haystack.len() {
+            let Some(whole) = self.regex.captures_read_at(locs, haystack, at) else {
+                break;
+            };
+            if rule.word_start && !is_word_start(text, whole.start()) {
+                at = whole.start() + 1;
+                continue;
+            }
+            match rule.action {
+                Action::Replace => {
+                    if let Some(secret) = locs.get(rule.secret_group)
+                        && secret.1 > secret.0
+                        && passes(rule.check, text, locs, secret)
+                    {
+                        scan.push(secret.0, secret.1);
+                    }
+                }
+                Action::Assignment => assignment::assignment(text, locs, scan),
+                Action::Authorization => assignment::authorization(text, locs, scan),
+                Action::PrivateKey => {
+                    multiline::private_key(text, whole.start(), whole.end(), scan);
+                }
+                Action::BodyLines => multiline::body_lines(text, whole.end(), scan),
+                Action::Kubernetes => multiline::kubernetes(text, whole.start(), whole.end(), scan),
+            }
+            // Procedural actions read on past the match: a key inside the value just parsed
+            // (`"out":"password: ..."`, `?a=b&token=...`) must still be found.
+            let next = match rule.action {
+                Action::Assignment | Action::Authorization => locs
+                    .get(3)
+                    .map_or(whole.end(), |(_, separator_end)| separator_end),
+                _ => whole.end(),
+            };
+            at = next.max(whole.start() + 1);
+        }
+    }
+}
+
+/// Caches the last "next stop byte" answer: no stop byte lies in `from..stop`. Keyword hits come
+/// in increasing order, so a long run (a base64 blob) is scanned once, not once per hit.
+#[derive(Default)]
+struct StopCache {
+    from: usize,
+    stop: usize,
+}
+
+impl StopCache {
+    fn next_stop(&mut self, text: &[u8], from: usize, is_stop: fn(u8) -> bool) -> usize {
+        if self.from <= from && from <= self.stop && self.stop > 0 {
+            return self.stop;
+        }
+        let stop = text
+            .get(from..)
+            .and_then(|rest| rest.iter().position(|&b| is_stop(b)))
+            .map_or(text.len(), |offset| from + offset);
+        *self = StopCache { from, stop };
+        stop
+    }
+}
+
+/// Bytes that end every secret value of [`ValueEnd::StopByte`] rules: whitespace, quotes,
+/// backslash, brackets, braces, parentheses, angle brackets, comma, semicolon, `&`.
+pub(crate) fn is_stop_byte(byte: u8) -> bool {
+    byte.is_ascii_whitespace()
+        || matches!(
+            byte,
+            b'"' | b'\''
+                | b'`'
+                | b'\\'
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'('
+                | b')'
+                | b'<'
+                | b'>'
+                | b','
+                | b';'
+                | b'&'
+        )
+}
+
+/// Bytes that end values of [`ValueEnd::Blank`] rules: whitespace, quotes, angle brackets.
+fn is_blank_stop(byte: u8) -> bool {
+    byte.is_ascii_whitespace() || matches!(byte, b'"' | b'\'' | b'`' | b'<' | b'>')
+}
+
+pub(crate) fn is_key_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-' || byte >= 0x80
+}
+
+/// Moves `at` back to the start of the key or identifier it is in (at most 256 bytes).
+fn identifier_start(text: &[u8], mut at: usize) -> usize {
+    let floor = at.saturating_sub(256);
+    while at > floor
+        && text
+            .get(at - 1)
+            .copied()
+            .is_some_and(|b| is_key_byte(b) || b == b'.')
+    {
+        at -= 1;
+    }
+    at
+}
+
+/// True when a match may start at `at`: at the start of text, after a byte that is not a
+/// letter, digit or `_`, or after a JSON escape (`\n`, `\r`, `\t`) left undecoded.
+pub(crate) fn is_word_start(text: &[u8], at: usize) -> bool {
+    let Some(before) = at.checked_sub(1).and_then(|i| text.get(i)) else {
+        return true;
+    };
+    let escaped = at
+        .checked_sub(2)
+        .and_then(|i| text.get(i))
+        .is_some_and(|&b| b == b'\\');
+    !(before.is_ascii_alphanumeric() || *before == b'_')
+        || (escaped && matches!(before, b'n' | b'r' | b't'))
+}
+
+/// Sorts and merges spans, widening each to character boundaries.
+pub(crate) fn normalize_spans(text: &[u8], mut spans: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    let is_continuation = |at: usize| text.get(at).is_some_and(|b| (b & 0xC0) == 0x80);
+    for (start, end) in &mut spans {
+        *end = (*end).min(text.len());
+        while *start > 0 && is_continuation(*start) {
+            *start -= 1;
+        }
+        while *end < text.len() && is_continuation(*end) {
+            *end += 1;
+        }
+    }
+    spans.retain(|(start, end)| end > start);
+    spans.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+    for (start, end) in spans {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
+
+// ----- Checks of single-regex rules -----------------------------------------------------------
+
+fn passes(check: Check, text: &[u8], locs: &CaptureLocations, secret: (usize, usize)) -> bool {
+    let value = text.get(secret.0..secret.1).unwrap_or_default();
+    let rest = text.get(secret.1..).unwrap_or_default();
+    if find(value, REDACTED_SECRET.as_bytes()).is_some() {
+        return false;
+    }
+    match check {
+        Check::Always => true,
+        Check::HasDigit => value.iter().any(u8::is_ascii_digit),
+        Check::DigitAndLetter => {
+            value.iter().any(u8::is_ascii_digit)
+                && value.iter().any(u8::is_ascii_alphabetic)
+                && !is_filler(value)
+        }
+        Check::NotPlaceholder => !is_reference(value) && !is_placeholder(value),
+        Check::UrlPassword => !is_variable(value) && !is_filler(value),
+        Check::UrlUserToken => looks_random(value) || (value.len() >= 32 && is_hex(value)),
+        Check::FlagValue => {
+            !is_reference(value)
+                && !is_placeholder(value)
+                && !is_constant_name(value)
+                && !is_lowercase_word(value, 12)
+        }
+        Check::Bearer => {
+            // `Bearer resource_metadata="..."`: a challenge's parameter, not a token.
+            let parameter = value.ends_with(b"=")
+                && rest.first() == Some(&b'"')
+                && is_identifier_name(value.strip_suffix(b"=").unwrap_or(value));
+            !is_placeholder(value) && !is_code(value, rest) && !parameter
+        }
+        Check::BasicCredentials => is_basic_credentials(value),
+        Check::SameTag => {
+            let tag = |group| {
+                locs.get(group)
+                    .and_then(|(s, e)| text.get(s..e))
+                    .unwrap_or_default()
+            };
+            tag(1).eq_ignore_ascii_case(tag(3)) && !is_reference(value) && !is_placeholder(value)
+        }
+    }
+}
+
+/// Only lower-case letters, `_` and `-`, at most `max_len` bytes: an identifier, not a value.
+fn is_lowercase_word(value: &[u8], max_len: usize) -> bool {
+    value.len() <= max_len
+        && value
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || *b == b'_' || *b == b'-')
+}
+
+/// Base64 of printable `user:password`.
+fn is_basic_credentials(value: &[u8]) -> bool {
+    let Some(decoded) = base64_decode(value) else {
+        return false;
+    };
+    decoded.iter().all(|b| (0x20..0x7F).contains(b))
+        && decoded
+            .iter()
+            .position(|&b| b == b':')
+            .is_some_and(|colon| colon > 0 && colon + 1 < decoded.len())
+}
+
+fn base64_decode(value: &[u8]) -> Option<Vec<u8>> {
+    let digits = value
+        .strip_suffix(b"==")
+        .or_else(|| value.strip_suffix(b"="));
+    let digits = digits.unwrap_or(value);
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for &b in digits {
+        let sextet = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        buffer = (buffer << 6) | u32::from(sextet);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push(u8::try_from((buffer >> bits) & 0xFF).ok()?);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_and_both_automata_compile() {
+        assert!(ENGINE.errors.is_empty(), "{:?}", ENGINE.errors);
+        assert_eq!(ENGINE.rule_count(), rules::all().count());
+    }
+
+    #[test]
+    fn rule_ids_are_unique_and_keywords_are_written_as_matched() {
+        let mut ids: Vec<&str> = rules::all().map(|r| r.id).collect();
+        ids.sort_unstable();
+        let count = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), count);
+        for rule in rules::all() {
+            assert!(!rule.keywords.is_empty(), "{}", rule.id);
+            if !rule.case_sensitive {
+                for keyword in rule.keywords {
+                    assert_eq!(*keyword, keyword.to_ascii_lowercase(), "{}", rule.id);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn basic_credentials_decode() {
+        assert!(is_basic_credentials(b"dXNlcjpwYXNzd29yZA=="));
+        assert!(is_basic_credentials(b"YWxhZGRpbjpvcGVuc2VzYW1l"));
+        assert!(!is_basic_credentials(b"authentication"));
+        assert!(!is_basic_credentials(b"c2VjcmV0"));
+        assert!(!is_basic_credentials(b"QWxhZGRpbjo="));
+    }
+
+    #[test]
+    fn spans_widen_to_character_boundaries_and_merge() {
+        let text = "aé b".as_bytes();
+        assert_eq!(normalize_spans(text, vec![(2, 3), (0, 1)]), vec![(0, 3)]);
+    }
+}

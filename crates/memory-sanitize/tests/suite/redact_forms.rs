@@ -1,0 +1,421 @@
+//! Generic forms: how people write a secret next to its name, in every syntax, and the
+//! credential positions (headers, URLs) where no name is needed.
+
+use memory_sanitize::redact_secrets;
+
+/// Each case: input, expected output.
+fn check(cases: &[(&str, &str)]) {
+    let mut failures = Vec::new();
+    for (input, expected) in cases {
+        let out = redact_secrets(input);
+        if out != *expected {
+            failures.push(format!(
+                "input:    {input:?}\nexpected: {expected:?}\ngot:      {out:?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn secret_kinds_from_the_issue_are_redacted() {
+    check(&[
+        (
+            "key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789",
+            "key [REDACTED_SECRET]",
+        ),
+        (
+            "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "GITHUB_TOKEN=[REDACTED_SECRET]",
+        ),
+        (
+            "curl -H 'Authorization: Bearer abcdef0123456789abcdef'",
+            "curl -H 'Authorization: Bearer [REDACTED_SECRET]'",
+        ),
+        (
+            "Authorization: Basic dXNlcjpwYXNzd29yZA==",
+            "Authorization: Basic [REDACTED_SECRET]",
+        ),
+        (
+            "X-API-Key: live4f9a8b7c6d5e4f3a",
+            "X-API-Key: [REDACTED_SECRET]",
+        ),
+        (
+            "postgres://app:s3cr3t-pass@db:5432/app",
+            "postgres://app:[REDACTED_SECRET]@db:5432/app",
+        ),
+        (
+            "mysql --password=hunter22 -u root",
+            "mysql --password=[REDACTED_SECRET] -u root",
+        ),
+        (
+            "gh auth login --token ab12cd34ef56",
+            "gh auth login --token [REDACTED_SECRET]",
+        ),
+        (
+            "export API_KEY=abcd1234efgh5678",
+            "export API_KEY=[REDACTED_SECRET]",
+        ),
+        ("db_password: Xy7#kq9Lm2", "db_password: [REDACTED_SECRET]"),
+        (
+            "secret_key = 'django-insecure-abc123'",
+            "secret_key = '[REDACTED_SECRET]'",
+        ),
+        (
+            r#"{"token":"abcdefghijkl"}"#,
+            r#"{"token":"[REDACTED_SECRET]"}"#,
+        ),
+        (
+            r#"{\"client_secret\": \"A1b2C3d4E5f6\"}"#,
+            r#"{\"client_secret\": \"[REDACTED_SECRET]\"}"#,
+        ),
+        (
+            "access_token=ya29.a0AfH6SMBx1234567890abcdefghij",
+            "access_token=[REDACTED_SECRET]",
+        ),
+        ("AKIAIOSFODNN7EXAMPLE", "[REDACTED_SECRET]"),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "aws_secret_access_key = [REDACTED_SECRET]",
+        ),
+        (
+            "Server=db;User Id=app;Password=Pa55word!;",
+            "Server=db;User Id=app;Password=[REDACTED_SECRET];",
+        ),
+    ]);
+}
+
+#[test]
+fn forms_codex_catches_are_caught() {
+    check(&[
+        // A bearer token without digits.
+        (
+            "Authorization: Bearer abcdefghijklmnopqrstuv",
+            "Authorization: Bearer [REDACTED_SECRET]",
+        ),
+        (
+            "curl -H \"authorization: bearer QWERTYuiopasdfghjklZXCV\" https://api",
+            "curl -H \"authorization: bearer [REDACTED_SECRET]\" https://api",
+        ),
+        // Letters-only values.
+        ("password=correcthorsebattery", "password=[REDACTED_SECRET]"),
+        (
+            "PASSWORD: correcthorsebattery",
+            "PASSWORD: [REDACTED_SECRET]",
+        ),
+        ("token: abcdefghijklmnop", "token: [REDACTED_SECRET]"),
+        // Values with punctuation codex keeps in the value.
+        ("password=p@ss,w0rd;x", "password=[REDACTED_SECRET]"),
+        ("secret: pässwörd123", "secret: [REDACTED_SECRET]"),
+    ]);
+}
+
+#[test]
+fn names_with_any_prefix_or_suffix() {
+    check(&[
+        (
+            "STRIPE_SECRET_KEY=whatever1234",
+            "STRIPE_SECRET_KEY=[REDACTED_SECRET]",
+        ),
+        ("x-api-key: abcdefghij12", "x-api-key: [REDACTED_SECRET]"),
+        (
+            "X-Auth-Token: 0a1b2c3d4e5f",
+            "X-Auth-Token: [REDACTED_SECRET]",
+        ),
+        ("PGPASSWORD=hunter2hunter2", "PGPASSWORD=[REDACTED_SECRET]"),
+        ("MYSQL_PWD=s3cretvalue", "MYSQL_PWD=[REDACTED_SECRET]"),
+        ("dbPass: Tr0ub4dor&3", "dbPass: [REDACTED_SECRET]"),
+        (
+            "SECRET_KEY_BASE=9f8e7d6c5b4a39281706",
+            "SECRET_KEY_BASE=[REDACTED_SECRET]",
+        ),
+        (
+            "app.datasource.password=Sup3rS3cret",
+            "app.datasource.password=[REDACTED_SECRET]",
+        ),
+        ("contraseña: mi-clave-2024", "contraseña: [REDACTED_SECRET]"),
+        // A name that only may hold a secret needs a generated-looking value.
+        (
+            "OPENAI_KEY=q8Vx2Lm9Zr4Tb7Nc1Kw5",
+            "OPENAI_KEY=[REDACTED_SECRET]",
+        ),
+        (
+            "let key = \"x-hello-world-64\";",
+            "let key = \"x-hello-world-64\";",
+        ),
+        (
+            "withCredentials = 'same-origin'",
+            "withCredentials = 'same-origin'",
+        ),
+        (
+            "pub const SCTP_AUTH_KEY: c_int = 0x00000013;",
+            "pub const SCTP_AUTH_KEY: c_int = 0x00000013;",
+        ),
+        (
+            "ACCESS_KEY = 'AWSAccessKeyId'",
+            "ACCESS_KEY = 'AWSAccessKeyId'",
+        ),
+        (
+            "\"Resource\":\"arn:aws:secretsmanager:*:*:secret:db/*\"",
+            "\"Resource\":\"arn:aws:secretsmanager:*:*:secret:db/*\"",
+        ),
+        ("sort_key = \"created_at\"", "sort_key = \"created_at\""),
+        ("MAPS_KEY=streetview", "MAPS_KEY=streetview"),
+    ]);
+}
+
+#[test]
+fn every_syntax_of_an_assignment() {
+    check(&[
+        // env and shell
+        (
+            "DB_PASSWORD=Hunter2Hunter2",
+            "DB_PASSWORD=[REDACTED_SECRET]",
+        ),
+        (
+            "export TOKEN='abc def ghi 123'",
+            "export TOKEN='[REDACTED_SECRET]'",
+        ),
+        ("set PASSWORD=winpass123", "set PASSWORD=[REDACTED_SECRET]"),
+        // YAML, TOML, INI
+        (
+            "  password: hunter2hunter2",
+            "  password: [REDACTED_SECRET]",
+        ),
+        (
+            "password = \"toml value 42\"",
+            "password = \"[REDACTED_SECRET]\"",
+        ),
+        ("password = inivalue99", "password = [REDACTED_SECRET]"),
+        ("- api_key: k3y-in-a-list", "- api_key: [REDACTED_SECRET]"),
+        // JSON and Python dicts
+        (
+            r#"{"api_key": "k3yvalue", "user": "bob"}"#,
+            r#"{"api_key": "[REDACTED_SECRET]", "user": "bob"}"#,
+        ),
+        (
+            "{'password': 'py-dict-val-1'}",
+            "{'password': '[REDACTED_SECRET]'}",
+        ),
+        // code
+        (
+            "const apiKey = \"k3y-in-js\";",
+            "const apiKey = \"[REDACTED_SECRET]\";",
+        ),
+        (
+            "password := \"go-val-1x\"",
+            "password := \"[REDACTED_SECRET]\"",
+        ),
+        (
+            "'password' => 'php-val-1x',",
+            "'password' => '[REDACTED_SECRET]',",
+        ),
+        (
+            "connect(password=b\"bytes-val-1\")",
+            "connect(password=b\"[REDACTED_SECRET]\")",
+        ),
+        (
+            "let password: &str = \"typed-val-9x\";",
+            "let password: &str = \"[REDACTED_SECRET]\";",
+        ),
+        (
+            "if password == \"hardcoded-1\" {",
+            "if password == \"[REDACTED_SECRET]\" {",
+        ),
+        // quoted with spaces
+        (
+            "password: \"correct horse battery staple\"",
+            "password: \"[REDACTED_SECRET]\"",
+        ),
+        // URL queries stop at `&`
+        (
+            "GET /cb?code=x&access_token=abcdef123456&state=9",
+            "GET /cb?code=x&access_token=[REDACTED_SECRET]&state=9",
+        ),
+        // XML
+        (
+            "<password>xml-secret-1</password>",
+            "<password>[REDACTED_SECRET]</password>",
+        ),
+        (
+            "<add key=\"ClearTextPassword\" value=\"nuget-pass-1\" />",
+            "<add key=\"ClearTextPassword\" value=\"[REDACTED_SECRET]\" />",
+        ),
+    ]);
+}
+
+#[test]
+fn references_placeholders_and_code_are_refused() {
+    check(&[
+        ("password: ${DB_PASSWORD}", "password: ${DB_PASSWORD}"),
+        (
+            "token = os.getenv(\"TOKEN\")",
+            "token = os.getenv(\"TOKEN\")",
+        ),
+        ("api_key: YOUR_API_KEY", "api_key: YOUR_API_KEY"),
+        ("password: changeme", "password: changeme"),
+        (
+            "secret = settings.secret_value",
+            "secret = settings.secret_value",
+        ),
+        ("password = default_password", "password = default_password"),
+        ("token: accessToken,", "token: accessToken,"),
+        (
+            "password: \"Enter your password\"",
+            "password: \"Enter your password\"",
+        ),
+        (
+            "token: \"invalid token: {}\"",
+            "token: \"invalid token: {}\"",
+        ),
+        (
+            "password: /run/secrets/db_password",
+            "password: /run/secrets/db_password",
+        ),
+        ("secret: ********", "secret: ********"),
+        ("token: null", "token: null"),
+    ]);
+}
+
+#[test]
+fn multi_line_values() {
+    check(&[
+        (
+            "db:\n  password: |\n    line-one-secret\n    line-two-secret\n  user: bob\n",
+            "db:\n  password: |\n    [REDACTED_SECRET]\n    [REDACTED_SECRET]\n  user: bob\n",
+        ),
+        (
+            "token:\n  abcdefgh12345678\nnext: 1\n",
+            "token:\n  [REDACTED_SECRET]\nnext: 1\n",
+        ),
+        (
+            "PRIVATE_TOKEN=\"first part\nsecond part\" done\n",
+            "PRIVATE_TOKEN=\"[REDACTED_SECRET]\n[REDACTED_SECRET]\" done\n",
+        ),
+        (
+            "password:\n  min_length: 8\n",
+            "password:\n  min_length: 8\n",
+        ),
+    ]);
+}
+
+#[test]
+fn every_authorization_scheme() {
+    check(&[
+        (
+            "Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l",
+            "Authorization: Basic [REDACTED_SECRET]",
+        ),
+        (
+            "Authorization: Token abcdefghijklmnop",
+            "Authorization: Token [REDACTED_SECRET]",
+        ),
+        (
+            "Authorization: Bot MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+            "Authorization: Bot [REDACTED_SECRET]",
+        ),
+        (
+            "Authorization: Digest username=\"bob\", realm=\"x\", nonce=\"dcd98b\", uri=\"/\", response=\"6629fae49393a05397450978507c4ef1\"",
+            "Authorization: Digest username=\"bob\", realm=\"x\", nonce=\"dcd98b\", uri=\"/\", response=\"[REDACTED_SECRET]\"",
+        ),
+        (
+            "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20250101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+            "Authorization: AWS4-HMAC-SHA256 Credential=[REDACTED_SECRET]/20250101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=[REDACTED_SECRET]",
+        ),
+        (
+            "Proxy-Authorization: Basic dXNlcjpodW50ZXIy",
+            "Proxy-Authorization: Basic [REDACTED_SECRET]",
+        ),
+        (
+            "authorization: 4f9a8b7c6d5e4f3a2b1c",
+            "authorization: [REDACTED_SECRET]",
+        ),
+        (
+            "\"Authorization\": \"token ghx0123456789\"",
+            "\"Authorization\": \"token [REDACTED_SECRET]\"",
+        ),
+        // Outside a header.
+        (
+            "echo Basic dXNlcjpodW50ZXIy | base64 -d",
+            "echo Basic [REDACTED_SECRET] | base64 -d",
+        ),
+    ]);
+}
+
+#[test]
+fn credentials_in_urls_of_any_scheme() {
+    check(&[
+        (
+            "redis://:r3dis-pass@cache:6379/0",
+            "redis://:[REDACTED_SECRET]@cache:6379/0",
+        ),
+        (
+            "amqp://guest:Rabb1tPass@mq/",
+            "amqp://guest:[REDACTED_SECRET]@mq/",
+        ),
+        (
+            "mongodb+srv://app:M0ngoPass@c0.mongodb.net/db",
+            "mongodb+srv://app:[REDACTED_SECRET]@c0.mongodb.net/db",
+        ),
+        (
+            "https://x-access-token:Tok3nValue1@github.com/o/r.git",
+            "https://x-access-token:[REDACTED_SECRET]@github.com/o/r.git",
+        ),
+        (
+            "git clone https://a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0@github.com/o/r.git",
+            "git clone https://[REDACTED_SECRET]@github.com/o/r.git",
+        ),
+        (
+            "https://hooks.slack.com/services/T0ABCDEFG/B0ABCDEFG/abcdefghijklmnopqrstuvwx",
+            "https://hooks.slack.com/[REDACTED_SECRET]",
+        ),
+        (
+            "https://maker.ifttt.com/trigger/door/with/key/dQw4w9WgXcQabcdefghij",
+            "https://maker.ifttt.com/trigger/door/with/key/[REDACTED_SECRET]",
+        ),
+        (
+            "https://git@github.com/o/r.git",
+            "https://git@github.com/o/r.git",
+        ),
+    ]);
+}
+
+#[test]
+fn secrets_split_by_json_escapes_are_caught() {
+    check(&[
+        // `\/` and `\u002b` inside a base64 secret.
+        (
+            r#"{"out":"aws_secret_access_key = wJalrXUtnFEMI\/K7MDENG\u002bbPxRfiCYEXAMPLEKEY"}"#,
+            r#"{"out":"aws_secret_access_key = [REDACTED_SECRET]"}"#,
+        ),
+        // A key and its value on two lines of a JSON string.
+        (
+            r#"{"out":"password:\n  hunter2hunter2\nok"}"#,
+            r#"{"out":"password:\n  [REDACTED_SECRET]\nok"}"#,
+        ),
+        // JSON inside JSON.
+        (
+            r#"{"arguments":"{\"cmd\":\"export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}"}"#,
+            r#"{"arguments":"{\"cmd\":\"export GITHUB_TOKEN=[REDACTED_SECRET]\"}"}"#,
+        ),
+        // A webhook URL with escaped slashes.
+        (
+            r#"{"url":"https:\/\/hooks.slack.com\/services\/T0ABCDEFG\/B0ABCDEFG\/abcdefghijklmnopqrstuvwx"}"#,
+            r#"{"url":"https:\/\/hooks.slack.com\/[REDACTED_SECRET]"}"#,
+        ),
+    ]);
+}
+
+#[test]
+fn kubernetes_secret_data_is_redacted() {
+    check(&[
+        (
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\ndata:\n  username: YWRtaW4=\n  password: MWYyZDFlMmU2N2Rm\nstringData:\n  note: plain text here\n---\nkind: ConfigMap\ndata:\n  mode: fast\n",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\ndata:\n  username: [REDACTED_SECRET]\n  password: [REDACTED_SECRET]\nstringData:\n  note: [REDACTED_SECRET]\n---\nkind: ConfigMap\ndata:\n  mode: fast\n",
+        ),
+        (
+            r#"{"apiVersion":"v1","kind":"Secret","data":{"tls.crt":"LS0tLS1CRUdJTg==","user":"Ym9i"}}"#,
+            r#"{"apiVersion":"v1","kind":"Secret","data":{"tls.crt":"[REDACTED_SECRET]","user":"[REDACTED_SECRET]"}}"#,
+        ),
+    ]);
+}
