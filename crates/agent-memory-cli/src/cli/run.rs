@@ -15,7 +15,7 @@ use agent_memory::write::config::{MemoriesConfig, MemoriesToml};
 use agent_memory::write::memory_root::MemoryRoot;
 use agent_memory::write::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
 use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
-use agent_memory::write::store::{ClaimParams, MemoryMode};
+use agent_memory::write::store::ClaimParams;
 use agent_memory::write::{
     AsyncStateStore, PhaseOneOptions, PhaseOneReport, ScanOptions, ScanReport, StateStore,
     run_phase_one, scan_rollouts,
@@ -72,13 +72,7 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
     let model = model_from_spec(&spec, args.common.base_url.as_deref())?;
 
     let mut store = StateStore::open_home(&home)?;
-    let scan_options = ScanOptions {
-        new_thread_mode: if config.generate_memories {
-            MemoryMode::Enabled
-        } else {
-            MemoryMode::Disabled
-        },
-    };
+    let scan_options = ScanOptions::from_config(&config);
     let scan = scan_rollouts(
         &mut store,
         &rollouts_dir,

@@ -9,6 +9,7 @@
 //! [`StateStore`] is synchronous and `Send`; async code reaches it through [`AsyncStateStore`],
 //! which runs each call on tokio's blocking pool so the runtime never waits on SQLite.
 
+mod forget;
 mod phase_two;
 mod stage_one;
 mod threads;
@@ -17,13 +18,17 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
+use memory_protocol::names::tables::{
+    PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
+};
 use rusqlite::{Connection, TransactionBehavior};
 
 use crate::error::{Error, Result};
 
+pub use self::forget::{ForgetReport, ResetReport, ThreadMatch};
 pub use self::phase_two::{
-    PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess,
+    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
+    PhaseTwoSuccess,
 };
 pub use self::stage_one::{ClaimParams, ClaimedJob, DEFAULT_MAX_ATTEMPTS};
 pub use self::threads::{KnownFile, MemoryMode, ThreadRecord, ThreadRegistration, UpsertCounts};
@@ -49,9 +54,10 @@ impl std::fmt::Debug for StateStore {
 }
 
 /// One migration per schema version; index `i` brings the schema to version `i + 1`.
-fn migrations() -> [String; 1] {
-    [format!(
-        "CREATE TABLE {THREADS} (
+fn migrations() -> [String; 2] {
+    [
+        format!(
+            "CREATE TABLE {THREADS} (
             id TEXT PRIMARY KEY,
             rollout_path TEXT NOT NULL,
             cwd TEXT,
@@ -111,7 +117,18 @@ fn migrations() -> [String; 1] {
             retry_after_at INTEGER
         );
         INSERT INTO {PHASE_TWO_LEASE} (id) VALUES (1);"
-    )]
+        ),
+        // Version 2: the git branch a session recorded, and what the last successful phase-2
+        // pass consolidated (so the next one knows what was added, changed and removed).
+        format!(
+            "ALTER TABLE {THREADS} ADD COLUMN git_branch TEXT;
+            CREATE TABLE {PHASE_TWO_BASELINE} (
+                thread_id TEXT PRIMARY KEY,
+                source_updated_at INTEGER NOT NULL,
+                material TEXT NOT NULL
+            );"
+        ),
+    ]
 }
 
 impl StateStore {

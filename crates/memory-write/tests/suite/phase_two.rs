@@ -13,9 +13,10 @@ use async_trait::async_trait;
 use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
 use memory_protocol::names::memory_root as names;
 use memory_protocol::{ModelClient, ModelError, ModelRequest, ModelResponse, TaskKind};
+use memory_write::citations::record_citations;
 use memory_write::memory_root::MemoryRoot;
 use memory_write::phase_two::{
-    PhaseTwoOptions, PhaseTwoReport, record_memory_usage, render_memory_injection, run_phase_two,
+    PhaseTwoOptions, PhaseTwoReport, render_memory_injection, run_phase_two,
 };
 use memory_write::store::{PhaseTwoClaim, PhaseTwoClaimParams, now_unix};
 use memory_write::{AsyncStateStore, Error, StateStore};
@@ -584,10 +585,13 @@ async fn the_read_path_caps_the_summary_and_usage_is_recorded() {
     assert!(block.contains(&home.root.dir().display().to_string()));
 
     home.output("t1", "fact");
-    let updated = record_memory_usage(&home.store, vec!["t1".into(), "nope".into()])
+    let message =
+        "Answer.\n<memory-citation>\n<rollout_ids>\nt1\nnope\n</rollout_ids>\n</memory-citation>";
+    let usage = record_citations(&home.store, &home.root, message)
         .await
         .unwrap();
-    assert_eq!(updated, 1);
+    assert_eq!(usage.recorded, 1);
+    assert_eq!(usage.cited_threads, ["nope", "t1"]);
     let record = home
         .store
         .call(|s| s.stage_one_output("t1"))

@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use memory_write::StateStore;
-use memory_write::store::{PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess};
+use memory_write::store::{
+    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess,
+};
 use rusqlite::{Connection, params};
 
 const DAY: i64 = 24 * 3600;
@@ -82,10 +84,18 @@ fn claimed(claim: PhaseTwoClaim) -> PhaseTwoLease {
 }
 
 fn succeed(store: &mut StateStore, lease: &PhaseTwoLease, now: i64, selected: &[(String, i64)]) {
+    let selected: Vec<BaselineEntry> = selected
+        .iter()
+        .map(|(thread_id, source_updated_at)| BaselineEntry {
+            thread_id: thread_id.clone(),
+            source_updated_at: *source_updated_at,
+            material: format!("material of {thread_id}"),
+        })
+        .collect();
     let success = PhaseTwoSuccess {
         now,
         input_hash: "hash",
-        selected,
+        selected: &selected,
     };
     assert!(store.complete_phase_two(lease, &success).unwrap());
 }

@@ -22,6 +22,7 @@ fn thread(id: &str, activity: i64, fingerprint: &str) -> ThreadRegistration {
         id: id.to_owned(),
         rollout_path: format!("/sessions/{id}.jsonl"),
         cwd: Some("/work".to_owned()),
+        git_branch: None,
         source: Some("cli".to_owned()),
         skip_reason: None,
         created_at: activity - 60,
@@ -56,10 +57,10 @@ fn claim(store: &mut StateStore, now: i64) -> Option<ClaimedJob> {
 #[test]
 fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
     let (dir, store) = store();
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), 2);
     drop(store);
     let store = StateStore::open_home(dir.path()).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), 2);
     let conn = rusqlite::Connection::open(store.path()).unwrap();
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -74,7 +75,13 @@ fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
         .collect();
     assert_eq!(
         tables,
-        ["phase2_lease", "stage1_jobs", "stage1_outputs", "threads"]
+        [
+            "phase2_baseline",
+            "phase2_lease",
+            "stage1_jobs",
+            "stage1_outputs",
+            "threads"
+        ]
     );
     conn.pragma_update(None, "user_version", 99).unwrap();
     drop(conn);
@@ -82,7 +89,7 @@ fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
     let err = StateStore::open_home(dir.path()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "state database schema version 99 is newer than this build supports (1)"
+        "state database schema version 99 is newer than this build supports (2)"
     );
 }
 
