@@ -406,7 +406,7 @@ fn labelled_line(line: &str) -> Option<(&str, &str)> {
     let plain = label
         .chars()
         .all(|ch| ch.is_ascii_alphabetic() || ch == ' ' || ch == '_');
-    (words >= 1 && words <= 6 && plain).then(|| (label, rest.trim().trim_start_matches('*').trim()))
+    ((1..=6).contains(&words) && plain).then(|| (label, rest.trim().trim_start_matches('*').trim()))
 }
 
 /// `#### Preference signals` as a section heading.

@@ -333,7 +333,8 @@ fn inspect_content(file: &mut File, check_external: bool) -> std::io::Result<Con
             && EXTERNAL_CONTEXT_TYPES
                 .iter()
                 .any(|kind| contains(&line, kind.as_bytes()));
-        if !(maybe_user && !signals.user_message) && !maybe_external {
+        let wanted = (maybe_user && !signals.user_message) || maybe_external;
+        if !wanted {
             continue;
         }
         let Ok(text) = std::str::from_utf8(&line) else {

@@ -3,13 +3,13 @@
 
 use std::process::ExitCode;
 
-use agent_memory::write::memory_root::MemoryRoot;
 use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
 use agent_memory::write::{AsyncStateStore, StateStore};
 use anyhow::Context;
 
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 
+use super::codex::RootArgs;
 use super::home::{CommonArgs, load_config, resolve_home, runtime};
 
 /// Arguments of `agent-memory consolidate`.
@@ -17,6 +17,8 @@ use super::home::{CommonArgs, load_config, resolve_home, runtime};
 pub(crate) struct ConsolidateArgs {
     #[command(flatten)]
     common: CommonArgs,
+    #[command(flatten)]
+    root: RootArgs,
     /// Respect the cooldown after a recent success even when there is new input.
     #[arg(long)]
     no_force: bool,
@@ -36,7 +38,7 @@ pub(crate) fn run(args: ConsolidateArgs) -> ExitCode {
 }
 
 fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
-    let home = resolve_home(args.common.home.as_deref());
+    let home = resolve_home(args.common.home.as_deref())?;
     let (_, config) = load_config(args.common.config.as_deref(), &home)?;
     let spec = args
         .common
@@ -46,7 +48,7 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
     let model = model_from_spec(&spec, args.common.base_url.as_deref())?;
     let store = AsyncStateStore::new(StateStore::open_home(&home)?);
-    let root = MemoryRoot::under_home(&home);
+    let root = args.root.memory_root(&home)?;
     let options = PhaseTwoOptions {
         force: !args.no_force,
         ..PhaseTwoOptions::from_config(&config)
@@ -62,6 +64,15 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
             object.insert("unchanged".into(), report.unchanged.into());
             object.insert("pruned".into(), report.pruned.into());
             object.insert("guard_missing".into(), report.guard_missing.into());
+            object.insert("forgotten_anchors".into(), report.forgotten.into());
+            object.insert(
+                "changes".into(),
+                serde_json::json!({
+                    "added": report.changes.added,
+                    "changed": report.changes.changed,
+                    "removed": report.changes.removed,
+                }),
+            );
             object.insert("model".into(), model.name().into());
             object.insert(
                 "memory_root".into(),
@@ -89,6 +100,21 @@ pub(crate) fn summary_text(report: &PhaseTwoReport, model: &str) -> String {
         out.push_str(" (inputs unchanged since the last pass)");
     }
     out.push('\n');
+    let changes = &report.changes;
+    if !changes.is_empty() {
+        out.push_str(&format!(
+            "  since the last pass: {} added, {} changed, {} removed\n",
+            changes.added.len(),
+            changes.changed.len(),
+            changes.removed.len()
+        ));
+    }
+    if report.forgotten > 0 {
+        out.push_str(&format!(
+            "  {} anchor(s) only removed sessions supported were forgotten\n",
+            report.forgotten
+        ));
+    }
     if report.pruned > 0 {
         out.push_str(&format!("  pruned {} stale memories\n", report.pruned));
     }

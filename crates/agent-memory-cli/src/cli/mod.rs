@@ -4,7 +4,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cite;
+mod codex;
 mod consolidate;
+mod forget;
 mod home;
 mod redact;
 mod run;
@@ -28,6 +31,10 @@ enum Command {
     Show(show::ShowArgs),
     /// Copy standard input to standard output with every secret replaced by [REDACTED_SECRET].
     Redact(redact::RedactArgs),
+    /// Record which memories an assistant message (on standard input) cited.
+    Cite(cite::CiteArgs),
+    /// Forget one session's memories, or everything with --all.
+    Forget(forget::ForgetArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -37,5 +44,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Consolidate(args) => consolidate::run(args),
         Command::Show(args) => show::run(args),
         Command::Redact(args) => redact::run(args),
+        Command::Cite(args) => cite::run(args),
+        Command::Forget(args) => forget::run(args),
     }
 }

@@ -1,10 +1,13 @@
 //! `agent-memory run`: the main job. Scans a folder of rollouts, extracts memories from the
 //! eligible ones (phase 1), and reports what it did.
 //!
-//! With no folder it reads `~/.codex/sessions` and behaves as a host agent at startup: at most
+//! With no folder it reads codex's sessions (`$CODEX_HOME/sessions`, default
+//! `~/.codex/sessions`) and behaves as a host agent at startup: at most
 //! `max_rollouts_per_startup` rollouts, the age and idle rules. Given a folder, it processes
 //! every rollout there that passes the idle rule, unless `--limit`, `--max-age-days` or the
-//! config file set a limit.
+//! config file set a limit. `--codex` also writes the memory root into codex's
+//! (`$CODEX_HOME/memories`), where codex's read path finds it. Stale memories are pruned
+//! before anything is extracted.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -12,7 +15,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_memory::write::config::{MemoriesConfig, MemoriesToml};
-use agent_memory::write::memory_root::MemoryRoot;
+use agent_memory::write::housekeeping::prune_stale_memories;
 use agent_memory::write::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
 use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
 use agent_memory::write::store::ClaimParams;
@@ -20,18 +23,24 @@ use agent_memory::write::{
     AsyncStateStore, PhaseOneOptions, PhaseOneReport, ScanOptions, ScanReport, StateStore,
     run_phase_one, scan_rollouts,
 };
-use anyhow::{Context, bail};
+use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 
+use super::codex::{self, RootArgs};
 use super::home::{CommonArgs, load_config, resolve_home, runtime};
 
 /// Arguments of `agent-memory run`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
-    /// Folder of rollout files (default: ~/.codex/sessions, with codex's startup limits).
+    /// Folder of rollout files (default: $CODEX_HOME/sessions, with codex's startup limits).
+    #[arg(conflicts_with = "codex")]
     rollouts_dir: Option<PathBuf>,
+    /// Read codex's sessions and write the memory root into $CODEX_HOME/memories (default
+    /// ~/.codex/memories), in codex's layout, for codex's own read path.
+    #[arg(long)]
+    codex: bool,
     #[command(flatten)]
     common: CommonArgs,
     /// Print one JSON object instead of a summary.
@@ -56,12 +65,13 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
 }
 
 fn execute(args: RunArgs) -> anyhow::Result<()> {
-    let home = resolve_home(args.common.home.as_deref());
+    let home = resolve_home(args.common.home.as_deref())?;
     let (file, config) = load_config(args.common.config.as_deref(), &home)?;
     let (rollouts_dir, explicit) = match &args.rollouts_dir {
         Some(dir) => (dir.clone(), true),
-        None => (default_sessions_dir()?, false),
+        None => (codex::sessions_dir()?, false),
     };
+    let root = RootArgs { codex: args.codex }.memory_root(&home)?;
     let plan = RunPlan::new(&args, &file, &config, explicit);
     let spec = args
         .common
@@ -72,6 +82,7 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
     let model = model_from_spec(&spec, args.common.base_url.as_deref())?;
 
     let mut store = StateStore::open_home(&home)?;
+    let pruned = prune_stale_memories(&mut store, &config, agent_memory::write::store::now_unix())?;
     let scan_options = ScanOptions::from_config(&config);
     let scan = scan_rollouts(
         &mut store,
@@ -124,11 +135,14 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
     };
     let phase_two = runtime.block_on(run_phase_two(
         &store,
-        &MemoryRoot::under_home(&home),
+        &root,
         consolidation_model.as_ref(),
         &phase_two_options,
     ));
 
+    if pruned > 0 && !args.json {
+        println!("pruned {pruned} stale memories before extracting");
+    }
     let summary = Summary {
         home: &home,
         rollouts_dir: &rollouts_dir,
@@ -141,6 +155,9 @@ fn execute(args: RunArgs) -> anyhow::Result<()> {
         println!("{}", summary.json());
     } else {
         print!("{}", summary.text());
+        if args.codex {
+            println!("memory root: {}", root.dir().display());
+        }
     }
     phase_two.context("phase 2 (consolidation) failed")?;
     Ok(())
@@ -180,20 +197,6 @@ impl RunPlan {
             }
         }
     }
-}
-
-fn default_sessions_dir() -> anyhow::Result<PathBuf> {
-    let Some(user_home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) else {
-        bail!("no rollouts folder given and $HOME is not set: run `agent-memory run DIR`");
-    };
-    let sessions = PathBuf::from(user_home).join(".codex").join("sessions");
-    if !sessions.is_dir() {
-        bail!(
-            "no rollouts folder given and {} does not exist: run `agent-memory run DIR`",
-            sessions.display()
-        );
-    }
-    Ok(sessions)
 }
 
 /// A progress bar on stderr, shown only on a terminal.

@@ -5,20 +5,26 @@ use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_memory::protocol::names::memory_root as names;
-use agent_memory::write::memory_root::MemoryRoot;
-use agent_memory::write::phase_two::{DEFAULT_SUMMARY_TOKEN_BUDGET, render_memory_injection};
+use agent_memory::write::phase_two::{DEFAULT_SUMMARY_TOKEN_BUDGET, memory_injection};
 use anyhow::{Context, bail};
 
-use super::home::resolve_home;
+use super::codex::RootArgs;
+use super::home::{load_config, resolve_home};
 
 /// Arguments of `agent-memory show`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ShowArgs {
     /// One file to print, relative to the memory root (e.g. `MEMORY.md`).
     file: Option<PathBuf>,
-    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
+    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ~/.agent-memory).
     #[arg(long)]
     home: Option<PathBuf>,
+    /// Config file with a `[memories]` table (default: <home>/config.toml when present); with
+    /// `use_memories = false` nothing is injected.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    root: RootArgs,
     /// Print the read-path block injected into sessions instead of the files.
     #[arg(long, conflicts_with = "file")]
     injection: bool,
@@ -38,8 +44,8 @@ pub(crate) fn run(args: ShowArgs) -> ExitCode {
 }
 
 fn execute(args: &ShowArgs) -> anyhow::Result<()> {
-    let home = resolve_home(args.home.as_deref());
-    let root = MemoryRoot::under_home(&home);
+    let home = resolve_home(args.home.as_deref())?;
+    let root = args.root.memory_root(&home)?;
     if !root.dir().is_dir() {
         bail!(
             "no memory root at {}: run `agent-memory run` or `agent-memory consolidate` first",
@@ -47,7 +53,12 @@ fn execute(args: &ShowArgs) -> anyhow::Result<()> {
         );
     }
     if args.injection {
-        match render_memory_injection(&root, args.token_cap)? {
+        let (_, config) = load_config(args.config.as_deref(), &home)?;
+        if !config.use_memories {
+            println!("memories are off for sessions (use_memories = false): nothing is injected");
+            return Ok(());
+        }
+        match memory_injection(&root, &config, args.token_cap)? {
             Some(block) => print!("{block}"),
             None => bail!("{} is missing or empty", names::MEMORY_SUMMARY_FILE),
         }

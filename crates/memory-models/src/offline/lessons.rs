@@ -131,9 +131,9 @@ fn passes_any(run: &Run, keys: &[CommandKey], failed: &Run) -> bool {
     if run.status != RunStatus::Passed {
         return false;
     }
-    let covered = check_statuses(run)
-        .iter()
-        .any(|(key, status)| *status == RunStatus::Passed && keys.contains(key));
+    let covered = check_statuses(run).iter().any(|(key, status)| {
+        *status == RunStatus::Passed && keys.iter().any(|failed| key.covers(failed))
+    });
     let inspected = failed.line.kind() == CommandKind::Inspect
         && run.line.kind() == CommandKind::Inspect
         && run.line.keys() == *keys;

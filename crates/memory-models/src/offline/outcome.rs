@@ -1,11 +1,13 @@
 //! Judging how a task ended, from evidence in this order: the user's reaction, the checks run
 //! after the last change (every `&&` segment counts), the agent's own final answer.
 //!
-//! - `fail`: the user gave up on it or rejected the result, or a check still fails and nothing
-//!   was changed or verified;
-//! - `partial`: a check still fails at the end (or the answer admits it), but something was
-//!   changed or verified;
-//! - `success`: every check run after the last change passed, or the user approved;
+//! - `fail`: the user gave up on it or rejected the result, or a check still fails and
+//!   nothing after the last change passed, or the answer admits it is not done and nothing
+//!   was changed;
+//! - `partial`: a check still fails at the end, but something was changed and another check
+//!   passed after the change; or the answer admits the task is unfinished after a change;
+//! - `success`: every check run after the last change passed, or the user approved, or a
+//!   question was answered from real work (the commands ran; failing tests can be the answer);
 //! - `uncertain`: no real work (only looking around), or changes nobody verified.
 
 use std::collections::BTreeMap;
@@ -16,7 +18,7 @@ use super::shell::{CommandKey, CommandKind};
 use super::tasks::Task;
 use super::tool_output::RunStatus;
 use super::transcript::{Event, Run, Transcript};
-use super::user_text::Reaction;
+use super::user_text::{Reaction, asks_for_information};
 
 /// Phrases with which an answer admits the task is not done.
 const ADMISSIONS: [&str; 18] = [
@@ -54,27 +56,37 @@ pub(crate) fn judge(task: &Task, transcript: &Transcript) -> (TaskOutcome, Strin
         );
     }
     if reaction == Some(Reaction::Negative) {
-        let outcome = if evidence.changed || !evidence.passing.is_empty() {
+        let outcome = if evidence.changed && !evidence.passing.is_empty() {
             TaskOutcome::Partial
         } else {
             TaskOutcome::Fail
         };
         return (outcome, "the user said it was still wrong".to_owned());
     }
-    let did_something = evidence.changed || !evidence.passing.is_empty();
+    // Progress is a change: checks that pass without one did not move the task forward.
+    let did_something = evidence.changed;
+    if asks_for_information(&task.requests)
+        && !evidence.changed
+        && task
+            .answer
+            .as_deref()
+            .is_some_and(|answer| !admits_failure(answer))
+    {
+        return (
+            TaskOutcome::Success,
+            "the question was answered from the commands run".to_owned(),
+        );
+    }
     if let Some(failing) = evidence.failing.first() {
-        let outcome = if did_something {
+        // Part of it works only when something passed after the last change too.
+        let outcome = if did_something && !evidence.passing.is_empty() {
             TaskOutcome::Partial
         } else {
             TaskOutcome::Fail
         };
         return (outcome, format!("`{failing}` still failed at the end"));
     }
-    if task
-        .answer
-        .as_deref()
-        .is_some_and(|answer| admits_failure(answer))
-    {
+    if task.answer.as_deref().is_some_and(admits_failure) {
         let outcome = if did_something {
             TaskOutcome::Partial
         } else {
@@ -159,6 +171,14 @@ impl Evidence {
                 continue;
             }
             for (key, status) in check_statuses(run) {
+                if status == RunStatus::Passed {
+                    // A pass of the whole suite settles the earlier runs of its parts.
+                    for (known, entry) in last.iter_mut() {
+                        if key.covers(known) {
+                            *entry = (RunStatus::Passed, run.text.clone());
+                        }
+                    }
+                }
                 last.insert(key, (status, run.text.clone()));
             }
         }

@@ -135,10 +135,9 @@ impl Segment {
         let sub = self.operands().next();
         // A redirection into a file writes; `2>&1` and `> /dev/null` do not.
         let writes = words.iter().enumerate().any(|(i, w)| {
-            w.contains('>')
-                && !w.contains(">&")
-                && !w.contains("/dev/null")
-                && !(w.ends_with('>') && words.get(i + 1).is_some_and(|next| *next == "/dev/null"))
+            let to_null = w.contains("/dev/null")
+                || (w.ends_with('>') && words.get(i + 1).is_some_and(|next| *next == "/dev/null"));
+            w.contains('>') && !w.contains(">&") && !to_null
         });
         match program {
             "" | "cd" | "pushd" | "popd" | "true" | "set" | "export" | "source" | "." => {
@@ -215,6 +214,24 @@ pub(crate) struct CommandKey {
 }
 
 impl CommandKey {
+    /// True when a pass of this check also vouches for `other`: the same check, or the same
+    /// program run on everything (`pytest`, `go test ./...`) or on a folder that holds
+    /// `other`'s subject (`pytest tests` covers `pytest tests/test_dates.py`).
+    pub(crate) fn covers(&self, other: &CommandKey) -> bool {
+        if self.program != other.program {
+            return false;
+        }
+        match (self.subject.as_deref(), other.subject.as_deref()) {
+            (a, b) if a == b => true,
+            (None | Some("." | "./..." | "..."), _) => true,
+            (Some(folder), Some(path)) if folder.contains('/') || path.contains('/') => {
+                let folder = folder.trim_end_matches("...").trim_end_matches('/');
+                !folder.is_empty() && path.starts_with(&format!("{folder}/"))
+            }
+            _ => false,
+        }
+    }
+
     /// `cargo test`, for keywords; `None` when the program name is not a plain word.
     pub(crate) fn keyword(&self) -> Option<String> {
         let plain = |text: &str| {
@@ -516,6 +533,17 @@ mod tests {
         assert_eq!(keys("python -m pytest"), [key("pytest", None)]);
         assert_eq!(keys("npx eslint ./src"), [key("eslint", Some("./src"))]);
         assert_eq!(keys("uv run --frozen pytest -q"), keys("pytest -x"));
+    }
+
+    #[test]
+    fn a_whole_run_covers_its_parts() {
+        let key = |text: &str| CommandLine::parse(text).keys().remove(0);
+        assert!(key("uv run pytest -q").covers(&key("pytest tests/test_dates.py")));
+        assert!(key("pytest tests").covers(&key("pytest -x tests/test_dates.py")));
+        assert!(!key("pytest tests/a.py").covers(&key("pytest tests/b.py")));
+        assert!(key("go test -race ./...").covers(&key("go test ./internal/cache/...")));
+        assert!(!key("cargo build").covers(&key("cargo test")));
+        assert!(!key("cat a.rs").covers(&key("cat b.rs")));
     }
 
     #[test]

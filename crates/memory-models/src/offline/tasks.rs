@@ -7,8 +7,10 @@
 //! Next, ...`) is the verdict on the task before. Preferences stated before any request go to
 //! the first task.
 
+use super::text::content_words;
+use super::transcript::Event as TimelineEvent;
 use super::transcript::{Event, Transcript};
-use super::user_text::{Reaction, read_user_message, title_from_requests};
+use super::user_text::{FollowUp, Reaction, read_user_message, title_from_requests};
 
 /// Longest task title, in characters.
 pub(crate) const MAX_TITLE_CHARS: usize = 100;
@@ -77,10 +79,20 @@ pub(crate) fn split_tasks(transcript: &Transcript) -> Vec<Task> {
                     && match tasks.last() {
                         None => true,
                         Some(current) => {
+                            let done = current.turn_done && current.had_activity(transcript);
                             message.new_task
-                                || (!message.follow_up
-                                    && current.turn_done
-                                    && current.had_activity(transcript))
+                                || match message.follow_up {
+                                    FollowUp::Hard => false,
+                                    FollowUp::No => done,
+                                    // `Also, ...` about something else entirely is a new task.
+                                    FollowUp::Soft => {
+                                        done && !shares_topic(
+                                            current,
+                                            transcript,
+                                            &message.requests,
+                                        )
+                                    }
+                                }
                         }
                     };
                 if starts_new {
@@ -154,6 +166,51 @@ pub(crate) fn split_tasks(transcript: &Transcript) -> Vec<Task> {
         });
     }
     tasks
+}
+
+/// Words of a request too general to tie it to a task.
+const GENERIC: [&str; 16] = [
+    "add",
+    "make",
+    "fix",
+    "change",
+    "update",
+    "should",
+    "before",
+    "after",
+    "anything",
+    "something",
+    "everything",
+    "thing",
+    "things",
+    "sure",
+    "way",
+    "command",
+];
+
+/// True when the requests share a topic word with the task: a word of its requests or a name
+/// of a file it changed.
+fn shares_topic(task: &Task, transcript: &Transcript, requests: &[String]) -> bool {
+    let topical = |text: &str| -> Vec<String> {
+        content_words(text)
+            .into_iter()
+            .filter(|w| w.len() >= 3 && !GENERIC.contains(&w.as_str()))
+            .collect()
+    };
+    let mut known: Vec<String> = task.requests.iter().flat_map(|r| topical(r)).collect();
+    for &index in &task.events {
+        if let Some(TimelineEvent::Patch(p)) = transcript.events.get(index)
+            && let Some(patch) = transcript.patches.get(*p)
+        {
+            for change in &patch.changes {
+                known.extend(topical(&change.path));
+            }
+        }
+    }
+    requests
+        .iter()
+        .flat_map(|r| topical(r))
+        .any(|word| known.contains(&word))
 }
 
 fn extend_distinct(list: &mut Vec<String>, items: Vec<String>) {

@@ -8,6 +8,15 @@
 //! itself (`Fix it so it prints an error instead`) is a request, never a preference, whatever
 //! words it contains.
 
+mod phrases;
+mod requests;
+
+use self::phrases::{
+    ABANDON, ANYWHERE, CONTRASTS, CORRECTIONS, HARD_FOLLOW_UPS, IMPERATIVES, LEAD_INS, NEGATIVE,
+    NEW_TASKS, NOT_RULES, POSITIVE, QUESTION_LEADS, SCOPE_LEADS, SCOPES, SOFT_FOLLOW_UPS,
+    STRONG_STARTS, UNDO, WEAK_STARTS,
+};
+pub(crate) use self::requests::{asks_for_information, title_from_requests};
 use super::text::{MAX_LINE_CHARS, capitalize, content_words, one_line, sentences};
 
 /// How the user reacted to the agent's work.
@@ -21,6 +30,18 @@ pub(crate) enum Reaction {
     Abandon,
 }
 
+/// How a message's first request relates to the task before it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum FollowUp {
+    /// Nothing says it continues the task.
+    #[default]
+    No,
+    /// `also ...`, `and ...`: it continues the task if it is about the same thing.
+    Soft,
+    /// A correction, a complaint, `still fails`, `try again`, `fix it`: it continues the task.
+    Hard,
+}
+
 /// One user message, read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct UserMessage {
@@ -32,307 +53,11 @@ pub(crate) struct UserMessage {
     pub leading_reactions: Vec<Reaction>,
     /// Reactions anywhere in the message.
     pub reactions: Vec<Reaction>,
-    /// The first request continues the current task (`also ...`, `still fails`, `try again`).
-    pub follow_up: bool,
+    /// Whether the first request continues the current task.
+    pub follow_up: FollowUp,
     /// The first request explicitly starts something new (`next, ...`, `another thing`).
     pub new_task: bool,
 }
-
-/// Words that open a sentence without changing what it says.
-const LEAD_INS: [&str; 14] = [
-    "please ",
-    "also ",
-    "and ",
-    "but ",
-    "oh ",
-    "ok ",
-    "okay ",
-    "so ",
-    "btw ",
-    "actually ",
-    "hey ",
-    "hi ",
-    "one more thing: ",
-    "oh and ",
-];
-
-/// Openings that make the rest of the message a correction of the agent.
-const CORRECTIONS: [&str; 11] = [
-    "no ",
-    "no,",
-    "no.",
-    "nope",
-    "that's wrong",
-    "that is wrong",
-    "why did you",
-    "why are you",
-    "you shouldn't have",
-    "you should not have",
-    "no no",
-];
-
-/// Sentence openings that state a rule by themselves.
-const STRONG_STARTS: [&str; 28] = [
-    "always ",
-    "never ",
-    "don't ",
-    "do not ",
-    "dont ",
-    "avoid ",
-    "stop ",
-    "make sure to ",
-    "make sure you ",
-    "remember to ",
-    "from now on",
-    "going forward",
-    "in the future",
-    "next time",
-    "whenever ",
-    "every time ",
-    "prefer ",
-    "no need to ",
-    "you don't need to ",
-    "you do not need to ",
-    "you should ",
-    "you shouldn't ",
-    "you should not ",
-    "you must ",
-    "you mustn't ",
-    "please don't ",
-    "please never ",
-    "please always ",
-];
-
-/// Sentence openings that state a rule only with a scope (`always`, `in this repo`) or a
-/// contrast (`not X`, `instead of X`), or as a correction.
-const WEAK_STARTS: [&str; 11] = [
-    "use ",
-    "keep ",
-    "only ",
-    "stick to ",
-    "stick with ",
-    "switch to ",
-    "go with ",
-    "leave ",
-    "let me ",
-    "we use ",
-    "we don't use ",
-];
-
-/// Phrases anywhere in a sentence that state a liking or a standing rule.
-const ANYWHERE: [&str; 19] = [
-    "i prefer ",
-    "i'd prefer ",
-    "i would prefer ",
-    "i'd rather ",
-    "i would rather ",
-    "i like it when ",
-    "i like to ",
-    "i don't like ",
-    "i do not like ",
-    "i hate it when ",
-    "i want you to always ",
-    "i want you to never ",
-    "we always ",
-    "we never ",
-    "our convention",
-    "the convention here",
-    "in this repo we ",
-    "leave it to me",
-    "leave that to me",
-];
-
-/// What scopes a weak rule to more than the current task.
-const SCOPES: [&str; 15] = [
-    "always",
-    "never",
-    "from now on",
-    "going forward",
-    "in the future",
-    "in this repo",
-    "in this project",
-    "for this project",
-    "every ",
-    "all ",
-    "any ",
-    "by default",
-    "in general",
-    "whenever",
-    "here",
-];
-
-/// What contrasts a weak rule with an alternative.
-const CONTRASTS: [&str; 6] = [
-    " not ",
-    ", not",
-    "instead of",
-    "rather than",
-    " over ",
-    "instead",
-];
-
-/// Phrases that look like rules but are not directives.
-const NOT_RULES: [&str; 18] = [
-    "don't worry",
-    "don't know",
-    "don't understand",
-    "don't see",
-    "don't think",
-    "don't have",
-    "don't bother",
-    "never mind",
-    "nevermind",
-    "stop here",
-    "leave it",
-    "do not know",
-    "should see",
-    "should get",
-    "should be able",
-    "should now",
-    "should work",
-    "should be ",
-];
-
-/// Phrases of giving up.
-const ABANDON: [&str; 16] = [
-    "never mind",
-    "nevermind",
-    "nvm",
-    "forget it",
-    "forget about it",
-    "let's stop",
-    "lets stop",
-    "stop here",
-    "leave it for now",
-    "let's leave it",
-    "drop it",
-    "don't bother",
-    "give up",
-    "not worth it",
-    "scrap that",
-    "let's not",
-];
-
-/// Phrases of disapproval.
-const NEGATIVE: [&str; 15] = [
-    "still fail",
-    "still broken",
-    "still doesn't",
-    "still does not",
-    "still not",
-    "doesn't work",
-    "didn't work",
-    "does not work",
-    "not working",
-    "that's wrong",
-    "that is wrong",
-    "this is wrong",
-    "not what i asked",
-    "revert",
-    "undo",
-];
-
-/// Openings of approval.
-const POSITIVE: [&str; 21] = [
-    "great",
-    "thanks",
-    "thank you",
-    "perfect",
-    "nice",
-    "awesome",
-    "looks good",
-    "lgtm",
-    "it works",
-    "that works",
-    "that worked",
-    "works now",
-    "good job",
-    "cool",
-    "excellent",
-    "sounds good",
-    "amazing",
-    "wonderful",
-    "ok",
-    "okay",
-    "yes",
-];
-
-/// Openings that make a request continue the current task.
-const FOLLOW_UPS: [&str; 17] = [
-    "also",
-    "and ",
-    "plus ",
-    "additionally",
-    "oh and",
-    "but ",
-    "still",
-    "again",
-    "try again",
-    "it ",
-    "that ",
-    "this ",
-    "now it",
-    "wait",
-    "hmm",
-    "instead",
-    "same ",
-];
-
-/// Openings that make a request start a new task.
-const NEW_TASKS: [&str; 11] = [
-    "next",
-    "new task",
-    "another thing",
-    "another task",
-    "separately",
-    "unrelated",
-    "different question",
-    "moving on",
-    "switching to",
-    "one more task",
-    "now let's",
-];
-
-/// Openings of a question that can carry a rule (`can you always ...?`).
-const QUESTION_LEADS: [&str; 9] = [
-    "can you ",
-    "could you ",
-    "would you ",
-    "will you ",
-    "can we ",
-    "could we ",
-    "would you mind ",
-    "can you please ",
-    "could you please ",
-];
-
-/// Openings of a request that carry no content, removed from titles.
-const REQUEST_LEADS: [&str; 24] = [
-    "next, ",
-    "next ",
-    "now, ",
-    "now ",
-    "please ",
-    "can you ",
-    "could you ",
-    "would you ",
-    "will you ",
-    "can we ",
-    "could we ",
-    "i need you to ",
-    "i want you to ",
-    "i'd like you to ",
-    "i would like you to ",
-    "help me ",
-    "let's ",
-    "lets ",
-    "hey, ",
-    "hi, ",
-    "hey ",
-    "hi ",
-    "ok, ",
-    "so ",
-];
 
 /// Reads one user message (already stripped of injected blocks).
 pub(crate) fn read_user_message(text: &str) -> UserMessage {
@@ -369,9 +94,37 @@ pub(crate) fn read_user_message(text: &str) -> UserMessage {
                         text.strip_prefix(lead).unwrap_or(text)
                     })
                     .to_owned();
-                message.follow_up = FOLLOW_UPS.iter().any(|cue| lower.starts_with(cue))
-                    || correction
+                // Undoing the work after giving up on it (`forget it, put it back`) is still
+                // the same task.
+                let undoes = message
+                    .leading_reactions
+                    .iter()
+                    .any(|r| matches!(r, Reaction::Abandon | Reaction::Negative))
+                    && UNDO.iter().any(|word| lower.contains(word));
+                // A complaint before the request makes it a correction; giving up does not
+                // (`never mind that, just add a note` is new work), unless it undoes.
+                let complained = message.leading_reactions.contains(&Reaction::Negative)
                     || reaction == Some(Reaction::Negative);
+                message.follow_up = if HARD_FOLLOW_UPS.iter().any(|cue| lower.starts_with(cue))
+                    || correction
+                    || undoes
+                    || complained
+                    || refers_back_only(&lower)
+                {
+                    FollowUp::Hard
+                } else if SOFT_FOLLOW_UPS.iter().any(|cue| lower.starts_with(cue)) {
+                    // `Also update the changelog for it` points back at the work just done.
+                    let points_back = lower
+                        .split(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
+                        .any(|word| matches!(word, "it" | "this" | "that" | "them"));
+                    if points_back {
+                        FollowUp::Hard
+                    } else {
+                        FollowUp::Soft
+                    }
+                } else {
+                    FollowUp::No
+                };
                 message.new_task = NEW_TASKS.iter().any(|cue| lower.starts_with(cue));
                 first_request_seen = true;
             }
@@ -391,7 +144,13 @@ fn split_reaction(sentence: &str) -> (Option<Reaction>, Option<String>) {
     if NEGATIVE.iter().any(|phrase| lower.contains(phrase)) {
         return (Some(Reaction::Negative), Some(sentence.to_owned()));
     }
-    let body = strip_leads(&lower, &[]);
+    // Emoji and punctuation before the word (`👍 thanks`) do not change the reaction.
+    let opening = lower.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    let only_symbols = opening.is_empty() && !lower.trim().is_empty();
+    if only_symbols && lower.contains(['👍', '🙏', '✅', '🎉', '❤']) {
+        return (Some(Reaction::Positive), None);
+    }
+    let body = strip_leads(opening, &[]);
     let Some(word) = POSITIVE.iter().find(|word| {
         body.starts_with(**word)
             && body.get(word.len()..).is_some_and(|rest| {
@@ -451,12 +210,49 @@ pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
         }
         body = strip_leads(body.get(lead?.len()..).unwrap_or(""), &[]);
     }
-    let strong = STRONG_STARTS.iter().any(|start| body.starts_with(start));
+    // A scoped instruction (`in this repo, use X`) and a rule stated as a condition (`if
+    // something is unused, delete it`) stand for more than the task at hand.
+    let after_scope = SCOPE_LEADS.iter().find_map(|scope| {
+        body.strip_prefix(scope)
+            .filter(|rest| rest.starts_with([',', ' ']))
+            .map(|rest| rest.trim_start_matches([',', ' ']))
+    });
+    let scoped_instruction = after_scope.is_some_and(starts_with_imperative);
+    let conditional = (body.starts_with("if ") || body.starts_with("when "))
+        && body
+            .split_once(", ")
+            .is_some_and(|(_, then)| starts_with_imperative(then));
+    // `No emojis in commit messages` rules something out; `No tests were run` reports.
+    let ruled_out = strip_leads(&lower, &[])
+        .strip_prefix("no ")
+        .is_some_and(|rest| {
+            !rest.starts_with("need")
+                && ![
+                    " is ", " are ", " was ", " were ", " did ", " does ", " has ", " have ",
+                    " will ",
+                ]
+                .iter()
+                .any(|verb| format!(" {rest}").contains(verb))
+        });
+    if ruled_out {
+        // The `no` is the rule itself, not a correction to cut off.
+        body = strip_leads(&lower, &[]);
+    }
+    let strong = STRONG_STARTS.iter().any(|start| body.starts_with(start))
+        || scoped_instruction
+        || conditional
+        || ruled_out;
     let scoped = SCOPES.iter().any(|scope| body.contains(scope));
     let contrasted = CONTRASTS.iter().any(|contrast| body.contains(contrast));
     let weak = WEAK_STARTS.iter().any(|start| body.starts_with(start))
         && (scoped || contrasted || correction);
-    let liking = ANYWHERE.iter().any(|phrase| lower.contains(phrase));
+    // A wish about the agent's habits (`I'd like you to run the linter before every commit`)
+    // is a rule when it is scoped beyond the task.
+    let wish = ["i'd like you to ", "i would like you to ", "i want you to "]
+        .iter()
+        .any(|lead| body.starts_with(lead))
+        && scoped;
+    let liking = ANYWHERE.iter().any(|phrase| lower.contains(phrase)) || wish;
     if !(strong || weak || liking) || (question && !(strong || scoped || contrasted)) {
         return None;
     }
@@ -520,42 +316,32 @@ fn is_request(sentence: &str) -> bool {
     has_content(sentence)
 }
 
+/// True when the text opens with an instruction verb (after `just`, `please`, `then`).
+pub(super) fn starts_with_imperative(text: &str) -> bool {
+    let text = ["just ", "please ", "then ", "simply "]
+        .iter()
+        .fold(text.trim(), |text, lead| {
+            text.strip_prefix(lead).unwrap_or(text)
+        });
+    let first = text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .next()
+        .unwrap_or("");
+    IMPERATIVES.contains(&first)
+}
+
 fn has_content(text: &str) -> bool {
     content_words(text).len() >= 2
 }
 
-/// A title for a task from its request sentences: the first one that says something (at least
-/// three content words), without its polite opening, capped at `max_chars`.
-pub(crate) fn title_from_requests(requests: &[String], max_chars: usize) -> Option<String> {
-    let chosen = requests
-        .iter()
-        .find(|r| content_words(r).len() >= 3)
-        .or_else(|| requests.first())?;
-    let lower = chosen.to_ascii_lowercase();
-    let mut body = lower.as_str();
-    loop {
-        match REQUEST_LEADS.iter().find(|lead| body.starts_with(**lead)) {
-            Some(lead) => body = body.get(lead.len()..).unwrap_or("").trim_start(),
-            None => break,
-        }
-    }
-    let cut = lower.len() - body.len();
-    let title = chosen
-        .get(cut..)
-        .unwrap_or(chosen)
-        .trim_end_matches(['.', '!', ' '])
-        .trim_end_matches(" please")
-        .trim_end_matches(", please")
-        .trim();
-    // The user's casing stays (`pnpm build fails` is not `Pnpm build fails`), except where a
-    // polite opening was cut off.
-    let title = if cut > 0 {
-        capitalize(title)
-    } else {
-        title.to_owned()
+/// True for an instruction about what was just done (`amend it`, `test this on staging`).
+fn refers_back_only(lower: &str) -> bool {
+    let mut words = lower.split(|c: char| c.is_whitespace() || c == '.' || c == '!');
+    let (Some(verb), Some(object)) = (words.next(), words.next()) else {
+        return false;
     };
-    let title = one_line(&title, max_chars);
-    (!title.is_empty()).then_some(title)
+    verb.chars().all(|c| c.is_ascii_alphabetic())
+        && matches!(object, "it" | "this" | "that" | "them")
 }
 
 #[cfg(test)]
@@ -626,7 +412,18 @@ mod tests {
             ["Next, bump the version in Cargo.toml to 1.4.0."]
         );
         let more = read_user_message("Also add a test for the empty case.");
-        assert!(more.follow_up);
+        assert_eq!(more.follow_up, FollowUp::Soft);
+        assert_eq!(
+            read_user_message("Still failing. Try again.").follow_up,
+            FollowUp::Hard
+        );
+        let rule_only = read_user_message("Please no emojis in commits. Amend it.");
+        assert_eq!(rule_only.preferences, ["No emojis in commits."]);
+        assert!(rule_only.requests.is_empty(), "{rule_only:?}");
+        assert_eq!(
+            read_user_message("Test it again on staging.").follow_up,
+            FollowUp::Hard
+        );
         assert_eq!(
             read_user_message("nvm, wrong window. thanks!").reactions[0],
             Reaction::Abandon
