@@ -1,6 +1,7 @@
 //! Integration tests of memory-write, one module per topic.
 
 mod fake_model;
+mod forgetting;
 mod guard;
 mod memory_root;
 mod phase_one;

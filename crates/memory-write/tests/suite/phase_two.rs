@@ -22,19 +22,21 @@ use memory_write::store::{PhaseTwoClaim, PhaseTwoClaimParams, now_unix};
 use memory_write::{AsyncStateStore, Error, StateStore};
 use rusqlite::{Connection, params};
 
-type Reply = Box<dyn Fn(&ConsolidationInput) -> Result<String, ModelError> + Send + Sync>;
+pub(crate) type Reply =
+    Box<dyn Fn(&ConsolidationInput) -> Result<String, ModelError> + Send + Sync>;
 
 /// A model that answers consolidation requests with `reply`, after `delay`.
-struct FakeModel {
+pub(crate) struct FakeModel {
     reply: Reply,
     delay: Duration,
     calls: AtomicUsize,
-    requests: Mutex<Vec<ModelRequest>>,
+    pub(crate) requests: Mutex<Vec<ModelRequest>>,
     during_call: Option<Box<dyn Fn() + Send + Sync>>,
+    pub(crate) window: Option<u64>,
 }
 
 impl FakeModel {
-    fn new(
+    pub(crate) fn new(
         reply: impl Fn(&ConsolidationInput) -> Result<String, ModelError> + Send + Sync + 'static,
     ) -> Self {
         FakeModel {
@@ -43,6 +45,7 @@ impl FakeModel {
             calls: AtomicUsize::new(0),
             requests: Mutex::new(Vec::new()),
             during_call: None,
+            window: Some(100_000),
         }
     }
 
@@ -59,12 +62,16 @@ impl FakeModel {
         })
     }
 
-    fn calls(&self) -> usize {
+    pub(crate) fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
     }
 }
 
-fn answer(memory_md: &str, summary: &str, obsolete: &[&str]) -> Result<String, ModelError> {
+pub(crate) fn answer(
+    memory_md: &str,
+    summary: &str,
+    obsolete: &[&str],
+) -> Result<String, ModelError> {
     Ok(serde_json::to_string(&ConsolidationOutput {
         memory_md: memory_md.to_owned(),
         memory_summary_md: summary.to_owned(),
@@ -80,7 +87,7 @@ impl ModelClient for FakeModel {
     }
 
     fn context_window(&self) -> Option<u64> {
-        Some(100_000)
+        self.window
     }
 
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
@@ -104,14 +111,14 @@ impl ModelClient for FakeModel {
     }
 }
 
-struct Home {
-    dir: tempfile::TempDir,
-    store: AsyncStateStore,
-    root: MemoryRoot,
+pub(crate) struct Home {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) store: AsyncStateStore,
+    pub(crate) root: MemoryRoot,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(crate) fn new() -> Home {
         let dir = tempfile::tempdir().unwrap();
         let store = AsyncStateStore::new(StateStore::open_home(dir.path()).unwrap());
         let root = MemoryRoot::under_home(dir.path());
@@ -122,12 +129,12 @@ impl Home {
         self.dir.path().join("state.sqlite")
     }
 
-    fn sql(&self) -> Connection {
+    pub(crate) fn sql(&self) -> Connection {
         Connection::open(self.db_path()).unwrap()
     }
 
     /// Stores a thread and its stage-one output, as phase 1 would, and signals phase 2.
-    fn output(&self, id: &str, raw_memory: &str) {
+    pub(crate) fn output(&self, id: &str, raw_memory: &str) {
         let now = now_unix();
         let sql = self.sql();
         sql.execute(
@@ -158,11 +165,11 @@ impl Home {
         .unwrap();
     }
 
-    fn read(&self, name: &str) -> Option<String> {
+    pub(crate) fn read(&self, name: &str) -> Option<String> {
         self.root.read(name).unwrap()
     }
 
-    async fn run(
+    pub(crate) async fn run(
         &self,
         model: &FakeModel,
         options: &PhaseTwoOptions,
@@ -172,7 +179,7 @@ impl Home {
 }
 
 /// No cooldown, so every run claims; the hash alone decides whether the model is called.
-fn eager() -> PhaseTwoOptions {
+pub(crate) fn eager() -> PhaseTwoOptions {
     PhaseTwoOptions {
         cooldown_seconds: 0,
         failure_backoff_seconds: 0,
