@@ -13,7 +13,7 @@ pub enum BlockEnd {
     /// At this closing marker (an unclosed block runs to the end of the text).
     Close(&'static str),
     /// At this marker, after which the user's own request follows (editor preambles:
-    /// `# Context from my IDE setup:` ... `## My request for Codex:` <request>). Without the
+    /// `# Context from my IDE setup:` ... `## My request for Codex:`, then the request). Without the
     /// marker the whole rest of the text is context.
     Request(&'static str),
 }

@@ -23,7 +23,7 @@ const SESSIONS_DIR: &str = "sessions";
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct RootArgs {
     /// Use codex's memory root ($CODEX_HOME/memories, default ~/.codex/memories) instead of
-    /// <home>/memories.
+    /// `<home>/memories`.
     #[arg(long)]
     pub(crate) codex: bool,
 }

@@ -26,7 +26,7 @@ pub(crate) struct CommonArgs {
     /// Base URL of an OpenAI-compatible server.
     #[arg(long)]
     pub(crate) base_url: Option<String>,
-    /// Config file with a `[memories]` table (default: <home>/config.toml when present).
+    /// Config file with a `[memories]` table (default: `<home>/config.toml` when present).
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,
 }

@@ -29,7 +29,7 @@ enum Command {
     Consolidate(consolidate::ConsolidateArgs),
     /// Print the files of the memory root, one of them, or the block injected into sessions.
     Show(show::ShowArgs),
-    /// Copy standard input to standard output with every secret replaced by [REDACTED_SECRET].
+    /// Copy standard input to standard output with every secret replaced by `[REDACTED_SECRET]`.
     Redact(redact::RedactArgs),
     /// Record which memories an assistant message (on standard input) cited.
     Cite(cite::CiteArgs),

@@ -19,7 +19,7 @@ pub(crate) struct ShowArgs {
     /// agent-memory home (default: $AGENT_MEMORY_HOME, else ~/.agent-memory).
     #[arg(long)]
     home: Option<PathBuf>,
-    /// Config file with a `[memories]` table (default: <home>/config.toml when present); with
+    /// Config file with a `[memories]` table (default: `<home>/config.toml` when present); with
     /// `use_memories = false` nothing is injected.
     #[arg(long)]
     config: Option<PathBuf>,

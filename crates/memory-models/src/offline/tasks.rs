@@ -13,7 +13,7 @@ use super::transcript::{Event, Transcript};
 use super::user_text::{FollowUp, Reaction, read_user_message, title_from_requests};
 
 /// Longest task title, in characters.
-pub(crate) const MAX_TITLE_CHARS: usize = 100;
+pub(crate) const MAX_TITLE_CHARS: usize = 120;
 
 /// One task of a session.
 #[derive(Debug, Clone, Default, PartialEq)]

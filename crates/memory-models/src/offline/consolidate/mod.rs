@@ -30,7 +30,7 @@ pub(crate) const MEMORY_FOOTER: &str = "<!-- Consolidated by the agent-memory of
 /// Heading of the previous file's text that is not one of our blocks.
 pub(crate) const KEPT_HEADING: &str = "# Notes kept from the previous MEMORY.md";
 /// Longest task title, in characters.
-const MAX_TITLE_CHARS: usize = 100;
+const MAX_TITLE_CHARS: usize = 120;
 
 /// One task of one selected thread.
 pub(crate) struct Entry<'a> {

@@ -20,6 +20,8 @@ use super::{Entry, Group, one_line};
 const RECENT_DAYS: usize = 3;
 const MAX_PREFERENCES: usize = 24;
 const MAX_TIPS: usize = 10;
+/// Longest line of the summary, in characters: the details are in `MEMORY.md`.
+const MAX_SUMMARY_LINE_CHARS: usize = 280;
 
 /// The summary's parts, each a list of lines that can be dropped one by one.
 struct Parts {
@@ -241,7 +243,7 @@ fn collect(by_time: &[(&Group<'_>, &Entry<'_>)], section: &str, max: usize) -> V
             }
             out.push(format!(
                 "{} ({})",
-                one_line(item.trim()),
+                capped(&one_line(item.trim()), MAX_SUMMARY_LINE_CHARS),
                 one_line(&group.name)
             ));
             if out.len() >= max {
@@ -315,6 +317,19 @@ fn recent_days(groups: &[Group<'_>]) -> Vec<String> {
         .take(RECENT_DAYS)
         .map(str::to_owned)
         .collect()
+}
+
+/// `text` cut to `max` characters at a word, with `…`.
+fn capped(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(max.saturating_sub(1)).collect();
+    let head = match head.rfind(' ') {
+        Some(space) if space > max / 2 => head.get(..space).unwrap_or(&head).to_owned(),
+        _ => head,
+    };
+    format!("{}…", head.trim_end())
 }
 
 fn entry_line(entry: &Entry<'_>) -> String {
