@@ -4,9 +4,12 @@
 //!   instances (`fixtures/protocol/`) and the rendered prompt examples (`fixtures/prompts/`);
 //!   with `--check` it writes nothing and fails when a committed file differs.
 //! - `cargo xtask bench <name>`: runs a benchmark and prints its figures.
+//! - `cargo xtask eval <name>`: runs an evaluation against labelled fixtures and prints its
+//!   scores.
 
 mod bench;
 mod codegen;
+mod eval;
 mod samples;
 #[cfg(test)]
 mod tidy;
@@ -21,10 +24,13 @@ fn main() -> ExitCode {
         ["codegen"] => codegen::run(codegen::Mode::Write),
         ["codegen", "--check"] => codegen::run(codegen::Mode::Check),
         ["bench", rest @ ..] => bench::run(rest),
+        ["eval", rest @ ..] => eval::run(rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask codegen [--check]\n       cargo xtask bench <{}>",
-                bench::NAMES.join("|")
+                "usage: cargo xtask codegen [--check]\n       cargo xtask bench <{}>\n       \
+                 cargo xtask eval <{}> [--verbose]",
+                bench::NAMES.join("|"),
+                eval::NAMES.join("|")
             );
             return ExitCode::from(2);
         }

@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use memory_protocol::compaction::{
     AssistantBlock, CompactionDetails, CompactionEntry, ConversationEntry, ConversationMessage,
 };
-use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
+use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput, SelectionChanges};
 use memory_protocol::goal::{
     CreateGoalArgs, GoalAccountResult, GoalRefusalCode, GoalSteering, GoalSteeringKind,
     GoalToolRefusal, GoalToolResponse, GoalTurnError, GoalTurnRecord, GoalTurnTrigger, ThreadGoal,
@@ -198,6 +198,7 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 thread_id: "0196a1b2-0000-7000-8000-000000000001".to_owned(),
                 cwd: Some("/home/alice/proj".to_owned()),
                 rollout_path: "/home/alice/.codex/sessions/2026/05/01/rollout-2026-05-01T10-00-00-0196a1b2-0000-7000-8000-000000000001.jsonl".to_owned(),
+                git_branch: Some("main".to_owned()),
                 raw_memory: "...".to_owned(),
                 rollout_summary: "...".to_owned(),
                 rollout_slug: None,
@@ -263,6 +264,17 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 memory_md: String::new(),
                 memory_summary_md: String::new(),
                 selected: vec![record.clone()],
+                changes: SelectionChanges {
+                    added: vec![record.thread_id.clone()],
+                    changed: Vec::new(),
+                    removed: vec!["0196a0f1-0000-7000-8000-000000000009".to_owned()],
+                },
+                rollout_summary_files: [(
+                    record.thread_id.clone(),
+                    "rollout_summaries/2026-05-01T10-00-00-jqmb-fix_parser.md".to_owned(),
+                )]
+                .into_iter()
+                .collect(),
                 summary_token_budget: 2_500,
             }])?,
         ),

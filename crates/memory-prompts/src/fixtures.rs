@@ -161,19 +161,23 @@ fn consolidation_input(src: &mut TextSource<'_>) -> Result<Vars> {
     let ctx = memories::ConsolidationContext {
         memory_md: src(
             "memory_md",
-            "# Memory\n\n## ledger (cwd: /home/dev/src/ledger)\nPersonal finance ledger in Rust.\n\n### Build and test\n- `cargo test -p ledger-import` runs the statement parser tests (2026-02-20)",
+            "# Task Group: ledger\nscope: work in `/home/dev/src/ledger`, 1 task(s), 2026-02-20\napplies_to: cwd=/home/dev/src/ledger; reuse_rule=reuse for work in this folder\n\n## Task 1: Add the statement import tests\noutcome: success; updated_at: 2026-02-20; thread_id: `0195a0f1-1111-7222-8333-444455556666`\n\n### rollout_summary_files\n- rollout_summaries/2026-02-20T10-01-02-a1B2-import_tests.md (cwd=/home/dev/src/ledger, updated_at=2026-02-20T10:30:00Z, thread_id=0195a0f1-1111-7222-8333-444455556666)\n\n### keywords\n- ledger-import, cargo test\n\n## Reusable knowledge\n- `cargo test -p ledger-import` runs the statement parser tests [Task 1]",
         ),
         memory_summary_md: src(
             "memory_summary_md",
-            "v1\n## User\nMaintains a personal finance ledger in Rust.\n\n## Projects\n- ledger (cwd: /home/dev/src/ledger): statement import; in MEMORY.md: build and test",
+            "v1\n## User Profile\nMaintains a personal finance ledger in Rust.\n\n## What's in Memory\n### ledger (`/home/dev/src/ledger`)\n#### 2026-02-20\n- Add the statement import tests (success); keywords: ledger-import, cargo test",
+        ),
+        selection_changes: src(
+            "selection_changes",
+            "Added (new material below):\n- `0195a1b2-7c3d-7e4f-8a5b-6c7d8e9f0a1b` (rollout_summaries/2026-03-14T09-12-44-Xy9z-march_statement.md): The ledger import fails on the March statement\nChanged (extracted again; new material below replaces the old):\n- none\nRemoved (forget what only these supported):\n- none\nUnchanged (already in the current files; keep them):\n- `0195a0f1-1111-7222-8333-444455556666` (rollout_summaries/2026-02-20T10-01-02-a1B2-import_tests.md): Add the statement import tests",
         ),
         raw_memories: src(
             "raw_memories",
-            "## Thread `0195a1b2-7c3d-7e4f-8a5b-6c7d8e9f0a1b`\nupdated_at: 2026-03-14T09:40:02Z\ncwd: /home/dev/src/ledger\n\n---\ntopic: March statement timestamp fix\nproject: ledger\ncwd: /home/dev/src/ledger\noutcome: success\nkeywords: ledger-import, csv, parse_timestamp, 24:00, midnight\n---\n- [pitfall] `invalid date \"2026-03-31T24:00\"` -> the bank writes midnight as 24:00 -> normalize to 00:00 of the next day in `parse_timestamp`\n- [preference] Keep the CSV parser strict; fix inputs rather than loosen validation",
+            "## Thread `0195a1b2-7c3d-7e4f-8a5b-6c7d8e9f0a1b`\nupdated_at: 2026-03-14T09:40:02Z\ncwd: /home/dev/src/ledger\nrollout_path: /home/dev/.codex/sessions/2026/03/14/rollout-2026-03-14T09-12-44-0195a1b2.jsonl\nrollout_summary_file: 2026-03-14T09-12-44-Xy9z-march_statement.md\n\n---\ndescription: The ledger import fails on the March statement: success; midnight written as 24:00 broke parse_timestamp\ntask: The ledger import fails on the March statement\ntask_group: ledger\ntask_outcome: success\ncwd: /home/dev/src/ledger\nkeywords: ledger-import, csv, parse_timestamp, 24:00, midnight\n---\n\n### Task 1: The ledger import fails on the March statement\ntask_outcome: success\n\nPreference signals:\n- Keep the CSV parser strict; fix inputs rather than loosen validation.\n\nFailures and how to do differently:\n- `cargo test -p ledger-import march` failed (`invalid date \"2026-03-31T24:00\"`); it passed after normalizing 24:00 to 00:00 of the next day in `parse_timestamp`.",
         ),
         rollout_summaries: src(
             "rollout_summaries",
-            "thread_id: 0195a1b2-7c3d-7e4f-8a5b-6c7d8e9f0a1b\nupdated_at: 2026-03-14T09:40:02Z\n\n# Fixed the March statement import by normalizing 24:00 timestamps.",
+            "### rollout_summaries/2026-03-14T09-12-44-Xy9z-march_statement.md\n\nthread_id: 0195a1b2-7c3d-7e4f-8a5b-6c7d8e9f0a1b\nupdated_at: 2026-03-14T09:40:02Z\nrollout_path: /home/dev/.codex/sessions/2026/03/14/rollout-2026-03-14T09-12-44-0195a1b2.jsonl\ncwd: /home/dev/src/ledger\ngit_branch: main\n\n# The ledger import fails on the March statement (success)",
         ),
         summary_token_budget: 2_500,
     };

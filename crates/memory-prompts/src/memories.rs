@@ -1,7 +1,10 @@
 //! The write path's prompts (stage-one extraction, phase-2 consolidation) and the read path
 //! that injects the memory summary into a session.
 
-use memory_protocol::names::{REDACTED_SECRET, boundary_tags, memory_root};
+use memory_protocol::memory_format::{
+    RAW_TASK_HEADING, SUMMARY_TASK_HEADING, TaskOutcome, keys, sections,
+};
+use memory_protocol::names::{REDACTED_SECRET, boundary_tags, citation, memory_root};
 
 use crate::engine::{Template, Vars, template};
 use crate::error::Result;
@@ -30,13 +33,38 @@ pub(crate) const TEMPLATES: &[&Template] = &[
 ];
 
 /// The stage-one system prompt: what makes a memory worth keeping, the no-op answer and the
-/// exact formats of [`memory_protocol::StageOneOutput`]'s fields.
+/// exact formats of [`memory_protocol::StageOneOutput`]'s fields, in the names of
+/// [`memory_protocol::memory_format`] (the format the offline engine writes too).
 pub fn stage_one_system() -> Result<String> {
     stage_one_system_vars().render()
 }
 
+/// The outcome names, as the prompts list them (`success | partial | uncertain | fail`).
+const OUTCOMES: &str = "success | partial | uncertain | fail";
+
 pub(crate) fn stage_one_system_vars() -> Vars {
-    Vars::new(&STAGE_ONE_SYSTEM).constant("redacted_marker", REDACTED_SECRET)
+    debug_assert_eq!(
+        OUTCOMES,
+        TaskOutcome::ALL.map(TaskOutcome::as_str).join(" | ")
+    );
+    Vars::new(&STAGE_ONE_SYSTEM)
+        .constant("redacted_marker", REDACTED_SECRET)
+        .constant("outcomes", OUTCOMES)
+        .constant("key_description", keys::DESCRIPTION)
+        .constant("key_task", keys::TASK)
+        .constant("key_task_group", keys::TASK_GROUP)
+        .constant("key_task_outcome", keys::TASK_OUTCOME)
+        .constant("key_cwd", keys::CWD)
+        .constant("key_keywords", keys::KEYWORDS)
+        .constant("raw_task_heading", RAW_TASK_HEADING)
+        .constant("summary_task_heading", SUMMARY_TASK_HEADING)
+        .constant("section_preferences", sections::PREFERENCE_SIGNALS)
+        .constant("section_failures", sections::FAILURES)
+        .constant("section_knowledge", sections::REUSABLE_KNOWLEDGE)
+        .constant("section_references", sections::REFERENCES)
+        .constant("section_key_steps", sections::KEY_STEPS)
+        .constant("section_outcome", sections::OUTCOME)
+        .constant("section_rollout_context", sections::ROLLOUT_CONTEXT)
 }
 
 /// What the stage-one input prompt is rendered from.
@@ -72,9 +100,11 @@ pub fn consolidation_system() -> Result<String> {
 pub(crate) fn consolidation_system_vars() -> Vars {
     Vars::new(&CONSOLIDATION_SYSTEM)
         .constant("redacted_marker", REDACTED_SECRET)
+        .constant("outcomes", OUTCOMES)
         .constant("memory_file", memory_root::MEMORY_FILE)
         .constant("summary_file", memory_root::MEMORY_SUMMARY_FILE)
         .constant("summary_version", memory_root::MEMORY_SUMMARY_VERSION)
+        .constant("rollout_summaries_dir", memory_root::ROLLOUT_SUMMARIES_DIR)
 }
 
 /// What the consolidation input prompt is rendered from.
@@ -84,16 +114,19 @@ pub struct ConsolidationContext {
     pub memory_md: UntrustedText,
     /// The current `memory_summary.md` (empty on the first pass).
     pub memory_summary_md: UntrustedText,
-    /// The selected raw memories (the contents of `raw_memories.md`).
+    /// The threads added, changed, removed and unchanged since the last pass.
+    pub selection_changes: UntrustedText,
+    /// The raw memories of the added and changed threads (`raw_memories.md` blocks).
     pub raw_memories: UntrustedText,
-    /// The selected rollout summaries, concatenated.
+    /// The rollout summaries of the same threads, concatenated.
     pub rollout_summaries: UntrustedText,
     /// Token budget of `memory_summary.md`.
     pub summary_token_budget: u64,
 }
 
-/// The consolidation user message: the current files and the new material, each inside its
-/// boundary tag, with the summary's token budget. A blank `MEMORY.md` makes it a first pass.
+/// The consolidation user message: the current files, the selection changes and the new
+/// material, each inside its boundary tag, with the summary's token budget. A blank
+/// `MEMORY.md` makes it a first pass.
 pub fn consolidation_input(ctx: &ConsolidationContext) -> Result<String> {
     consolidation_input_vars(ctx).render()
 }
@@ -108,6 +141,7 @@ pub(crate) fn consolidation_input_vars(ctx: &ConsolidationContext) -> Vars {
         .constant("rollout_summaries_dir", memory_root::ROLLOUT_SUMMARIES_DIR)
         .text("memory_md", &ctx.memory_md)
         .text("memory_summary_md", &ctx.memory_summary_md)
+        .text("selection_changes", &ctx.selection_changes)
         .text("raw_memories", &ctx.raw_memories)
         .text("rollout_summaries", &ctx.rollout_summaries)
 }
@@ -123,7 +157,8 @@ pub struct ReadPathContext {
     pub summary_token_cap: u64,
 }
 
-/// The read path: how to use memory, with `memory_summary.md` between `<memory-summary>`
+/// The read path: how to use memory, the citation contract (the block whose names are in
+/// [`memory_protocol::names::citation`]), with `memory_summary.md` between `<memory-summary>`
 /// markers. The caller truncates the summary to the cap first.
 pub fn read_path(ctx: &ReadPathContext) -> Result<String> {
     read_path_vars(ctx).render()
@@ -138,4 +173,7 @@ pub(crate) fn read_path_vars(ctx: &ReadPathContext) -> Vars {
         .constant("summary_file", memory_root::MEMORY_SUMMARY_FILE)
         .constant("raw_memories_file", memory_root::RAW_MEMORIES_FILE)
         .constant("rollout_summaries_dir", memory_root::ROLLOUT_SUMMARIES_DIR)
+        .constant("citation_block", citation::BLOCK)
+        .constant("citation_entries", citation::ENTRIES)
+        .constant("citation_threads", citation::THREAD_IDS)
 }

@@ -15,8 +15,36 @@ pub struct ConsolidationInput {
     pub memory_summary_md: String,
     /// The selected stage-one outputs, sorted by thread id.
     pub selected: Vec<StageOneOutputRecord>,
+    /// What changed in the selection since the last successful pass.
+    #[serde(default)]
+    pub changes: SelectionChanges,
+    /// The file each selected thread's rollout summary is in, relative to the memory root
+    /// (`rollout_summaries/<stem>.md`), by thread id.
+    #[serde(default)]
+    pub rollout_summary_files: std::collections::BTreeMap<String, String>,
     /// Token budget of `memory_summary.md`.
     pub summary_token_budget: u64,
+}
+
+/// How the selection differs from what the last successful pass consolidated, by thread id,
+/// each list sorted. A first pass lists every selected thread as added.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SelectionChanges {
+    /// Threads selected now and not consolidated before.
+    pub added: Vec<String>,
+    /// Threads consolidated before whose memory was extracted again since.
+    pub changed: Vec<String>,
+    /// Threads consolidated before and no longer selected (forgotten, pruned, unused for too
+    /// long, or their session used external context). What only they supported goes.
+    pub removed: Vec<String>,
+}
+
+impl SelectionChanges {
+    /// True when the selection is exactly what was consolidated last time.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
 }
 
 /// What the model returns for a consolidation. Strict: unknown fields are rejected.

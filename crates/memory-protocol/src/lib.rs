@@ -11,6 +11,7 @@
 //! - [`working_memory`]: the seven sections and their KEEP / UPDATE / APPEND operations;
 //! - [`compaction`]: the conversation model and the compaction entry;
 //! - [`introspect`]: memory states and the memory tools' requests, results and failures;
+//! - [`memory_format`]: the raw-memory and rollout-summary format both extraction engines write;
 //! - [`model`]: the [`ModelClient`] trait every crate uses to reach a model;
 //! - [`strict`]: the strict JSON Schema subset structured-output APIs accept, checked and made;
 //! - [`tools`]: every tool a host's model calls, in OpenAI function and MCP form;
@@ -25,6 +26,7 @@ pub mod consolidation;
 mod error;
 pub mod goal;
 pub mod introspect;
+pub mod memory_format;
 pub mod model;
 pub mod names;
 pub mod rollout;

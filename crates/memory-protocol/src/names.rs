@@ -21,6 +21,33 @@ pub mod memory_root {
     pub const MEMORY_SUMMARY_VERSION: &str = "v1";
 }
 
+/// The citation block an agent ends its answer with to say which memories it used.
+///
+/// ```text
+/// <memory-citation>
+/// <citation_entries>
+/// MEMORY.md:12-20|note=[why it mattered]
+/// </citation_entries>
+/// <rollout_ids>
+/// 019a5210-33c8-7e10-a4d1-92b7f0c4d002
+/// </rollout_ids>
+/// </memory-citation>
+/// ```
+///
+/// Codex's own block (`oai-mem-citation`, with `thread_ids` in older versions) is read too.
+pub mod citation {
+    /// The block agent-memory's read path asks for.
+    pub const BLOCK: &str = "memory-citation";
+    /// The block codex's read path asks for.
+    pub const CODEX_BLOCK: &str = "oai-mem-citation";
+    /// Lines `path:start-end|note=[...]` pointing into the memory root.
+    pub const ENTRIES: &str = "citation_entries";
+    /// Thread ids of the sessions whose memories were used, one per line.
+    pub const THREAD_IDS: &str = "rollout_ids";
+    /// The older name of [`THREAD_IDS`].
+    pub const LEGACY_THREAD_IDS: &str = "thread_ids";
+}
+
 /// SQLite table names, grouped by the crate that owns them.
 pub mod tables {
     /// Owned by `memory-write`: one row per known rollout.
@@ -31,6 +58,9 @@ pub mod tables {
     pub const STAGE_ONE_OUTPUTS: &str = "stage1_outputs";
     /// Owned by `memory-write`: the single phase-2 lease row.
     pub const PHASE_TWO_LEASE: &str = "phase2_lease";
+    /// Owned by `memory-write`: what the last successful phase-2 pass consolidated, one row
+    /// per thread, so the next pass knows what was added, changed and removed.
+    pub const PHASE_TWO_BASELINE: &str = "phase2_baseline";
     /// Owned by `goal-steering`: one goal per thread.
     pub const THREAD_GOALS: &str = "thread_goals";
     /// Owned by `goal-steering`: one row per turn charged to a goal.

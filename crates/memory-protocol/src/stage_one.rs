@@ -113,6 +113,9 @@ pub struct StageOneOutputRecord {
     pub cwd: Option<String>,
     /// Path of the rollout file.
     pub rollout_path: String,
+    /// Git branch the session recorded, when it did.
+    #[serde(default)]
+    pub git_branch: Option<String>,
     /// The raw memory.
     pub raw_memory: String,
     /// The rollout summary.

@@ -11,23 +11,29 @@
 //! - in user messages, a text part that is an injected AGENTS.md instruction block
 //!   (`# AGENTS.md instructions` ... `</INSTRUCTIONS>`) or a `<skill>` block is removed;
 //!   `<environment_context>` and `<subagent_notification>` parts stay. A user message left
-//!   with no parts is dropped.
+//!   with no parts is dropped. The list of injected blocks is [`crate::injected`]'s, shared
+//!   with everything that reads what the user said;
+//! - messages between agents (`inter_agent_communication` lines) are kept, as items of that
+//!   type, since a parent agent's instructions are part of what the session did.
 //!
 //! [`serialize_for_memory`] writes what is kept as a compact JSON array, the material the
 //! extraction prompt quotes (after secret redaction).
 
-use memory_protocol::rollout::MessageItem;
+use memory_protocol::rollout::{MessageItem, UnknownItem};
 use memory_protocol::{ResponseItem, RolloutItem};
+use serde_json::Value;
+
+use crate::injected::is_hidden_fragment;
+
+/// The rollout line type of a message between agents.
+pub const INTER_AGENT_ITEM_TYPE: &str = "inter_agent_communication";
 
 /// Unknown item types that carry conversation content and are kept.
-const KEPT_OTHER_ITEM_TYPES: [&str; 3] =
-    ["agent_message", "tool_search_call", "tool_search_output"];
-
-/// Text parts of user messages that codex injects and memory must not see, as
-/// `(start, end)` markers matched case-insensitively on the trimmed text.
-const EXCLUDED_USER_FRAGMENTS: [(&str, &str); 2] = [
-    ("# AGENTS.md instructions", "</INSTRUCTIONS>"),
-    ("<skill>", "</skill>"),
+const KEPT_OTHER_ITEM_TYPES: [&str; 4] = [
+    "agent_message",
+    "tool_search_call",
+    "tool_search_output",
+    INTER_AGENT_ITEM_TYPE,
 ];
 
 /// Keeps the response items memory extraction may see, in order, with injected user-message
@@ -37,6 +43,17 @@ pub fn filter_for_memory(items: impl IntoIterator<Item = RolloutItem>) -> Vec<Re
         .into_iter()
         .filter_map(|item| match item {
             RolloutItem::ResponseItem(item) => keep_for_memory(item),
+            RolloutItem::Other(other) if other.item_type == INTER_AGENT_ITEM_TYPE => {
+                let fields = match other.payload {
+                    Value::Object(fields) => fields,
+                    Value::Null => return None,
+                    value => std::iter::once(("content".to_owned(), value)).collect(),
+                };
+                Some(ResponseItem::Other(UnknownItem {
+                    item_type: other.item_type,
+                    fields,
+                }))
+            }
             _ => None,
         })
         .collect()
@@ -68,27 +85,8 @@ fn keep_message(mut message: MessageItem) -> Option<MessageItem> {
     }
     message
         .content
-        .retain(|part| !part.text().is_some_and(is_injected_fragment));
+        .retain(|part| !part.text().is_some_and(is_hidden_fragment));
     (!message.content.is_empty()).then_some(message)
-}
-
-/// True for an injected AGENTS.md or skill block.
-fn is_injected_fragment(text: &str) -> bool {
-    let (start_trimmed, end_trimmed) = (text.trim_start(), text.trim_end());
-    EXCLUDED_USER_FRAGMENTS.iter().any(|(start, end)| {
-        starts_with_ignore_case(start_trimmed, start) && ends_with_ignore_case(end_trimmed, end)
-    })
-}
-
-fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
-    text.as_bytes()
-        .get(..prefix.len())
-        .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
-}
-
-fn ends_with_ignore_case(text: &str, suffix: &str) -> bool {
-    text.len() >= suffix.len()
-        && text.as_bytes()[text.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
 }
 
 /// Writes the items as a compact JSON array.
@@ -109,22 +107,4 @@ pub fn serialize_for_memory(items: &[ResponseItem]) -> String {
     out.push(b']');
     // serde_json writes UTF-8 only; the lossy conversion never replaces anything.
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fragment_markers_match_case_insensitively_after_trimming() {
-        assert!(is_injected_fragment(
-            "  # agents.md Instructions for /x\n<INSTRUCTIONS>\nhi\n</instructions>\n"
-        ));
-        assert!(is_injected_fragment("<skill>\nname\n</skill>"));
-        assert!(!is_injected_fragment("<skill> unterminated"));
-        assert!(!is_injected_fragment(
-            "<environment_context>x</environment_context>"
-        ));
-        assert!(!is_injected_fragment("é"));
-    }
 }

@@ -5,6 +5,7 @@
 //! - [`anchors`]: the words of a memory text a rewrite must not lose silently;
 //! - [`reader`]: streaming rollout reading that turns malformed lines into diagnostics;
 //! - [`filter`]: what memory extraction may see of a rollout, serialized as compact JSON;
+//! - [`injected`]: the one list of blocks a host injects into user messages, and stripping them;
 //! - [`redact`]: secret redaction (a keyword prefilter plus 60-odd rules);
 //! - [`safe_text`]: terminal- and display-safe text (no control characters but newline and tab,
 //!   no bidirectional controls) for everything written to the memory root or printed;
@@ -21,6 +22,7 @@ pub mod anchors;
 mod error;
 pub mod escape;
 pub mod filter;
+pub mod injected;
 pub mod reader;
 pub mod redact;
 pub mod safe_text;
@@ -30,6 +32,7 @@ pub mod truncate;
 pub use crate::error::{Error, Result};
 pub use crate::escape::{escape_boundary_tags, escape_control_tokens, escape_xml_text};
 pub use crate::filter::{filter_for_memory, serialize_for_memory};
+pub use crate::injected::strip_injected;
 pub use crate::reader::{
     Diagnostic, ReaderOptions, RolloutRead, RolloutReader, read_rollout, read_rollout_path,
 };

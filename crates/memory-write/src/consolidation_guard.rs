@@ -2,12 +2,16 @@
 //!
 //! A rewrite of `MEMORY.md` must keep every anchor of the old text (paths, commands in
 //! backticks, dates, identifiers, URLs, versions, flags) unless the model listed it in
-//! [`ConsolidationOutput::obsolete`]. A rewrite that drops anchors is rejected: the old text is
-//! kept and the new material is appended below it, so nothing is lost and the next pass can
-//! try again.
+//! [`ConsolidationOutput::obsolete`], or it belongs only to threads that left the selection
+//! (or to the superseded version of a re-extracted thread): forgetting those is the point of
+//! telling the model what was removed. A rewrite that drops any other anchor is rejected: the
+//! old text is kept and the new material is appended below it, so nothing is lost and the
+//! next pass can try again.
+
+use std::collections::BTreeSet;
 
 use memory_protocol::consolidation::ConsolidationOutput;
-use memory_sanitize::anchors::missing_anchors;
+use memory_sanitize::anchors::{extract_anchors, missing_anchors};
 /// Heading of the block a rejected rewrite appends.
 pub const UNCONSOLIDATED_HEADING: &str = "## Unconsolidated material";
 
@@ -18,6 +22,8 @@ pub struct GuardVerdict {
     pub memory_md: String,
     /// Old anchors the rewrite dropped without marking them obsolete; empty when accepted.
     pub missing: Vec<String>,
+    /// Old anchors the rewrite dropped that only removed threads supported (accepted).
+    pub forgotten: Vec<String>,
 }
 
 impl GuardVerdict {
@@ -27,7 +33,19 @@ impl GuardVerdict {
     }
 }
 
-/// Checks the model's new `MEMORY.md` against the old one.
+/// The anchors a pass may drop without listing them: those of `removed_material` (what the
+/// last pass was given for threads now removed, or for the old version of re-extracted ones)
+/// that `kept_material` (what this pass is given) neither has as an anchor nor contains.
+pub fn forgettable_anchors(removed_material: &str, kept_material: &str) -> BTreeSet<String> {
+    let kept = extract_anchors(kept_material);
+    extract_anchors(removed_material)
+        .into_iter()
+        .filter(|anchor| !kept.contains(anchor) && !kept_material.contains(anchor.as_str()))
+        .collect()
+}
+
+/// Checks the model's new `MEMORY.md` against the old one; anchors in `forgettable` (see
+/// [`forgettable_anchors`]) may go.
 ///
 /// Accepted: the new text is returned unchanged. Rejected: the old text is kept and
 /// `new_material` (what this pass was meant to fold in) is appended under
@@ -36,12 +54,17 @@ pub fn guard_consolidation(
     old_memory_md: &str,
     output: &ConsolidationOutput,
     new_material: &str,
+    forgettable: &BTreeSet<String>,
 ) -> GuardVerdict {
-    let missing = missing_anchors(old_memory_md, &output.memory_md, &output.obsolete);
+    let (forgotten, missing): (Vec<String>, Vec<String>) =
+        missing_anchors(old_memory_md, &output.memory_md, &output.obsolete)
+            .into_iter()
+            .partition(|anchor| forgettable.contains(anchor));
     if missing.is_empty() {
         return GuardVerdict {
             memory_md: output.memory_md.clone(),
             missing,
+            forgotten,
         };
     }
     let mut memory_md = old_memory_md.trim_end().to_owned();
@@ -55,7 +78,11 @@ pub fn guard_consolidation(
         memory_md.push_str(material);
     }
     memory_md.push('\n');
-    GuardVerdict { memory_md, missing }
+    GuardVerdict {
+        memory_md,
+        missing,
+        forgotten: Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -63,6 +90,10 @@ mod tests {
     use super::*;
     use memory_sanitize::anchors::{extract_anchors, normalize_anchor};
     use proptest::prelude::*;
+
+    fn none() -> BTreeSet<String> {
+        BTreeSet::new()
+    }
 
     fn output(memory_md: &str, obsolete: &[String]) -> ConsolidationOutput {
         ConsolidationOutput {
@@ -88,16 +119,16 @@ mod tests {
     proptest! {
         #[test]
         fn keeping_or_extending_the_text_is_accepted(old in memory_text(), extra in memory_text()) {
-            prop_assert!(guard_consolidation(&old, &output(&old, &[]), "new").accepted());
+            prop_assert!(guard_consolidation(&old, &output(&old, &[]), "new", &none()).accepted());
             let extended = format!("{old}\n{extra}");
-            prop_assert!(guard_consolidation(&old, &output(&extended, &[]), "new").accepted());
+            prop_assert!(guard_consolidation(&old, &output(&extended, &[]), "new", &none()).accepted());
         }
 
         #[test]
         fn accepted_rewrites_keep_or_retire_every_anchor(
             old in memory_text(), new in memory_text(), obsolete in prop::collection::vec(memory_text(), 0..3),
         ) {
-            let verdict = guard_consolidation(&old, &output(&new, &obsolete), "material");
+            let verdict = guard_consolidation(&old, &output(&new, &obsolete), "material", &none());
             let retired: Vec<&str> = obsolete.iter().map(|entry| normalize_anchor(entry)).collect();
             if verdict.accepted() {
                 prop_assert_eq!(&verdict.memory_md, &new);
@@ -120,10 +151,16 @@ mod tests {
             let path = format!("src/{name}.rs");
             let old = format!("{before} {path} {after}");
             let new = format!("{before} {after}");
-            let rejected = guard_consolidation(&old, &output(&new, &[]), "fresh facts");
+            let rejected = guard_consolidation(&old, &output(&new, &[]), "fresh facts", &none());
             prop_assert_eq!(rejected.missing, vec![path.clone()]);
             prop_assert_eq!(rejected.memory_md, format!("{}\n\n{UNCONSOLIDATED_HEADING}\n\nfresh facts\n", old.trim_end()));
-            let retired = guard_consolidation(&old, &output(&new, &[format!("`{path}`")]), "fresh facts");
+            let forgettable = forgettable_anchors(&format!("note on {path}"), "other thread text");
+            let forgotten = guard_consolidation(&old, &output(&new, &[]), "fresh facts", &forgettable);
+            prop_assert!(forgotten.accepted());
+            prop_assert_eq!(forgotten.forgotten, vec![path.clone()]);
+            let shared = forgettable_anchors(&format!("note on {path}"), &format!("kept: {path}"));
+            prop_assert!(!guard_consolidation(&old, &output(&new, &[]), "f", &shared).accepted());
+            let retired = guard_consolidation(&old, &output(&new, &[format!("`{path}`")]), "fresh facts", &none());
             prop_assert!(retired.accepted());
         }
     }

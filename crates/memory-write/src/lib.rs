@@ -1,21 +1,26 @@
 //! The memory write path.
 //!
 //! This crate owns the state store (one SQLite file: threads, leased stage-one jobs and their
-//! outputs, the phase-2 lease), the scan that registers rollout files, phase 1 (per-rollout
-//! extraction through [`memory_protocol::ModelClient`]), phase 2 (consolidation into the
-//! memory-root files), pruning, the rate-limit guard, the `[memories]` config table, and the
-//! memory-root files themselves.
+//! outputs, the phase-2 lease and baseline), the scan that registers rollout files, phase 1
+//! (per-rollout extraction through [`memory_protocol::ModelClient`]), phase 2 (consolidation
+//! into the memory-root files, with forgetting), pruning, the rate-limit guard, the
+//! `[memories]` config table, the memory-root files themselves, the read path, and usage
+//! signals (citations).
 
 #![deny(missing_docs)]
 
+pub mod citations;
 pub mod config;
 pub mod consolidation_guard;
+pub mod consolidation_prompt;
 mod error;
 pub mod fault;
+pub mod housekeeping;
 pub mod memory_root;
 pub mod phase_one;
 pub mod phase_two;
 pub mod rate_limit;
+pub mod read_path;
 pub mod safe_file;
 pub mod scan;
 pub mod stage_one_request;

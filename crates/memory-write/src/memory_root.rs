@@ -130,6 +130,41 @@ impl MemoryRoot {
         remove_stale_temp_files(&summaries)
     }
 
+    /// Removes everything inside the root and keeps the (empty) root folder. Refuses a root
+    /// that is a symlink, so a reset never deletes through one; links inside are removed, not
+    /// followed. A missing root is already empty. Returns how many entries were removed.
+    pub fn clear(&self) -> Result<usize> {
+        match fs::symlink_metadata(&self.dir) {
+            Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+                return Err(Error::UnsafeMemoryRoot {
+                    path: self.dir.clone(),
+                    reason: "expected a real folder, not a symlink or a file".to_owned(),
+                });
+            }
+            Ok(_) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(source) => return Err(io_error(&self.dir, source)),
+        }
+        let entries = fs::read_dir(&self.dir).map_err(|source| io_error(&self.dir, source))?;
+        let mut removed = 0;
+        for entry in entries {
+            let entry = entry.map_err(|source| io_error(&self.dir, source))?;
+            let path = entry.path();
+            let file_type = entry
+                .file_type()
+                .map_err(|source| io_error(&path, source))?;
+            let result = if file_type.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+            result.map_err(|source| io_error(&path, source))?;
+            removed += 1;
+        }
+        sync_dir(&self.dir)?;
+        Ok(removed)
+    }
+
     /// Reads a file of the root; `None` when it does not exist, or when something other than a
     /// regular file (a FIFO, a socket) took its place, which the next write replaces. Bytes that
     /// are not UTF-8 (a damaged file) are read as U+FFFD, so the file can be rebuilt.
@@ -412,26 +447,22 @@ fn assign_stems(ordered: &[&StageOneOutputRecord]) -> Vec<String> {
         .collect()
 }
 
+/// First line of `raw_memories.md`.
+pub const RAW_MEMORIES_TITLE: &str = "# Raw Memories";
+
 /// `raw_memories.md` for outputs in thread-id order, each with its summary file's stem.
 pub fn render_raw_memories<'a>(
     selected: impl IntoIterator<Item = (&'a StageOneOutputRecord, &'a String)>,
 ) -> String {
-    let mut out = String::from("# Raw memories\n\n");
+    let mut out = format!("{RAW_MEMORIES_TITLE}\n\n");
     let mut any = false;
     for (record, stem) in selected {
         if !any {
-            out.push_str("Selected stage-one memories, in ascending thread-id order.\n");
+            out.push_str("Selected stage-one raw memories, in ascending thread-id order:\n");
             any = true;
         }
-        out.push_str(&format!(
-            "\n## Thread `{}`\ncwd: {}\ndate: {}\nrollout_path: {}\nrollout_summary_file: {}/{stem}.md\n\n{}\n",
-            one_line(&record.thread_id),
-            one_line(record.cwd.as_deref().unwrap_or("unknown")),
-            rfc3339(record.source_updated_at),
-            one_line(&record.rollout_path),
-            names::ROLLOUT_SUMMARIES_DIR,
-            record.raw_memory.trim(),
-        ));
+        out.push('\n');
+        out.push_str(&raw_memory_block(record, stem));
     }
     if !any {
         out.push_str("No raw memories yet.\n");
@@ -439,10 +470,30 @@ pub fn render_raw_memories<'a>(
     out
 }
 
-/// One rollout summary file: a small header, then the summary.
-pub fn render_rollout_summary(record: &StageOneOutputRecord) -> String {
+/// One thread's block of `raw_memories.md`.
+pub fn raw_memory_block(record: &StageOneOutputRecord, stem: &str) -> String {
     format!(
-        "thread_id: {}\nupdated_at: {}\nrollout_path: {}\ncwd: {}\n\n{}\n",
+        "## Thread `{}`\nupdated_at: {}\ncwd: {}\nrollout_path: {}\nrollout_summary_file: {stem}.md\n\n{}\n",
+        one_line(&record.thread_id),
+        rfc3339(record.source_updated_at),
+        one_line(record.cwd.as_deref().unwrap_or("unknown")),
+        one_line(&record.rollout_path),
+        record.raw_memory.trim(),
+    )
+}
+
+/// One rollout summary file: a small header (with `git_branch` when the session recorded
+/// one), then the summary.
+pub fn render_rollout_summary(record: &StageOneOutputRecord) -> String {
+    let branch = record
+        .git_branch
+        .as_deref()
+        .map(str::trim)
+        .filter(|branch| !branch.is_empty())
+        .map(|branch| format!("git_branch: {}\n", one_line(branch)))
+        .unwrap_or_default();
+    format!(
+        "thread_id: {}\nupdated_at: {}\nrollout_path: {}\ncwd: {}\n{branch}\n{}\n",
         one_line(&record.thread_id),
         rfc3339(record.source_updated_at),
         one_line(&record.rollout_path),

@@ -1,38 +1,41 @@
-//! Phase 2: consolidate the selected stage-one outputs into the memory root, and the read
-//! path that injects `memory_summary.md` into a session.
+//! Phase 2: consolidate the selected stage-one outputs into the memory root.
 //!
-//! One pass: claim the global lease -> prune stale outputs -> select -> sync `raw_memories.md`
+//! One pass: claim the global lease -> prune stale outputs -> select -> compare with the
+//! baseline of the last success (added, changed, removed threads) -> sync `raw_memories.md`
 //! and `rollout_summaries/` -> hash the inputs (an unchanged hash since the last success skips
-//! the model) -> render the prompts -> one [`ModelClient`] call with a strict output schema,
-//! heartbeating the lease meanwhile -> redact -> guard `MEMORY.md` against silent loss -> fit
-//! the summary to its budget -> write both files atomically -> record success. Any error after
-//! the claim records a failure (with backoff) and is returned.
+//! the model) -> render the prompts (the current files, the changes, and the material of added
+//! and changed threads only, each within its share of the model's window) -> one
+//! [`ModelClient`] call with a strict output schema, heartbeating the lease meanwhile ->
+//! redact -> guard `MEMORY.md` against silent loss (what only removed threads supported may
+//! go) -> fit the summary to its budget -> write both files atomically -> record success and
+//! the new baseline. Any error after the claim records a failure (with backoff) and is
+//! returned.
+//!
+//! The read path (what a session is given) is in [`crate::read_path`] and re-exported here.
 
 use std::time::Duration;
 
-use memory_prompts::UntrustedText;
-use memory_prompts::memories::{
-    ConsolidationContext, ReadPathContext, consolidation_input, consolidation_system, read_path,
-};
-use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
+use std::collections::{BTreeMap, BTreeSet};
+
+use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput, SelectionChanges};
 use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
-use memory_protocol::{ModelClient, ModelError, ModelRequest, TaskKind, input_token_budget};
+use memory_protocol::{ModelClient, ModelError, ModelRequest};
 use memory_sanitize::{
     TokenCounter, TruncationPolicy, display_safe, o200k, redact_json_strings, redact_secrets,
 };
 use sha2::{Digest, Sha256};
 
 use crate::config::MemoriesConfig;
-use crate::consolidation_guard::guard_consolidation;
+use crate::consolidation_guard::{forgettable_anchors, guard_consolidation};
+use crate::consolidation_prompt::{consolidation_request, prompt_budget};
 use crate::error::{Error, Result};
-use crate::memory_root::{
-    MemoryRoot, render_raw_memories, render_rollout_summary, with_version_line,
-};
+use crate::memory_root::{MemoryRoot, raw_memory_block, render_rollout_summary, with_version_line};
+pub use crate::read_path::{memory_injection, render_memory_injection};
 use crate::stage_one_request::MIN_ROLLOUT_TOKEN_BUDGET;
 use crate::store::{
-    AsyncStateStore, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
-    PhaseTwoSuccess, now_unix,
+    AsyncStateStore, BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease,
+    PhaseTwoState, PhaseTwoSuccess, now_unix,
 };
 
 /// Token budget of `memory_summary.md`, and the default cap of the read path.
@@ -53,7 +56,7 @@ pub const MAX_PASSES_PER_LEASE: usize = 4;
 /// How often a run waiting for another consolidator looks at the lease again.
 const WAIT_POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// Bumped when the hashed layout changes, so old hashes never match.
-const HASH_VERSION: &str = "agent-memory phase2 input v1";
+const HASH_VERSION: &str = "agent-memory phase2 input v2";
 
 /// Settings of a phase-2 pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +143,10 @@ pub struct PhaseTwoReport {
     /// Missing or damaged memory-root files found before the pass, which made it run whatever
     /// the cooldown.
     pub repaired: Vec<String>,
+    /// Old `MEMORY.md` anchors dropped because only removed threads supported them.
+    pub forgotten: usize,
+    /// How the selection changed since the last successful pass.
+    pub changes: SelectionChanges,
 }
 
 /// Runs one phase-2 pass (see the module docs).
@@ -334,6 +341,10 @@ async fn consolidate(
     })
     .await?;
     report.files_written += sync.files_written + sync.files_removed;
+    let baseline = baseline_entries(&selected, &sync.stems);
+    let previous = store.call(|store| store.phase_two_baseline()).await?;
+    let changes = selection_changes(&previous, &baseline);
+    report.changes = changes.clone();
 
     let budget = options.summary_token_budget;
     let model_name = model.name();
@@ -345,10 +356,11 @@ async fn consolidate(
         old_summary.as_deref(),
     );
     if lease.last_input_hash.as_deref() == Some(hash.as_str())
+        && changes.is_empty()
         && artifacts_valid(old_memory.as_deref(), old_summary.as_deref())
     {
         report.unchanged = true;
-        return finish(store, lease, options, may_repeat, &hash, &selected, report).await;
+        return finish(store, lease, options, may_repeat, &hash, &baseline, report).await;
     }
 
     if selected.is_empty()
@@ -374,18 +386,30 @@ async fn consolidate(
     }
 
     let old_memory = old_memory.unwrap_or_default();
+    let summary_files: BTreeMap<String, String> = sync
+        .stems
+        .iter()
+        .map(|(id, stem)| {
+            (
+                id.clone(),
+                format!("{}/{stem}.md", names::ROLLOUT_SUMMARIES_DIR),
+            )
+        })
+        .collect();
     let input = redacted_input(
         &old_memory,
         old_summary.as_deref().unwrap_or(""),
         &selected,
+        changes,
+        summary_files,
         budget,
     )?;
     // A model that answers that the prompt does not fit gets the new material cut to half,
     // down to a floor; the current files are always sent whole (the guard judges the rewrite
     // against all of them).
-    let mut prompt_budget = input_token_budget(model.context_window());
+    let mut prompt_budget = prompt_budget(model.context_window());
     let response = loop {
-        let request = consolidation_request(&input, &sync.stems, prompt_budget)?;
+        let request = consolidation_request(&input, prompt_budget)?;
         report.model_calls += 1;
         match complete_with_heartbeat(store, model, request, lease, options).await {
             Err(Error::Model(ModelError::ContextOverflow { message }))
@@ -404,10 +428,13 @@ async fn consolidate(
         display_safe(&redact_secrets(&output.memory_summary_md)).into_owned();
 
     // The guard compares against the redacted old text: a secret in a hand-edited MEMORY.md
-    // is not an anchor to keep, and a rejected rewrite keeps the redacted text.
+    // is not an anchor to keep, and a rejected rewrite keeps the redacted text. What only the
+    // removed threads (or the old versions of changed ones) supported may go.
     let material = unconsolidated_material(&input.memory_md, &input.selected);
-    let verdict = guard_consolidation(&input.memory_md, &output, &material);
+    let forgettable = forgettable(&previous, &baseline);
+    let verdict = guard_consolidation(&input.memory_md, &output, &material, &forgettable);
     report.guard_missing = verdict.missing;
+    report.forgotten = verdict.forgotten.len();
     let memory_md = verdict.memory_md;
     let summary = fit_summary(&output.memory_summary_md, budget);
 
@@ -426,7 +453,79 @@ async fn consolidate(
         Some(&memory_md),
         Some(&summary),
     );
-    finish(store, lease, options, may_repeat, &hash, &selected, report).await
+    finish(store, lease, options, may_repeat, &hash, &baseline, report).await
+}
+
+/// What this pass is given for each selected thread: its `raw_memories.md` block and its
+/// rollout summary file, the material a later pass compares against.
+fn baseline_entries(
+    selected: &[StageOneOutputRecord],
+    stems: &BTreeMap<String, String>,
+) -> Vec<BaselineEntry> {
+    selected
+        .iter()
+        .map(|record| {
+            let stem = stems.get(&record.thread_id).map_or("", String::as_str);
+            BaselineEntry {
+                thread_id: record.thread_id.clone(),
+                source_updated_at: record.source_updated_at,
+                material: format!(
+                    "{}\n{}/{stem}.md\n{}",
+                    raw_memory_block(record, stem),
+                    names::ROLLOUT_SUMMARIES_DIR,
+                    render_rollout_summary(record)
+                ),
+            }
+        })
+        .collect()
+}
+
+/// How `current` differs from `previous` (the last success's baseline), by thread id.
+pub fn selection_changes(
+    previous: &[BaselineEntry],
+    current: &[BaselineEntry],
+) -> SelectionChanges {
+    let before: BTreeMap<&str, &BaselineEntry> =
+        previous.iter().map(|e| (e.thread_id.as_str(), e)).collect();
+    let now: BTreeSet<&str> = current.iter().map(|e| e.thread_id.as_str()).collect();
+    let mut changes = SelectionChanges::default();
+    for entry in current {
+        match before.get(entry.thread_id.as_str()) {
+            None => changes.added.push(entry.thread_id.clone()),
+            Some(old) if old.material != entry.material => {
+                changes.changed.push(entry.thread_id.clone());
+            }
+            Some(_) => {}
+        }
+    }
+    changes.removed = before
+        .keys()
+        .filter(|id| !now.contains(*id))
+        .map(|id| (*id).to_owned())
+        .collect();
+    changes.added.sort();
+    changes.changed.sort();
+    changes
+}
+
+/// Anchors only the removed threads, or the replaced versions of changed ones, supported.
+fn forgettable(previous: &[BaselineEntry], current: &[BaselineEntry]) -> BTreeSet<String> {
+    let current_by_id: BTreeMap<&str, &str> = current
+        .iter()
+        .map(|e| (e.thread_id.as_str(), e.material.as_str()))
+        .collect();
+    let replaced: String = previous
+        .iter()
+        .filter(|old| current_by_id.get(old.thread_id.as_str()) != Some(&old.material.as_str()))
+        .map(|old| old.material.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let kept: String = current
+        .iter()
+        .map(|e| e.material.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    forgettable_anchors(&replaced, &kept)
 }
 
 /// Completes the lease after a pass, or asks for another pass when new outputs arrived.
@@ -436,7 +535,7 @@ async fn finish(
     options: &PhaseTwoOptions,
     may_repeat: bool,
     hash: &str,
-    selected: &[StageOneOutputRecord],
+    baseline: &[BaselineEntry],
     report: &mut PhaseTwoReport,
 ) -> Result<Round> {
     if let Some(watermark) = newer_input(store, lease, options, may_repeat).await? {
@@ -447,10 +546,7 @@ async fn finish(
     }
     let lease = lease.clone();
     let hash = hash.to_owned();
-    let consumed: Vec<(String, i64)> = selected
-        .iter()
-        .map(|record| (record.thread_id.clone(), record.source_updated_at))
-        .collect();
+    let consumed = baseline.to_vec();
     let owned = store
         .call(move |store| {
             let success = PhaseTwoSuccess {
@@ -474,70 +570,21 @@ fn redacted_input(
     memory_md: &str,
     memory_summary_md: &str,
     selected: &[StageOneOutputRecord],
+    changes: SelectionChanges,
+    rollout_summary_files: BTreeMap<String, String>,
     summary_token_budget: u64,
 ) -> Result<ConsolidationInput> {
     let input = ConsolidationInput {
         memory_md: memory_md.to_owned(),
         memory_summary_md: memory_summary_md.to_owned(),
         selected: selected.to_vec(),
+        changes,
+        rollout_summary_files,
         summary_token_budget,
     };
     let mut value = serde_json::to_value(&input).map_err(Error::Serialize)?;
     redact_json_strings(&mut value);
     serde_json::from_value(value).map_err(Error::Serialize)
-}
-
-fn consolidation_request(
-    input: &ConsolidationInput,
-    stems: &std::collections::BTreeMap<String, String>,
-    prompt_budget: u64,
-) -> Result<ModelRequest> {
-    let prompt_budget = usize::try_from(prompt_budget).unwrap_or(usize::MAX);
-    let empty = String::new();
-    let raw_memories = render_raw_memories(
-        input
-            .selected
-            .iter()
-            .map(|record| (record, stems.get(&record.thread_id).unwrap_or(&empty))),
-    );
-    let rollout_summaries: String = input
-        .selected
-        .iter()
-        .map(|record| {
-            let stem = stems.get(&record.thread_id).unwrap_or(&empty);
-            format!(
-                "### {}/{stem}.md\n\n{}\n",
-                names::ROLLOUT_SUMMARIES_DIR,
-                render_rollout_summary(record)
-            )
-        })
-        .collect();
-    // The new material shares the prompt: raw memories first, then the summaries; the current
-    // files are sent whole, since the guard judges the rewrite against all of them.
-    let raw_memories = truncate(&raw_memories, prompt_budget / 2);
-    let rollout_summaries = truncate(&rollout_summaries, prompt_budget / 4);
-    let context = ConsolidationContext {
-        memory_md: UntrustedText::new(input.memory_md.as_str()),
-        memory_summary_md: UntrustedText::new(input.memory_summary_md.as_str()),
-        raw_memories: UntrustedText::new(raw_memories),
-        rollout_summaries: UntrustedText::new(rollout_summaries),
-        summary_token_budget: input.summary_token_budget,
-    };
-    Ok(ModelRequest {
-        task: TaskKind::Consolidation,
-        instructions: consolidation_system()?,
-        input: consolidation_input(&context)?,
-        structured_input: serde_json::to_value(input).map_err(Error::Serialize)?,
-        output_schema: Some(ConsolidationOutput::output_schema()),
-        // Sent only when the user configured one on the model: many models refuse it.
-        reasoning_effort: None,
-        max_output_tokens: None,
-    })
-}
-
-fn truncate(text: &str, max_tokens: usize) -> String {
-    memory_sanitize::truncate_middle(text, TruncationPolicy::Tokens(max_tokens), o200k())
-        .into_owned()
 }
 
 /// Calls the model, extending the lease every heartbeat interval while it runs. Losing the
@@ -638,6 +685,7 @@ fn input_hash(
         field(&record.source_updated_at.to_le_bytes());
         field(record.cwd.as_deref().unwrap_or("\0none").as_bytes());
         field(record.rollout_path.as_bytes());
+        field(record.git_branch.as_deref().unwrap_or("\0none").as_bytes());
         field(
             record
                 .rollout_slug
@@ -662,43 +710,6 @@ fn input_hash(
         .iter()
         .map(|byte| format!("{byte:02x}"))
         .collect()
-}
-
-/// The read path: `memory_summary.md` (without its version line) cut to `token_cap` tokens and
-/// rendered into the read-path template, ready to inject into a session. `None` when there is
-/// no summary or it is empty.
-pub fn render_memory_injection(root: &MemoryRoot, token_cap: u64) -> Result<Option<String>> {
-    let Some(summary) = root.read(names::MEMORY_SUMMARY_FILE)? else {
-        return Ok(None);
-    };
-    let summary = summary.trim();
-    let body = match summary.split_once('\n') {
-        Some((first, rest)) if first.trim() == names::MEMORY_SUMMARY_VERSION => rest.trim(),
-        None if summary == names::MEMORY_SUMMARY_VERSION => "",
-        _ => summary,
-    };
-    if body.is_empty() {
-        return Ok(None);
-    }
-    let cap = usize::try_from(token_cap).unwrap_or(usize::MAX);
-    let body = memory_sanitize::truncate_middle(body, TruncationPolicy::Tokens(cap), o200k());
-    let context = ReadPathContext {
-        memory_root: UntrustedText::new(root.dir().to_string_lossy()),
-        memory_summary: UntrustedText::new(body),
-        summary_token_cap: token_cap,
-    };
-    Ok(Some(read_path(&context)?))
-}
-
-/// Records that the memories of `thread_ids` were used now (usage count and last use), which
-/// ranks them higher in the next selection. Returns how many stored memories were updated.
-pub async fn record_memory_usage(
-    store: &AsyncStateStore,
-    thread_ids: Vec<String>,
-) -> Result<usize> {
-    store
-        .call(move |store| store.record_memory_usage(&thread_ids, now_unix()))
-        .await
 }
 
 async fn blocking<T: Send + 'static>(
@@ -731,6 +742,7 @@ mod tests {
             thread_id: "t".into(),
             cwd: None,
             rollout_path: "p".into(),
+            git_branch: None,
             raw_memory: "m".into(),
             rollout_summary: "s".into(),
             rollout_slug: None,

@@ -12,9 +12,19 @@
 //! `examples/rollouts` has new mtimes but old sessions.
 //!
 //! **Skipped sources**: sub-agent, ephemeral and non-interactive (`exec`, `mcp`, internal)
-//! sessions are registered with a skip reason and never claimed. A rollout without a
-//! readable `session_meta` is registered under an id taken from its file name, so a broken
-//! file ends as a job error with a clear message instead of vanishing.
+//! sessions are registered with a skip reason and never claimed, and so is a rollout in which
+//! the user never wrote anything (only injected context, or nothing at all: codex's "no
+//! preview" rule). A rollout without a readable `session_meta` is registered under an id taken
+//! from its file name, so a broken file ends as a job error with a clear message instead of
+//! vanishing.
+//!
+//! **External context**: with `disable_on_external_context`, a session that searched the web
+//! or used tool search is registered as polluted and never extracted; a thread whose memory
+//! was enabled becomes polluted when its rollout changes to include such a call.
+//!
+//! Finding the first user message reads lines only until one is found; the pollution check
+//! (when enabled) reads the whole file. Lines are matched on raw bytes first and parsed only
+//! when they may be what is looked for.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -22,11 +32,17 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use memory_protocol::rollout::ResponseItem;
 use memory_protocol::{RolloutItem, RolloutLine, SessionMeta};
+use memory_sanitize::strip_injected;
 use sha2::{Digest, Sha256};
 
+use crate::config::MemoriesConfig;
 use crate::error::{Error, Result};
 use crate::store::{MemoryMode, StateStore, ThreadRegistration};
+
+/// The skip reason of a rollout in which the user never wrote anything.
+pub const NO_USER_MESSAGE: &str = "no_user_message";
 
 /// Bytes read from the end of a file for the activity time and the fingerprint.
 const TAIL_BYTES: u64 = 64 * 1024;
@@ -44,12 +60,30 @@ const BATCH: usize = 512;
 pub struct ScanOptions {
     /// Memory mode for threads seen for the first time (`generate_memories`).
     pub new_thread_mode: MemoryMode,
+    /// Mark sessions that searched the web or used tool search as polluted
+    /// (`disable_on_external_context`).
+    pub disable_on_external_context: bool,
 }
 
 impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
             new_thread_mode: MemoryMode::Enabled,
+            disable_on_external_context: false,
+        }
+    }
+}
+
+impl ScanOptions {
+    /// The options the `[memories]` settings ask for.
+    pub fn from_config(config: &MemoriesConfig) -> ScanOptions {
+        ScanOptions {
+            new_thread_mode: if config.generate_memories {
+                MemoryMode::Enabled
+            } else {
+                MemoryMode::Disabled
+            },
+            disable_on_external_context: config.disable_on_external_context,
         }
     }
 }
@@ -243,6 +277,7 @@ fn inspect_rollout(
         .map(|b| format!("{b:02x}"))
         .collect();
     let source = meta.as_ref().and_then(|m| m.source.as_ref());
+    let content = inspect_content(&mut file, options.disable_on_external_context)?;
     let memory_mode = match meta
         .as_ref()
         .and_then(|m| m.extra.get("memory_mode"))
@@ -250,8 +285,14 @@ fn inspect_rollout(
     {
         Some("disabled") => MemoryMode::Disabled,
         Some("polluted") => MemoryMode::Polluted,
+        _ if content.external_context => MemoryMode::Polluted,
         _ => options.new_thread_mode,
     };
+    // A file without a readable session_meta is kept eligible, so it ends as a job error
+    // with a clear message instead of vanishing as "no user message".
+    let skip_reason = meta.as_ref().and_then(|meta| {
+        skip_reason(meta).or_else(|| (!content.user_message).then(|| NO_USER_MESSAGE.to_owned()))
+    });
     Ok(ThreadRegistration {
         id: meta
             .as_ref()
@@ -260,8 +301,13 @@ fn inspect_rollout(
             .unwrap_or_else(|| thread_id_from_path(path)),
         rollout_path: path_text.to_owned(),
         cwd: meta.as_ref().and_then(|m| m.cwd.clone()),
+        git_branch: meta
+            .as_ref()
+            .and_then(|m| m.git.as_ref())
+            .and_then(|git| git.branch.clone())
+            .filter(|branch| !branch.trim().is_empty()),
         source: source.and_then(|s| s.name()).map(str::to_owned),
-        skip_reason: meta.as_ref().and_then(skip_reason),
+        skip_reason,
         created_at,
         last_activity_at,
         memory_mode,
@@ -292,6 +338,84 @@ pub fn skip_reason(meta: &SessionMeta) -> Option<String> {
         "non_interactive:{}",
         source.name().unwrap_or("unknown")
     ))
+}
+
+/// What a rollout's content shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct ContentSignals {
+    /// The user wrote something (beyond injected context).
+    user_message: bool,
+    /// The session searched the web or used tool search.
+    external_context: bool,
+}
+
+/// Item types that bring in context from outside the session.
+const EXTERNAL_CONTEXT_TYPES: [&str; 3] =
+    ["web_search_call", "tool_search_call", "tool_search_output"];
+
+/// Reads the file from the start for [`ContentSignals`]; stops at the first user message
+/// unless external context is looked for too.
+fn inspect_content(file: &mut File, check_external: bool) -> std::io::Result<ContentSignals> {
+    file.seek(SeekFrom::Start(0))?;
+    let mut reader = BufReader::new(&mut *file);
+    let mut signals = ContentSignals::default();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let maybe_user = contains(&line, b"\"user\"") || contains(&line, b"user_message");
+        let maybe_external = check_external
+            && EXTERNAL_CONTEXT_TYPES
+                .iter()
+                .any(|kind| contains(&line, kind.as_bytes()));
+        let wanted = (maybe_user && !signals.user_message) || maybe_external;
+        if !wanted {
+            continue;
+        }
+        let Ok(text) = std::str::from_utf8(&line) else {
+            continue;
+        };
+        let Ok(parsed) = RolloutLine::parse(text.trim_end()) else {
+            continue;
+        };
+        match &parsed.item {
+            RolloutItem::ResponseItem(ResponseItem::Message(message))
+                if message.role.eq_ignore_ascii_case("user") =>
+            {
+                let written = message
+                    .content
+                    .iter()
+                    .filter_map(|part| part.text())
+                    .any(|text| !strip_injected(text).trim().is_empty());
+                signals.user_message |= written;
+            }
+            RolloutItem::EventMsg(event) if event.event_type == "user_message" => {
+                let written = event
+                    .fields
+                    .get("message")
+                    .and_then(|m| m.as_str())
+                    .is_some_and(|text| !strip_injected(text).trim().is_empty());
+                signals.user_message |= written;
+            }
+            RolloutItem::ResponseItem(item) => {
+                signals.external_context |=
+                    check_external && EXTERNAL_CONTEXT_TYPES.contains(&item.item_type());
+            }
+            _ => {}
+        }
+        if signals.user_message && (!check_external || signals.external_context) {
+            break;
+        }
+    }
+    Ok(signals)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
 }
 
 /// The first `session_meta` among the first lines of the file.

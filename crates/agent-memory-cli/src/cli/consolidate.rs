@@ -4,13 +4,13 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agent_memory::write::memory_root::MemoryRoot;
 use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
 use agent_memory::write::{AsyncStateStore, StateStore};
 use anyhow::Context;
 
 use agent_memory::models::DEFAULT_MODEL_SPEC;
 
+use super::codex::RootArgs;
 use super::exit::{print_json, print_safe};
 use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
 use super::interrupt::until_signal;
@@ -21,6 +21,8 @@ use super::json::ConsolidateJson;
 pub(crate) struct ConsolidateArgs {
     #[command(flatten)]
     common: CommonArgs,
+    #[command(flatten)]
+    root: RootArgs,
     /// Respect the cooldown after a recent success even when there is new input.
     #[arg(long)]
     no_force: bool,
@@ -41,7 +43,7 @@ pub(crate) fn run(args: ConsolidateArgs) -> ExitCode {
 }
 
 fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
-    let home = resolve_home(args.common.home.as_deref());
+    let home = resolve_home(args.common.home.as_deref())?;
     let loaded = load_config(args.common.config.as_deref(), &home)?;
     let config = loaded.memories;
     let spec = args
@@ -53,7 +55,7 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
     let runtime = runtime()?;
     let model = build(&runtime, &spec, &args.common.model_options(&loaded.model))?.client;
     let store = AsyncStateStore::new(StateStore::open_home(&home)?);
-    let root = MemoryRoot::under_home(&home);
+    let root = args.root.memory_root(&home)?;
     let options = PhaseTwoOptions {
         force: !args.no_force,
         wait_for_holder: Duration::from_secs(args.consolidation_wait),
@@ -109,6 +111,21 @@ pub(crate) fn summary_text(report: &PhaseTwoReport, model: &str) -> String {
         out.push_str(" (inputs unchanged since the last pass)");
     }
     out.push('\n');
+    let changes = &report.changes;
+    if !changes.is_empty() {
+        out.push_str(&format!(
+            "  since the last pass: {} added, {} changed, {} removed\n",
+            changes.added.len(),
+            changes.changed.len(),
+            changes.removed.len()
+        ));
+    }
+    if report.forgotten > 0 {
+        out.push_str(&format!(
+            "  {} anchor(s) only removed sessions supported were forgotten\n",
+            report.forgotten
+        ));
+    }
     if report.pruned > 0 {
         out.push_str(&format!("  pruned {} stale memories\n", report.pruned));
     }

@@ -354,7 +354,7 @@ fn account(args: AccountArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn show(thread: Option<&str>, output: &Output) -> anyhow::Result<ExitCode> {
-    let home = resolve_home(output.home.as_deref());
+    let home = resolve_home(output.home.as_deref())?;
     // Reading never creates a home: without a state file there are no goals.
     let store = if home.join(STATE_FILE_NAME).is_file() {
         Some(open_at(&home)?)
@@ -403,7 +403,7 @@ fn show(thread: Option<&str>, output: &Output) -> anyhow::Result<ExitCode> {
 }
 
 fn open(output: &Output) -> anyhow::Result<GoalStore> {
-    open_at(&resolve_home(output.home.as_deref()))
+    open_at(&resolve_home(output.home.as_deref())?)
 }
 
 fn open_at(home: &Path) -> anyhow::Result<GoalStore> {

@@ -10,11 +10,12 @@ use agent_memory::write::config::{
     MemoriesConfig, MemoriesToml, ModelToml, load_config_file, load_model_config_file,
     parse_reasoning_effort,
 };
-use anyhow::Context;
+use anyhow::{Context, bail};
 
 /// Environment variable naming the agent-memory home.
 const HOME_ENV: &str = "AGENT_MEMORY_HOME";
-/// Home used when neither `--home` nor the environment names one.
+/// Folder under the user's home directory used when neither `--home` nor the environment
+/// names one.
 const DEFAULT_HOME: &str = ".agent-memory";
 /// Config file looked for in the home when `--config` is not given.
 const CONFIG_FILE_NAME: &str = "config.toml";
@@ -22,7 +23,7 @@ const CONFIG_FILE_NAME: &str = "config.toml";
 /// The options of every command that runs the write path.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CommonArgs {
-    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
+    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ~/.agent-memory).
     #[arg(long)]
     pub(crate) home: Option<PathBuf>,
     /// Model: `offline` (built in, no network), `openai:NAME` or `openai-chat:NAME`.
@@ -31,7 +32,7 @@ pub(crate) struct CommonArgs {
     /// Base URL of an OpenAI-compatible server.
     #[arg(long)]
     pub(crate) base_url: Option<String>,
-    /// Config file with a `[memories]` table (default: <home>/config.toml when present).
+    /// Config file with a `[memories]` table (default: `<home>/config.toml` when present).
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,
     /// The model's context window in tokens (default: the config's `model_context_window`,
@@ -81,15 +82,21 @@ pub(crate) fn build(
     Ok(runtime.block_on(build_model(spec, options))?)
 }
 
-/// The home a command works in: the flag, else `$AGENT_MEMORY_HOME`, else `./.agent-memory`.
-pub(crate) fn resolve_home(flag: Option<&Path>) -> PathBuf {
-    flag.map(Path::to_path_buf)
-        .or_else(|| {
-            std::env::var_os(HOME_ENV)
-                .filter(|value| !value.is_empty())
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_HOME))
+/// The home a command works in: the flag, else `$AGENT_MEMORY_HOME`, else `~/.agent-memory`.
+/// It is per user, never the current folder, so running from another folder finds the same
+/// memories.
+pub(crate) fn resolve_home(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(home) = flag.map(Path::to_path_buf).or_else(|| {
+        std::env::var_os(HOME_ENV)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    }) {
+        return Ok(home);
+    }
+    match std::env::home_dir().filter(|dir| !dir.as_os_str().is_empty()) {
+        Some(user_home) => Ok(user_home.join(DEFAULT_HOME)),
+        None => bail!("cannot find your home folder: pass --home DIR or set ${HOME_ENV}"),
+    }
 }
 
 /// The config file's settings: the `[memories]` table as written and as resolved, and the

@@ -46,10 +46,22 @@ pub(crate) struct ConsolidateJson {
     pub(crate) pruned: usize,
     /// Old `MEMORY.md` anchors the model dropped (the rewrite was rejected).
     pub(crate) guard_missing: Vec<String>,
+    /// Old `MEMORY.md` anchors dropped because only removed threads supported them.
+    pub(crate) forgotten_anchors: usize,
+    /// How the selection changed since the last successful pass.
+    pub(crate) changes: ChangesJson,
     /// The model that consolidated.
     pub(crate) model: String,
     /// The memory root written.
     pub(crate) memory_root: String,
+}
+
+/// Thread ids added, changed and removed since the last successful pass.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct ChangesJson {
+    pub(crate) added: Vec<String>,
+    pub(crate) changed: Vec<String>,
+    pub(crate) removed: Vec<String>,
 }
 
 impl ConsolidateJson {
@@ -60,6 +72,12 @@ impl ConsolidateJson {
             unchanged: report.unchanged,
             pruned: report.pruned,
             guard_missing: report.guard_missing.clone(),
+            forgotten_anchors: report.forgotten,
+            changes: ChangesJson {
+                added: report.changes.added.clone(),
+                changed: report.changes.changed.clone(),
+                removed: report.changes.removed.clone(),
+            },
             model,
             memory_root,
         }

@@ -4,8 +4,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod cite;
+mod codex;
 mod consolidate;
 mod exit;
+mod forget;
 mod goal;
 mod home;
 mod interrupt;
@@ -30,10 +33,14 @@ enum Command {
     Consolidate(consolidate::ConsolidateArgs),
     /// Print the files of the memory root, one of them, or the block injected into sessions.
     Show(show::ShowArgs),
-    /// Copy standard input to standard output with every secret replaced by [REDACTED_SECRET].
+    /// Copy standard input to standard output with every secret replaced by `[REDACTED_SECRET]`.
     Redact(redact::RedactArgs),
     /// A thread's goal: set, show, edit, budget, pause, resume, clear, account, next, update.
     Goal(goal::GoalArgs),
+    /// Record which memories an assistant message (on standard input) cited.
+    Cite(cite::CiteArgs),
+    /// Forget one session's memories, or everything with --all.
+    Forget(forget::ForgetArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -44,5 +51,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Show(args) => show::run(args),
         Command::Redact(args) => redact::run(args),
         Command::Goal(args) => goal::run(args),
+        Command::Cite(args) => cite::run(args),
+        Command::Forget(args) => forget::run(args),
     }
 }

@@ -1,10 +1,13 @@
 //! `agent-memory run`: the main job. Scans a folder of rollouts, extracts memories from the
 //! eligible ones (phase 1), and reports what it did.
 //!
-//! With no folder it reads `~/.codex/sessions` and behaves as a host agent at startup: at most
+//! With no folder it reads codex's sessions (`$CODEX_HOME/sessions`, default
+//! `~/.codex/sessions`) and behaves as a host agent at startup: at most
 //! `max_rollouts_per_startup` rollouts, the age and idle rules. Given a folder, it processes
 //! every rollout there that passes the idle rule, unless `--limit`, `--max-age-days` or the
-//! config file set a limit.
+//! config file set a limit. `--codex` also writes the memory root into codex's
+//! (`$CODEX_HOME/memories`), where codex's read path finds it. Stale memories are pruned
+//! before anything is extracted.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -13,10 +16,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_memory::write::config::{MemoriesConfig, MemoriesToml};
-use agent_memory::write::memory_root::MemoryRoot;
+use agent_memory::write::housekeeping::prune_stale_memories;
 use agent_memory::write::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
 use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
-use agent_memory::write::store::{ClaimParams, MemoryMode};
+use agent_memory::write::store::ClaimParams;
 use agent_memory::write::{
     AsyncStateStore, PhaseOneOptions, PhaseOneReport, ScanOptions, ScanReport, StateStore,
     run_phase_one, scan_rollouts,
@@ -28,6 +31,7 @@ use agent_memory::models::DEFAULT_MODEL_SPEC;
 use agent_memory::protocol::{ContextWindow, ContextWindowSource};
 use agent_memory::sanitize::{display_safe, redact_secrets};
 
+use super::codex::{self, RootArgs};
 use super::exit::{self, print_json, print_safe};
 use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
 use super::interrupt::until_signal;
@@ -36,8 +40,13 @@ use super::json::Phase2Json;
 /// Arguments of `agent-memory run`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
-    /// Folder of rollout files (default: ~/.codex/sessions, with codex's startup limits).
+    /// Folder of rollout files (default: $CODEX_HOME/sessions, with codex's startup limits).
+    #[arg(conflicts_with = "codex")]
     rollouts_dir: Option<PathBuf>,
+    /// Read codex's sessions and write the memory root into $CODEX_HOME/memories (default
+    /// ~/.codex/memories), in codex's layout, for codex's own read path.
+    #[arg(long)]
+    codex: bool,
     #[command(flatten)]
     common: CommonArgs,
     /// Print one JSON object instead of a summary.
@@ -74,13 +83,14 @@ enum Finished {
 }
 
 fn execute(args: RunArgs) -> anyhow::Result<Finished> {
-    let home = resolve_home(args.common.home.as_deref());
+    let home = resolve_home(args.common.home.as_deref())?;
     let loaded = load_config(args.common.config.as_deref(), &home)?;
     let (file, config) = (&loaded.file, &loaded.memories);
     let (rollouts_dir, explicit) = match &args.rollouts_dir {
         Some(dir) => (dir.clone(), true),
-        None => (default_sessions_dir()?, false),
+        None => (codex::sessions_dir()?, false),
     };
+    let root = RootArgs { codex: args.codex }.memory_root(&home)?;
     let plan = RunPlan::new(&args, file, config, explicit);
     let spec = args
         .common
@@ -94,13 +104,8 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     let (model, context_window) = (built.client, built.context_window);
 
     let mut store = StateStore::open_home(&home)?;
-    let scan_options = ScanOptions {
-        new_thread_mode: if config.generate_memories {
-            MemoryMode::Enabled
-        } else {
-            MemoryMode::Disabled
-        },
-    };
+    let pruned = prune_stale_memories(&mut store, &config, agent_memory::write::store::now_unix())?;
+    let scan_options = ScanOptions::from_config(&config);
     let scan = scan_rollouts(
         &mut store,
         &rollouts_dir,
@@ -138,7 +143,6 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         wait_for_holder: Duration::from_secs(args.consolidation_wait),
         ..PhaseTwoOptions::from_config(config)
     };
-    let root = MemoryRoot::under_home(&home);
     let work = async {
         let report = run_phase_one(
             &store,
@@ -172,6 +176,9 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     let (report, phase_two) = runtime.block_on(until_signal(&store, work))?;
     drop(observer);
 
+    if pruned > 0 && !args.json {
+        println!("pruned {pruned} stale memories before extracting");
+    }
     let summary = Summary {
         home: &home,
         rollouts_dir: &rollouts_dir,
@@ -186,6 +193,9 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         print_json(summary.json());
     } else {
         print_safe(&summary.text());
+        if args.codex {
+            print_safe(&format!("memory root: {}\n", root.dir().display()));
+        }
     }
     if let Some(fatal) = &report.fatal_error {
         bail!(
@@ -236,20 +246,6 @@ impl RunPlan {
             }
         }
     }
-}
-
-fn default_sessions_dir() -> anyhow::Result<PathBuf> {
-    let Some(user_home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) else {
-        bail!("no rollouts folder given and $HOME is not set: run `agent-memory run DIR`");
-    };
-    let sessions = PathBuf::from(user_home).join(".codex").join("sessions");
-    if !sessions.is_dir() {
-        bail!(
-            "no rollouts folder given and {} does not exist: run `agent-memory run DIR`",
-            sessions.display()
-        );
-    }
-    Ok(sessions)
 }
 
 /// A progress bar on stderr, shown only on a terminal.

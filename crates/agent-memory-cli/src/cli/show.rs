@@ -5,22 +5,28 @@ use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_memory::protocol::names::memory_root as names;
-use agent_memory::write::memory_root::MemoryRoot;
-use agent_memory::write::phase_two::{DEFAULT_SUMMARY_TOKEN_BUDGET, render_memory_injection};
+use agent_memory::write::phase_two::{DEFAULT_SUMMARY_TOKEN_BUDGET, memory_injection};
 use agent_memory::write::safe_file::read_regular_file;
 use anyhow::{Context, bail};
 
+use super::codex::RootArgs;
 use super::exit::print_safe;
-use super::home::resolve_home;
+use super::home::{load_config, resolve_home};
 
 /// Arguments of `agent-memory show`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ShowArgs {
     /// One file to print, relative to the memory root (e.g. `MEMORY.md`).
     file: Option<PathBuf>,
-    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
+    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ~/.agent-memory).
     #[arg(long)]
     home: Option<PathBuf>,
+    /// Config file with a `[memories]` table (default: `<home>/config.toml` when present); with
+    /// `use_memories = false` nothing is injected.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    root: RootArgs,
     /// Print the read-path block injected into sessions instead of the files.
     #[arg(long, conflicts_with = "file")]
     injection: bool,
@@ -43,8 +49,8 @@ fn read_text(path: &Path) -> std::io::Result<Option<String>> {
 }
 
 fn execute(args: &ShowArgs) -> anyhow::Result<()> {
-    let home = resolve_home(args.home.as_deref());
-    let root = MemoryRoot::under_home(&home);
+    let home = resolve_home(args.home.as_deref())?;
+    let root = args.root.memory_root(&home)?;
     if !root.dir().is_dir() {
         bail!(
             "no memory root at {}: run `agent-memory run` or `agent-memory consolidate` first",
@@ -52,7 +58,14 @@ fn execute(args: &ShowArgs) -> anyhow::Result<()> {
         );
     }
     if args.injection {
-        match render_memory_injection(&root, args.token_cap)? {
+        let config = load_config(args.config.as_deref(), &home)?.memories;
+        if !config.use_memories {
+            print_safe(
+                "memories are off for sessions (use_memories = false): nothing is injected\n",
+            );
+            return Ok(());
+        }
+        match memory_injection(&root, &config, args.token_cap)? {
             Some(block) => print_safe(&block),
             None => bail!("{} is missing or empty", names::MEMORY_SUMMARY_FILE),
         }

@@ -87,10 +87,10 @@ fn show_prints_the_root_and_refuses_paths_outside_it() {
         );
     }
     let one = agent_memory(home.path(), &["show", "MEMORY.md"]);
-    assert!(String::from_utf8_lossy(&one.stdout).starts_with("# Memory"));
+    assert!(String::from_utf8_lossy(&one.stdout).starts_with("# Task Group: "));
     let injection = agent_memory(home.path(), &["show", "--injection"]);
     assert!(injection.status.success());
-    assert!(String::from_utf8_lossy(&injection.stdout).contains("## What's in memory"));
+    assert!(String::from_utf8_lossy(&injection.stdout).contains("## What's in Memory"));
     let escape = agent_memory(home.path(), &["show", "../state.sqlite"]);
     assert!(!escape.status.success());
     assert!(String::from_utf8_lossy(&escape.stderr).contains("not a path inside the memory root"));

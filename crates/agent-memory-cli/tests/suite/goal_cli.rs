@@ -247,6 +247,7 @@ fn registration(id: &str) -> ThreadRegistration {
         id: id.to_owned(),
         rollout_path: format!("/tmp/{id}.jsonl"),
         cwd: None,
+        git_branch: None,
         source: Some("cli".to_owned()),
         skip_reason: None,
         created_at: 1,
@@ -271,7 +272,7 @@ fn use_both(home: &Path, write_first: bool) {
     let mut goals = goals_first;
     assert_eq!(state.path(), goals.path());
     // Each side sees its own version, whatever the order.
-    assert_eq!(state.schema_version().unwrap(), 2);
+    assert_eq!(state.schema_version().unwrap(), 3);
     assert_eq!(goals.schema_version().unwrap(), 1);
     // Each side writes and reads its tables.
     state.upsert_threads(&[registration("t-a")], 10).unwrap();
@@ -289,7 +290,7 @@ fn use_both(home: &Path, write_first: bool) {
     // Reopening in the other order migrates nothing and loses nothing.
     let goals = GoalStore::open_home(home, GoalConfig::default()).unwrap();
     let state = StateStore::open_home(home).unwrap();
-    assert_eq!(state.schema_version().unwrap(), 2);
+    assert_eq!(state.schema_version().unwrap(), 3);
     assert_eq!(goals.schema_version().unwrap(), 1);
     assert_eq!(state.threads().unwrap().len(), 1);
     assert_eq!(goals.list().unwrap().len(), 1);
@@ -329,7 +330,7 @@ fn goals_survive_a_run_of_the_write_path_and_the_run_survives_goals() {
             .unwrap()
             .schema_version()
             .unwrap(),
-        2
+        3
     );
 }
 

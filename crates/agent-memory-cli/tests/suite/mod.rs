@@ -2,6 +2,7 @@
 
 mod consolidate_cli;
 mod goal_cli;
+mod memory_cli;
 mod model_server;
 mod redact_cli;
 mod reliability_cli;

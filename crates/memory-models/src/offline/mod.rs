@@ -4,16 +4,32 @@
 //! one module per task family: [`stage_one`](self) for extraction, `consolidate` for phase 2.
 //! A kind it has no answer for is [`ModelError::UnsupportedTask`], naming the kind.
 //!
-//! Stage-one extraction reads the filtered, redacted response items of one rollout: what the user asked,
-//! the preferences they stated, the commands run and how they ended, which failures a later
-//! run fixed and with what change, the files changed, the errors seen and the final answer, and
-//! writes them in the raw-memory and rollout-summary formats. The output is deterministic and
-//! says it was made without a language model. A rollout with nothing reusable in it (no
-//! command, file change, preference or error: only conversation) gets the empty no-op answer.
+//! Stage-one extraction reads the filtered, redacted response items of one rollout and writes
+//! them in [`memory_protocol::memory_format`], the format the stage-one prompt asks a model
+//! for. The work is split by concern:
+//!
+//! - `transcript`: the timeline (messages, command runs paired with their outputs, patches);
+//!   `shell`, `tool_output` and `patches` read command lines, outputs and patches;
+//! - `user_text`: what the user asked, the preferences they stated, how they reacted;
+//! - `tasks`: the session split into tasks; `outcome` judges each from evidence; `lessons`
+//!   pairs failures with what made them pass;
+//! - `stage_one`: the rendering.
+//!
+//! The output is deterministic and says once that it was made without a language model. A
+//! rollout with nothing reusable in it (no tool activity and no stated preference: only
+//! conversation) gets the empty no-op answer.
 
 mod consolidate;
-mod extract;
+mod lessons;
+mod outcome;
+mod patches;
+mod shell;
 mod stage_one;
+mod tasks;
+mod text;
+mod tool_output;
+mod transcript;
+mod user_text;
 
 use async_trait::async_trait;
 use memory_protocol::stage_one::StageOneInput;
@@ -26,7 +42,7 @@ use serde::de::DeserializeOwned;
 /// The engine's name in reports and model specs.
 pub const OFFLINE_MODEL_NAME: &str = "offline";
 
-/// The sentence every non-empty output carries.
+/// The sentence every rollout summary carries once.
 pub const OFFLINE_NOTICE: &str = "Generated offline by agent-memory from the transcript's \
     structure (requests, commands, exit codes, patches), without a language model.";
 

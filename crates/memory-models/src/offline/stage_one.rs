@@ -1,352 +1,431 @@
 //! Stage-one extraction: one rollout's structured input to `{raw_memory, rollout_summary,
-//! rollout_slug}`, read from the transcript's structure.
+//! rollout_slug}`, in the format of [`memory_protocol::memory_format`].
+//!
+//! The session is split into tasks; each task gets its title (from what the user asked, never
+//! from injected context), its outcome judged from evidence, the preferences the user stated,
+//! its failure lessons, the commands verified in it and the files it changed. A session with
+//! no tool activity and no stated preference has nothing reusable and gets the no-op answer.
 
 use memory_protocol::StageOneOutput;
+use memory_protocol::memory_format::{
+    FrontMatter, RawMemory, Section, TaskBlock, TaskOutcome, sections,
+};
 use memory_protocol::stage_one::StageOneInput;
 
-use super::extract::{self, CommandStatus, Facts, MAX_LINE_CHARS, Step, one_line};
+use super::lessons::{error_suffix, lessons};
+use super::outcome::judge;
+use super::shell::CommandKind;
+use super::tasks::{Task, split_tasks};
+use super::text::{
+    MAX_LINE_CHARS, capped_join, code, content_words, one_line, push_distinct, sentences,
+};
+use super::tool_output::RunStatus;
+use super::transcript::{Event, Transcript};
 use super::{MAX_RAW_MEMORY_CHARS, MAX_SLUG_CHARS, MAX_SUMMARY_CHARS, OFFLINE_NOTICE};
 
-const MAX_REQUESTS: usize = 6;
 const MAX_PREFERENCES: usize = 10;
-const MAX_STEPS: usize = 20;
-const MAX_FIXES: usize = 8;
-const MAX_UNRESOLVED: usize = 5;
-const MAX_WORKING_COMMANDS: usize = 8;
+const MAX_STEPS: usize = 24;
+const MAX_VERIFIED: usize = 6;
 const MAX_FILES: usize = 20;
-const MAX_ERRORS: usize = 6;
 const MAX_KEYWORDS: usize = 10;
+const MAX_ANSWER_CHARS: usize = 320;
+/// Prefix of the knowledge item listing a task's passing commands (the summary reads it back).
+pub(crate) const PASSED_PREFIX: &str = "Commands that passed here: ";
+
+/// Words of a title that say what kind of request it is, not what it is about.
+const GENERIC_WORDS: [&str; 24] = [
+    "fix", "make", "add", "update", "change", "run", "use", "get", "set", "check", "try", "see",
+    "look", "figure", "out", "why", "work", "works", "working", "instead", "new", "code", "file",
+    "thing",
+];
 
 /// Extracts a stage-one output from one rollout's structured input.
 pub(crate) fn extract_memory(input: &StageOneInput) -> StageOneOutput {
-    let facts = extract::extract(&input.items);
-    if facts.is_empty() {
+    let transcript = Transcript::read(&input.items);
+    let tasks: Vec<Task> = split_tasks(&transcript)
+        .into_iter()
+        .filter(|task| task.had_activity(&transcript) || !task.preferences.is_empty())
+        .collect();
+    if tasks.is_empty() {
         return StageOneOutput {
             raw_memory: String::new(),
             rollout_summary: String::new(),
             rollout_slug: Some(String::new()),
         };
     }
-    let view = View::new(&facts, input);
+    let views: Vec<TaskView> = tasks
+        .iter()
+        .map(|task| TaskView::new(task, &transcript, input))
+        .collect();
     StageOneOutput {
-        raw_memory: cap_text(&view.raw_memory(), MAX_RAW_MEMORY_CHARS),
-        rollout_summary: cap_text(&view.summary(), MAX_SUMMARY_CHARS),
-        rollout_slug: Some(slug(&facts)),
+        raw_memory: cap_text(&raw_memory(&views, input), MAX_RAW_MEMORY_CHARS),
+        rollout_summary: cap_text(&summary(&views, &transcript, input), MAX_SUMMARY_CHARS),
+        rollout_slug: Some(slug(&views[0].title)),
     }
 }
 
-/// The facts of one rollout with what the renderings share.
-struct View<'a> {
-    facts: &'a Facts,
-    input: &'a StageOneInput,
+/// What one task shows, ready to render.
+struct TaskView {
     title: String,
-    outcome: &'static str,
+    outcome: TaskOutcome,
+    note: String,
+    preferences: Vec<String>,
+    lessons: Vec<String>,
+    verified: Vec<String>,
+    answer: Option<String>,
+    searches: Vec<String>,
+    files: Vec<String>,
+    steps: Vec<String>,
+    keywords: Vec<String>,
 }
 
-impl<'a> View<'a> {
-    fn new(facts: &'a Facts, input: &'a StageOneInput) -> View<'a> {
-        let title = match facts.requests.first() {
-            Some(request) => one_line(extract::first_sentence(request), 100),
-            None => format!("Session in {}", cwd_name(input)),
-        };
-        View {
-            facts,
-            input,
-            title,
-            outcome: outcome_label(facts),
+impl TaskView {
+    fn new(task: &Task, transcript: &Transcript, input: &StageOneInput) -> TaskView {
+        let title = task.title().unwrap_or_else(|| {
+            if task.had_activity(transcript) {
+                format!("Work in {}", cwd_name(input))
+            } else {
+                format!("Preferences stated in {}", cwd_name(input))
+            }
+        });
+        let (outcome, note) = judge(task, transcript);
+        let mut verified = Vec::new();
+        let mut files = Vec::new();
+        let mut searches = Vec::new();
+        let mut keywords = Vec::new();
+        for word in content_words(&title)
+            .into_iter()
+            .filter(|w| (3..=24).contains(&w.len()) && !GENERIC_WORDS.contains(&w.as_str()))
+            .filter(|w| w.chars().any(|c| c.is_ascii_alphabetic()))
+            .take(4)
+        {
+            push_distinct(&mut keywords, word, MAX_KEYWORDS);
         }
-    }
-
-    fn raw_memory(&self) -> String {
-        let facts = self.facts;
-        let cwd = self.input.rollout_cwd.as_deref().unwrap_or("unknown");
-        let mut out = String::from("---\n");
-        out.push_str(&format!("description: {}\n", self.description()));
-        out.push_str(&format!("task: {}\n", self.title));
-        out.push_str(&format!("task_group: {}\n", cwd_name(self.input)));
-        out.push_str(&format!("task_outcome: {}\n", self.outcome));
-        out.push_str(&format!("cwd: {}\n", one_line(cwd, MAX_LINE_CHARS)));
-        out.push_str(&format!("keywords: {}\n", keywords(facts).join(", ")));
-        out.push_str("generated_by: agent-memory offline engine, without a language model\n");
-        out.push_str("---\n\n");
-        out.push_str(&format!("### Task 1: {}\n\n", self.title));
-        out.push_str(&format!("{OFFLINE_NOTICE}\n\n"));
-        out.push_str(&self.outcome_line());
-        self.common_sections(&mut out);
-        out.push_str(&format!(
-            "\nReferences:\n- rollout: {}\n- thread: {}\n",
-            one_line(&self.input.rollout_path, MAX_LINE_CHARS),
-            one_line(&self.input.thread_id, MAX_LINE_CHARS)
-        ));
-        out
-    }
-
-    fn summary(&self) -> String {
-        let facts = self.facts;
-        let failed = facts
-            .commands
-            .iter()
-            .filter(|c| matches!(c.status, CommandStatus::Failed(_)))
-            .count();
-        let mut out = format!("# {}\n\n{OFFLINE_NOTICE}\n\n", self.headline());
-        out.push_str(&format!(
-            "Rollout context: cwd {}; {} user request(s), {} command(s) ({failed} failed), \
-             {} file(s) changed.\n\n",
-            one_line(
-                self.input.rollout_cwd.as_deref().unwrap_or("unknown"),
-                MAX_LINE_CHARS
-            ),
-            facts.requests.len(),
-            facts.commands.len(),
-            facts.changes.len(),
-        ));
-        out.push_str(&format!("## Task 1: {}\n\n", self.title));
-        out.push_str(&self.outcome_line());
-        section(&mut out, "Requests", &facts.requests, MAX_REQUESTS);
-        self.common_sections(&mut out);
-        let steps: Vec<String> = facts.steps.iter().map(|s| self.step_line(s)).collect();
-        section(&mut out, "Key steps", &steps, MAX_STEPS);
-        let files: Vec<String> = facts
-            .changes
-            .iter()
-            .map(|c| format!("{} ({})", c.path, c.kind.verb()))
-            .collect();
-        out.push_str("\nReferences:\n");
-        if !files.is_empty() {
-            out.push_str(&format!("- files: {}\n", capped_join(&files, MAX_FILES)));
+        for &index in &task.events {
+            match transcript.events.get(index) {
+                Some(Event::Run(r)) => {
+                    let Some(run) = transcript.runs.get(*r) else {
+                        continue;
+                    };
+                    if run.line.kind() == CommandKind::Work {
+                        for key in run.line.keys() {
+                            if let Some(word) = key.keyword() {
+                                push_distinct(&mut keywords, word, MAX_KEYWORDS);
+                            }
+                        }
+                        if run.status == RunStatus::Passed {
+                            let mut text = code(&run.text);
+                            if let Some(dir) = run.workdir.as_deref()
+                                && Some(dir) != input.rollout_cwd.as_deref()
+                                && run.line.cd_target().is_none()
+                            {
+                                text.push_str(&format!(" (in {})", code(dir)));
+                            }
+                            push_distinct(&mut verified, text, usize::MAX);
+                        }
+                    }
+                    if let Some(error) = run.error.as_deref() {
+                        for id in error_ids(error) {
+                            push_distinct(&mut keywords, id, MAX_KEYWORDS);
+                        }
+                    }
+                }
+                Some(Event::Patch(p)) => {
+                    for change in transcript.patches.get(*p).map_or(&[][..], |p| &p.changes) {
+                        push_distinct(
+                            &mut files,
+                            format!("{} ({})", change.path, change.kind.verb()),
+                            usize::MAX,
+                        );
+                        let name = change.path.rsplit('/').next().unwrap_or(&change.path);
+                        push_distinct(&mut keywords, one_line(name, 60), MAX_KEYWORDS);
+                    }
+                }
+                Some(Event::Search(query)) => push_distinct(&mut searches, query.clone(), 5),
+                _ => {}
+            }
         }
-        out.push_str(&format!(
-            "- rollout: {}\n",
-            one_line(&self.input.rollout_path, MAX_LINE_CHARS)
-        ));
-        out
-    }
-
-    /// Preference signals, failures and reusable knowledge: shared by both renderings.
-    fn common_sections(&self, out: &mut String) {
-        let facts = self.facts;
-        section(
-            out,
-            "Preference signals",
-            &facts.preferences,
-            MAX_PREFERENCES,
-        );
-        let mut failures: Vec<String> = facts
-            .fixes
-            .iter()
-            .take(MAX_FIXES)
-            .map(|fix| self.fix_line(fix))
-            .collect();
-        failures.extend(
-            facts
-                .unresolved
-                .iter()
-                .take(MAX_UNRESOLVED)
-                .filter_map(|&i| {
-                    let command = facts.commands.get(i)?;
-                    Some(format!(
-                        "{} failed{} and nothing later in the session made it pass.",
-                        code(&command.text),
-                        failure_detail(command)
-                    ))
-                }),
-        );
-        section(
-            out,
-            "Failures and how to do differently",
-            &failures,
-            usize::MAX,
-        );
-
-        let mut knowledge = Vec::new();
-        let mut seen = std::collections::BTreeSet::new();
-        let working: Vec<String> = facts
-            .commands
-            .iter()
-            .filter(|c| {
-                c.status == CommandStatus::Passed
-                    && !extract::is_inspection(&c.text)
-                    && seen.insert(c.text.as_str())
+        // The first two sentences of the answer: what was done and why; the rest tends to be
+        // advice about the session itself.
+        let answer = task
+            .answer
+            .as_deref()
+            .map(|answer| {
+                one_line(
+                    &sentences(answer)
+                        .into_iter()
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    MAX_ANSWER_CHARS,
+                )
             })
-            .map(|c| code(&c.text))
-            .collect();
-        if !working.is_empty() {
+            .filter(|answer| !answer.is_empty());
+        TaskView {
+            steps: key_steps(task, transcript),
+            lessons: lessons(task, transcript),
+            preferences: task
+                .preferences
+                .iter()
+                .take(MAX_PREFERENCES)
+                .cloned()
+                .collect(),
+            title,
+            outcome,
+            note,
+            verified,
+            answer,
+            searches,
+            files,
+            keywords,
+        }
+    }
+
+    /// The sections both renderings share; `summary` adds the key steps.
+    fn block(&self, summary: bool) -> TaskBlock {
+        let mut knowledge = Vec::new();
+        if !self.verified.is_empty() {
             knowledge.push(format!(
-                "Commands that ran cleanly here: {}",
-                capped_join(&working, MAX_WORKING_COMMANDS)
+                "{PASSED_PREFIX}{}",
+                capped_join(&self.verified, MAX_VERIFIED)
             ));
         }
-        if !facts.changes.is_empty() {
-            let files: Vec<String> = facts
-                .changes
-                .iter()
-                .map(|c| format!("{} ({})", c.path, c.kind.verb()))
-                .collect();
-            knowledge.push(format!("Files changed: {}", capped_join(&files, MAX_FILES)));
+        if let Some(answer) = &self.answer {
+            knowledge.push(format!("Result as the agent reported it: {answer}"));
         }
-        if !facts.errors.is_empty() {
-            let errors: Vec<String> = facts.errors.iter().map(|e| code(e)).collect();
-            knowledge.push(format!("Errors seen: {}", capped_join(&errors, MAX_ERRORS)));
+        if !self.searches.is_empty() {
+            knowledge.push(format!(
+                "Looked up on the web: {}",
+                self.searches.join("; ")
+            ));
         }
-        section(out, "Reusable knowledge", &knowledge, usize::MAX);
-    }
-
-    fn outcome_line(&self) -> String {
-        match &self.facts.outcome {
-            Some(answer) => format!(
-                "Outcome: {} (judged from exit codes). Final answer: {answer}\n",
-                self.outcome
-            ),
-            None => format!(
-                "Outcome: {} (judged from exit codes; no final answer recorded).\n",
-                self.outcome
-            ),
+        let mut references = Vec::new();
+        if !self.files.is_empty() {
+            references.push(format!(
+                "Files changed: {}",
+                capped_join(&self.files, MAX_FILES)
+            ));
         }
-    }
-
-    fn headline(&self) -> String {
-        let facts = self.facts;
-        let mut parts = vec![self.outcome.to_owned()];
-        if !facts.changes.is_empty() {
-            parts.push(format!("{} file(s) changed", facts.changes.len()));
+        let mut sections = vec![Section {
+            heading: sections::PREFERENCE_SIGNALS.to_owned(),
+            items: self.preferences.clone(),
+        }];
+        if summary {
+            sections.push(Section {
+                heading: sections::KEY_STEPS.to_owned(),
+                items: self.steps.clone(),
+            });
         }
-        if !facts.fixes.is_empty() {
-            parts.push(format!("{} failure(s) fixed", facts.fixes.len()));
-        }
-        if !facts.unresolved.is_empty() {
-            parts.push(format!("{} unresolved", facts.unresolved.len()));
-        }
-        one_line(&format!("{} ({})", self.title, parts.join("; ")), 200)
-    }
-
-    fn description(&self) -> String {
-        let facts = self.facts;
-        let unresolved = facts
-            .unresolved
-            .first()
-            .and_then(|&i| facts.commands.get(i));
-        let detail = if let Some(fix) = facts.fixes.first() {
-            self.fix_line(fix)
-        } else if let Some(command) = unresolved {
-            format!(
-                "{} kept failing{}",
-                code(&command.text),
-                failure_detail(command)
-            )
-        } else if let Some(rule) = facts.preferences.first() {
-            format!("user preference: {rule}")
-        } else {
-            format!(
-                "{} command(s) run, {} file(s) changed",
-                facts.commands.len(),
-                facts.changes.len()
-            )
-        };
-        one_line(&format!("{}; {}: {detail}", self.title, self.outcome), 300)
-    }
-
-    fn fix_line(&self, fix: &extract::Fix) -> String {
-        let commands = &self.facts.commands;
-        let (Some(failed), Some(passed)) = (commands.get(fix.failed), commands.get(fix.passed))
-        else {
-            return String::new();
-        };
-        let runs = if fix.failed_runs > 1 {
-            format!(" {} times", fix.failed_runs)
-        } else {
-            String::new()
-        };
-        let files = capped_join(&fix.changed, 5);
-        let ran: Vec<String> = fix.ran.iter().map(|c| code(c)).collect();
-        let ran = capped_join(&ran, 3);
-        let how = match (fix.changed.is_empty(), fix.ran.is_empty()) {
-            (true, true) => "on a later run with no change in between".to_owned(),
-            (false, true) => format!("after changing {files}"),
-            (true, false) => format!("after running {ran}"),
-            (false, false) => format!("after running {ran} and changing {files}"),
-        };
-        let what_passed = if passed.text == failed.text {
-            "it".to_owned()
-        } else {
-            code(&passed.text)
-        };
-        format!(
-            "{} failed{runs}{}; {what_passed} passed {how}.",
-            code(&failed.text),
-            failure_detail(failed)
-        )
-    }
-
-    fn step_line(&self, step: &Step) -> String {
-        let facts = self.facts;
-        match step {
-            Step::Command(i) => match facts.commands.get(*i) {
-                Some(command) => {
-                    let status = match command.status {
-                        CommandStatus::Passed => "ok".to_owned(),
-                        CommandStatus::Failed(_) => format!("failed{}", failure_detail(command)),
-                        CommandStatus::Unknown => "no result recorded".to_owned(),
-                    };
-                    format!("ran {}: {status}", code(&command.text))
-                }
-                None => String::new(),
+        sections.extend([
+            Section {
+                heading: sections::FAILURES.to_owned(),
+                items: self.lessons.clone(),
             },
-            Step::Patch(indexes) => {
-                let files: Vec<String> = indexes
+            Section {
+                heading: sections::REUSABLE_KNOWLEDGE.to_owned(),
+                items: knowledge,
+            },
+            Section {
+                heading: sections::REFERENCES.to_owned(),
+                items: references,
+            },
+        ]);
+        TaskBlock {
+            title: self.title.clone(),
+            outcome: Some(self.outcome),
+            outcome_note: summary.then(|| self.note.clone()),
+            sections,
+        }
+    }
+}
+
+fn raw_memory(views: &[TaskView], input: &StageOneInput) -> String {
+    let main = &views[0];
+    let mut keywords = Vec::new();
+    for view in views {
+        for word in &view.keywords {
+            push_distinct(&mut keywords, word.clone(), MAX_KEYWORDS);
+        }
+    }
+    let takeaway = views
+        .iter()
+        .find_map(|v| v.lessons.first().cloned())
+        .or_else(|| {
+            views.iter().find_map(|v| {
+                v.preferences
+                    .first()
+                    .map(|p| format!("the user asked: {p}"))
+            })
+        })
+        .unwrap_or_else(|| main.note.clone());
+    let more = match views.len() {
+        1 => String::new(),
+        n => format!(" (and {} more task{})", n - 1, if n > 2 { "s" } else { "" }),
+    };
+    let memory = RawMemory {
+        front: FrontMatter {
+            description: one_line(
+                &format!("{}{more}: {}; {takeaway}", main.title, overall(views)),
+                300,
+            ),
+            task: main.title.clone(),
+            task_group: cwd_name(input),
+            task_outcome: Some(overall(views)),
+            cwd: one_line(
+                input.rollout_cwd.as_deref().unwrap_or("unknown"),
+                MAX_LINE_CHARS,
+            ),
+            keywords,
+        },
+        tasks: views.iter().map(|view| view.block(false)).collect(),
+    };
+    memory.render()
+}
+
+fn summary(views: &[TaskView], transcript: &Transcript, input: &StageOneInput) -> String {
+    let failed = transcript
+        .runs
+        .iter()
+        .filter(|r| matches!(r.status, RunStatus::Failed(_)))
+        .count();
+    let changed: usize = transcript.patches.iter().map(|p| p.changes.len()).sum();
+    let headline = match views {
+        [only] => format!("{} ({})", only.title, only.outcome),
+        [first, rest @ ..] => format!(
+            "{} ({}), then {} more task{}",
+            first.title,
+            first.outcome,
+            rest.len(),
+            if rest.len() > 1 { "s" } else { "" }
+        ),
+        [] => String::new(),
+    };
+    let mut out = format!(
+        "# {}\n\n{}: in {}; {} task(s), {} command(s) run ({failed} failed), {changed} file change(s). {OFFLINE_NOTICE}\n",
+        one_line(&headline, 200),
+        sections::ROLLOUT_CONTEXT,
+        one_line(
+            input.rollout_cwd.as_deref().unwrap_or("an unknown folder"),
+            MAX_LINE_CHARS
+        ),
+        views.len(),
+        transcript.runs.len(),
+    );
+    for (index, view) in views.iter().enumerate() {
+        out.push('\n');
+        let mut block = view.block(true);
+        if index + 1 == views.len()
+            && let Some(references) = block
+                .sections
+                .iter_mut()
+                .find(|s| s.heading == sections::REFERENCES)
+        {
+            references.items.push(format!(
+                "Rollout: {}",
+                one_line(&input.rollout_path, MAX_LINE_CHARS)
+            ));
+        }
+        block.render(index + 1, false, &mut out);
+    }
+    out
+}
+
+/// The outcome of the whole session: the tasks' outcome when they agree, else `partial` when
+/// something succeeded, else `uncertain`.
+fn overall(views: &[TaskView]) -> TaskOutcome {
+    let first = views.first().map_or(TaskOutcome::Uncertain, |v| v.outcome);
+    if views.iter().all(|v| v.outcome == first) {
+        return first;
+    }
+    if views
+        .iter()
+        .any(|v| matches!(v.outcome, TaskOutcome::Success | TaskOutcome::Partial))
+    {
+        TaskOutcome::Partial
+    } else {
+        TaskOutcome::Uncertain
+    }
+}
+
+/// The steps of a task, in order; consecutive looks around are merged into one line.
+fn key_steps(task: &Task, transcript: &Transcript) -> Vec<String> {
+    let mut steps: Vec<String> = Vec::new();
+    let mut looked: Vec<String> = Vec::new();
+    let flush = |steps: &mut Vec<String>, looked: &mut Vec<String>| {
+        if !looked.is_empty() {
+            steps.push(format!("looked at: {}", capped_join(looked, 4)));
+            looked.clear();
+        }
+    };
+    for &index in &task.events {
+        let step = match transcript.events.get(index) {
+            Some(Event::Run(r)) => {
+                let Some(run) = transcript.runs.get(*r) else {
+                    continue;
+                };
+                if run.line.kind() == CommandKind::Inspect
+                    && !matches!(run.status, RunStatus::Failed(_))
+                {
+                    looked.push(code(&run.text));
+                    continue;
+                }
+                let status = match run.status {
+                    RunStatus::Passed => "passed".to_owned(),
+                    RunStatus::Failed(_) => format!("failed{}", error_suffix(run)),
+                    RunStatus::Unknown => "no result recorded".to_owned(),
+                };
+                format!("ran {}: {status}", code(&run.text))
+            }
+            Some(Event::Patch(p)) => {
+                let files: Vec<String> = transcript
+                    .patches
+                    .get(*p)
+                    .map_or(&[][..], |p| &p.changes)
                     .iter()
-                    .filter_map(|i| facts.changes.get(*i))
                     .map(|c| format!("{} {}", c.kind.verb(), c.path))
                     .collect();
-                format!("patched: {}", capped_join(&files, 5))
+                format!("edited: {}", capped_join(&files, 5))
             }
-            Step::FailedPatch(error) => format!("a patch failed to apply: {}", code(error)),
-            Step::Search(i) => format!(
-                "searched the web: {}",
-                facts.searches.get(*i).map(String::as_str).unwrap_or("")
-            ),
-        }
+            Some(Event::FailedPatch(error)) => format!("a patch failed to apply: {}", code(error)),
+            Some(Event::Search(query)) => format!("searched the web: {query}"),
+            Some(Event::User(text)) if !steps.is_empty() || !looked.is_empty() => {
+                let first = sentences(text).into_iter().next().unwrap_or_default();
+                format!("the user wrote: {}", one_line(&first, 160))
+            }
+            _ => continue,
+        };
+        flush(&mut steps, &mut looked);
+        steps.push(step);
     }
+    flush(&mut steps, &mut looked);
+    if steps.len() > MAX_STEPS {
+        let more = steps.len() - MAX_STEPS;
+        steps.truncate(MAX_STEPS);
+        steps.push(format!("... and {more} more steps"));
+    }
+    steps
 }
 
-/// `success` when nothing stayed broken and something was done, `partial` when some failure
-/// stayed but other work succeeded, `fail` when nothing succeeded, else `uncertain`.
-fn outcome_label(facts: &Facts) -> &'static str {
-    let did_something = !facts.changes.is_empty()
-        || facts
-            .commands
-            .iter()
-            .any(|c| c.status == CommandStatus::Passed);
-    match (facts.unresolved.is_empty(), did_something) {
-        (true, true) => "success",
-        (true, false) => "uncertain",
-        (false, true) => "partial",
-        (false, false) => "fail",
-    }
+/// Identifiers in an error line worth searching for: compiler codes such as `E0583` or
+/// `TS2322`.
+fn error_ids(error: &str) -> Vec<String> {
+    error
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| {
+            let letters = word.chars().take_while(char::is_ascii_uppercase).count();
+            (1..=3).contains(&letters)
+                && word.len() > letters + 2
+                && word.chars().skip(letters).all(|c| c.is_ascii_digit())
+        })
+        .map(str::to_owned)
+        .take(2)
+        .collect()
 }
 
-/// ` (exit 101: first error line)` for a failed command.
-fn failure_detail(command: &extract::Command) -> String {
-    let exit = match command.status {
-        CommandStatus::Failed(Some(code)) => Some(format!("exit {code}")),
-        _ => None,
-    };
-    match (exit, &command.error) {
-        (Some(exit), Some(error)) => format!(" ({exit}: {})", code(error)),
-        (Some(exit), None) => format!(" ({exit})"),
-        (None, Some(error)) => format!(" ({})", code(error)),
-        (None, None) => String::new(),
-    }
-}
-
-/// Short lowercase words from the first request, joined by hyphens.
-fn slug(facts: &Facts) -> String {
-    let words = facts
-        .requests
-        .first()
-        .map(|r| extract::content_words(extract::first_sentence(r)))
-        .unwrap_or_default();
+/// Short lowercase words of the title, joined by hyphens.
+fn slug(title: &str) -> String {
     let mut slug = String::new();
-    for word in words.iter().take(6) {
+    for word in content_words(title).iter().take(7) {
         if slug.len() + word.len() + 1 > MAX_SLUG_CHARS {
             break;
         }
@@ -362,82 +441,16 @@ fn slug(facts: &Facts) -> String {
     }
 }
 
-/// Words from the first request, the commands' programs and the changed files' names.
-fn keywords(facts: &Facts) -> Vec<String> {
-    let mut keywords: Vec<String> = Vec::new();
-    let mut add = |word: String| {
-        if !word.is_empty() && !keywords.contains(&word) && keywords.len() < MAX_KEYWORDS {
-            keywords.push(word);
-        }
-    };
-    let request_words = facts
-        .requests
-        .first()
-        .map(|r| extract::content_words(extract::first_sentence(r)))
-        .unwrap_or_default();
-    // Plain words only: a long letter-and-digit run is more likely an id or a token.
-    let plain =
-        |w: &String| (4..=20).contains(&w.len()) && w.chars().all(|c| c.is_ascii_lowercase());
-    for word in request_words.into_iter().filter(plain).take(4) {
-        add(word);
-    }
-    for command in facts.commands.iter().take(20) {
-        if extract::is_inspection(&command.text) {
-            continue;
-        }
-        if let Some(word) = extract::command_keyword(&command.text) {
-            add(word);
-        }
-    }
-    for change in &facts.changes {
-        let name = change.path.rsplit('/').next().unwrap_or(&change.path);
-        add(one_line(name, 60));
-    }
-    keywords
-}
-
 /// The last component of the rollout's working directory.
 fn cwd_name(input: &StageOneInput) -> String {
     input
         .rollout_cwd
         .as_deref()
-        .map(|cwd| cwd.trim_end_matches('/'))
-        .and_then(|cwd| cwd.rsplit('/').next())
+        .map(|cwd| cwd.trim_end_matches(['/', '\\']))
+        .and_then(|cwd| cwd.rsplit(['/', '\\']).next())
         .filter(|name| !name.trim().is_empty())
         .map(|name| one_line(name, 60))
         .unwrap_or_else(|| "unknown".to_owned())
-}
-
-/// Inline code that cannot be closed from inside.
-fn code(text: &str) -> String {
-    format!("`{}`", text.replace('`', "'"))
-}
-
-/// `- item` lines under a heading; nothing when empty.
-fn section(out: &mut String, heading: &str, items: &[String], max: usize) {
-    if items.is_empty() {
-        return;
-    }
-    out.push_str(&format!("\n{heading}:\n"));
-    for item in items.iter().take(max) {
-        out.push_str(&format!("- {item}\n"));
-    }
-    if items.len() > max {
-        out.push_str(&format!("- ... and {} more\n", items.len() - max));
-    }
-}
-
-fn capped_join(items: &[String], max: usize) -> String {
-    let mut joined = items
-        .iter()
-        .take(max)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ");
-    if items.len() > max {
-        joined.push_str(&format!(" and {} more", items.len() - max));
-    }
-    joined
 }
 
 /// Caps a rendered text at a line boundary, marking the cut.
@@ -471,8 +484,16 @@ mod tests {
     }
 
     #[test]
-    fn code_cannot_be_closed_from_inside() {
-        assert_eq!(code("echo `x`"), "`echo 'x'`");
+    fn error_ids_and_slugs() {
+        assert_eq!(
+            error_ids("error[E0583]: file not found; TS2322 and HTTP 404"),
+            ["E0583", "TS2322"]
+        );
+        assert_eq!(
+            slug("Fix the `tidewater parse` panic!"),
+            "fix-tidewater-parse-panic"
+        );
+        assert_eq!(slug("?!"), "session");
     }
 
     proptest! {

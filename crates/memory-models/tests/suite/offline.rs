@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use memory_models::offline::{
     MAX_RAW_MEMORY_CHARS, MAX_SLUG_CHARS, MAX_SUMMARY_CHARS, OFFLINE_NOTICE, OfflineEngine,
 };
+use memory_protocol::memory_format::{self, RawMemory, TaskOutcome};
 use memory_protocol::stage_one::StageOneInput;
 use memory_protocol::{
     ModelClient, ModelError, ModelRequest, ResponseItem, RolloutItem, RolloutLine, StageOneOutput,
@@ -146,64 +147,81 @@ async fn a_fixed_failure_becomes_a_lesson() {
     let raw = &out.raw_memory;
 
     assert!(
-        summary.starts_with(
-            "# Make the widget tests pass (success; 1 file(s) changed; 1 failure(s) fixed)\n"
-        ),
+        summary.starts_with("# Make the widget tests pass (success)\n"),
         "{summary}"
     );
-    assert!(summary.contains(OFFLINE_NOTICE) && raw.contains(OFFLINE_NOTICE));
+    // The offline notice is said once, in the summary's context line, never per task.
+    assert_eq!(summary.matches(OFFLINE_NOTICE).count(), 1, "{summary}");
+    assert!(!raw.contains(OFFLINE_NOTICE), "{raw}");
     assert!(
         !summary.contains("environment_context") && !summary.contains("<cwd>"),
         "{summary}"
     );
-    // The failure, its error, and what made the next run pass.
+    // The failure, its error, and the difference that made the next run pass.
     let lesson = "`cargo nextest run` failed (exit 101: `error[E0308]: mismatched types`); \
-                  `cargo nextest run --all` passed after running `cd crates/widget && cargo fmt` \
-                  and changing src/lib.rs.";
+                  `cargo nextest run --all` passed after adding `--all`, running \
+                  `cd crates/widget && cargo fmt` first, changing `0u8` in src/lib.rs to `0usize`.";
     assert!(summary.contains(lesson), "{summary}");
     assert!(raw.contains(lesson), "{raw}");
-    // Preferences, phrased as rules.
+    // Preferences, phrased as rules; the task request is not one.
+    assert!(raw.contains("Preference signals:\n- Use cargo nextest, not cargo test.\n- Never edit generated files.\n"), "{raw}");
+    // rg finding nothing is an answer, not a failure; looking around is merged in the steps.
     assert!(
-        raw.contains("- Use cargo nextest, not cargo test.\n"),
-        "{raw}"
-    );
-    assert!(raw.contains("- Never edit generated files.\n"), "{raw}");
-    // rg finding nothing is an answer, not a failure.
-    assert!(
-        summary.contains("ran `rg -n fn\\ size src`: ok"),
-        "{summary}"
-    );
-    assert!(summary.contains("patched: updated src/lib.rs"), "{summary}");
-    assert!(
-        summary.contains("Final answer: The size type was u8; it is usize now"),
+        summary.contains("- looked at: `rg -n fn\\ size src`\n"),
         "{summary}"
     );
     assert!(
-        summary.contains("- rollout: /sessions/rollout-1.jsonl"),
+        summary.contains("- edited: updated src/lib.rs\n"),
         "{summary}"
     );
-    // Front matter first, in the raw-memory format.
     assert!(
-        raw.starts_with("---\ndescription: Make the widget tests pass; success: `cargo nextest"),
-        "{raw}"
+        summary.contains(
+            "Outcome: success (`cd crates/widget && cargo fmt`, `cargo nextest run --all` passed \
+             after the last change)"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("- Rollout: /sessions/rollout-1.jsonl\n"),
+        "{summary}"
     );
     // Looking around is not a working command worth remembering.
-    assert!(raw.contains("Commands that ran cleanly here: `cd crates/widget && cargo fmt`, `cargo nextest run --all`\n"), "{raw}");
-    for line in [
-        "task_outcome: success\n",
-        "task_group: widget\n",
-        "cwd: /home/dev/widget\n",
-        "keywords: make, widget, tests, pass, cargo nextest, cargo fmt, lib.rs\n",
-        "### Task 1: Make the widget tests pass\n",
-        "- thread: thread-1\n",
-    ] {
-        assert!(raw.contains(line), "missing {line:?} in {raw}");
-    }
+    assert!(raw.contains("- Commands that passed here: `cd crates/widget && cargo fmt`, `cargo nextest run --all`\n"), "{raw}");
+    // Codex's front matter keys, in order, then the task blocks.
+    let memory = RawMemory::parse(raw);
+    assert_eq!(memory.front.task, "Make the widget tests pass");
+    assert_eq!(memory.front.task_group, "widget");
+    assert_eq!(memory.front.task_outcome, Some(TaskOutcome::Success));
+    assert_eq!(memory.front.cwd, "/home/dev/widget");
+    assert_eq!(
+        memory.front.keywords,
+        [
+            "widget",
+            "tests",
+            "pass",
+            "cargo nextest",
+            "E0308",
+            "lib.rs",
+            "cargo fmt"
+        ]
+    );
+    let keys: Vec<&str> = raw
+        .lines()
+        .skip(1)
+        .take(6)
+        .filter_map(|line| line.split_once(':').map(|(key, _)| key))
+        .collect();
+    assert_eq!(keys, memory_format::keys::ALL);
+    assert_eq!(memory.tasks.len(), 1);
+    assert!(
+        raw.contains("\n### Task 1: Make the widget tests pass\ntask_outcome: success\n"),
+        "{raw}"
+    );
     assert_eq!(out.rollout_slug.as_deref(), Some("make-widget-tests-pass"));
 }
 
 #[tokio::test]
-async fn an_unfixed_failure_is_reported_as_such() {
+async fn an_unfixed_failure_is_a_warning_and_a_fail() {
     let items = vec![
         user("Deploy the site"),
         exec("c1", "make deploy"),
@@ -220,11 +238,11 @@ async fn an_unfixed_failure_is_reported_as_such() {
         out.raw_memory
     );
     assert!(out.rollout_summary.contains(
-        "`make deploy` failed (exit 2: `fatal: permission denied (publickey)`) and nothing later in the session made it pass."
+        "`make deploy` still failed at the end (exit 2: `fatal: permission denied (publickey)`); nothing in the session made it pass."
     ), "{}", out.rollout_summary);
     assert!(
         out.rollout_summary
-            .starts_with("# Deploy the site (fail; 1 unresolved)\n")
+            .starts_with("# Deploy the site (fail)\n")
     );
 }
 
@@ -262,58 +280,246 @@ async fn a_stated_preference_alone_is_worth_keeping() {
 }
 
 #[tokio::test]
+async fn an_editor_preamble_gives_neither_title_nor_keywords() {
+    let preamble = "# Context from my IDE setup:\n\n## Active file: src/components/Navbar.tsx\n\n\
+                    ## Open tabs:\n- Navbar.tsx: src/components/Navbar.tsx\n- globals.css: src/styles/globals.css\n\n\
+                    ## My request for Codex:\nMake the navbar sticky on scroll.";
+    let mut items = vec![user(preamble)];
+    items.extend(patch(
+        "p1",
+        "*** Update File: src/components/Navbar.tsx\n@@\n-<nav>\n+<nav className=\"sticky top-0\">",
+    ));
+    items.extend([
+        exec("c1", "pnpm lint"),
+        output("c1", "Process exited with code 0\nOutput:\n"),
+        assistant("The navbar is sticky now."),
+    ]);
+    let out = run(&input(items)).await;
+    let memory = RawMemory::parse(&out.raw_memory);
+    assert_eq!(memory.tasks[0].title, "Make the navbar sticky on scroll");
+    assert!(
+        out.rollout_summary
+            .starts_with("# Make the navbar sticky on scroll (success)\n")
+    );
+    for word in ["context", "ide", "setup", "tabs", "globals"] {
+        assert!(
+            !memory.front.keywords.iter().any(|k| k.contains(word)),
+            "{word}: {:?}",
+            memory.front.keywords
+        );
+    }
+    assert!(!out.rollout_summary.contains("Context from my IDE"));
+}
+
+#[tokio::test]
+async fn looking_around_only_is_uncertain_and_not_knowledge() {
+    let items = vec![
+        user("What is in the migrations folder?"),
+        exec("c1", "ls migrations"),
+        output(
+            "c1",
+            "Process exited with code 0\nOutput:\n0001_init.sql\n0002_users.sql",
+        ),
+        exec("c2", "git remote -v"),
+        output(
+            "c2",
+            "Process exited with code 0\nOutput:\norigin git@x:y.git (fetch)",
+        ),
+        assistant("Two migrations: 0001_init.sql and 0002_users.sql."),
+    ];
+    let out = run(&input(items)).await;
+    assert!(
+        out.raw_memory.contains("task_outcome: uncertain\n"),
+        "{}",
+        out.raw_memory
+    );
+    assert!(
+        !out.raw_memory.contains("Commands that passed"),
+        "{}",
+        out.raw_memory
+    );
+    assert!(
+        !out.raw_memory.contains("`ls migrations`"),
+        "{}",
+        out.raw_memory
+    );
+}
+
+#[tokio::test]
+async fn every_segment_of_a_passing_chain_resolves_its_failures() {
+    let mut items = vec![
+        user("The migration fails on a fresh database."),
+        exec("c1", "uv run alembic upgrade head"),
+        output(
+            "c1",
+            "Process exited with code 1\nOutput:\nERROR Multiple head revisions are present",
+        ),
+    ];
+    items.extend(patch("p1", "*** Update File: migrations/versions/8b2e.py\n@@\n-down_revision = 'a91c'\n+down_revision = '3f1d'"));
+    items.extend([
+        exec("c2", "uv run alembic upgrade head && uv run pytest -q"),
+        output("c2", "Process exited with code 0\nOutput:\n40 passed"),
+        assistant("Re-pointed the migration; the upgrade applies and the tests pass."),
+    ]);
+    let out = run(&input(items)).await;
+    assert!(
+        out.raw_memory.contains("task_outcome: success\n"),
+        "{}",
+        out.raw_memory
+    );
+    assert!(out.raw_memory.contains(
+        "`uv run alembic upgrade head` failed (exit 1: `ERROR Multiple head revisions are present`); \
+         `uv run alembic upgrade head && uv run pytest -q` passed after changing `down_revision = 'a91c'` \
+         in migrations/versions/8b2e.py to `down_revision = '3f1d'`."
+    ), "{}", out.raw_memory);
+}
+
+#[tokio::test]
+async fn a_quoting_fix_is_stated_as_the_difference() {
+    let items = vec![
+        user("Why does the login page crash?"),
+        exec("c1", "cat src/app/(auth)/login/page.tsx"),
+        output(
+            "c1",
+            "Process exited with code 2\nOutput:\nbash: -c: line 1: syntax error near unexpected token `('",
+        ),
+        exec("c2", "cat 'src/app/(auth)/login/page.tsx'"),
+        output(
+            "c2",
+            "Process exited with code 0\nOutput:\nexport default function Login() {}",
+        ),
+        assistant("The page reads `session.user` before the session loads."),
+    ];
+    let out = run(&input(items)).await;
+    let lessons = RawMemory::parse(&out.raw_memory).tasks[0]
+        .items(memory_format::sections::FAILURES)
+        .to_vec();
+    assert_eq!(lessons.len(), 1, "{lessons:?}");
+    assert!(
+        lessons[0].contains("syntax error near unexpected token"),
+        "{lessons:?}"
+    );
+    assert!(
+        lessons[0].contains(
+            "after quoting `src/app/(auth)/login/page.tsx` (it has shell metacharacters)"
+        ),
+        "{lessons:?}"
+    );
+    assert!(!lessons[0].to_lowercase().contains("sandbox"));
+}
+
+#[tokio::test]
+async fn preferences_come_from_how_to_work_questions_included() {
+    let items = vec![
+        user(
+            "The CSV export writes dates as 03/04/2025 instead of ISO dates. Fix it so it uses ISO 8601 instead.",
+        ),
+        exec("c1", "cargo test -p export"),
+        output("c1", "Process exited with code 0\nOutput:\nok"),
+        assistant("Dates are ISO 8601 now."),
+        user(
+            "Thanks. Can you always run the whole workspace tests before you finish, not just one crate?",
+        ),
+    ];
+    let out = run(&input(items)).await;
+    let memory = RawMemory::parse(&out.raw_memory);
+    assert_eq!(
+        memory.tasks[0].items(memory_format::sections::PREFERENCE_SIGNALS),
+        ["Always run the whole workspace tests before you finish, not just one crate."]
+    );
+}
+
+#[tokio::test]
+async fn two_requests_make_two_tasks_and_dropped_work_fails() {
+    let mut items = vec![user("Bump the crate version to 1.4.0.")];
+    items.extend(patch(
+        "p1",
+        "*** Update File: Cargo.toml\n@@\n-version = \"1.3.2\"\n+version = \"1.4.0\"",
+    ));
+    items.extend([
+        exec("c1", "cargo build"),
+        output("c1", "Process exited with code 0\nOutput:\n"),
+        assistant("Bumped to 1.4.0."),
+        user("Thanks! Next, migrate the CI cache to the new actions/cache version."),
+        exec("c2", "cat .github/workflows/ci.yml"),
+        output(
+            "c2",
+            "Process exited with code 0\nOutput:\nuses: actions/cache@v3",
+        ),
+        assistant("The workflow pins actions/cache@v3; v4 changes the key format."),
+        user("Never mind, leave the CI alone for now."),
+    ]);
+    let out = run(&input(items)).await;
+    let memory = RawMemory::parse(&out.raw_memory);
+    let tasks: Vec<(&str, Option<TaskOutcome>)> = memory
+        .tasks
+        .iter()
+        .map(|t| (t.title.as_str(), t.outcome))
+        .collect();
+    assert_eq!(
+        tasks,
+        [
+            (
+                "Bump the crate version to 1.4.0",
+                Some(TaskOutcome::Success)
+            ),
+            (
+                "Migrate the CI cache to the new actions/cache version",
+                Some(TaskOutcome::Fail)
+            ),
+        ]
+    );
+    assert_eq!(memory.front.task_outcome, Some(TaskOutcome::Partial));
+    assert!(
+        out.rollout_summary
+            .starts_with("# Bump the crate version to 1.4.0 (success), then 1 more task\n")
+    );
+}
+
+#[tokio::test]
 async fn the_reference_fixture_reads_commands_patches_and_searches() {
     let (cwd, items) = fixture_items("codex-reference-example.jsonl");
     let mut input = input(items);
     input.rollout_cwd = cwd;
     let out = run(&input).await;
     let summary = &out.rollout_summary;
+    // The failing run was never repeated after the patch: no pass is claimed, and the
+    // failure before the change is the bug, not a lesson.
     assert!(
-        summary.starts_with(
-            "# Fix the failing parser test (partial; 1 file(s) changed; 1 unresolved)\n"
+        summary.starts_with("# Fix the failing parser test (uncertain)\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("Outcome: uncertain (changes were made but nothing verified them)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(
+            "- ran `cargo test -p parser`: failed (exit 101: `test parse_empty ... FAILED`)\n"
         ),
         "{summary}"
     );
-    // The run was never repeated after the patch: the engine does not claim a pass it did not see.
-    assert!(summary.contains("`cargo test -p parser` failed (exit 101: `test parse_empty ... FAILED`) and nothing later"), "{summary}");
     assert!(
-        summary.contains("patched: updated src/parser.rs"),
+        summary.contains("- edited: updated src/parser.rs\n"),
         "{summary}"
     );
     assert!(
-        summary.contains("searched the web: nom parser empty input"),
+        summary.contains("- searched the web: nom parser empty input\n"),
         "{summary}"
     );
     assert!(
-        summary.contains("ran `ls`: no result recorded"),
-        "{summary}"
-    );
-    assert!(
-        summary.contains("Final answer: Fixed parse_empty; tests pass."),
+        summary.contains("- Result as the agent reported it: Fixed parse_empty; tests pass.\n"),
         "{summary}"
     );
     // AGENTS.md and environment blocks and the goal steering message are not requests.
-    assert!(summary.contains("1 user request(s)"), "{summary}");
+    assert!(summary.contains("1 task(s)"), "{summary}");
     assert!(!summary.contains("INSTRUCTIONS") && !summary.contains("codex_internal_context"));
-    assert!(
-        out.raw_memory
-            .contains("task_outcome: partial\ncwd: /home/alice/proj\n"),
-        "{}",
-        out.raw_memory
-    );
-    assert!(
-        out.raw_memory.contains(
-            "description: Fix the failing parser test; partial: `cargo test -p parser` kept failing"
-        ),
-        "{}",
-        out.raw_memory
-    );
+    let memory = RawMemory::parse(&out.raw_memory);
+    assert_eq!(memory.front.cwd, "/home/alice/proj");
     // An id-like run of letters and digits is not a keyword.
-    assert!(
-        out.raw_memory
-            .contains("keywords: failing, parser, test, cargo test, parser.rs\n"),
-        "{}",
-        out.raw_memory
+    assert_eq!(
+        memory.front.keywords,
+        ["failing", "parser", "test", "cargo test", "parser.rs"]
     );
     assert_eq!(out.rollout_slug.as_deref(), Some("fix-failing-parser-test"));
 }
@@ -323,12 +529,13 @@ async fn the_legacy_fixture_reads_shell_argv_and_object_outputs() {
     let (_, items) = fixture_items("codex-legacy-format.jsonl");
     let out = run(&input(items)).await;
     assert!(
-        out.rollout_summary.contains("ran `rg --old-flag`: ok"),
+        out.rollout_summary
+            .contains("- looked at: `rg --old-flag`\n"),
         "{}",
         out.rollout_summary
     );
     assert!(
-        out.raw_memory.contains("task_outcome: success"),
+        out.raw_memory.contains("task_outcome: uncertain"),
         "{}",
         out.raw_memory
     );
@@ -369,7 +576,7 @@ async fn a_huge_session_stays_within_the_caps() {
     assert!(out.raw_memory.chars().count() <= MAX_RAW_MEMORY_CHARS);
     assert!(out.rollout_summary.chars().count() <= MAX_SUMMARY_CHARS);
     assert!(
-        out.rollout_summary.contains("and 5980 more"),
+        out.rollout_summary.contains("more steps"),
         "{}",
         out.rollout_summary
     );
@@ -453,7 +660,10 @@ proptest! {
             prop_assert!(out.rollout_summary.starts_with("# "));
             prop_assert!(out.raw_memory.starts_with("---\ndescription: "));
             prop_assert!(out.rollout_summary.contains(OFFLINE_NOTICE));
-            prop_assert!(out.raw_memory.contains(OFFLINE_NOTICE));
+            prop_assert!(!out.raw_memory.contains(OFFLINE_NOTICE));
+            let memory = RawMemory::parse(&out.raw_memory);
+            prop_assert!(!memory.tasks.is_empty());
+            prop_assert!(memory.front.task_outcome.is_some());
             prop_assert!(out.raw_memory.chars().count() <= MAX_RAW_MEMORY_CHARS);
             prop_assert!(out.rollout_summary.chars().count() <= MAX_SUMMARY_CHARS);
         }

@@ -115,6 +115,20 @@ fn user_messages_lose_injected_blocks_and_empty_ones_are_dropped() {
 }
 
 #[test]
+fn messages_between_agents_are_kept() {
+    let from_parent = line(
+        r#"{"timestamp":"2026-05-01T10:00:00Z","type":"inter_agent_communication","payload":{"author":"root","recipient":"worker","other_recipients":[],"content":"check the lockfile","trigger_turn":true}}"#,
+    );
+    let metadata =
+        line(r#"{"type":"inter_agent_communication_metadata","payload":{"trigger_turn":true}}"#);
+    let kept = filter_for_memory([from_parent, metadata]);
+    assert_eq!(types(&kept), ["inter_agent_communication"]);
+    let serialized = serialize_for_memory(&kept);
+    assert!(serialized.contains("check the lockfile"), "{serialized}");
+    assert!(serialized.contains("\"author\":\"root\""), "{serialized}");
+}
+
+#[test]
 fn serialization_is_a_compact_json_array() {
     let kept = filter_for_memory(fixture_items("codex-reference-example.jsonl"));
     let text = serialize_for_memory(&kept);

@@ -9,6 +9,7 @@
 //! [`StateStore`] is synchronous and `Send`; async code reaches it through [`AsyncStateStore`],
 //! which runs each call on tokio's blocking pool so the runtime never waits on SQLite.
 
+mod forget;
 mod lease_owner;
 mod phase_two;
 mod stage_one;
@@ -20,14 +21,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
+use memory_protocol::names::tables::{
+    PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
+};
 use rusqlite::{Connection, TransactionBehavior};
 
 use crate::error::{Error, Result};
 
+pub use self::forget::{ForgetReport, ResetReport, ThreadMatch};
 pub use self::lease_owner::{LeaseOwner, ReleasedLeases};
 pub use self::phase_two::{
-    PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess,
+    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
+    PhaseTwoSuccess,
 };
 pub use self::stage_one::{ClaimParams, ClaimedJob, DEFAULT_MAX_ATTEMPTS};
 pub use self::threads::{KnownFile, MemoryMode, ThreadRecord, ThreadRegistration, UpsertCounts};
@@ -61,7 +66,7 @@ impl std::fmt::Debug for StateStore {
 
 /// One migration per schema version; index `i` brings the schema to version `i + 1`. Tables
 /// this list does not name (other crates keep theirs in the same file) are never touched.
-fn migrations() -> [String; 2] {
+fn migrations() -> [String; 3] {
     [
         format!(
             "CREATE TABLE {THREADS} (
@@ -127,6 +132,16 @@ fn migrations() -> [String; 2] {
         ),
         // Version 2: lease owners (and, in code below, paths stored only in redacted form).
         lease_owner::owner_columns_migration(),
+        // Version 3: the git branch a session recorded, and what the last successful phase-2
+        // pass consolidated (so the next one knows what was added, changed and removed).
+        format!(
+            "ALTER TABLE {THREADS} ADD COLUMN git_branch TEXT;
+            CREATE TABLE {PHASE_TWO_BASELINE} (
+                thread_id TEXT PRIMARY KEY,
+                source_updated_at INTEGER NOT NULL,
+                material TEXT NOT NULL
+            );"
+        ),
     ]
 }
 

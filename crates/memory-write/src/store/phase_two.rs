@@ -6,14 +6,22 @@
 //! row is guarded by that token, so a worker whose lease expired and was taken over can no
 //! longer finish, fail or extend it.
 //!
-//! A memory's *activity time* is the latest of its rollout's update time, its generation time
-//! and its last use. Selection keeps memories active within `max_unused_days`; pruning deletes
-//! unselected memories idle for longer.
+//! A memory's *activity time* is its last use, or, never used, its rollout's update time
+//! (codex's rule; when it was extracted does not count). Idle days are counted on the *memory
+//! clock*: the newest activity time of any stored memory, capped at the wall clock, so a break
+//! from work or an import of old transcripts does not age every memory out at once. Selection
+//! keeps memories active within `max_unused_days` of the clock, ranked by usage count, then
+//! activity time; pruning deletes unselected memories idle for longer.
+//!
+//! The baseline table records what the last successful pass consolidated (thread, source
+//! time, the material it was given), so the next pass can tell the model what was added,
+//! changed and removed, and the guard can accept removals of what only removed threads said.
 
-use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS, THREADS};
+use memory_protocol::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
 use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
+use super::stage_one::{output_from_row, output_query};
 use super::{StateStore, lease_owner};
 use crate::error::Result;
 
@@ -23,8 +31,9 @@ const MAX_BACKOFF_SECONDS: i64 = 24 * 3600;
 
 /// SQL for the whitespace `TRIM` removes when deciding whether a text is blank.
 const BLANK: &str = "char(32, 9, 10, 13)";
-/// SQL for a memory's activity time in `stage1_outputs` aliased `o`.
-const ACTIVITY: &str = "MAX(o.source_updated_at, o.generated_at, COALESCE(o.last_used_at, 0))";
+/// SQL for a memory's activity time in `stage1_outputs` aliased `o`: its last use, else its
+/// rollout's update time.
+const ACTIVITY: &str = "COALESCE(o.last_used_at, o.source_updated_at)";
 
 /// How to claim the phase-2 lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,8 +130,20 @@ pub struct PhaseTwoSuccess<'a> {
     pub now: i64,
     /// Content hash of the pass's inputs and outputs.
     pub input_hash: &'a str,
-    /// `(thread_id, source_updated_at)` of each selected output, marked selected.
-    pub selected: &'a [(String, i64)],
+    /// Each selected output: marked selected, and recorded as the new baseline.
+    pub selected: &'a [BaselineEntry],
+}
+
+/// One thread a successful pass consolidated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselineEntry {
+    /// The thread.
+    pub thread_id: String,
+    /// The source time of the output consolidated.
+    pub source_updated_at: i64,
+    /// What the pass was given for it (its `raw_memories.md` block and rollout summary file),
+    /// so a later pass knows what only this thread supported.
+    pub material: String,
 }
 
 impl StateStore {
@@ -218,8 +239,8 @@ impl StateStore {
     }
 
     /// Finishes a held lease successfully: records the watermark seen at the claim, the input
-    /// hash and the time, clears errors and attempts, and marks exactly the consumed outputs
-    /// as selected (all others unselected). Returns `false`, changing nothing, when the lease
+    /// hash and the time, clears errors and attempts, marks exactly the consumed outputs as
+    /// selected (all others unselected) and makes them the new baseline. Returns `false`, changing nothing, when the lease
     /// is no longer ours.
     pub fn complete_phase_two(
         &mut self,
@@ -255,13 +276,23 @@ impl StateStore {
             ),
             [],
         )?;
+        tx.execute(&format!("DELETE FROM {PHASE_TWO_BASELINE}"), [])?;
         {
             let mut mark = tx.prepare(&format!(
                 "UPDATE {STAGE_ONE_OUTPUTS} SET selected = 1, selected_source_updated_at = ?2
                  WHERE thread_id = ?1 AND source_updated_at = ?2"
             ))?;
-            for (thread_id, source_updated_at) in success.selected {
-                mark.execute(params![thread_id, source_updated_at])?;
+            let mut baseline = tx.prepare(&format!(
+                "INSERT OR REPLACE INTO {PHASE_TWO_BASELINE} (thread_id, source_updated_at, material)
+                 VALUES (?1, ?2, ?3)"
+            ))?;
+            for entry in success.selected {
+                mark.execute(params![entry.thread_id, entry.source_updated_at])?;
+                baseline.execute(params![
+                    entry.thread_id,
+                    entry.source_updated_at,
+                    entry.material
+                ])?;
             }
         }
         tx.commit()?;
@@ -323,61 +354,59 @@ impl StateStore {
         read_state(&self.conn)
     }
 
+    /// The memory clock at `now`: the newest activity time of any stored memory (last use,
+    /// else source time), never later than `now`; `now` when nothing is stored.
+    pub fn memory_clock(&self, now: i64) -> Result<i64> {
+        let newest: Option<i64> = self.conn.query_row(
+            &format!(
+                "SELECT MAX(MAX(o.source_updated_at, COALESCE(o.last_used_at, 0)))
+                 FROM {STAGE_ONE_OUTPUTS} o"
+            ),
+            [],
+            |row| row.get(0),
+        )?;
+        Ok(newest.map_or(now, |newest| newest.min(now)))
+    }
+
     /// The phase-2 input: at most `limit` stage-one outputs of threads with memory enabled,
-    /// active within `max_unused_days` of `now`, with a non-blank raw memory or summary; ranked
-    /// by usage count, then last use or rollout update, then rollout update, then thread id;
-    /// returned sorted by thread id so the files do not churn.
+    /// with a non-blank raw memory or summary, active within `max_unused_days` of the memory
+    /// clock; ranked by usage count, then activity time (last use, else source time), then
+    /// source time, then thread id; returned sorted by thread id so the files do not churn.
     pub fn select_phase_two_inputs(
         &self,
         now: i64,
         limit: usize,
         max_unused_days: i64,
     ) -> Result<Vec<StageOneOutputRecord>> {
-        let cutoff = now.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
-        let mut statement = self.conn.prepare(&format!(
-            "SELECT o.thread_id, t.cwd, t.rollout_path, o.raw_memory, o.rollout_summary,
-                    o.rollout_slug, o.source_updated_at, o.generated_at, o.usage_count,
-                    o.last_used_at, o.selected
-             FROM {STAGE_ONE_OUTPUTS} o JOIN {THREADS} t ON t.id = o.thread_id
-             WHERE t.memory_mode = 'enabled'
+        let clock = self.memory_clock(now)?;
+        let cutoff = clock.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
+        let mut statement = self.conn.prepare(&output_query(&format!(
+            "WHERE t.memory_mode = 'enabled'
                AND (TRIM(o.raw_memory, {BLANK}) != '' OR TRIM(o.rollout_summary, {BLANK}) != '')
                AND {ACTIVITY} >= ?1
-             ORDER BY o.usage_count DESC,
-                      MAX(o.source_updated_at, COALESCE(o.last_used_at, 0)) DESC,
-                      o.source_updated_at DESC, o.thread_id DESC
+             ORDER BY o.usage_count DESC, {ACTIVITY} DESC, o.source_updated_at DESC,
+                      o.thread_id DESC
              LIMIT ?2"
-        ))?;
+        )))?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut records = statement
-            .query_map(params![cutoff, limit], |row| {
-                Ok(StageOneOutputRecord {
-                    thread_id: row.get(0)?,
-                    cwd: row.get(1)?,
-                    rollout_path: row.get(2)?,
-                    raw_memory: row.get(3)?,
-                    rollout_summary: row.get(4)?,
-                    rollout_slug: row.get(5)?,
-                    source_updated_at: row.get(6)?,
-                    generated_at: row.get(7)?,
-                    usage_count: u64::try_from(row.get::<_, i64>(8)?).unwrap_or(0),
-                    last_used_at: row.get(9)?,
-                    selected: row.get::<_, i64>(10)? != 0,
-                })
-            })?
+            .query_map(params![cutoff, limit], output_from_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         records.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
         Ok(records)
     }
 
     /// Deletes at most `limit` stage-one outputs that the last pass did not select and that
-    /// have been idle longer than `max_unused_days`, stalest first. Returns how many.
+    /// have been idle longer than `max_unused_days` on the memory clock, stalest first.
+    /// Returns how many.
     pub fn prune_phase_two_outputs(
         &mut self,
         now: i64,
         max_unused_days: i64,
         limit: usize,
     ) -> Result<usize> {
-        let cutoff = now.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
+        let clock = self.memory_clock(now)?;
+        let cutoff = clock.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let deleted = self.conn.execute(
             &format!(
@@ -390,6 +419,22 @@ impl StateStore {
             params![cutoff, limit],
         )?;
         Ok(deleted)
+    }
+
+    /// What the last successful pass consolidated, by thread id.
+    pub fn phase_two_baseline(&self) -> Result<Vec<BaselineEntry>> {
+        let mut statement = self.conn.prepare(&format!(
+            "SELECT thread_id, source_updated_at, material FROM {PHASE_TWO_BASELINE}
+             ORDER BY thread_id"
+        ))?;
+        let rows = statement.query_map([], |row| {
+            Ok(BaselineEntry {
+                thread_id: row.get(0)?,
+                source_updated_at: row.get(1)?,
+                material: row.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Records that the memories of `thread_ids` were used at `now`: usage count plus one and

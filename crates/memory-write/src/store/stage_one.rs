@@ -111,11 +111,12 @@ fn job_from_row(row: &Row<'_>) -> rusqlite::Result<StageOneJob> {
 const JOB_COLUMNS: &str = "thread_id, status, owner_token, lease_expires_at, attempts, \
      retry_after_at, last_error, input_watermark, last_success_watermark";
 
-fn output_from_row(row: &Row<'_>) -> rusqlite::Result<StageOneOutputRecord> {
+pub(super) fn output_from_row(row: &Row<'_>) -> rusqlite::Result<StageOneOutputRecord> {
     Ok(StageOneOutputRecord {
         thread_id: row.get(0)?,
         cwd: row.get(1)?,
         rollout_path: row.get::<_, Option<String>>(2)?.unwrap_or_default(),
+        git_branch: row.get(11)?,
         raw_memory: row.get(3)?,
         rollout_summary: row.get(4)?,
         rollout_slug: row.get(5)?,
@@ -127,11 +128,11 @@ fn output_from_row(row: &Row<'_>) -> rusqlite::Result<StageOneOutputRecord> {
     })
 }
 
-fn output_query(filter: &str) -> String {
+pub(super) fn output_query(filter: &str) -> String {
     format!(
         "SELECT o.thread_id, t.cwd, t.rollout_path, o.raw_memory, o.rollout_summary,
                 o.rollout_slug, o.source_updated_at, o.generated_at, o.usage_count,
-                o.last_used_at, o.selected
+                o.last_used_at, o.selected, t.git_branch
          FROM {STAGE_ONE_OUTPUTS} o LEFT JOIN {THREADS} t ON t.id = o.thread_id {filter}"
     )
 }

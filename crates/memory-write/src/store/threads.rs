@@ -50,16 +50,21 @@ pub struct ThreadRegistration {
     pub rollout_path: String,
     /// Working directory recorded in the rollout.
     pub cwd: Option<String>,
+    /// Git branch recorded in the rollout.
+    pub git_branch: Option<String>,
     /// The session source's name (`cli`, `exec`, `subagent`, ...).
     pub source: Option<String>,
-    /// Why the rollout is never extracted (sub-agent, non-interactive, ...), if so.
+    /// Why the rollout is never extracted (sub-agent, non-interactive, no user message, ...),
+    /// if so.
     pub skip_reason: Option<String>,
     /// When the session started (Unix seconds).
     pub created_at: i64,
     /// When the session was last active (Unix seconds): the last line's timestamp, else the
     /// file's modification time.
     pub last_activity_at: i64,
-    /// Memory mode for a thread seen for the first time.
+    /// Memory mode for a thread seen for the first time. `Polluted` also applies to a known
+    /// thread whose memory is enabled (its session used external context since); other
+    /// modes of known threads are kept.
     pub memory_mode: MemoryMode,
     /// A fingerprint of the file's content; a new fingerprint advances the watermark.
     pub fingerprint: String,
@@ -78,6 +83,8 @@ pub struct ThreadRecord {
     pub rollout_path: String,
     /// Working directory.
     pub cwd: Option<String>,
+    /// Git branch recorded in the rollout.
+    pub git_branch: Option<String>,
     /// Session source.
     pub source: Option<String>,
     /// Why the rollout is never extracted, if so.
@@ -125,7 +132,8 @@ pub struct UpsertCounts {
 }
 
 const THREAD_COLUMNS: &str = "id, rollout_path, cwd, source, skip_reason, created_at, updated_at, \
-     last_activity_at, memory_mode, source_watermark, source_fingerprint, file_size, file_mtime_ns";
+     last_activity_at, memory_mode, source_watermark, source_fingerprint, file_size, file_mtime_ns, \
+     git_branch";
 
 fn thread_from_row(row: &Row<'_>) -> rusqlite::Result<ThreadRecord> {
     Ok(ThreadRecord {
@@ -142,6 +150,7 @@ fn thread_from_row(row: &Row<'_>) -> rusqlite::Result<ThreadRecord> {
         source_fingerprint: row.get(10)?,
         file_size: u64::try_from(row.get::<_, i64>(11)?).unwrap_or(0),
         file_mtime_ns: row.get(12)?,
+        git_branch: row.get(13)?,
     })
 }
 
@@ -209,11 +218,17 @@ impl StateStore {
             let mut upsert = tx.prepare_cached(&format!(
                 "INSERT INTO {THREADS} (id, rollout_path, cwd, source, skip_reason, created_at,
                     updated_at, last_activity_at, memory_mode, source_watermark,
-                    source_fingerprint, file_size, file_mtime_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?8, ?10, ?11, ?12)
+                    source_fingerprint, file_size, file_mtime_ns, git_branch)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?8, ?10, ?11, ?12, ?13)
                  ON CONFLICT (id) DO UPDATE SET
                     rollout_path = excluded.rollout_path,
                     cwd = excluded.cwd,
+                    git_branch = excluded.git_branch,
+                    memory_mode = CASE
+                        WHEN excluded.memory_mode = 'polluted'
+                            AND {THREADS}.memory_mode = 'enabled' THEN 'polluted'
+                        ELSE {THREADS}.memory_mode
+                    END,
                     source = excluded.source,
                     skip_reason = excluded.skip_reason,
                     updated_at = excluded.updated_at,
@@ -251,6 +266,7 @@ impl StateStore {
                     row.fingerprint,
                     i64::try_from(row.file_size).unwrap_or(i64::MAX),
                     row.file_mtime_ns,
+                    row.git_branch,
                 ])?;
                 match previous {
                     None => counts.inserted += 1,

@@ -29,7 +29,12 @@ fn a_reorganized_rewrite_that_keeps_every_anchor_is_accepted() {
         On 2025-05-02: tests run with `cargo test -p memory-write`; lease code is in \
         src/store/phase_two.rs (StateStore::claim_phase_two). OPENAI_API_KEY is for http.\n\
         ## New task\n- use --json for scripts\n";
-    let verdict = guard_consolidation(OLD, &output(rewrite, &[]), "new material");
+    let verdict = guard_consolidation(
+        OLD,
+        &output(rewrite, &[]),
+        "new material",
+        &Default::default(),
+    );
     assert!(verdict.accepted(), "{:?}", verdict.missing);
     assert_eq!(verdict.memory_md, rewrite);
 }
@@ -37,7 +42,12 @@ fn a_reorganized_rewrite_that_keeps_every_anchor_is_accepted() {
 #[test]
 fn a_rewrite_that_drops_anchors_silently_is_rejected_and_keeps_the_old_text() {
     let lossy = "# Task Group: memory-write\nTests: `cargo test -p memory-write`.\n";
-    let verdict = guard_consolidation(OLD, &output(lossy, &[]), "### Thread `t9`\n\nnew fact");
+    let verdict = guard_consolidation(
+        OLD,
+        &output(lossy, &[]),
+        "### Thread `t9`\n\nnew fact",
+        &Default::default(),
+    );
     assert_eq!(
         verdict.missing,
         vec![
@@ -62,7 +72,12 @@ fn anchors_marked_obsolete_may_go() {
         "`StateStore::claim_phase_two`",
         " OPENAI_API_KEY ",
     ];
-    let verdict = guard_consolidation(OLD, &output(lossy, &obsolete), "unused");
+    let verdict = guard_consolidation(
+        OLD,
+        &output(lossy, &obsolete),
+        "unused",
+        &Default::default(),
+    );
     assert!(verdict.accepted(), "{:?}", verdict.missing);
     // A partial obsolete list is not enough.
     assert_eq!(
@@ -73,6 +88,6 @@ fn anchors_marked_obsolete_may_go() {
 
 #[test]
 fn the_first_pass_has_nothing_to_lose() {
-    let verdict = guard_consolidation("", &output("# Memory\n", &[]), "x");
+    let verdict = guard_consolidation("", &output("# Memory\n", &[]), "x", &Default::default());
     assert!(verdict.accepted());
 }

@@ -17,6 +17,7 @@ fn thread(id: &str) -> ThreadRegistration {
         id: id.to_owned(),
         rollout_path: format!("/sessions/{id}.jsonl"),
         cwd: Some("/work".to_owned()),
+        git_branch: None,
         source: Some("cli".to_owned()),
         skip_reason: None,
         created_at: NOW - 86_400,

@@ -17,6 +17,7 @@ fn record(thread_id: &str, slug: Option<&str>, raw: &str) -> StageOneOutputRecor
         thread_id: thread_id.to_owned(),
         cwd: Some("/work/project".to_owned()),
         rollout_path: format!("/sessions/rollout-{thread_id}.jsonl"),
+        git_branch: None,
         raw_memory: raw.to_owned(),
         rollout_summary: format!("# summary of {thread_id}"),
         rollout_slug: slug.map(str::to_owned),
@@ -68,8 +69,14 @@ fn sync_writes_summaries_and_raw_memories_in_thread_order() {
     let a = raw.find("## Thread `thread-a`").unwrap();
     let b = raw.find("## Thread `thread-b`").unwrap();
     assert!(a < b, "{raw}");
+    // Codex's layout: title, then per thread its update time, cwd, rollout and summary file.
+    assert!(raw.starts_with("# Raw Memories\n"), "{raw}");
+    let stem_a = &report.stems["thread-a"];
     assert!(
-        raw.contains("cwd: /work/project\ndate: 2025-06-15T15:06:40Z"),
+        raw.contains(&format!(
+            "## Thread `thread-a`\nupdated_at: 2025-06-15T15:06:40Z\ncwd: /work/project\n\
+             rollout_path: /sessions/rollout-thread-a.jsonl\nrollout_summary_file: {stem_a}.md\n\nmemory a\n"
+        )),
         "{raw}"
     );
     assert!(raw.contains("memory a") && raw.contains("memory b"));
@@ -82,10 +89,50 @@ fn sync_writes_summaries_and_raw_memories_in_thread_order() {
         std::fs::read_to_string(root.rollout_summaries_dir().join(format!("{stem_a}.md"))).unwrap();
     assert!(text.starts_with("thread_id: thread-a\n"), "{text}");
     assert!(text.ends_with("# summary of thread-a\n"), "{text}");
+    assert!(!text.contains("git_branch"), "no branch recorded: {text}");
 
     // Same selection again: nothing to write.
     let again = root.sync_inputs(&selected).unwrap();
     assert_eq!((again.files_written, again.files_removed), (0, 0));
+}
+
+#[test]
+fn the_summary_header_names_the_branch_when_the_session_recorded_one() {
+    let home = tempfile::tempdir().unwrap();
+    let root = MemoryRoot::under_home(home.path());
+    let mut branched = record("thread-c", Some("branch"), "memory c");
+    branched.git_branch = Some("feature/ci\nforged: line".to_owned());
+    let report = root.sync_inputs(&[branched]).unwrap();
+    let stem = &report.stems["thread-c"];
+    let text =
+        std::fs::read_to_string(root.rollout_summaries_dir().join(format!("{stem}.md"))).unwrap();
+    assert!(
+        text.starts_with(
+            "thread_id: thread-c\nupdated_at: 2025-06-15T15:06:40Z\nrollout_path: \
+             /sessions/rollout-thread-c.jsonl\ncwd: /work/project\ngit_branch: feature/ci forged: line\n\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn clearing_the_root_keeps_the_folder_and_refuses_a_symlink() {
+    let home = tempfile::tempdir().unwrap();
+    let root = MemoryRoot::under_home(home.path());
+    root.sync_inputs(&[record("t1", None, "m")]).unwrap();
+    root.write_memory("# Task Group: x\n").unwrap();
+    assert_eq!(root.clear().unwrap(), 3);
+    assert!(root.dir().is_dir());
+    assert_eq!(std::fs::read_dir(root.dir()).unwrap().count(), 0);
+    #[cfg(unix)]
+    {
+        let target = tempfile::tempdir().unwrap();
+        std::fs::write(target.path().join("keep.md"), "keep").unwrap();
+        let link = home.path().join("linked");
+        std::os::unix::fs::symlink(target.path(), &link).unwrap();
+        assert!(MemoryRoot::at(&link).clear().is_err());
+        assert!(target.path().join("keep.md").exists());
+    }
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 mod fake_model;
 mod fault_harness;
+mod forgetting;
 mod guard;
 mod lease_owner;
 mod memory_root;

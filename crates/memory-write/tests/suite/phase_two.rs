@@ -13,27 +13,30 @@ use async_trait::async_trait;
 use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
 use memory_protocol::names::memory_root as names;
 use memory_protocol::{ModelClient, ModelError, ModelRequest, ModelResponse, TaskKind};
+use memory_write::citations::record_citations;
 use memory_write::memory_root::MemoryRoot;
 use memory_write::phase_two::{
-    PhaseTwoOptions, PhaseTwoReport, record_memory_usage, render_memory_injection, run_phase_two,
+    PhaseTwoOptions, PhaseTwoReport, render_memory_injection, run_phase_two,
 };
 use memory_write::store::{PhaseTwoClaim, PhaseTwoClaimParams, now_unix};
 use memory_write::{AsyncStateStore, Error, StateStore};
 use rusqlite::{Connection, params};
 
-type Reply = Box<dyn Fn(&ConsolidationInput) -> Result<String, ModelError> + Send + Sync>;
+pub(crate) type Reply =
+    Box<dyn Fn(&ConsolidationInput) -> Result<String, ModelError> + Send + Sync>;
 
 /// A model that answers consolidation requests with `reply`, after `delay`.
-struct FakeModel {
+pub(crate) struct FakeModel {
     reply: Reply,
     delay: Duration,
     calls: AtomicUsize,
-    requests: Mutex<Vec<ModelRequest>>,
+    pub(crate) requests: Mutex<Vec<ModelRequest>>,
     during_call: Option<Box<dyn Fn() + Send + Sync>>,
+    pub(crate) window: Option<u64>,
 }
 
 impl FakeModel {
-    fn new(
+    pub(crate) fn new(
         reply: impl Fn(&ConsolidationInput) -> Result<String, ModelError> + Send + Sync + 'static,
     ) -> Self {
         FakeModel {
@@ -42,6 +45,7 @@ impl FakeModel {
             calls: AtomicUsize::new(0),
             requests: Mutex::new(Vec::new()),
             during_call: None,
+            window: Some(100_000),
         }
     }
 
@@ -58,12 +62,16 @@ impl FakeModel {
         })
     }
 
-    fn calls(&self) -> usize {
+    pub(crate) fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
     }
 }
 
-fn answer(memory_md: &str, summary: &str, obsolete: &[&str]) -> Result<String, ModelError> {
+pub(crate) fn answer(
+    memory_md: &str,
+    summary: &str,
+    obsolete: &[&str],
+) -> Result<String, ModelError> {
     Ok(serde_json::to_string(&ConsolidationOutput {
         memory_md: memory_md.to_owned(),
         memory_summary_md: summary.to_owned(),
@@ -79,7 +87,7 @@ impl ModelClient for FakeModel {
     }
 
     fn context_window(&self) -> Option<u64> {
-        Some(100_000)
+        self.window
     }
 
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
@@ -103,14 +111,14 @@ impl ModelClient for FakeModel {
     }
 }
 
-struct Home {
-    dir: tempfile::TempDir,
-    store: AsyncStateStore,
-    root: MemoryRoot,
+pub(crate) struct Home {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) store: AsyncStateStore,
+    pub(crate) root: MemoryRoot,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(crate) fn new() -> Home {
         let dir = tempfile::tempdir().unwrap();
         let store = AsyncStateStore::new(StateStore::open_home(dir.path()).unwrap());
         let root = MemoryRoot::under_home(dir.path());
@@ -121,12 +129,12 @@ impl Home {
         self.dir.path().join("state.sqlite")
     }
 
-    fn sql(&self) -> Connection {
+    pub(crate) fn sql(&self) -> Connection {
         Connection::open(self.db_path()).unwrap()
     }
 
     /// Stores a thread and its stage-one output, as phase 1 would, and signals phase 2.
-    fn output(&self, id: &str, raw_memory: &str) {
+    pub(crate) fn output(&self, id: &str, raw_memory: &str) {
         let now = now_unix();
         let sql = self.sql();
         sql.execute(
@@ -157,11 +165,11 @@ impl Home {
         .unwrap();
     }
 
-    fn read(&self, name: &str) -> Option<String> {
+    pub(crate) fn read(&self, name: &str) -> Option<String> {
         self.root.read(name).unwrap()
     }
 
-    async fn run(
+    pub(crate) async fn run(
         &self,
         model: &FakeModel,
         options: &PhaseTwoOptions,
@@ -171,7 +179,7 @@ impl Home {
 }
 
 /// No cooldown, so every run claims; the hash alone decides whether the model is called.
-fn eager() -> PhaseTwoOptions {
+pub(crate) fn eager() -> PhaseTwoOptions {
     PhaseTwoOptions {
         cooldown_seconds: 0,
         failure_backoff_seconds: 0,
@@ -580,10 +588,13 @@ async fn the_read_path_caps_the_summary_and_usage_is_recorded() {
     assert!(block.contains(&home.root.dir().display().to_string()));
 
     home.output("t1", "fact");
-    let updated = record_memory_usage(&home.store, vec!["t1".into(), "nope".into()])
+    let message =
+        "Answer.\n<memory-citation>\n<rollout_ids>\nt1\nnope\n</rollout_ids>\n</memory-citation>";
+    let usage = record_citations(&home.store, &home.root, message)
         .await
         .unwrap();
-    assert_eq!(updated, 1);
+    assert_eq!(usage.recorded, 1);
+    assert_eq!(usage.cited_threads, ["nope", "t1"]);
     let record = home
         .store
         .call(|s| s.stage_one_output("t1"))

@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use memory_write::StateStore;
-use memory_write::store::{PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess};
+use memory_write::store::{
+    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess,
+};
 use rusqlite::{Connection, params};
 
 const DAY: i64 = 24 * 3600;
@@ -82,10 +84,18 @@ fn claimed(claim: PhaseTwoClaim) -> PhaseTwoLease {
 }
 
 fn succeed(store: &mut StateStore, lease: &PhaseTwoLease, now: i64, selected: &[(String, i64)]) {
+    let selected: Vec<BaselineEntry> = selected
+        .iter()
+        .map(|(thread_id, source_updated_at)| BaselineEntry {
+            thread_id: thread_id.clone(),
+            source_updated_at: *source_updated_at,
+            material: format!("material of {thread_id}"),
+        })
+        .collect();
     let success = PhaseTwoSuccess {
         now,
         input_hash: "hash",
-        selected,
+        selected: &selected,
     };
     assert!(store.complete_phase_two(lease, &success).unwrap());
 }
@@ -457,4 +467,121 @@ fn usage_is_counted_and_feeds_selection() {
         store.select_phase_two_inputs(NOW, 1, 30).unwrap()[0].thread_id,
         "a"
     );
+}
+
+#[test]
+fn extraction_time_is_not_activity_and_idle_days_count_on_the_memory_clock() {
+    let db = Db::new();
+    // Extracted today, but from a session 40 days old: idle, however fresh the extraction.
+    db.output("old-session", "enabled", NOW - 40 * DAY, 0, None);
+    db.sql()
+        .execute(
+            "UPDATE stage1_outputs SET generated_at = ?1 WHERE thread_id = 'old-session'",
+            [NOW],
+        )
+        .unwrap();
+    db.output("recent", "enabled", NOW - DAY, 0, None);
+    let mut store = db.store();
+    let ids = |store: &StateStore| -> Vec<String> {
+        store
+            .select_phase_two_inputs(NOW, 10, 30)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.thread_id)
+            .collect()
+    };
+    assert_eq!(ids(&store), ["recent"]);
+    assert_eq!(store.prune_phase_two_outputs(NOW, 30, 10).unwrap(), 1);
+
+    // Only old sessions (an import, or a long break): the clock is the newest of them, so
+    // they are not all idle at once.
+    let db = Db::new();
+    db.output("a", "enabled", NOW - 400 * DAY, 0, None);
+    db.output("b", "enabled", NOW - 390 * DAY, 0, None);
+    db.output("c", "enabled", NOW - 450 * DAY, 0, None);
+    let mut store = db.store();
+    assert_eq!(store.memory_clock(NOW).unwrap(), NOW - 390 * DAY);
+    assert_eq!(ids(&store), ["a", "b"]);
+    assert_eq!(
+        store.prune_phase_two_outputs(NOW, 30, 10).unwrap(),
+        1,
+        "c is 60 days older"
+    );
+    // A use now moves the clock.
+    store.record_memory_usage(&["a".to_owned()], NOW).unwrap();
+    assert_eq!(store.memory_clock(NOW).unwrap(), NOW);
+    assert_eq!(ids(&store), ["a"]);
+}
+
+#[test]
+fn forgetting_a_thread_removes_its_memory_disables_it_and_signals_phase_two() {
+    let db = Db::new();
+    db.output(
+        "019a5210-33c8-7e10-a4d1-92b7f0c4d002",
+        "enabled",
+        NOW,
+        0,
+        None,
+    );
+    db.output(
+        "019a5210-aaaa-7e10-a4d1-92b7f0c4d002",
+        "enabled",
+        NOW,
+        0,
+        None,
+    );
+    db.output(
+        "019b0000-0000-7000-8000-000000000000",
+        "enabled",
+        NOW,
+        0,
+        None,
+    );
+    let mut store = db.store();
+    use memory_write::store::ThreadMatch;
+    assert_eq!(
+        store.resolve_thread("019b").unwrap(),
+        ThreadMatch::One("019b0000-0000-7000-8000-000000000000".into())
+    );
+    assert!(
+        matches!(store.resolve_thread("019a5210").unwrap(), ThreadMatch::Ambiguous(ids) if ids.len() == 2)
+    );
+    assert_eq!(
+        store.resolve_thread("01").unwrap(),
+        ThreadMatch::None,
+        "too short"
+    );
+    assert_eq!(
+        store
+            .resolve_thread("/rollouts/019b0000-0000-7000-8000-000000000000.jsonl")
+            .unwrap(),
+        ThreadMatch::One("019b0000-0000-7000-8000-000000000000".into())
+    );
+
+    let before = store.phase_two_state().unwrap().input_watermark;
+    let report = store
+        .forget_thread("019b0000-0000-7000-8000-000000000000", NOW)
+        .unwrap();
+    assert!(report.output_deleted);
+    let thread = store
+        .thread("019b0000-0000-7000-8000-000000000000")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        thread.memory_mode,
+        memory_write::store::MemoryMode::Disabled
+    );
+    assert!(
+        store
+            .stage_one_output("019b0000-0000-7000-8000-000000000000")
+            .unwrap()
+            .is_none()
+    );
+    assert!(store.phase_two_state().unwrap().input_watermark > before);
+
+    let reset = store.reset_memories().unwrap();
+    assert_eq!(reset.outputs, 2);
+    assert!(store.stage_one_outputs().unwrap().is_empty());
+    assert!(store.phase_two_baseline().unwrap().is_empty());
+    assert_eq!(store.threads().unwrap().len(), 3, "threads stay known");
 }

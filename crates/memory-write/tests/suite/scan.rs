@@ -133,8 +133,24 @@ fn sources_broken_files_and_memory_modes_are_classified() {
             "2025-10-01T00:00:00.000Z",
             "session_meta",
             &format!(r#"{{"id":"{id}","cwd":"/p"{extra}}}"#),
+        ) + &line(
+            "2025-10-01T00:00:01.000Z",
+            "response_item",
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"fix the build"}]}"#,
         )
     };
+    // Only injected context (an AGENTS.md block, an editor preamble with no request): the
+    // user never wrote anything.
+    let silent = line(
+        "2025-10-01T00:00:00.000Z",
+        "session_meta",
+        r#"{"id":"silent","cwd":"/p","source":"cli"}"#,
+    ) + &line(
+        "2025-10-01T00:00:01.000Z",
+        "response_item",
+        r##"{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context><cwd>/p</cwd></environment_context>"},{"type":"input_text","text":"# Context from my IDE setup:\n## Active file: a.rs"}]}"##,
+    );
+    write(dir.path(), "silent.jsonl", &silent);
     write(
         dir.path(),
         "subagent.jsonl",
@@ -163,11 +179,13 @@ fn sources_broken_files_and_memory_modes_are_classified() {
     let mut store = StateStore::open_home(home.path()).unwrap();
     let options = ScanOptions {
         new_thread_mode: MemoryMode::Enabled,
+        disable_on_external_context: false,
     };
     let report = scan_rollouts(&mut store, dir.path(), &options, NOW).unwrap();
-    assert_eq!(report.files, 7);
-    assert_eq!(report.new, 7);
+    assert_eq!(report.files, 8);
+    assert_eq!(report.new, 8);
     let reason = |id: &str| store.thread(id).unwrap().unwrap().skip_reason;
+    assert_eq!(reason("silent").as_deref(), Some("no_user_message"));
     assert_eq!(reason("sub").as_deref(), Some("subagent"));
     assert_eq!(reason("mcp").as_deref(), Some("non_interactive:mcp"));
     assert_eq!(reason("eph").as_deref(), Some("ephemeral"));
@@ -200,6 +218,7 @@ fn generate_memories_false_registers_new_threads_disabled() {
     let mut store = StateStore::open_home(home.path()).unwrap();
     let options = ScanOptions {
         new_thread_mode: MemoryMode::Disabled,
+        disable_on_external_context: false,
     };
     scan_rollouts(&mut store, &examples_dir(), &options, NOW).unwrap();
     assert!(
@@ -251,4 +270,65 @@ proptest::proptest! {
             proptest::prop_assert_eq!(threads[0].id.as_str(), "m");
         }
     }
+}
+
+#[test]
+fn external_context_pollutes_only_when_asked_and_branches_are_recorded() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let session = |id: &str, tail: &str| {
+        line(
+            "2025-10-01T00:00:00.000Z",
+            "session_meta",
+            &format!(r#"{{"id":"{id}","cwd":"/p","source":"cli","git":{{"branch":"feature/x"}}}}"#),
+        ) + &line(
+            "2025-10-01T00:00:01.000Z",
+            "response_item",
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"look up the new API"}]}"#,
+        ) + tail
+    };
+    let search = line(
+        "2025-10-01T00:00:02.000Z",
+        "response_item",
+        r#"{"type":"web_search_call","status":"completed","action":{"type":"search","query":"api"}}"#,
+    );
+    write(dir.path(), "searched.jsonl", &session("searched", &search));
+    write(dir.path(), "plain.jsonl", &session("plain", ""));
+    let mut store = StateStore::open_home(home.path()).unwrap();
+    let lenient = ScanOptions::default();
+    scan_rollouts(&mut store, dir.path(), &lenient, NOW).unwrap();
+    let mode = |store: &StateStore, id: &str| store.thread(id).unwrap().unwrap().memory_mode;
+    assert_eq!(mode(&store, "searched"), MemoryMode::Enabled);
+    assert_eq!(
+        store
+            .thread("plain")
+            .unwrap()
+            .unwrap()
+            .git_branch
+            .as_deref(),
+        Some("feature/x")
+    );
+
+    // With the setting on, a changed rollout that now holds a web search turns polluted.
+    let strict = ScanOptions {
+        disable_on_external_context: true,
+        ..ScanOptions::default()
+    };
+    let mut file = std::fs::File::options()
+        .append(true)
+        .open(dir.path().join("searched.jsonl"))
+        .unwrap();
+    file.write_all(
+        line(
+            "2025-10-01T00:00:03.000Z",
+            "event_msg",
+            r#"{"type":"token_count"}"#,
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    drop(file);
+    scan_rollouts(&mut store, dir.path(), &strict, NOW).unwrap();
+    assert_eq!(mode(&store, "searched"), MemoryMode::Polluted);
+    assert_eq!(mode(&store, "plain"), MemoryMode::Enabled);
 }

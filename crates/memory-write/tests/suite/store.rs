@@ -22,6 +22,7 @@ fn thread(id: &str, activity: i64, fingerprint: &str) -> ThreadRegistration {
         id: id.to_owned(),
         rollout_path: format!("/sessions/{id}.jsonl"),
         cwd: Some("/work".to_owned()),
+        git_branch: None,
         source: Some("cli".to_owned()),
         skip_reason: None,
         created_at: activity - 60,
@@ -74,7 +75,13 @@ fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
         .collect();
     assert_eq!(
         tables,
-        ["phase2_lease", "stage1_jobs", "stage1_outputs", "threads"]
+        [
+            "phase2_baseline",
+            "phase2_lease",
+            "stage1_jobs",
+            "stage1_outputs",
+            "threads"
+        ]
     );
     conn.pragma_update(None, "user_version", 99).unwrap();
     drop(conn);

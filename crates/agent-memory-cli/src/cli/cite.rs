@@ -1,0 +1,73 @@
+//! `agent-memory cite`: records which memories an answer used. Reads an assistant message on
+//! standard input, finds its citation block (the one the read path asks for, or codex's),
+//! resolves it against the memory root, and counts one use for every cited thread's memory,
+//! which ranks it higher in the next consolidation.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agent_memory::write::citations::record_citations;
+use agent_memory::write::{AsyncStateStore, StateStore};
+use anyhow::Context;
+
+use super::codex::RootArgs;
+use super::exit::{print_json, print_safe, report_error};
+use super::home::{resolve_home, runtime};
+
+/// Most bytes read from standard input.
+const MAX_MESSAGE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Arguments of `agent-memory cite`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CiteArgs {
+    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ~/.agent-memory).
+    #[arg(long)]
+    home: Option<PathBuf>,
+    #[command(flatten)]
+    root: RootArgs,
+    /// Print one JSON object instead of a sentence.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: CiteArgs) -> ExitCode {
+    match execute(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => report_error(&error),
+    }
+}
+
+fn execute(args: &CiteArgs) -> anyhow::Result<()> {
+    let home = resolve_home(args.home.as_deref())?;
+    let root = args.root.memory_root(&home)?;
+    let mut message = String::new();
+    std::io::stdin()
+        .take(MAX_MESSAGE_BYTES)
+        .read_to_string(&mut message)
+        .context("cannot read the message from standard input (is it UTF-8?)")?;
+    let store = AsyncStateStore::new(StateStore::open_home(&home)?);
+    let report = runtime()?.block_on(record_citations(&store, &root, &message))?;
+    if args.json {
+        print_json(serde_json::json!({
+            "blocks": report.blocks,
+            "cited_threads": report.cited_threads,
+            "recorded": report.recorded,
+        }));
+    } else if report.blocks == 0 {
+        print_safe("no citation block in the message: nothing recorded\n");
+    } else {
+        print_safe(&format!(
+            "recorded a use of {} memor{} ({} thread(s) cited{})\n",
+            report.recorded,
+            if report.recorded == 1 { "y" } else { "ies" },
+            report.cited_threads.len(),
+            if report.cited_threads.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", report.cited_threads.join(", "))
+            }
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,244 @@
+use proptest::prelude::*;
+
+use super::*;
+use memory_protocol::consolidation::SelectionChanges;
+use memory_sanitize::{TokenCounter, o200k};
+
+fn record(id: &str, cwd: &str, at: i64, raw: &str) -> StageOneOutputRecord {
+    StageOneOutputRecord {
+        thread_id: id.to_owned(),
+        cwd: Some(cwd.to_owned()),
+        rollout_path: format!("/r/{id}.jsonl"),
+        git_branch: None,
+        raw_memory: raw.to_owned(),
+        rollout_summary: format!("# Summary {id}"),
+        rollout_slug: None,
+        source_updated_at: at,
+        generated_at: at,
+        usage_count: 0,
+        last_used_at: None,
+        selected: false,
+    }
+}
+
+fn input(memory_md: &str, selected: Vec<StageOneOutputRecord>) -> ConsolidationInput {
+    let rollout_summary_files = selected
+        .iter()
+        .map(|r| {
+            (
+                r.thread_id.clone(),
+                format!("rollout_summaries/{}.md", r.thread_id),
+            )
+        })
+        .collect();
+    ConsolidationInput {
+        memory_md: memory_md.to_owned(),
+        memory_summary_md: String::new(),
+        selected,
+        changes: SelectionChanges::default(),
+        rollout_summary_files,
+        summary_token_budget: 2_500,
+    }
+}
+
+fn raw(task: &str, outcome: &str, pref: &str, lesson: &str, keywords: &str) -> String {
+    format!(
+        "---\ndescription: {task}\ntask: {task}\ntask_group: repo\ntask_outcome: {outcome}\n\
+         cwd: /x\nkeywords: {keywords}\n---\n\n### Task 1: {task}\ntask_outcome: {outcome}\n\n\
+         Preference signals:\n- {pref}\n\nFailures and how to do differently:\n- {lesson}\n"
+    )
+}
+
+const SHARED: &str = "Always run `cargo fmt --all` before committing in this repo.";
+
+#[test]
+fn task_groups_index_every_task_and_merge_repeated_items() {
+    let selected = vec![
+        record(
+            "t1",
+            "/repo/a",
+            1_750_000_000,
+            &raw(
+                "Fix the build",
+                "success",
+                SHARED,
+                "`make` failed; it passed after `make clean`.",
+                "cargo, build",
+            ),
+        ),
+        record(
+            "t2",
+            "/repo/a",
+            1_760_000_000,
+            &raw(
+                "Add the parser test",
+                "partial",
+                SHARED,
+                "`cargo test` still failed at the end.",
+                "parser",
+            ),
+        ),
+        record(
+            "t3",
+            "/repo/b",
+            1_755_000_000,
+            "note about b\n- use the b helper",
+        ),
+    ];
+    let output = consolidate(&input("", selected));
+    let md = &output.memory_md;
+    assert!(md.starts_with("# Task Group: repo\n"), "{md}");
+    assert!(md.trim_end().ends_with(MEMORY_FOOTER));
+    let a = md.find("scope: work in `/repo/a`").unwrap();
+    let b = md.find("# Task Group: b").unwrap();
+    assert!(a < b, "newest group first: {md}");
+    assert!(md.contains("## Task 1: Add the parser test\noutcome: partial; updated_at: 2025-10-09; thread_id: `t2`"), "{md}");
+    assert!(
+        md.contains("## Task 2: Fix the build\noutcome: success"),
+        "{md}"
+    );
+    assert!(md.contains("### rollout_summary_files\n- rollout_summaries/t1.md (cwd=/repo/a, updated_at=2025-06-15T15:06:40Z, thread_id=t1)"), "{md}");
+    assert!(md.contains("### keywords\n- cargo, build\n"), "{md}");
+    assert_eq!(md.matches(SHARED).count(), 1, "{md}");
+    assert!(md.contains(&format!("- {SHARED} [Tasks 1, 2]")), "{md}");
+    assert!(md.contains("## Failures and how to do differently\n- `cargo test` still failed at the end. [Task 1]\n- `make` failed"), "{md}");
+    assert!(
+        md.contains("## Task 1: Summary t3"),
+        "free-form memory keeps a title: {md}"
+    );
+    assert!(md.contains("- use the b helper [Task 1]"), "{md}");
+    assert!(output.obsolete.is_empty());
+
+    let summary = &output.memory_summary_md;
+    assert!(
+        summary
+            .starts_with("v1\n## User Profile\nWorks on 2 project(s) in memory: repo (Rust); b."),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!("## User preferences\n- {SHARED} (repo)\n")),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("## General Tips\n- `cargo test` still failed at the end. (repo)"),
+        "{summary}"
+    );
+    assert!(summary.contains("### repo (`/repo/a`)\n#### 2025-10-09\n- Add the parser test (partial); keywords: parser"), "{summary}");
+}
+
+#[test]
+fn rerunning_on_its_own_output_is_stable_and_keeps_foreign_text() {
+    let selected = vec![record("t1", "/repo", 1_750_000_000, "- use `make check`")];
+    let first = consolidate(&input(
+        "# My notes\nAlways run `just lint` first.\n",
+        selected.clone(),
+    ));
+    assert!(first.memory_md.contains(KEPT_HEADING));
+    assert!(first.memory_md.contains("Always run `just lint` first."));
+    let second = consolidate(&input(&first.memory_md, selected));
+    assert_eq!(second.memory_md, first.memory_md);
+    assert!(second.obsolete.is_empty());
+}
+
+#[test]
+fn a_removed_thread_disappears_with_its_anchors_declared_obsolete() {
+    let both = vec![
+        record(
+            "t1",
+            "/repo",
+            1_750_000_000,
+            &raw(
+                "Old work",
+                "success",
+                "Prefer src/old_module.rs.",
+                "x",
+                "old",
+            ),
+        ),
+        record(
+            "t2",
+            "/repo",
+            1_750_000_100,
+            &raw(
+                "New work",
+                "success",
+                "Prefer src/new_module.rs.",
+                "y",
+                "new",
+            ),
+        ),
+    ];
+    let first = consolidate(&input("", both.clone()));
+    assert!(first.memory_md.contains("old_module"));
+    let second = consolidate(&input(&first.memory_md, vec![both[1].clone()]));
+    assert!(
+        !second.memory_md.contains("old_module"),
+        "{}",
+        second.memory_md
+    );
+    assert!(!second.memory_md.contains("`t1`"));
+    assert!(
+        second.obsolete.contains(&"src/old_module.rs".to_owned()),
+        "{:?}",
+        second.obsolete
+    );
+    let missing = missing_anchors(&first.memory_md, &second.memory_md, &second.obsolete);
+    assert!(
+        missing.is_empty(),
+        "the phase-2 guard would refuse: {missing:?}"
+    );
+}
+
+#[test]
+fn the_summary_fits_its_budget_by_dropping_the_oldest() {
+    let selected: Vec<_> = (0..200)
+        .map(|i| {
+            record(
+                &format!("thread-{i:03}"),
+                "/repo",
+                1_700_000_000 + i * 86_400,
+                &raw(
+                    &format!("task number {i}"),
+                    "success",
+                    &format!("rule {i}"),
+                    "l",
+                    "k",
+                ),
+            )
+        })
+        .collect();
+    let mut small = input("", selected);
+    small.summary_token_budget = 400;
+    let summary = consolidate(&small).memory_summary_md;
+    assert!(o200k().count(&summary) <= 400, "{summary}");
+    assert!(summary.starts_with("v1\n## User Profile\n"));
+    assert!(
+        summary.contains("task number 199"),
+        "newest kept: {summary}"
+    );
+    assert!(
+        !summary.contains("task number 0 "),
+        "oldest dropped: {summary}"
+    );
+}
+
+proptest! {
+    #[test]
+    fn any_input_consolidates_within_budget_and_passes_the_guard(
+        old in "(\\PC|\n|#|`){0,300}",
+        raws in prop::collection::vec(("[a-c/]{0,6}", "(\\PC|\n|-|#|### Task 1: |---\n){0,120}"), 0..6),
+        budget in 40u64..400,
+    ) {
+        let selected = raws
+            .iter()
+            .enumerate()
+            .map(|(i, (cwd, raw))| record(&format!("t{i}"), cwd, 1_700_000_000 + i as i64, raw))
+            .collect();
+        let mut request = input(&old, selected);
+        request.summary_token_budget = budget;
+        let output = consolidate(&request);
+        prop_assert!(o200k().count(&output.memory_summary_md) <= budget as usize + 1);
+        let missing = missing_anchors(&old, &output.memory_md, &output.obsolete);
+        prop_assert!(missing.is_empty(), "the phase-2 guard would refuse: {:?}", missing);
+    }
+}

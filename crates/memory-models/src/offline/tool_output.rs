@@ -1,0 +1,252 @@
+//! Reading tool outputs: the exit code in every format codex writes, whether a run failed,
+//! and the most telling error line.
+
+use memory_protocol::rollout::ToolOutput;
+use serde_json::Value;
+
+use super::text::{MAX_LINE_CHARS, one_line};
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunStatus {
+    /// Exit code 0, or output with no sign of failure.
+    Passed,
+    /// A non-zero exit code (when known) or failure markers in the output.
+    Failed(Option<i64>),
+    /// No output recorded, or still running.
+    Unknown,
+}
+
+/// The exit code (when the output records one) and the output text. Codex writes it in several
+/// ways: object metadata, a JSON string `{"output", "metadata": {"exit_code"}}`, or a text
+/// header such as `Process exited with code 1` or `Exit code: 1`.
+pub(crate) fn exit_code_and_text(output: &ToolOutput) -> (Option<i64>, String) {
+    let from_object = |map: &serde_json::Map<String, Value>| {
+        let code = map
+            .get("metadata")
+            .and_then(|m| m.get("exit_code"))
+            .and_then(Value::as_i64)
+            .or_else(|| match map.get("success") {
+                Some(Value::Bool(true)) => Some(0),
+                Some(Value::Bool(false)) => Some(1),
+                _ => None,
+            });
+        let text = map
+            .get("output")
+            .or(map.get("content"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        (code, text)
+    };
+    match output {
+        ToolOutput::Object(map) => {
+            let (code, text) = from_object(map);
+            (code, text.unwrap_or_else(|| output.text().into_owned()))
+        }
+        other => {
+            let text = other.text().into_owned();
+            if text.trim_start().starts_with('{')
+                && let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text)
+                && let (code @ Some(_), inner) = from_object(&map)
+            {
+                return (code, inner.unwrap_or(text));
+            }
+            (exit_code_in_text(&text), text)
+        }
+    }
+}
+
+/// An exit code written in the text, such as `Process exited with code 101`.
+pub(crate) fn exit_code_in_text(text: &str) -> Option<i64> {
+    const MARKERS: [&str; 4] = [
+        "exited with code ",
+        "exit code: ",
+        "exit code ",
+        "exit status: ",
+    ];
+    let lower = text.to_ascii_lowercase();
+    MARKERS.iter().find_map(|marker| {
+        let (_, rest) = lower.split_once(marker)?;
+        let number: String = rest
+            .chars()
+            .enumerate()
+            .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && *c == '-'))
+            .map(|(_, c)| c)
+            .take(12)
+            .collect();
+        number.parse().ok()
+    })
+}
+
+/// How a run ended, from its exit code, else from failure markers in its output.
+pub(crate) fn run_status(exit_code: Option<i64>, text: &str) -> RunStatus {
+    if let Some(code) = exit_code {
+        return if code == 0 {
+            RunStatus::Passed
+        } else {
+            RunStatus::Failed(Some(code))
+        };
+    }
+    if text.contains("Process running with session ID") {
+        return RunStatus::Unknown;
+    }
+    let lower = text.to_ascii_lowercase();
+    let failed = text.contains("FAILED")
+        || lower.contains("error:")
+        || lower.contains("error[")
+        || lower.contains("command not found")
+        || lower.contains("traceback (most recent call last)")
+        || lower.contains("panicked at")
+        || lower.contains("timed out");
+    if failed {
+        RunStatus::Failed(None)
+    } else {
+        RunStatus::Passed
+    }
+}
+
+/// Lines of a tool's own header, never the error itself.
+const HEADERS: [&str; 7] = [
+    "process exited with code",
+    "exit code:",
+    "wall time:",
+    "chunk id:",
+    "original token count:",
+    "output:",
+    "total output lines:",
+];
+
+/// What marks an error line, most telling first.
+const ERROR_MARKERS: [&[&str]; 4] = [
+    &["error", "syntax error", "traceback"],
+    &["--- fail", "fail:", "failed", "panicked", "assert"],
+    &[
+        "fatal",
+        "exception",
+        "not found",
+        "denied",
+        "no such file",
+        "expected",
+        "cannot",
+        "unable",
+    ],
+    &["warning"],
+];
+
+/// Lines that say a run failed without saying why.
+fn is_generic(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    matches!(lower.as_str(), "fail" | "failed" | "error" | "failures:")
+        || lower.starts_with("error: could not compile")
+        || lower.starts_with("fail\t")
+        || lower.starts_with("error: aborting due to")
+        || lower.starts_with("test result: failed")
+}
+
+/// The most telling line of a failed output: an error line, else a failure line, else the
+/// last line that is not part of the tool's own header. A header such as `--- FAIL: name` or
+/// a line ending in `:` gets the next line appended, which says what failed.
+pub(crate) fn error_line(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| {
+            let lower = line.to_ascii_lowercase();
+            !line.is_empty() && !HEADERS.iter().any(|h| lower.starts_with(h))
+        })
+        .collect();
+    let position = ERROR_MARKERS
+        .iter()
+        .find_map(|needles| {
+            lines.iter().position(|line| {
+                let lower = line.to_ascii_lowercase();
+                !is_generic(line) && needles.iter().any(|n| lower.contains(n))
+            })
+        })
+        .or_else(|| lines.iter().rposition(|line| !is_generic(line)))
+        .or(lines.len().checked_sub(1))?;
+    let line = lines.get(position)?;
+    let lower = line.to_ascii_lowercase();
+    let wants_detail = line.ends_with(':') || lower.starts_with("--- fail");
+    let detail = lines
+        .get(position + 1)
+        .filter(|next| wants_detail && !is_generic(next));
+    let text = match detail {
+        Some(next) => format!("{} {next}", line.trim_end_matches(':').trim_end()),
+        None => (*line).to_owned(),
+    };
+    Some(one_line(&text, MAX_LINE_CHARS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn exit_codes_are_read_from_every_format() {
+        let text = |s: &str| ToolOutput::Text(s.to_owned());
+        assert_eq!(
+            exit_code_and_text(&text("Process exited with code 101\nboom")).0,
+            Some(101)
+        );
+        assert_eq!(
+            exit_code_and_text(&text("Exit code: 0\nWall time: 1s")).0,
+            Some(0)
+        );
+        let json = r#"{"output":"x","metadata":{"exit_code":2,"duration_seconds":0.1}}"#;
+        assert_eq!(exit_code_and_text(&text(json)), (Some(2), "x".to_owned()));
+        let object: serde_json::Map<String, Value> =
+            serde_json::from_str(r#"{"content":"done","success":false}"#).unwrap();
+        assert_eq!(
+            exit_code_and_text(&ToolOutput::Object(object)),
+            (Some(1), "done".to_owned())
+        );
+        assert_eq!(exit_code_and_text(&text("exit code -1")).0, Some(-1));
+        assert_eq!(exit_code_and_text(&text("no code here")).0, None);
+    }
+
+    #[test]
+    fn status_without_exit_code_uses_markers() {
+        assert_eq!(
+            run_status(None, "test a ... FAILED"),
+            RunStatus::Failed(None)
+        );
+        assert_eq!(run_status(None, "all good"), RunStatus::Passed);
+        assert_eq!(run_status(Some(0), "src/a.rs: error: x"), RunStatus::Passed);
+    }
+
+    #[test]
+    fn error_lines_say_what_failed() {
+        let rust = "Chunk ID: 1\nWall time: 0.2 seconds\nProcess exited with code 101\nOutput:\n\
+                    Compiling x\nerror[E0308]: mismatched types\n  --> src/a.rs:1:1\n\
+                    error: could not compile `x`";
+        assert_eq!(
+            error_line(rust).as_deref(),
+            Some("error[E0308]: mismatched types")
+        );
+        let go = "ok  \tx/beacon\t1.2s\n--- FAIL: TestTick (0.02s)\n    tick_test.go:88: expected 3 ticks, got 2\nFAIL\nFAIL\tx/scheduler\t0.3s";
+        assert_eq!(
+            error_line(go).as_deref(),
+            Some("--- FAIL: TestTick (0.02s) tick_test.go:88: expected 3 ticks, got 2")
+        );
+        let panic = "thread 'main' panicked at src/table.rs:41:38:\nindex out of bounds";
+        assert_eq!(
+            error_line(panic).as_deref(),
+            Some("thread 'main' panicked at src/table.rs:41:38 index out of bounds")
+        );
+        assert_eq!(error_line("a\nlast words").as_deref(), Some("last words"));
+        assert_eq!(error_line("Exit code: 1\n"), None);
+    }
+
+    proptest! {
+        #[test]
+        fn readers_never_panic(text in "(\\PC|Exit code: -?[0-9]{0,20}|--- FAIL: x|error:|\n){0,40}") {
+            let _ = exit_code_in_text(&text);
+            let _ = run_status(None, &text);
+            if let Some(line) = error_line(&text) {
+                prop_assert!(line.chars().count() <= MAX_LINE_CHARS);
+            }
+        }
+    }
+}

@@ -1,0 +1,460 @@
+//! Reading what the user wrote: which sentences ask for work, which state how the user wants
+//! work done (preferences), and which react to the result.
+//!
+//! A preference is a statement about how to work: a do or don't (`always`, `never`, `don't`,
+//! `avoid`, `stop`, `make sure`), a stated liking (`I prefer`, `I'd rather`), a scoped rule
+//! (`use X, not Y`; `from now on ...`), a correction of the agent (`No, use X`), or the same
+//! asked as a question (`Can you always run clippy first?`). A sentence that asks for the task
+//! itself (`Fix it so it prints an error instead`) is a request, never a preference, whatever
+//! words it contains.
+
+mod phrases;
+mod requests;
+
+use self::phrases::{
+    ABANDON, ANYWHERE, CONTRASTS, CORRECTIONS, HARD_FOLLOW_UPS, IMPERATIVES, LEAD_INS, NEGATIVE,
+    NEW_TASKS, NOT_RULES, POSITIVE, QUESTION_LEADS, SCOPE_LEADS, SCOPES, SOFT_FOLLOW_UPS,
+    STRONG_STARTS, UNDO, WEAK_STARTS,
+};
+pub(crate) use self::requests::{asks_for_information, title_from_requests};
+use super::text::{MAX_LINE_CHARS, capitalize, content_words, one_line, sentences};
+
+/// How the user reacted to the agent's work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reaction {
+    /// Approval: `great`, `thanks`, `works now`.
+    Positive,
+    /// Disapproval: `still fails`, `that's wrong`, `revert it`.
+    Negative,
+    /// Giving up on the task: `never mind`, `forget it`, `let's stop here`.
+    Abandon,
+}
+
+/// How a message's first request relates to the task before it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum FollowUp {
+    /// Nothing says it continues the task.
+    #[default]
+    No,
+    /// `also ...`, `and ...`: it continues the task if it is about the same thing.
+    Soft,
+    /// A correction, a complaint, `still fails`, `try again`, `fix it`: it continues the task.
+    Hard,
+}
+
+/// One user message, read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct UserMessage {
+    /// Sentences asking for work or asking a question, in order.
+    pub requests: Vec<String>,
+    /// Preferences, phrased as rules.
+    pub preferences: Vec<String>,
+    /// Reactions before the first request (they concern the work so far).
+    pub leading_reactions: Vec<Reaction>,
+    /// Reactions anywhere in the message.
+    pub reactions: Vec<Reaction>,
+    /// Whether the first request continues the current task.
+    pub follow_up: FollowUp,
+    /// The first request explicitly starts something new (`next, ...`, `another thing`).
+    pub new_task: bool,
+}
+
+/// Reads one user message (already stripped of injected blocks).
+pub(crate) fn read_user_message(text: &str) -> UserMessage {
+    let mut message = UserMessage::default();
+    let lower_message = text.trim().to_ascii_lowercase();
+    let correction = CORRECTIONS.iter().any(|c| lower_message.starts_with(c));
+    let mut first_request_seen = false;
+    for sentence in sentences(text) {
+        let (reaction, rest) = split_reaction(&sentence);
+        if let Some(reaction) = reaction {
+            message.reactions.push(reaction);
+            if !first_request_seen {
+                message.leading_reactions.push(reaction);
+            }
+        }
+        let Some(rest) = rest else {
+            continue;
+        };
+        if let Some(rule) = preference(&rest, correction) {
+            if !message.preferences.contains(&rule) {
+                message.preferences.push(rule);
+            }
+            continue;
+        }
+        if reaction.is_some() && !has_content(&rest) {
+            continue;
+        }
+        if is_request(&rest) {
+            if !first_request_seen {
+                let raw = rest.trim().to_ascii_lowercase();
+                let lower = ["please ", "ok, ", "okay, ", "so "]
+                    .iter()
+                    .fold(raw.as_str(), |text, lead| {
+                        text.strip_prefix(lead).unwrap_or(text)
+                    })
+                    .to_owned();
+                // Undoing the work after giving up on it (`forget it, put it back`) is still
+                // the same task.
+                let undoes = message
+                    .leading_reactions
+                    .iter()
+                    .any(|r| matches!(r, Reaction::Abandon | Reaction::Negative))
+                    && UNDO.iter().any(|word| lower.contains(word));
+                // A complaint before the request makes it a correction; giving up does not
+                // (`never mind that, just add a note` is new work), unless it undoes.
+                let complained = message.leading_reactions.contains(&Reaction::Negative)
+                    || reaction == Some(Reaction::Negative);
+                message.follow_up = if HARD_FOLLOW_UPS.iter().any(|cue| lower.starts_with(cue))
+                    || correction
+                    || undoes
+                    || complained
+                    || refers_back_only(&lower)
+                {
+                    FollowUp::Hard
+                } else if SOFT_FOLLOW_UPS.iter().any(|cue| lower.starts_with(cue)) {
+                    // `Also update the changelog for it` points back at the work just done.
+                    let points_back = lower
+                        .split(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
+                        .any(|word| matches!(word, "it" | "this" | "that" | "them"));
+                    if points_back {
+                        FollowUp::Hard
+                    } else {
+                        FollowUp::Soft
+                    }
+                } else {
+                    FollowUp::No
+                };
+                message.new_task = NEW_TASKS.iter().any(|cue| lower.starts_with(cue));
+                first_request_seen = true;
+            }
+            message.requests.push(rest);
+        }
+    }
+    message
+}
+
+/// A reaction at the start of a sentence, and what follows it (`Great, now add a test` is a
+/// positive reaction and `now add a test`). `None` for the rest when nothing follows.
+fn split_reaction(sentence: &str) -> (Option<Reaction>, Option<String>) {
+    let lower = sentence.to_ascii_lowercase();
+    if ABANDON.iter().any(|phrase| lower.contains(phrase)) {
+        return (Some(Reaction::Abandon), None);
+    }
+    if NEGATIVE.iter().any(|phrase| lower.contains(phrase)) {
+        return (Some(Reaction::Negative), Some(sentence.to_owned()));
+    }
+    // Emoji and punctuation before the word (`👍 thanks`) do not change the reaction.
+    let opening = lower.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    let only_symbols = opening.is_empty() && !lower.trim().is_empty();
+    if only_symbols && lower.contains(['👍', '🙏', '✅', '🎉', '❤']) {
+        return (Some(Reaction::Positive), None);
+    }
+    let body = strip_leads(opening, &[]);
+    let Some(word) = POSITIVE.iter().find(|word| {
+        body.starts_with(**word)
+            && body.get(word.len()..).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with([',', '.', '!', ' ', ';', ':'])
+            })
+    }) else {
+        return (None, Some(sentence.to_owned()));
+    };
+    let cut = lower.len() - body.len() + word.len();
+    let rest = sentence
+        .get(cut..)
+        .unwrap_or("")
+        .trim_start_matches([',', '.', '!', ';', ':', ' '])
+        .trim();
+    // "Great work on the parser" is praise; "Great, now add a test" is praise and a request.
+    let words = rest.split_whitespace().count();
+    let rest = (words >= 2).then(|| rest.to_owned());
+    (Some(Reaction::Positive), rest)
+}
+
+/// The sentence without leading filler (`please`, `also`, ...), lowercase in, lowercase out.
+fn strip_leads<'a>(lower: &'a str, extra: &[&str]) -> &'a str {
+    let mut body = lower.trim();
+    loop {
+        let lead = LEAD_INS
+            .iter()
+            .chain(extra.iter())
+            .find(|lead| body.starts_with(**lead));
+        match lead {
+            Some(lead) => body = body.get(lead.len()..).unwrap_or("").trim_start(),
+            None => return body,
+        }
+    }
+}
+
+/// The sentence as a rule when it states how the user wants work done.
+pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
+    let sentence = sentence.trim();
+    if sentence.chars().count() < 8 {
+        return None;
+    }
+    let lower = sentence.to_ascii_lowercase();
+    if NOT_RULES.iter().any(|phrase| lower.contains(phrase)) {
+        return None;
+    }
+    let question = lower.ends_with('?');
+    let corrections: Vec<&str> = vec!["no, ", "no. ", "nope, ", "no "];
+    let mut body = strip_leads(&lower, &corrections);
+    if question {
+        // Only a question that asks for a standing rule is one: `can you always ...?`.
+        let lead = QUESTION_LEADS
+            .iter()
+            .filter(|lead| body.starts_with(**lead))
+            .max_by_key(|lead| lead.len());
+        if let Some(rule) = keep_asking(&lower, sentence) {
+            return Some(rule);
+        }
+        body = strip_leads(body.get(lead?.len()..).unwrap_or(""), &[]);
+    }
+    // A scoped instruction (`in this repo, use X`) and a rule stated as a condition (`if
+    // something is unused, delete it`) stand for more than the task at hand.
+    let after_scope = SCOPE_LEADS.iter().find_map(|scope| {
+        body.strip_prefix(scope)
+            .filter(|rest| rest.starts_with([',', ' ']))
+            .map(|rest| rest.trim_start_matches([',', ' ']))
+    });
+    let scoped_instruction = after_scope.is_some_and(starts_with_imperative);
+    let conditional = (body.starts_with("if ") || body.starts_with("when "))
+        && body
+            .split_once(", ")
+            .is_some_and(|(_, then)| starts_with_imperative(then));
+    // `No emojis in commit messages` rules something out; `No tests were run` reports.
+    let ruled_out = strip_leads(&lower, &[])
+        .strip_prefix("no ")
+        .is_some_and(|rest| {
+            !rest.starts_with("need")
+                && ![
+                    " is ", " are ", " was ", " were ", " did ", " does ", " has ", " have ",
+                    " will ",
+                ]
+                .iter()
+                .any(|verb| format!(" {rest}").contains(verb))
+        });
+    if ruled_out {
+        // The `no` is the rule itself, not a correction to cut off.
+        body = strip_leads(&lower, &[]);
+    }
+    let strong = STRONG_STARTS.iter().any(|start| body.starts_with(start))
+        || scoped_instruction
+        || conditional
+        || ruled_out;
+    let scoped = SCOPES.iter().any(|scope| body.contains(scope));
+    let contrasted = CONTRASTS.iter().any(|contrast| body.contains(contrast));
+    let weak = WEAK_STARTS.iter().any(|start| body.starts_with(start))
+        && (scoped || contrasted || correction);
+    // A wish about the agent's habits (`I'd like you to run the linter before every commit`)
+    // is a rule when it is scoped beyond the task.
+    let wish = ["i'd like you to ", "i would like you to ", "i want you to "]
+        .iter()
+        .any(|lead| body.starts_with(lead))
+        && scoped;
+    let liking = ANYWHERE.iter().any(|phrase| lower.contains(phrase)) || wish;
+    if !(strong || weak || liking) || (question && !(strong || scoped || contrasted)) {
+        return None;
+    }
+    // Keep the user's casing: cut as many bytes from the original as from the lowercase copy.
+    let cut = lower.len() - body.len();
+    let original = sentence.get(cut..).unwrap_or(sentence);
+    let mut rule = original
+        .trim_end_matches(['?', '.', '!', ' '])
+        .trim_end_matches(" please")
+        .trim_end_matches(", please")
+        .to_owned();
+    for (from, to) in [("i prefer ", "Prefer "), ("i'd prefer ", "Prefer ")] {
+        if rule.to_ascii_lowercase().starts_with(from) {
+            rule = format!("{to}{}", rule.get(from.len()..).unwrap_or(""));
+        }
+    }
+    if rule.to_ascii_lowercase().starts_with("please ") {
+        rule = rule.get(7..).unwrap_or("").to_owned();
+    }
+    let mut rule = one_line(&capitalize(rule.trim()), MAX_LINE_CHARS);
+    if !rule.ends_with(['.', '…']) {
+        rule.push('.');
+    }
+    Some(rule)
+}
+
+/// `Why do you keep adding X?` and `why are you always X?` ask the agent to stop doing X.
+fn keep_asking(lower: &str, sentence: &str) -> Option<String> {
+    let lead = [
+        "why do you keep ",
+        "why are you always ",
+        "why do you always ",
+    ]
+    .into_iter()
+    .find(|lead| lower.starts_with(lead))?;
+    let rest = sentence
+        .get(lead.len()..)?
+        .trim_end_matches(['?', ' '])
+        .trim();
+    (!rest.is_empty()).then(|| one_line(&format!("Stop {rest}."), MAX_LINE_CHARS))
+}
+
+/// True for a sentence that asks for work or asks a question with some content.
+fn is_request(sentence: &str) -> bool {
+    let lower = sentence.to_ascii_lowercase();
+    let chatter = [
+        "are you there",
+        "how are you",
+        "who are you",
+        "what's up",
+        "you there",
+        "wrong window",
+        "good morning",
+        "good night",
+        "hello",
+        "hi there",
+    ];
+    if chatter.iter().any(|c| lower.contains(c)) {
+        return false;
+    }
+    has_content(sentence)
+}
+
+/// True when the text opens with an instruction verb (after `just`, `please`, `then`).
+pub(super) fn starts_with_imperative(text: &str) -> bool {
+    let text = ["just ", "please ", "then ", "simply "]
+        .iter()
+        .fold(text.trim(), |text, lead| {
+            text.strip_prefix(lead).unwrap_or(text)
+        });
+    let first = text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .next()
+        .unwrap_or("");
+    IMPERATIVES.contains(&first)
+}
+
+fn has_content(text: &str) -> bool {
+    content_words(text).len() >= 2
+}
+
+/// True for an instruction about what was just done (`amend it`, `test this on staging`).
+fn refers_back_only(lower: &str) -> bool {
+    let mut words = lower.split(|c: char| c.is_whitespace() || c == '.' || c == '!');
+    let (Some(verb), Some(object)) = (words.next(), words.next()) else {
+        return false;
+    };
+    verb.chars().all(|c| c.is_ascii_alphabetic())
+        && matches!(object, "it" | "this" | "that" | "them")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn prefs(text: &str) -> Vec<String> {
+        read_user_message(text).preferences
+    }
+
+    #[test]
+    fn rules_come_from_how_to_work_not_from_the_task() {
+        assert_eq!(
+            prefs(
+                "Make the widget tests pass. Please use cargo nextest, not cargo test. Never edit generated files."
+            ),
+            [
+                "Use cargo nextest, not cargo test.",
+                "Never edit generated files."
+            ]
+        );
+        assert!(prefs("Fix it so it prints a clear error instead.").is_empty());
+        assert!(prefs("The parser returns None instead of an error on empty input.").is_empty());
+        assert!(prefs("The test never ran, it seems.").is_empty());
+        assert!(prefs("Why does it always fail?").is_empty());
+        assert_eq!(
+            prefs(
+                "Don't run the real deploy, I'll do it. Please prefer the `_URL` suffix for every env var that holds a URL."
+            ),
+            [
+                "Don't run the real deploy, I'll do it.",
+                "Prefer the `_URL` suffix for every env var that holds a URL."
+            ]
+        );
+    }
+
+    #[test]
+    fn questions_and_corrections_count() {
+        assert_eq!(
+            prefs("Can you always run clippy before you say it's done?"),
+            ["Always run clippy before you say it's done."]
+        );
+        assert_eq!(prefs("No, use pnpm."), ["Use pnpm."]);
+        assert_eq!(
+            prefs("Why do you keep adding comments to every line?"),
+            ["Stop adding comments to every line."]
+        );
+        assert_eq!(
+            prefs("I'd rather you didn't touch the lockfile."),
+            ["I'd rather you didn't touch the lockfile."]
+        );
+        assert!(prefs("Make sure the migration runs on staging.").is_empty());
+        assert!(prefs("You should see an error when the file is empty.").is_empty());
+    }
+
+    #[test]
+    fn reactions_and_requests_are_told_apart() {
+        let message = read_user_message("Great. From now on, always put new variants at the end.");
+        assert_eq!(message.leading_reactions, [Reaction::Positive]);
+        assert!(message.requests.is_empty());
+        assert_eq!(message.preferences.len(), 1);
+        let next = read_user_message("Thanks! Next, bump the version in Cargo.toml to 1.4.0.");
+        assert_eq!(next.leading_reactions, [Reaction::Positive]);
+        assert!(next.new_task);
+        assert_eq!(
+            next.requests,
+            ["Next, bump the version in Cargo.toml to 1.4.0."]
+        );
+        let more = read_user_message("Also add a test for the empty case.");
+        assert_eq!(more.follow_up, FollowUp::Soft);
+        assert_eq!(
+            read_user_message("Still failing. Try again.").follow_up,
+            FollowUp::Hard
+        );
+        let rule_only = read_user_message("Please no emojis in commits. Amend it.");
+        assert_eq!(rule_only.preferences, ["No emojis in commits."]);
+        assert!(rule_only.requests.is_empty(), "{rule_only:?}");
+        assert_eq!(
+            read_user_message("Test it again on staging.").follow_up,
+            FollowUp::Hard
+        );
+        assert_eq!(
+            read_user_message("nvm, wrong window. thanks!").reactions[0],
+            Reaction::Abandon
+        );
+        assert!(read_user_message("hey, are you there?").requests.is_empty());
+    }
+
+    #[test]
+    fn titles_drop_polite_openings() {
+        let title = |r: &[&str]| {
+            title_from_requests(&r.iter().map(|s| s.to_string()).collect::<Vec<_>>(), 100)
+        };
+        assert_eq!(
+            title(&["Can you please fix the flaky scheduler test?"]).as_deref(),
+            Some("Fix the flaky scheduler test?")
+        );
+        assert_eq!(
+            title(&["Hi.", "The nightly import crashes with a missing column."]).as_deref(),
+            Some("The nightly import crashes with a missing column")
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn reading_any_message_never_panics(text in "(\\PC|always |never |please |great|\\?|\\.|\n| ){0,80}") {
+            let message = read_user_message(&text);
+            for rule in &message.preferences {
+                prop_assert!(rule.chars().count() <= MAX_LINE_CHARS + 1);
+                prop_assert!(rule.ends_with(['.', '…']));
+            }
+            let _ = title_from_requests(&message.requests, 100);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! What a task's requests say as a whole: its title, and whether it asks for information
+//! rather than a change.
+
+use super::super::text::{capitalize, content_words, one_line};
+use super::phrases::{CHANGE_VERBS, IMPERATIVES, INFO_CUES, REQUEST_LEADS};
+use super::starts_with_imperative;
+
+/// A title for a task from its request sentences: the first one that says something (at least
+/// three content words), without its polite opening, capped at `max_chars`.
+pub(crate) fn title_from_requests(requests: &[String], max_chars: usize) -> Option<String> {
+    let position = requests
+        .iter()
+        .position(|r| content_words(r).len() >= 3)
+        .unwrap_or(0);
+    let first = requests.get(position)?;
+    // A problem described first and then asked about by reference (`The navbar scrolls away.
+    // Make it stick to the top.`) needs both sentences to say what was asked.
+    let joined;
+    let chosen = match requests.get(position + 1) {
+        Some(next) if !starts_with_imperative(&first.to_ascii_lowercase()) && refers_back(next) => {
+            let next = next.trim();
+            let mut chars = next.chars();
+            let next = match chars.next() {
+                Some(c) => c.to_lowercase().chain(chars).collect::<String>(),
+                None => String::new(),
+            };
+            joined = format!("{}; {next}", first.trim().trim_end_matches(['.', '!']));
+            &joined
+        }
+        _ => first,
+    };
+    let lower = chosen.to_ascii_lowercase();
+    let mut body = lower.as_str();
+    while let Some(lead) = REQUEST_LEADS.iter().find(|lead| body.starts_with(**lead)) {
+        body = body.get(lead.len()..).unwrap_or("").trim_start();
+    }
+    let cut = lower.len() - body.len();
+    let title = chosen
+        .get(cut..)
+        .unwrap_or(chosen)
+        .trim_end_matches(['.', '!', ' '])
+        .trim_end_matches(" please")
+        .trim_end_matches(", please")
+        .trim();
+    // The user's casing stays (`pnpm build fails` is not `Pnpm build fails`), except where a
+    // polite opening was cut off.
+    let title = if cut > 0 {
+        capitalize(title)
+    } else {
+        title.to_owned()
+    };
+    let title = one_line(&title, max_chars);
+    (!title.is_empty()).then_some(title)
+}
+
+/// True when a task's requests ask for information (a question, `tell me`, `which ...`) and
+/// none asks for a change (`fix`, `add`, ...): its outcome is whether the user got the answer.
+pub(crate) fn asks_for_information(requests: &[String]) -> bool {
+    let mut informative = false;
+    for request in requests {
+        let lower = request.to_ascii_lowercase();
+        let mut body = lower.trim();
+        while let Some(lead) = REQUEST_LEADS.iter().find(|lead| body.starts_with(**lead)) {
+            body = body.get(lead.len()..).unwrap_or("").trim_start();
+        }
+        let first = body
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .next()
+            .unwrap_or("");
+        if CHANGE_VERBS.contains(&first) {
+            return false;
+        }
+        informative |=
+            lower.trim_end().ends_with('?') || INFO_CUES.iter().any(|cue| lower.contains(cue));
+    }
+    informative
+}
+
+/// True for an instruction that points back at what was said before it (`Make it stick`,
+/// `Fix this so ...`) and adds something of its own.
+fn refers_back(request: &str) -> bool {
+    let lower = request.trim().to_ascii_lowercase();
+    let mut words = lower.split_whitespace();
+    let (Some(verb), Some(object)) = (words.next(), words.next()) else {
+        return false;
+    };
+    (IMPERATIVES.contains(&verb) || CHANGE_VERBS.contains(&verb))
+        && matches!(object, "it" | "this" | "that" | "them")
+        && content_words(request).len() >= 3
+}

@@ -1,0 +1,17 @@
+//! Housekeeping that runs at the start of every run, before anything is extracted.
+
+use crate::config::MemoriesConfig;
+use crate::error::Result;
+use crate::phase_two::DEFAULT_PRUNE_LIMIT;
+use crate::store::StateStore;
+
+/// Deletes stored memories the last consolidation did not select and that have been idle
+/// longer than `max_unused_days` (see [`StateStore::prune_phase_two_outputs`]), at most
+/// [`DEFAULT_PRUNE_LIMIT`] per call. Returns how many went.
+pub fn prune_stale_memories(
+    store: &mut StateStore,
+    config: &MemoriesConfig,
+    now: i64,
+) -> Result<usize> {
+    store.prune_phase_two_outputs(now, config.max_unused_days, DEFAULT_PRUNE_LIMIT)
+}
