@@ -26,8 +26,6 @@ pub enum TaskKind {
     ShortSummary,
     /// Compaction: summary of the prefix of a split turn.
     TurnPrefixSummary,
-    /// Compaction: summary of an abandoned branch.
-    BranchSummary,
     /// Working memory: create the document.
     WorkingMemoryCreate,
     /// Working memory: per-section operations.
@@ -44,7 +42,6 @@ impl TaskKind {
             TaskKind::CompactionUpdate => "compaction_update",
             TaskKind::ShortSummary => "short_summary",
             TaskKind::TurnPrefixSummary => "turn_prefix_summary",
-            TaskKind::BranchSummary => "branch_summary",
             TaskKind::WorkingMemoryCreate => "working_memory_create",
             TaskKind::WorkingMemoryUpdate => "working_memory_update",
         }

@@ -1,3 +1,4 @@
+mod compaction;
 mod rollout;
 mod roundtrip;
 mod strict;

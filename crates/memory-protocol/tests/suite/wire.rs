@@ -153,7 +153,6 @@ fn task_kind_names_match_the_wire() {
         TaskKind::CompactionUpdate,
         TaskKind::ShortSummary,
         TaskKind::TurnPrefixSummary,
-        TaskKind::BranchSummary,
         TaskKind::WorkingMemoryCreate,
         TaskKind::WorkingMemoryUpdate,
     ] {
