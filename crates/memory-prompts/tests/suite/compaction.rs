@@ -128,3 +128,24 @@ fn update_needs_a_previous_summary_and_initial_refuses_one() {
     assert!(matches!(initial, Error::InvalidContext { .. }), "{initial}");
     assert!(initial.to_string().contains("use the update format"));
 }
+
+#[test]
+fn templates_ask_for_the_headers_code_looks_for() {
+    use memory_protocol::compaction::summary_sections;
+    let initial = SummaryFormat::Initial.instructions().unwrap();
+    let update = SummaryFormat::Update.instructions().unwrap();
+    for text in [&initial, &update] {
+        let mut from = 0;
+        for header in summary_sections::SUMMARY {
+            let line = format!("{header}\n");
+            let at = text[from..]
+                .find(&line)
+                .unwrap_or_else(|| panic!("{header} missing or out of order in:\n{text}"));
+            from += at + line.len();
+        }
+    }
+    let prefix = SummaryFormat::TurnPrefix.instructions().unwrap();
+    for header in summary_sections::TURN_PREFIX {
+        assert!(prefix.contains(&format!("{header}\n")), "{header}");
+    }
+}
