@@ -255,4 +255,74 @@ pub mod summary_sections {
 
     /// Name of the tag around the tracked-files block appended to every compaction summary.
     pub const FILES_TAG: &str = "files";
+
+    /// The Done item (without its `- [x] ` bullet) that stands for `count` earlier finished
+    /// items folded away to keep a summary within its size cap.
+    pub fn folded_done_item(count: usize) -> String {
+        format!("({count} {FOLDED_DONE_SUFFIX}")
+    }
+
+    /// The count of a folded Done item (as [`folded_done_item`] writes it, bullet optional).
+    pub fn folded_done_count(item: &str) -> Option<usize> {
+        let item = item.trim_start();
+        let item = item.strip_prefix("- [x] ").unwrap_or(item);
+        let (number, tail) = item.strip_prefix('(')?.split_once(' ')?;
+        if tail != FOLDED_DONE_SUFFIX {
+            return None;
+        }
+        number.parse().ok()
+    }
+
+    const FOLDED_DONE_SUFFIX: &str = "earlier finished items folded to fit the size cap)";
+
+    /// The items under `header` in a summary: each bullet (`- `, `* `) or numbered (`1. `)
+    /// line with its indented continuation lines, up to the next header of the same or a
+    /// higher level. Empty when the header is missing.
+    pub fn section_items(text: &str, header: &str) -> Vec<String> {
+        let lines: Vec<&str> = text.lines().collect();
+        let Some(range) = section_range(&lines, header) else {
+            return Vec::new();
+        };
+        let mut items: Vec<String> = Vec::new();
+        for line in lines.get(range).unwrap_or_default() {
+            if is_item_start(line) {
+                items.push((*line).to_owned());
+            } else if line.starts_with([' ', '\t'])
+                && !line.trim().is_empty()
+                && let Some(last) = items.last_mut()
+            {
+                last.push('\n');
+                last.push_str(line);
+            }
+        }
+        items
+    }
+
+    /// The line range (after the header line) of the section `header` in `lines`.
+    pub fn section_range(lines: &[&str], header: &str) -> Option<std::ops::Range<usize>> {
+        let level = header_level(header)?;
+        let start = lines.iter().position(|line| line.trim_end() == header)? + 1;
+        let end = lines
+            .iter()
+            .enumerate()
+            .skip(start)
+            .find(|(_, line)| header_level(line).is_some_and(|l| l <= level))
+            .map_or(lines.len(), |(i, _)| i);
+        Some(start..end)
+    }
+
+    /// The level of a Markdown ATX header line (`## X` is 2), or `None` for other lines.
+    pub fn header_level(line: &str) -> Option<usize> {
+        let hashes = line.chars().take_while(|c| *c == '#').count();
+        (hashes > 0 && line.chars().nth(hashes) == Some(' ')).then_some(hashes)
+    }
+
+    /// True for a line that starts an item: `- `, `* ` or `N. ` at the start of the line.
+    pub fn is_item_start(line: &str) -> bool {
+        line.starts_with("- ")
+            || line.starts_with("* ")
+            || line.split_once(". ").is_some_and(|(number, _)| {
+                !number.is_empty() && number.chars().all(|c| c.is_ascii_digit())
+            })
+    }
 }

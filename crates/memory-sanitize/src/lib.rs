@@ -3,6 +3,7 @@
 //! Everything a model sees passes through this crate. It owns:
 //!
 //! - [`anchors`]: the words of a memory text a rewrite must not lose silently;
+//! - [`file_ops`]: which files a tool call reads or modifies;
 //! - [`reader`]: streaming rollout reading that turns malformed lines into diagnostics;
 //! - [`filter`]: what memory extraction may see of a rollout, serialized as compact JSON;
 //! - [`redact`]: secret redaction (a keyword prefilter plus 60-odd rules);
@@ -18,6 +19,7 @@
 pub mod anchors;
 mod error;
 pub mod escape;
+pub mod file_ops;
 pub mod filter;
 pub mod reader;
 pub mod redact;

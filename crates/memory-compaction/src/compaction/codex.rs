@@ -120,7 +120,12 @@ impl Builder<'_> {
                 self.call(id, &call.call_id, &call.name, arguments);
             }
             ResponseItem::CustomToolCall(call) => {
-                self.call(id, &call.call_id, &call.name, json!({ "input": call.input }));
+                self.call(
+                    id,
+                    &call.call_id,
+                    &call.name,
+                    json!({ "input": call.input }),
+                );
             }
             ResponseItem::LocalShellCall(call) => {
                 let call_id = call
@@ -289,7 +294,11 @@ fn output_text(output: &ToolOutput) -> (String, bool) {
 /// An exit code in a tool output's header (`Process exited with code 101`, `Exit code: 1`).
 fn exit_code_in_text(text: &str) -> Option<i64> {
     const MARKERS: [&str; 3] = ["process exited with code ", "exit code: ", "exit status: "];
-    let head: String = text.chars().take(400).collect::<String>().to_ascii_lowercase();
+    let head: String = text
+        .chars()
+        .take(400)
+        .collect::<String>()
+        .to_ascii_lowercase();
     MARKERS.iter().find_map(|marker| {
         let (_, rest) = head.split_once(marker)?;
         let number: String = rest

@@ -74,9 +74,7 @@ impl<'s> Preparation<'s> {
 
     /// Estimated tokens of the kept messages.
     pub fn kept_tokens(&self) -> u64 {
-        self.kept()
-            .filter_map(|i| self.live_tokens.get(i))
-            .sum()
+        self.kept().filter_map(|i| self.live_tokens.get(i)).sum()
     }
 }
 
@@ -130,8 +128,7 @@ pub fn prepare<'s>(
         _ => None,
     };
     // A turn whose only summarizable message would be the pinned request is not split.
-    let turn_start =
-        turn_start.filter(|&start| (start..cut).any(|i| Some(i) != pinned));
+    let turn_start = turn_start.filter(|&start| (start..cut).any(|i| Some(i) != pinned));
     let history_end = turn_start.unwrap_or(cut);
     let history: Vec<usize> = (0..history_end).filter(|&i| Some(i) != pinned).collect();
     let turn_prefix: Vec<usize> = turn_start.map_or_else(Vec::new, |start| (start..cut).collect());

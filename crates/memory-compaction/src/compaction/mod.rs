@@ -35,10 +35,12 @@ mod windows;
 pub use self::codex::{CODEX_ENGINE, session_from_rollout};
 pub use self::cut::{Preparation, prepare};
 pub use self::error::{CompactionError, Result};
-pub use self::files::{FILE_LIST_LIMIT, FileOps, files_block, merge_details, strip_files_blocks};
+pub use self::files::{
+    FILE_LIST_LIMIT, files_block, merge_details, scan_messages, strip_files_blocks,
+};
 pub use self::run::{
-    Compaction, CompactionOptions, CompactionOutcome, CompactionReason, PlannedCompaction,
-    compact, plan_compaction,
+    Compaction, CompactionOptions, CompactionOutcome, CompactionReason, PlannedCompaction, compact,
+    plan_compaction,
 };
 pub use self::serialize::{
     CleanStats, Dialect, TOOL_RESULT_MAX_CHARS, clean_messages, serialize_message,
@@ -51,5 +53,5 @@ pub use self::settings::{
     MAX_SHORT_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS, MIN_INPUT_FLOOR_TOKENS, MIN_RESERVE_PERCENT,
     should_compact, trigger_tokens,
 };
-pub use self::summary_text::{GuardReport, keep_done_items, normalize_item, section_items};
+pub use self::summary_text::{GuardReport, keep_done_items, normalize_item};
 pub use self::windows::{Window, fit_message, plan_windows};

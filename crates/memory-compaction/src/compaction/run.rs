@@ -20,13 +20,14 @@ use memory_protocol::compaction::{
 };
 use memory_protocol::names::boundary_tags;
 use memory_protocol::{ModelClient, ModelError, ModelRequest, TaskKind};
+use memory_sanitize::file_ops::FileOps;
 use memory_sanitize::{
     TokenCounter, TruncationPolicy, escape_boundary_tags, truncate_middle, truncate_tool_result,
 };
 
 use super::cut::{Preparation, prepare};
 use super::error::{CompactionError, Result};
-use super::files::{FileOps, files_block, merge_details, strip_files_blocks};
+use super::files::{files_block, merge_details, scan_messages, strip_files_blocks};
 use super::serialize::{
     CleanStats, Dialect, TOOL_RESULT_MAX_CHARS, clean_messages, redact, serialize_message,
 };
@@ -270,8 +271,8 @@ pub async fn compact(
     };
 
     let mut ops = FileOps::default();
-    ops.scan(&prep.messages(&prep.history));
-    ops.scan(&prep.messages(&prep.turn_prefix));
+    scan_messages(&mut ops, &prep.messages(&prep.history));
+    scan_messages(&mut ops, &prep.messages(&prep.turn_prefix));
     let details = merge_details(&ops, prep.previous.map(|p| &p.details));
     let block = files_block(&details);
     let summary = if block.is_empty() {
@@ -501,7 +502,9 @@ impl Run<'_> {
                 )
                 .await;
             match answer {
-                Ok(text) => return self.clean_output(Stage::Short, &text, self.budgets.short_summary),
+                Ok(text) => {
+                    return self.clean_output(Stage::Short, &text, self.budgets.short_summary);
+                }
                 Err(ModelError::ContextOverflow { .. }) => {
                     let halved = budget.min(window.tokens) / 2;
                     if halved < self.budgets.floor {
@@ -539,7 +542,11 @@ fn newest_within(
     let mut start = messages.len();
     for (index, message) in messages.iter().enumerate().rev() {
         let tokens = count(counter, &serialize_message(message));
-        let joined = if used == 0 { tokens } else { used + separator + tokens };
+        let joined = if used == 0 {
+            tokens
+        } else {
+            used + separator + tokens
+        };
         if joined > budget {
             break;
         }

@@ -72,8 +72,7 @@ impl CompactionSettings {
         let configured = self.reserve_tokens.unwrap_or(DEFAULT_RESERVE_TOKENS);
         let effective = configured.max(proportional);
         let defaulted = self.reserve_tokens.is_none();
-        if effective >= window || (defaulted && effective >= window.saturating_sub(proportional))
-        {
+        if effective >= window || (defaulted && effective >= window.saturating_sub(proportional)) {
             proportional
         } else {
             effective
@@ -91,7 +90,9 @@ impl CompactionSettings {
             let percent = u64::from(percent.clamp(1, 99));
             return window.saturating_mul(percent) / 100;
         }
-        window.saturating_sub(self.reserve_for(window)).min(below_window)
+        window
+            .saturating_sub(self.reserve_for(window))
+            .min(below_window)
     }
 }
 
@@ -152,9 +153,7 @@ impl ContextSize {
     /// The size the trigger compares: the larger of the provider's figure and the estimate, so
     /// neither a stale provider figure nor an undercounting estimate hides a full context.
     pub fn tokens(&self) -> u64 {
-        self.provider_tokens
-            .unwrap_or(0)
-            .max(self.estimated_tokens)
+        self.provider_tokens.unwrap_or(0).max(self.estimated_tokens)
     }
 }
 

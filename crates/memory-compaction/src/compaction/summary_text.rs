@@ -11,66 +11,9 @@ use std::collections::HashSet;
 
 use memory_protocol::compaction::summary_sections::{
     ADDITIONAL_NOTES, BLOCKED, CRITICAL_CONTEXT, DONE, IN_PROGRESS, KEY_DECISIONS, NEXT_STEPS,
-    PROGRESS,
+    PROGRESS, folded_done_count, folded_done_item, is_item_start, section_items, section_range,
 };
 use memory_sanitize::TokenCounter;
-
-/// The items (bullet or numbered lines, with their indented continuation lines) under
-/// `header`, up to the next header of the same or a higher level.
-pub fn section_items(text: &str, header: &str) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let Some(range) = section_range(&lines, header) else {
-        return Vec::new();
-    };
-    items_in(lines.get(range).unwrap_or_default())
-}
-
-/// Line range (excluding the header line) of the section `header`.
-fn section_range(lines: &[&str], header: &str) -> Option<std::ops::Range<usize>> {
-    let level = header_level(header)?;
-    let start = lines.iter().position(|line| line.trim_end() == header)? + 1;
-    let end = lines
-        .iter()
-        .enumerate()
-        .skip(start)
-        .find(|(_, line)| header_level(line).is_some_and(|l| l <= level))
-        .map_or(lines.len(), |(i, _)| i);
-    Some(start..end)
-}
-
-/// The level of a Markdown ATX header line (`## X` is 2), or `None`.
-fn header_level(line: &str) -> Option<usize> {
-    let hashes = line.chars().take_while(|c| *c == '#').count();
-    (hashes > 0 && line.chars().nth(hashes) == Some(' ')).then_some(hashes)
-}
-
-fn is_item_start(line: &str) -> bool {
-    let trimmed = line.trim_start();
-    if line.len() != trimmed.len() {
-        return false;
-    }
-    trimmed.starts_with("- ")
-        || trimmed.starts_with("* ")
-        || trimmed
-            .split_once(". ")
-            .is_some_and(|(number, _)| !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()))
-}
-
-fn items_in(lines: &[&str]) -> Vec<String> {
-    let mut items: Vec<String> = Vec::new();
-    for line in lines {
-        if is_item_start(line) {
-            items.push((*line).to_owned());
-        } else if line.starts_with([' ', '\t'])
-            && !line.trim().is_empty()
-            && let Some(last) = items.last_mut()
-        {
-            last.push('\n');
-            last.push_str(line);
-        }
-    }
-    items
-}
 
 /// The item's text for comparison: without its bullet, checkbox or number, whitespace
 /// collapsed, lowercase, without a trailing period.
@@ -93,9 +36,7 @@ pub fn normalize_item(item: &str) -> String {
         }
     }
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    collapsed
-        .trim_end_matches(['.', ' '])
-        .to_lowercase()
+    collapsed.trim_end_matches(['.', ' ']).to_lowercase()
 }
 
 /// What the guard changed.
@@ -117,14 +58,16 @@ pub fn keep_done_items(
     cap_tokens: u64,
     counter: &dyn TokenCounter,
 ) -> (String, GuardReport) {
-    let previous_done = section_items(previous, DONE);
-    let updated_done = section_items(updated, DONE);
+    let (previous_folded, previous_done) = split_folded(section_items(previous, DONE));
+    let (updated_folded, updated_done) = split_folded(section_items(updated, DONE));
     let present: HashSet<String> = updated_done.iter().map(|i| normalize_item(i)).collect();
     let missing: Vec<String> = previous_done
         .into_iter()
         .filter(|item| !present.contains(&normalize_item(item)))
         .map(|item| as_done_item(&item))
         .collect();
+    // Items an earlier pass folded into a count must stay counted.
+    let lost_folded = previous_folded.saturating_sub(updated_folded);
     let mut done: HashSet<String> = present;
     done.extend(missing.iter().map(|i| normalize_item(i)));
     let (without_reopened, reopened_removed) = remove_open_items(updated, &done);
@@ -133,19 +76,19 @@ pub fn keep_done_items(
         reopened_removed,
         folded: 0,
     };
-    if missing.is_empty() {
+    if missing.is_empty() && lost_folded == 0 {
         return (without_reopened, report);
     }
+    let base = remove_folded_lines(&without_reopened);
     let mut folded = 0;
     loop {
+        let total_folded = updated_folded + lost_folded + folded;
         let mut items: Vec<String> = Vec::new();
-        if folded > 0 {
-            items.push(format!(
-                "- [x] ({folded} earlier finished items folded to keep the summary within its size cap)"
-            ));
+        if total_folded > 0 {
+            items.push(format!("- [x] {}", folded_done_item(total_folded)));
         }
         items.extend(missing.iter().skip(folded).cloned());
-        let text = insert_done_items(&without_reopened, &items);
+        let text = insert_done_items(&base, &items);
         let fits = u64::try_from(counter.count(&text)).unwrap_or(u64::MAX) <= cap_tokens;
         if fits || folded >= missing.len() {
             report.folded = folded;
@@ -153,6 +96,26 @@ pub fn keep_done_items(
         }
         folded += 1;
     }
+}
+
+/// Splits folded count lines from the other Done items: (their total count, the others).
+fn split_folded(items: Vec<String>) -> (usize, Vec<String>) {
+    let mut folded = 0;
+    let mut rest = Vec::new();
+    for item in items {
+        match folded_done_count(&item) {
+            Some(count) => folded += count,
+            None => rest.push(item),
+        }
+    }
+    (folded, rest)
+}
+
+fn remove_folded_lines(text: &str) -> String {
+    text.lines()
+        .filter(|line| folded_done_count(line).is_none())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn as_done_item(item: &str) -> String {
@@ -220,7 +183,8 @@ fn remove_open_items(text: &str, done: &HashSet<String>) -> (String, usize) {
 /// Inserts items at the top of the Done section, creating it (and Progress) when missing.
 fn insert_done_items(text: &str, items: &[String]) -> String {
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    let position = |lines: &[String], header: &str| lines.iter().position(|l| l.trim_end() == header);
+    let position =
+        |lines: &[String], header: &str| lines.iter().position(|l| l.trim_end() == header);
     let block: Vec<String> = items.to_vec();
     if let Some(at) = position(&lines, DONE) {
         lines.splice(at + 1..at + 1, block);
@@ -232,9 +196,14 @@ fn insert_done_items(text: &str, items: &[String]) -> String {
         let mut section = vec![PROGRESS.to_owned(), DONE.to_owned()];
         section.extend(block);
         section.push(String::new());
-        let at = [KEY_DECISIONS, NEXT_STEPS, CRITICAL_CONTEXT, ADDITIONAL_NOTES]
-            .iter()
-            .find_map(|header| position(&lines, header));
+        let at = [
+            KEY_DECISIONS,
+            NEXT_STEPS,
+            CRITICAL_CONTEXT,
+            ADDITIONAL_NOTES,
+        ]
+        .iter()
+        .find_map(|header| position(&lines, header));
         match at {
             Some(at) => {
                 lines.splice(at..at, section);

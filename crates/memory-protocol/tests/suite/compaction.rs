@@ -29,8 +29,14 @@ fn session_lines_are_tagged_and_round_trip() {
     assert_eq!(message.id(), "m1");
     let compaction = SessionEntry::Compaction(entry());
     let text = serde_json::to_string(&compaction).unwrap();
-    assert!(text.starts_with(r#"{"type":"compaction","id":"c1""#), "{text}");
-    assert_eq!(serde_json::from_str::<SessionEntry>(&text).unwrap(), compaction);
+    assert!(
+        text.starts_with(r#"{"type":"compaction","id":"c1""#),
+        "{text}"
+    );
+    assert_eq!(
+        serde_json::from_str::<SessionEntry>(&text).unwrap(),
+        compaction
+    );
     assert_eq!(compaction.id(), "c1");
 }
 
@@ -54,7 +60,10 @@ fn a_tool_result_is_useful_unless_marked() {
         "is_error": false
     }))
     .unwrap();
-    assert!(matches!(result, ConversationMessage::ToolResult { useless: false, .. }));
+    assert!(matches!(
+        result,
+        ConversationMessage::ToolResult { useless: false, .. }
+    ));
 }
 
 #[test]
@@ -63,8 +72,14 @@ fn summary_headers_are_markdown_headings_in_order() {
         .iter()
         .chain(&summary_sections::TURN_PREFIX)
     {
-        assert!(header.starts_with("## ") || header.starts_with("### "), "{header}");
+        assert!(
+            header.starts_with("## ") || header.starts_with("### "),
+            "{header}"
+        );
     }
     assert_eq!(summary_sections::SUMMARY[0], summary_sections::GOAL);
-    assert_eq!(summary_sections::SUMMARY[9], summary_sections::ADDITIONAL_NOTES);
+    assert_eq!(
+        summary_sections::SUMMARY[9],
+        summary_sections::ADDITIONAL_NOTES
+    );
 }

@@ -1,0 +1,3 @@
+//! Integration tests of memory-compaction, one binary.
+
+mod suite;
