@@ -7,7 +7,8 @@
 //! - a cut falls on a user message, an assistant message or a shell execution, never on a tool
 //!   result (a result stays with its call);
 //! - walking back from the newest message, the cut is the last valid cut at or before the point
-//!   where the kept messages reach `keep_recent_tokens`, so at least that much is kept;
+//!   where the kept messages reach `keep_recent_tokens`, so at least that much is kept (with no
+//!   valid cut there, or fewer tokens than that in all, everything is kept);
 //! - a cut on an assistant message inside a turn makes the turn's beginning (from its user
 //!   message or shell execution) a turn prefix, summarized on its own;
 //! - the latest user message is always kept verbatim: when the cut falls after it, it is
@@ -103,10 +104,9 @@ pub fn prepare<'s>(
         .iter()
         .map(|entry| message_tokens(&entry.message, counter))
         .collect();
-    let first_cut = messages
-        .iter()
-        .position(|entry| is_cut_point(&entry.message));
-    let mut cut = first_cut.unwrap_or(0);
+    // Keep everything (cut 0) unless the newest messages reach the keep budget and a valid cut
+    // lies at or before that point.
+    let mut cut = 0;
     let mut kept = 0u64;
     for index in (0..messages.len()).rev() {
         kept = kept.saturating_add(tokens.get(index).copied().unwrap_or(0));
@@ -114,7 +114,7 @@ pub fn prepare<'s>(
             cut = (0..=index)
                 .rev()
                 .find(|&i| messages.get(i).is_some_and(|e| is_cut_point(&e.message)))
-                .unwrap_or(cut);
+                .unwrap_or(0);
             break;
         }
     }

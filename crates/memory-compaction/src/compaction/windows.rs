@@ -63,7 +63,38 @@ pub fn plan_windows(
     if !current.messages.is_empty() {
         windows.push(current);
     }
-    windows
+    exact_sizes(windows, budget, counter)
+}
+
+/// Replaces each window's summed size by the count of its whole text. Tokenizers can merge
+/// across the joins, so the sum is an estimate; a window whose text turns out over the budget
+/// gives its last message to a window of its own (the planning above keeps this rare).
+fn exact_sizes(windows: Vec<Window>, budget: u64, counter: &dyn TokenCounter) -> Vec<Window> {
+    let mut out = Vec::with_capacity(windows.len());
+    let mut pending: std::collections::VecDeque<Window> = windows.into();
+    while let Some(mut window) = pending.pop_front() {
+        let tokens = count(counter, &window.text);
+        if tokens <= budget || window.messages.len() < 2 {
+            window.tokens = tokens;
+            out.push(window);
+            continue;
+        }
+        let mut head = Window::empty(budget);
+        let last = window.messages.pop();
+        for message in window.messages {
+            let text = serialize_message(&message);
+            head.push(message, &text, 0);
+        }
+        head.clamped = window.clamped;
+        let mut tail = Window::empty(budget);
+        if let Some(message) = last {
+            let text = serialize_message(&message);
+            tail.push(message, &text, 0);
+        }
+        pending.push_front(tail);
+        pending.push_front(head);
+    }
+    out
 }
 
 impl Window {

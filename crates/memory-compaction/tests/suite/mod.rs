@@ -1,1 +1,6 @@
-
+mod cut;
+mod files;
+mod serialize;
+mod settings;
+mod support;
+mod windows;
