@@ -4,7 +4,8 @@
 //! so converting a rollout again after it grew gives its earlier messages the same ids. Rules:
 //!
 //! - user messages become [`ConversationMessage::User`], without the blocks the host injects
-//!   (AGENTS.md instructions, skills, environment context); a message left empty is skipped;
+//!   (AGENTS.md instructions, skills, environment context, codex's internal context); a
+//!   message left empty is skipped; images become `[image]`;
 //!   developer and system messages are skipped;
 //! - consecutive assistant-side items (reasoning, assistant messages, `function_call`,
 //!   `custom_tool_call`, `local_shell_call`, `web_search_call`) form one
@@ -79,7 +80,7 @@ impl Builder<'_> {
                         let parts: Vec<&ContentItem> = kept
                             .content
                             .iter()
-                            .filter(|part| !part.text().is_some_and(is_environment_context))
+                            .filter(|part| !part.text().is_some_and(is_host_context))
                             .collect();
                         let text = parts
                             .iter()
@@ -238,15 +239,34 @@ fn joined_text(content: &[ContentItem]) -> String {
         .join("\n")
 }
 
-fn is_environment_context(text: &str) -> bool {
+/// Blocks a host wraps around what it injects into user messages.
+const HOST_CONTEXT_TAGS: [&str; 6] = [
+    "environment_context",
+    "user_instructions",
+    "subagent_notification",
+    "codex_internal_context",
+    "turn_aborted",
+    "skill",
+];
+
+/// True for a text part that is one whole host-injected block (`<environment_context>...`).
+fn is_host_context(text: &str) -> bool {
     let trimmed = text.trim();
-    let lower_start = trimmed
-        .get(..21)
-        .is_some_and(|head| head.eq_ignore_ascii_case("<environment_context>"));
-    lower_start
-        && trimmed
-            .get(trimmed.len().saturating_sub(22)..)
-            .is_some_and(|tail| tail.eq_ignore_ascii_case("</environment_context>"))
+    HOST_CONTEXT_TAGS.iter().any(|tag| {
+        let open = format!("<{tag}");
+        let close = format!("</{tag}>");
+        let starts = trimmed
+            .get(..open.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(&open))
+            && trimmed
+                .as_bytes()
+                .get(open.len())
+                .is_some_and(|b| *b == b'>' || b.is_ascii_whitespace());
+        let ends = trimmed
+            .get(trimmed.len().saturating_sub(close.len())..)
+            .is_some_and(|tail| tail.eq_ignore_ascii_case(&close));
+        starts && ends
+    })
 }
 
 /// The output's text, and whether it records a failure: `success: false`, a non-zero

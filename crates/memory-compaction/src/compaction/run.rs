@@ -339,6 +339,7 @@ struct Run<'a> {
     budgets: Budgets,
     focus: Option<String>,
     stats: CleanStats,
+    /// History and turn-prefix windows sent (the short summary is not counted).
     windows_sent: usize,
 }
 
@@ -363,6 +364,7 @@ impl Run<'_> {
                 (_, Some(_)) => (SummaryFormat::Update, TaskKind::CompactionUpdate),
                 (_, None) => (SummaryFormat::Initial, TaskKind::CompactionSummary),
             };
+            self.windows_sent += 1;
             let answer = self
                 .call(format, task, &window, carried.as_deref(), cap)
                 .await;
@@ -421,7 +423,6 @@ impl Run<'_> {
             .map_err(|e| ModelError::InvalidRequest {
                 message: e.to_string(),
             })?;
-        self.windows_sent += 1;
         Ok(self.model.complete(request).await?.text)
     }
 

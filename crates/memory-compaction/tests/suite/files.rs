@@ -155,7 +155,7 @@ proptest! {
         let text = parts.concat();
         let once = strip_files_blocks(&text);
         prop_assert!(!once.contains("<files>"), "{:?}", once);
-        prop_assert_eq!(strip_files_blocks(&once), once.clone());
+        prop_assert_eq!(strip_files_blocks(&once), once);
     }
 
     #[test]

@@ -10,13 +10,13 @@ use memory_protocol::compaction::{
 use memory_protocol::{ModelClient, ModelError, ModelRequest, ModelResponse};
 use serde_json::{Value, json};
 
-pub fn user(text: &str) -> ConversationMessage {
+pub(super) fn user(text: &str) -> ConversationMessage {
     ConversationMessage::User {
         text: text.to_owned(),
     }
 }
 
-pub fn say(text: &str) -> ConversationMessage {
+pub(super) fn say(text: &str) -> ConversationMessage {
     ConversationMessage::Assistant {
         content: vec![AssistantBlock::Text {
             text: text.to_owned(),
@@ -24,13 +24,13 @@ pub fn say(text: &str) -> ConversationMessage {
     }
 }
 
-pub fn think(text: &str) -> AssistantBlock {
+pub(super) fn think(text: &str) -> AssistantBlock {
     AssistantBlock::Thinking {
         thinking: text.to_owned(),
     }
 }
 
-pub fn call(id: &str, name: &str, arguments: Value) -> ConversationMessage {
+pub(super) fn call(id: &str, name: &str, arguments: Value) -> ConversationMessage {
     ConversationMessage::Assistant {
         content: vec![AssistantBlock::ToolCall {
             id: id.to_owned(),
@@ -40,7 +40,7 @@ pub fn call(id: &str, name: &str, arguments: Value) -> ConversationMessage {
     }
 }
 
-pub fn result(id: &str, text: &str) -> ConversationMessage {
+pub(super) fn result(id: &str, text: &str) -> ConversationMessage {
     ConversationMessage::ToolResult {
         tool_call_id: id.to_owned(),
         tool_name: "exec_command".to_owned(),
@@ -50,12 +50,12 @@ pub fn result(id: &str, text: &str) -> ConversationMessage {
     }
 }
 
-pub fn shell_call(id: &str, cmd: &str) -> ConversationMessage {
+pub(super) fn shell_call(id: &str, cmd: &str) -> ConversationMessage {
     call(id, "exec_command", json!({ "cmd": cmd }))
 }
 
 /// A session of these messages, with ids `m1`, `m2`, ...
-pub fn session(messages: Vec<ConversationMessage>) -> Session {
+pub(super) fn session(messages: Vec<ConversationMessage>) -> Session {
     Session::new(
         messages
             .into_iter()
@@ -72,7 +72,7 @@ pub fn session(messages: Vec<ConversationMessage>) -> Session {
 }
 
 /// Appends messages with ids continuing after the session's entries.
-pub fn extend(session: &mut Session, messages: Vec<ConversationMessage>) {
+pub(super) fn extend(session: &mut Session, messages: Vec<ConversationMessage>) {
     for message in messages {
         let id = session.fresh_id("m");
         session
@@ -82,7 +82,7 @@ pub fn extend(session: &mut Session, messages: Vec<ConversationMessage>) {
 }
 
 /// `turns` turns of a request, a tool call, a result of about `result_bytes` bytes and a reply.
-pub fn turns(turns: usize, result_bytes: usize) -> Vec<ConversationMessage> {
+pub(super) fn turns(turns: usize, result_bytes: usize) -> Vec<ConversationMessage> {
     let mut out = Vec::new();
     for t in 0..turns {
         out.push(user(&format!("request {t}: look at module {t}")));
@@ -94,18 +94,32 @@ pub fn turns(turns: usize, result_bytes: usize) -> Vec<ConversationMessage> {
     out
 }
 
+/// `n` exchanges of a long request (about `tokens` tokens) and a short reply: a cut always
+/// lands on a request, so no turn is split.
+pub(super) fn chat(n: usize, tokens: usize) -> Vec<ConversationMessage> {
+    let mut out = Vec::new();
+    for t in 0..n {
+        out.push(user(&format!(
+            "request {t}: {}",
+            "word ".repeat(tokens * 4 / 5)
+        )));
+        out.push(say(&format!("reply {t}")));
+    }
+    out
+}
+
 /// A summarizer that answers from a script and records every request.
-pub struct Scripted<F> {
+pub(super) struct Scripted<F> {
     answer: F,
-    pub requests: Mutex<Vec<ModelRequest>>,
-    pub window: Option<u64>,
+    pub(super) requests: Mutex<Vec<ModelRequest>>,
+    pub(super) window: Option<u64>,
 }
 
 impl<F> Scripted<F>
 where
     F: Fn(usize, &ModelRequest) -> Result<String, ModelError> + Send + Sync,
 {
-    pub fn new(answer: F) -> Self {
+    pub(super) fn new(answer: F) -> Self {
         Scripted {
             answer,
             requests: Mutex::new(Vec::new()),
@@ -113,7 +127,7 @@ where
         }
     }
 
-    pub fn requests(&self) -> Vec<ModelRequest> {
+    pub(super) fn requests(&self) -> Vec<ModelRequest> {
         self.requests.lock().unwrap().clone()
     }
 }
@@ -142,11 +156,11 @@ where
 }
 
 /// A summarizer that writes `summary N` for the N-th call, in the hand-off format.
-pub fn numbered() -> Scripted<impl Fn(usize, &ModelRequest) -> Result<String, ModelError>> {
+pub(super) fn numbered() -> Scripted<impl Fn(usize, &ModelRequest) -> Result<String, ModelError>> {
     Scripted::new(|call, _| Ok(format!("## Goal\n- summary {call}")))
 }
 
 /// The structured input of a request.
-pub fn input_of(request: &ModelRequest) -> SummaryInput {
+pub(super) fn input_of(request: &ModelRequest) -> SummaryInput {
     serde_json::from_value(request.structured_input.clone()).unwrap()
 }
