@@ -28,8 +28,8 @@ use super::compaction_doc::{
     BYTES_PER_OUTPUT_TOKEN, Doc, backticked, code, comparable, item_body, push_unique,
 };
 use super::extract::{
-    CommandKey, CommandStatus, command_from_args, command_key, command_status, error_line,
-    exit_code_in_text, is_inspection, one_line, preferences, strip_context_blocks,
+    CommandStatus, command_from_args, command_key, command_status, error_line, exit_code_in_text,
+    is_inspection, one_line, preferences, strip_context_blocks,
 };
 
 /// Longest line kept for a request, decision, command or error, in characters.
@@ -248,7 +248,11 @@ fn quote_request(request: &str) -> String {
 #[derive(Debug, Clone)]
 struct Ran {
     text: String,
-    key: CommandKey,
+    /// The command on one line: runs of the same text are runs of the same check. (Coarser
+    /// keys would let `cargo test -p a b` passing "fix" `cargo test -p a c` failing.)
+    key: String,
+    /// The program, for telling checks and searches apart.
+    program: String,
     status: CommandStatus,
     error: Option<String>,
 }
@@ -295,7 +299,7 @@ impl Ran {
             "jest",
             "vitest",
         ];
-        !is_inspection(&self.text) && CHECKERS.contains(&self.key.program.as_str())
+        !is_inspection(&self.text) && CHECKERS.contains(&self.program.as_str())
     }
 }
 
@@ -414,7 +418,8 @@ impl Facts {
     fn start_command(&mut self, command: &str) -> usize {
         let text = one_line(command, MAX_ITEM_CHARS);
         self.commands.push(Ran {
-            key: command_key(&text),
+            key: text.clone(),
+            program: command_key(&text).program,
             text,
             status: CommandStatus::Unknown,
             error: None,
@@ -432,8 +437,7 @@ impl Facts {
             _ => command_status(exit_code, output),
         };
         // grep and rg exit with 1 when nothing matched: an answer, not a failure.
-        if status == CommandStatus::Failed(Some(1))
-            && matches!(ran.key.program.as_str(), "rg" | "grep")
+        if status == CommandStatus::Failed(Some(1)) && matches!(ran.program.as_str(), "rg" | "grep")
         {
             status = CommandStatus::Passed;
         }
@@ -479,8 +483,8 @@ impl Facts {
     }
 
     /// For each check, its runs in order.
-    fn runs_by_key(&self) -> BTreeMap<&CommandKey, Vec<&Ran>> {
-        let mut runs: BTreeMap<&CommandKey, Vec<&Ran>> = BTreeMap::new();
+    fn runs_by_key(&self) -> BTreeMap<&String, Vec<&Ran>> {
+        let mut runs: BTreeMap<&String, Vec<&Ran>> = BTreeMap::new();
         for ran in &self.commands {
             if ran.status != CommandStatus::Unknown {
                 runs.entry(&ran.key).or_default().push(ran);
@@ -556,7 +560,7 @@ impl Facts {
         }
 
         // Failures fixed in this window move out of open work.
-        let passing: Vec<&CommandKey> = self
+        let passing: Vec<&String> = self
             .runs_by_key()
             .into_iter()
             .filter(|(_, runs)| {
@@ -568,7 +572,7 @@ impl Facts {
         let resolved = |item: &String| {
             backticked(item)
                 .first()
-                .is_some_and(|cmd| passing.contains(&&command_key(cmd)))
+                .is_some_and(|cmd| passing.contains(&&same_command(cmd)))
         };
         let reopened: Vec<String> = doc
             .in_progress
@@ -580,11 +584,11 @@ impl Facts {
         doc.blocked.retain(|item| !resolved(item));
         doc.next_steps.retain(|item| !resolved(item));
         doc.failed
-            .retain(|cmd| !passing.contains(&&command_key(cmd)));
-        let mut reopened_keys: Vec<CommandKey> = Vec::new();
+            .retain(|cmd| !passing.contains(&&same_command(cmd)));
+        let mut reopened_keys: Vec<String> = Vec::new();
         for item in reopened {
             if let Some(cmd) = backticked(&item).first() {
-                reopened_keys.push(command_key(cmd));
+                reopened_keys.push(same_command(cmd));
                 push_unique(
                     &mut doc.done,
                     format!("{} passes now (it was failing)", code(cmd)),
@@ -605,7 +609,7 @@ impl Facts {
             }
             push_unique(&mut doc.done, item);
         }
-        let mut reported: Vec<&CommandKey> = self.fixes().iter().map(|fix| &fix.key).collect();
+        let mut reported: Vec<&String> = self.fixes().iter().map(|fix| &fix.key).collect();
         reported.extend(
             passing
                 .iter()
@@ -625,7 +629,7 @@ impl Facts {
         }
 
         // Failures at the end of each check's runs, after its last pass.
-        let failures: BTreeMap<&CommandKey, usize> = self
+        let failures: BTreeMap<&String, usize> = self
             .runs_by_key()
             .into_iter()
             .map(|(key, runs)| {
@@ -708,12 +712,12 @@ impl Facts {
         for ran in &self.commands {
             match ran.status {
                 CommandStatus::Failed(_) => {
-                    doc.passed.retain(|cmd| command_key(cmd) != ran.key);
+                    doc.passed.retain(|cmd| same_command(cmd) != ran.key);
                     push_recent(&mut doc.failed, ran.exit_label());
                 }
                 CommandStatus::Passed => {
                     doc.failed.retain(|cmd| {
-                        command_key(cmd.split(" (exit").next().unwrap_or(cmd)) != ran.key
+                        same_command(cmd.split(" (exit").next().unwrap_or(cmd)) != ran.key
                     });
                     push_recent(&mut doc.passed, ran.text.clone());
                 }
@@ -732,6 +736,11 @@ fn opens_with_question(text: &str) -> bool {
         }
     }
     false
+}
+
+/// A command as listed in a summary (in backticks, on one line), as a run's key.
+fn same_command(listed: &str) -> String {
+    one_line(listed, MAX_ITEM_CHARS)
 }
 
 /// Moves `value` to the end of `list` (the most recent position), adding it if missing.
