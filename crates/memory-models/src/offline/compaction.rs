@@ -25,7 +25,8 @@ use serde_json::Value;
 
 use super::OFFLINE_NOTICE;
 use super::compaction_doc::{
-    BYTES_PER_OUTPUT_TOKEN, Doc, backticked, code, comparable, item_body, push_unique,
+    BYTES_PER_OUTPUT_TOKEN, Doc, TURN_FILES_MODIFIED, TURN_LAST_NOTE, backticked, code, comparable,
+    item_body, push_unique,
 };
 use super::extract::{
     CommandStatus, command_from_args, command_key, command_status, error_line, exit_code_in_text,
@@ -91,13 +92,13 @@ pub(crate) fn turn_prefix(input: &SummaryInput) -> String {
     if !facts.modified.is_empty() {
         push_unique(
             &mut context,
-            format!("Files modified so far: {}", spans(&facts.modified)),
+            format!("{TURN_FILES_MODIFIED} {}", spans(&facts.modified)),
         );
     }
     if let Some(last) = &facts.last_assistant {
         push_unique(
             &mut context,
-            format!("Last note: {}", one_line(last, MAX_ITEM_CHARS)),
+            format!("{TURN_LAST_NOTE} {}", one_line(last, MAX_ITEM_CHARS)),
         );
     }
     if context.is_empty() {
@@ -135,6 +136,7 @@ pub(crate) fn turn_prefix(input: &SummaryInput) -> String {
 pub(crate) fn short_summary(input: &SummaryInput) -> String {
     let facts = Facts::read(&input.messages);
     let previous = input.previous_summary.as_deref().map(Doc::parse);
+    // Doc::parse reads a split turn's original request as a goal too.
     let goal = previous
         .as_ref()
         .and_then(|doc| doc.goal.first().cloned())
@@ -148,10 +150,16 @@ pub(crate) fn short_summary(input: &SummaryInput) -> String {
     }
     let mut sentences = Vec::new();
     match &goal {
-        Some(goal) => sentences.push(format!(
-            "I worked on: {}.",
-            one_line(goal, MAX_ITEM_CHARS).trim_end_matches('.')
-        )),
+        Some(goal) => {
+            let goal = one_line(goal, MAX_ITEM_CHARS);
+            let goal = goal.trim_end_matches('.');
+            let end = if goal.ends_with(['?', '!', '…']) {
+                ""
+            } else {
+                "."
+            };
+            sentences.push(format!("I worked on: {goal}{end}"));
+        }
         None => sentences.push("I continued the session's work.".to_owned()),
     }
     if !changed.is_empty() {
@@ -477,8 +485,9 @@ impl Facts {
         self.requests
             .iter()
             .map(|r| one_line(r, MAX_ITEM_CHARS))
+            .map(|r| without_acknowledgement(&r).to_owned())
             .filter(|r| r.split_whitespace().count() >= MIN_GOAL_WORDS)
-            .filter(|r| !opens_with_question(r))
+            .filter(|r| !opens_with_question(r) && preferences(first_sentence_of(r)).is_empty())
             .collect()
     }
 
@@ -725,6 +734,35 @@ impl Facts {
             }
         }
     }
+}
+
+/// The text without a leading acknowledgement sentence of one or two words ("Great.",
+/// "Thanks!", "Ok,").
+fn without_acknowledgement(text: &str) -> &str {
+    let first = first_sentence_of(text);
+    if first.split_whitespace().count() <= 2 && first.len() < text.trim().len() {
+        return text
+            .trim_start()
+            .get(first.len()..)
+            .unwrap_or(text)
+            .trim_start_matches(['.', '!', ',', ' '])
+            .trim_start();
+    }
+    text
+}
+
+/// The first sentence of `text`, through its end mark.
+fn first_sentence_of(text: &str) -> &str {
+    let text = text.trim_start();
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, ch)) = chars.next() {
+        if matches!(ch, '.' | '?' | '!' | ',')
+            && chars.peek().is_none_or(|(_, next)| next.is_whitespace())
+        {
+            return text.get(..at + ch.len_utf8()).unwrap_or(text);
+        }
+    }
+    text
 }
 
 /// True when the text's first sentence is a question.

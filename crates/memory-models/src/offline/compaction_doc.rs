@@ -3,14 +3,20 @@
 //! size budget.
 
 use memory_protocol::compaction::summary_sections::{
-    ADDITIONAL_NOTES, BLOCKED, CONSTRAINTS, CRITICAL_CONTEXT, DONE, GOAL, IN_PROGRESS,
-    KEY_DECISIONS, NEXT_STEPS, PROGRESS, SUMMARY, folded_done_count, folded_done_item,
-    header_level, section_items,
+    ADDITIONAL_NOTES, BLOCKED, CONSTRAINTS, CONTEXT_FOR_SUFFIX, CRITICAL_CONTEXT, DONE,
+    EARLY_PROGRESS, GOAL, IN_PROGRESS, KEY_DECISIONS, NEXT_STEPS, ORIGINAL_REQUEST, PROGRESS,
+    SUMMARY, TURN_PREFIX, folded_done_count, folded_done_item, header_level, section_items,
 };
+
+use super::extract::is_inspection;
 
 /// Bytes allowed per output token. Code and paths run near three bytes per o200k token, so
 /// this keeps the output under its cap whichever counter checks it.
 pub(crate) const BYTES_PER_OUTPUT_TOKEN: usize = 3;
+
+/// Context-for-suffix item prefixes of a turn-prefix summary this engine writes and reads back.
+pub(crate) const TURN_FILES_MODIFIED: &str = "Files modified so far:";
+pub(crate) const TURN_LAST_NOTE: &str = "Last note:";
 
 /// Critical Context item prefixes this engine writes and reads back.
 const PENDING_QUESTION: &str = "Pending user question (verbatim):";
@@ -129,14 +135,64 @@ impl Doc {
             doc.read_context_item(&item);
         }
         doc.notes = items(ADDITIONAL_NOTES);
+        doc.read_turn_context(text);
         for line in text.lines() {
-            if header_level(line).is_some() && !SUMMARY.contains(&line.trim_end()) {
-                for item in section_items(text, line.trim_end()) {
+            let header = line.trim_end();
+            if header_level(line).is_some()
+                && !SUMMARY.contains(&header)
+                && !TURN_PREFIX.contains(&header)
+            {
+                for item in section_items(text, header) {
                     push_unique(&mut doc.notes, item_body(&item));
                 }
             }
         }
         doc
+    }
+
+    /// Folds a split turn's summary (as the offline engine writes it) into the sections: the
+    /// request is a goal, passed steps and changes are done, failures are open, and the
+    /// context items are kept (the last assistant note is stale by now and dropped).
+    fn read_turn_context(&mut self, text: &str) {
+        let request = section_items(text, ORIGINAL_REQUEST)
+            .first()
+            .map(|item| item_body(item))
+            .or_else(|| paragraph(text, ORIGINAL_REQUEST));
+        if let Some(request) = request {
+            push_unique(&mut self.goal, first_line(&request));
+        }
+        for item in section_items(text, EARLY_PROGRESS)
+            .iter()
+            .map(|i| item_body(i))
+        {
+            if let Some(command) = item
+                .strip_prefix("Ran ")
+                .and_then(|rest| rest.strip_suffix(" (passed)"))
+            {
+                // Looking around (`ls`, `sed -n`, `rg`) is not finished work.
+                if !is_inspection(command.trim_matches('`')) {
+                    push_unique(&mut self.done, format!("{command} passed"));
+                }
+            } else if item.starts_with("Changed ") {
+                push_unique(&mut self.done, item);
+            } else if item.contains(" fails") {
+                push_unique(&mut self.in_progress, item);
+            }
+        }
+        for item in section_items(text, CONTEXT_FOR_SUFFIX)
+            .iter()
+            .map(|i| item_body(i))
+        {
+            if let Some(rest) = item.strip_prefix(TURN_FILES_MODIFIED) {
+                for file in backticked(rest) {
+                    push_unique(&mut self.modified, file);
+                }
+            } else if item.contains(" fails") {
+                push_unique(&mut self.in_progress, item);
+            } else if !item.starts_with(TURN_LAST_NOTE) {
+                push_unique(&mut self.context, item);
+            }
+        }
     }
 
     fn read_context_item(&mut self, item: &str) {
@@ -409,6 +465,15 @@ fn paragraph(text: &str, header: &str) -> Option<String> {
         .collect();
     let joined = body.join(" ");
     (!joined.is_empty()).then_some(joined)
+}
+
+/// The first non-empty line of `text`.
+fn first_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// The longest prefix of `text` within `bytes`, on a line boundary when one is close.
