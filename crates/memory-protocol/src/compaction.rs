@@ -317,6 +317,29 @@ pub mod summary_sections {
         (hashes > 0 && line.chars().nth(hashes) == Some(' ')).then_some(hashes)
     }
 
+    /// An item's text without its bullet (`- `, `* `), number (`1. `) or checkbox (`[x] `,
+    /// `[ ] `).
+    pub fn item_text(item: &str) -> &str {
+        let mut text = item.trim_start();
+        for prefix in ["- ", "* "] {
+            if let Some(rest) = text.strip_prefix(prefix) {
+                text = rest;
+            }
+        }
+        if let Some((number, rest)) = text.split_once(". ")
+            && !number.is_empty()
+            && number.chars().all(|c| c.is_ascii_digit())
+        {
+            text = rest;
+        }
+        for checkbox in ["[x] ", "[X] ", "[ ] "] {
+            if let Some(rest) = text.strip_prefix(checkbox) {
+                text = rest;
+            }
+        }
+        text
+    }
+
     /// True for a line that starts an item: `- `, `* ` or `N. ` at the start of the line.
     pub fn is_item_start(line: &str) -> bool {
         line.starts_with("- ")

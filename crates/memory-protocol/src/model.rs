@@ -33,6 +33,18 @@ pub enum TaskKind {
 }
 
 impl TaskKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [TaskKind; 8] = [
+        TaskKind::StageOneExtraction,
+        TaskKind::Consolidation,
+        TaskKind::CompactionSummary,
+        TaskKind::CompactionUpdate,
+        TaskKind::ShortSummary,
+        TaskKind::TurnPrefixSummary,
+        TaskKind::WorkingMemoryCreate,
+        TaskKind::WorkingMemoryUpdate,
+    ];
+
     /// The kind as it appears on the wire (`stage_one_extraction`, ...).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -9,6 +9,7 @@
 //! - [`redact`]: secret redaction (a keyword prefilter plus 60-odd rules);
 //! - [`escape`]: escaping XML text, boundary tags and chat-template control tokens;
 //! - [`tokens`]: token counting (exact o200k, a bytes/4 estimate, characters);
+//! - [`tool_output`]: the exit code a tool's output records;
 //! - [`truncate`]: head-and-tail truncation to a byte, token or character budget.
 //!
 //! It does no I/O beyond reading what it is handed ([`read_rollout_path`] opens the one file it
@@ -24,6 +25,7 @@ pub mod filter;
 pub mod reader;
 pub mod redact;
 pub mod tokens;
+pub mod tool_output;
 pub mod truncate;
 
 pub use crate::error::{Error, Result};

@@ -16,7 +16,6 @@
 
 use std::collections::BTreeSet;
 use std::hint::black_box;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -37,32 +36,11 @@ const WINDOW: u64 = 200_000;
 const RUNS: usize = 5;
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
-    if args == ["--inner"] {
-        return measure();
+    match args {
+        ["--inner"] => measure(),
+        [] => super::rerun_in_release("compaction"),
+        _ => bail!("usage: cargo xtask bench compaction"),
     }
-    if !args.is_empty() {
-        bail!("usage: cargo xtask bench compaction");
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "-p",
-            "xtask",
-            "--",
-            "bench",
-            "compaction",
-            "--inner",
-        ])
-        .current_dir(crate::project_root())
-        .status()
-        .context("running the release build of the benchmark")?;
-    if !status.success() {
-        bail!("the release benchmark failed: {status}");
-    }
-    Ok(())
 }
 
 fn measure() -> Result<()> {
@@ -287,7 +265,7 @@ fn conversation(messages: usize) -> Result<Session> {
     let mut call = 0usize;
     while session.entries().len() < messages {
         let left = messages - session.entries().len();
-        if call % 50 == 0 || left == 1 {
+        if call.is_multiple_of(50) || left == 1 {
             push(
                 &mut session,
                 ConversationMessage::User {

@@ -2,7 +2,9 @@
 //! `BENCH <name> key=value ...` for machines. Ratios are measured within one run, because the
 //! machine is shared and absolute numbers drift.
 
-use anyhow::{Result, bail};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
 
 mod compaction;
 mod pipeline;
@@ -19,6 +21,31 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
         [name, ..] => bail!("unknown benchmark `{name}`; known: {}", NAMES.join(", ")),
         [] => bail!("name a benchmark: {}", NAMES.join(", ")),
     }
+}
+
+/// Runs `cargo run --release -p xtask -- bench NAME --inner`: `cargo xtask` builds xtask in
+/// debug, and only a release build measures anything worth recording.
+fn rerun_in_release(name: &str) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "xtask",
+            "--",
+            "bench",
+            name,
+            "--inner",
+        ])
+        .current_dir(crate::project_root())
+        .status()
+        .context("running the release build of the benchmark")?;
+    if !status.success() {
+        bail!("the release benchmark failed: {status}");
+    }
+    Ok(())
 }
 
 /// A deterministic PRNG (SplitMix64), so every run of a benchmark measures the same input.

@@ -13,7 +13,6 @@
 
 use std::hint::black_box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -31,32 +30,11 @@ const TRUNCATE_TOKENS: usize = 150_000;
 const RUNS: usize = 3;
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
-    if args == ["--inner"] {
-        return measure();
+    match args {
+        ["--inner"] => measure(),
+        [] => super::rerun_in_release("sanitize"),
+        _ => bail!("usage: cargo xtask bench sanitize"),
     }
-    if !args.is_empty() {
-        bail!("usage: cargo xtask bench sanitize");
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "-p",
-            "xtask",
-            "--",
-            "bench",
-            "sanitize",
-            "--inner",
-        ])
-        .current_dir(crate::project_root())
-        .status()
-        .context("running the release build of the benchmark")?;
-    if !status.success() {
-        bail!("the release benchmark failed: {status}");
-    }
-    Ok(())
 }
 
 fn measure() -> Result<()> {

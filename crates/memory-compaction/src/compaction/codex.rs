@@ -25,6 +25,7 @@ use memory_protocol::compaction::{
 use memory_protocol::rollout::{ContentItem, ResponseItem, RolloutItem, RolloutLine, ToolOutput};
 use memory_sanitize::TokenCounter;
 use memory_sanitize::filter::keep_for_memory;
+use memory_sanitize::tool_output::exit_code_and_text;
 use serde_json::{Map, Value, json};
 
 use super::error::Result;
@@ -269,65 +270,9 @@ fn is_host_context(text: &str) -> bool {
     })
 }
 
-/// The output's text, and whether it records a failure: `success: false`, a non-zero
-/// `metadata.exit_code` (in an object or in JSON text), or a text header such as `Process
-/// exited with code 2` or `Exit code: 2`.
+/// The output's text, and whether it records a failure (a non-zero exit code or
+/// `success: false`, however codex wrote it).
 fn output_text(output: &ToolOutput) -> (String, bool) {
-    let from_object = |map: &Map<String, Value>| -> (Option<String>, Option<bool>) {
-        let failed = match map.get("success") {
-            Some(Value::Bool(success)) => Some(!success),
-            _ => map
-                .get("metadata")
-                .and_then(|m| m.get("exit_code"))
-                .and_then(Value::as_i64)
-                .map(|code| code != 0),
-        };
-        let text = map
-            .get("output")
-            .or(map.get("content"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        (text, failed)
-    };
-    match output {
-        ToolOutput::Object(map) => {
-            let (text, failed) = from_object(map);
-            (
-                text.unwrap_or_else(|| output.text().into_owned()),
-                failed.unwrap_or(false),
-            )
-        }
-        other => {
-            let text = other.text().into_owned();
-            if text.trim_start().starts_with('{')
-                && let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text)
-                && let (inner, Some(failed)) = from_object(&map)
-            {
-                return (inner.unwrap_or(text), failed);
-            }
-            let failed = exit_code_in_text(&text).is_some_and(|code| code != 0);
-            (text, failed)
-        }
-    }
-}
-
-/// An exit code in a tool output's header (`Process exited with code 101`, `Exit code: 1`).
-fn exit_code_in_text(text: &str) -> Option<i64> {
-    const MARKERS: [&str; 3] = ["process exited with code ", "exit code: ", "exit status: "];
-    let head: String = text
-        .chars()
-        .take(400)
-        .collect::<String>()
-        .to_ascii_lowercase();
-    MARKERS.iter().find_map(|marker| {
-        let (_, rest) = head.split_once(marker)?;
-        let number: String = rest
-            .chars()
-            .enumerate()
-            .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && *c == '-'))
-            .map(|(_, c)| c)
-            .take(12)
-            .collect();
-        number.parse().ok()
-    })
+    let (code, text) = exit_code_and_text(output);
+    (text, code.is_some_and(|code| code != 0))
 }

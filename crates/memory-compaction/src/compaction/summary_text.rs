@@ -11,31 +11,18 @@ use std::collections::HashSet;
 
 use memory_protocol::compaction::summary_sections::{
     ADDITIONAL_NOTES, BLOCKED, CRITICAL_CONTEXT, DONE, IN_PROGRESS, KEY_DECISIONS, NEXT_STEPS,
-    PROGRESS, folded_done_count, folded_done_item, is_item_start, section_items, section_range,
+    PROGRESS, folded_done_count, folded_done_item, is_item_start, item_text, section_items,
+    section_range,
 };
 use memory_sanitize::TokenCounter;
 
 /// The item's text for comparison: without its bullet, checkbox or number, whitespace
 /// collapsed, lowercase, without a trailing period.
 pub fn normalize_item(item: &str) -> String {
-    let mut text = item.trim_start();
-    for prefix in ["- ", "* "] {
-        if let Some(rest) = text.strip_prefix(prefix) {
-            text = rest;
-        }
-    }
-    if let Some((number, rest)) = text.split_once(". ")
-        && !number.is_empty()
-        && number.chars().all(|c| c.is_ascii_digit())
-    {
-        text = rest;
-    }
-    for checkbox in ["[x] ", "[X] ", "[ ] "] {
-        if let Some(rest) = text.strip_prefix(checkbox) {
-            text = rest;
-        }
-    }
-    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let collapsed = item_text(item)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     collapsed.trim_end_matches(['.', ' ']).to_lowercase()
 }
 

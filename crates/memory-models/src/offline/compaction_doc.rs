@@ -5,7 +5,8 @@
 use memory_protocol::compaction::summary_sections::{
     ADDITIONAL_NOTES, BLOCKED, CONSTRAINTS, CONTEXT_FOR_SUFFIX, CRITICAL_CONTEXT, DONE,
     EARLY_PROGRESS, GOAL, IN_PROGRESS, KEY_DECISIONS, NEXT_STEPS, ORIGINAL_REQUEST, PROGRESS,
-    SUMMARY, TURN_PREFIX, folded_done_count, folded_done_item, header_level, section_items,
+    SUMMARY, TURN_PREFIX, folded_done_count, folded_done_item, header_level, item_text,
+    section_items,
 };
 
 use super::extract::is_inspection;
@@ -51,24 +52,7 @@ pub(crate) struct Doc {
 
 /// An item without its bullet, number or checkbox.
 pub(crate) fn item_body(item: &str) -> String {
-    let mut text = item.trim_start();
-    for prefix in ["- ", "* "] {
-        if let Some(rest) = text.strip_prefix(prefix) {
-            text = rest;
-        }
-    }
-    if let Some((number, rest)) = text.split_once(". ")
-        && !number.is_empty()
-        && number.chars().all(|c| c.is_ascii_digit())
-    {
-        text = rest;
-    }
-    for checkbox in ["[x] ", "[X] ", "[ ] "] {
-        if let Some(rest) = text.strip_prefix(checkbox) {
-            text = rest;
-        }
-    }
-    text.trim_end().to_owned()
+    item_text(item).trim_end().to_owned()
 }
 
 /// The text of every backticked span of `text`.

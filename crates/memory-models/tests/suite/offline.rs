@@ -382,18 +382,8 @@ async fn bad_input_is_a_clear_error_and_unsupported_kinds_say_so() {
     assert_eq!(engine.name(), "offline");
     // Every kind the library sends, with a structured input no kind accepts: an answered kind
     // says it cannot read the input; a kind without an offline answer says that, naming it.
-    let kinds = [
-        TaskKind::StageOneExtraction,
-        TaskKind::Consolidation,
-        TaskKind::CompactionSummary,
-        TaskKind::CompactionUpdate,
-        TaskKind::ShortSummary,
-        TaskKind::TurnPrefixSummary,
-        TaskKind::WorkingMemoryCreate,
-        TaskKind::WorkingMemoryUpdate,
-    ];
     let mut answered = Vec::new();
-    for task in kinds {
+    for task in TaskKind::ALL {
         let err = engine
             .complete(request(task, json!({"items": 3})))
             .await
