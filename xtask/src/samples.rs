@@ -2,7 +2,8 @@
 
 use anyhow::{Context, Result};
 use memory_protocol::compaction::{
-    AssistantBlock, CompactionDetails, CompactionEntry, ConversationEntry, ConversationMessage,
+    AssistantBlock, CompactionDetails, CompactionEntry, CompactionPlan, ConversationEntry,
+    ConversationMessage, SessionEntry, SummaryInput,
 };
 use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput, SelectionChanges};
 use memory_protocol::goal::{
@@ -65,7 +66,10 @@ pub(crate) fn schemas() -> Vec<(&'static str, Value)> {
         WorkingMemoryUpdate,
         ConversationMessage,
         ConversationEntry,
+        SessionEntry,
         CompactionEntry,
+        CompactionPlan,
+        SummaryInput,
         MemoryState,
         MemoryToolFailure,
         MemoryListRequest,
@@ -390,15 +394,45 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
             )?,
         ),
         (
-            "CompactionEntry",
-            values(&[CompactionEntry {
-                summary: "## Goal\nMake the parser tests green.\n...".to_owned(),
-                first_kept_entry_id: "e3".to_owned(),
+            "SessionEntry",
+            values(
+                &conversation()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, message)| {
+                        SessionEntry::Message(ConversationEntry {
+                            id: format!("e{i}"),
+                            message,
+                        })
+                    })
+                    .chain([SessionEntry::Compaction(compaction_entry())])
+                    .collect::<Vec<_>>(),
+            )?,
+        ),
+        ("CompactionEntry", values(&[compaction_entry()])?),
+        (
+            "CompactionPlan",
+            values(&[CompactionPlan {
+                messages_total: 412,
+                messages_summarized: 371,
+                messages_kept: 41,
+                first_kept_entry_id: Some("e371".to_owned()),
+                split_turn: false,
+                windows: 2,
                 tokens_before: 171_204,
-                details: CompactionDetails {
-                    read_files: vec!["src/lib.rs".to_owned()],
-                    modified_files: vec!["src/parser.rs".to_owned()],
-                },
+                tokens_after: Some(24_310),
+                dropped_useless: 3,
+                truncated_tool_results: 58,
+                redactions: 1,
+            }])?,
+        ),
+        (
+            "SummaryInput",
+            values(&[SummaryInput {
+                messages: conversation(),
+                previous_summary: Some("## Goal\nMake the parser tests green.".to_owned()),
+                focus: None,
+                max_output_tokens: 13_107,
             }])?,
         ),
         (
@@ -561,6 +595,25 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
     ])
 }
 
+fn compaction_entry() -> CompactionEntry {
+    CompactionEntry {
+        id: "e5".to_owned(),
+        summary: "## Goal\nMake the parser tests green.\n...\n\n<files>\n...\n</files>".to_owned(),
+        short_summary: Some("I fixed the empty-input case of the parser.".to_owned()),
+        first_kept_entry_id: Some("e3".to_owned()),
+        pinned_entry_id: None,
+        tokens_before: 171_204,
+        tokens_after: 24_310,
+        messages_summarized: 3,
+        engine: "offline".to_owned(),
+        details: CompactionDetails {
+            read_files: vec!["src/lib.rs".to_owned()],
+            modified_files: vec!["src/parser.rs".to_owned()],
+            elided_files: 0,
+        },
+    }
+}
+
 fn conversation() -> Vec<ConversationMessage> {
     vec![
         ConversationMessage::User {
@@ -583,6 +636,7 @@ fn conversation() -> Vec<ConversationMessage> {
             tool_name: "bash".to_owned(),
             text: "test parse_empty ... FAILED".to_owned(),
             is_error: true,
+            useless: false,
         },
         ConversationMessage::ShellExecution {
             command: "git status".to_owned(),

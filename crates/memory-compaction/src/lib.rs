@@ -2,15 +2,17 @@
 //!
 //! This crate owns what happens when a conversation outgrows its context window:
 //!
-//! - **compaction planning**: choosing the cut point, the span to summarize (starting at the
-//!   previous compaction's first kept entry, so kept messages are never lost), and the tracked
-//!   read and modified files;
-//! - **serialization** of the span into summarizer input, with boundary tags escaped;
-//! - **windowed summarization** through [`memory_protocol::ModelClient`];
+//! - [`compaction`]: choosing the cut point, the span to summarize (starting at the previous
+//!   compaction's first kept entry, so kept messages are never lost), serializing it with
+//!   secrets redacted, summarizing it window by window through [`memory_protocol::ModelClient`],
+//!   and tracking the files it read and modified;
 //! - **working memory**: the seven-section document the model edits with KEEP / UPDATE /
 //!   APPEND operations, the guards that refuse edits which lose facts, merging, reminders and
 //!   recovery from malformed tool output.
 //!
 //! The wire types it works on ([`memory_protocol::compaction`] and
-//! [`memory_protocol::working_memory`]) live in `memory-protocol`. The algorithms arrive with
-//! the compaction issue; until then this crate only fixes its place in the layer graph.
+//! [`memory_protocol::working_memory`]) live in `memory-protocol`.
+
+#![deny(missing_docs)]
+
+pub mod compaction;

@@ -12,7 +12,6 @@ pub(crate) const SUMMARY: Template = template!("compaction/summary.md", &[]);
 pub(crate) const UPDATE_SUMMARY: Template = template!("compaction/update_summary.md", &[]);
 pub(crate) const SHORT_SUMMARY: Template = template!("compaction/short_summary.md", &[]);
 pub(crate) const TURN_PREFIX: Template = template!("compaction/turn_prefix.md", &[]);
-pub(crate) const BRANCH_SUMMARY: Template = template!("compaction/branch_summary.md", &[]);
 pub(crate) const REQUEST: Template = template!(
     "compaction/request.md",
     &[
@@ -28,7 +27,6 @@ pub(crate) const TEMPLATES: &[&Template] = &[
     &UPDATE_SUMMARY,
     &SHORT_SUMMARY,
     &TURN_PREFIX,
-    &BRANCH_SUMMARY,
     &REQUEST,
 ];
 
@@ -49,20 +47,17 @@ pub enum SummaryFormat {
     /// Two or three first-person sentences, pull-request style, for display.
     Short,
     /// The first part of a turn too long to keep (Original Request, Early Progress, Context for
-    /// Suffix).
+    /// Suffix). Takes the summary of an earlier part of the same turn, if any.
     TurnPrefix,
-    /// A branch the session is leaving.
-    Branch,
 }
 
 impl SummaryFormat {
     /// Every format.
-    pub const ALL: [SummaryFormat; 5] = [
+    pub const ALL: [SummaryFormat; 4] = [
         SummaryFormat::Initial,
         SummaryFormat::Update,
         SummaryFormat::Short,
         SummaryFormat::TurnPrefix,
-        SummaryFormat::Branch,
     ];
 
     /// The label `compaction/request.md` dispatches on.
@@ -72,7 +67,6 @@ impl SummaryFormat {
             SummaryFormat::Update => "update",
             SummaryFormat::Short => "short",
             SummaryFormat::TurnPrefix => "turn_prefix",
-            SummaryFormat::Branch => "branch",
         }
     }
 
@@ -82,7 +76,6 @@ impl SummaryFormat {
             SummaryFormat::Update => &UPDATE_SUMMARY,
             SummaryFormat::Short => &SHORT_SUMMARY,
             SummaryFormat::TurnPrefix => &TURN_PREFIX,
-            SummaryFormat::Branch => &BRANCH_SUMMARY,
         }
     }
 

@@ -90,9 +90,6 @@ pub fn all() -> Vec<Fixture> {
         fixture(&compaction::TURN_PREFIX, |_| {
             Ok(Vars::new(&compaction::TURN_PREFIX))
         }),
-        fixture(&compaction::BRANCH_SUMMARY, |_| {
-            Ok(Vars::new(&compaction::BRANCH_SUMMARY))
-        }),
         fixture(&compaction::REQUEST, summary_request),
         fixture(&working_memory::CREATE, working_memory_create),
         fixture(&working_memory::UPDATE, working_memory_update),

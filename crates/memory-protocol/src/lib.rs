@@ -9,7 +9,8 @@
 //! - [`consolidation`]: phase-2 input and output;
 //! - [`goal`]: thread goals and the goal tools' arguments;
 //! - [`working_memory`]: the seven sections and their KEEP / UPDATE / APPEND operations;
-//! - [`compaction`]: the conversation model and the compaction entry;
+//! - [`compaction`]: sessions (messages and compaction entries), compaction plans and the
+//!   summarizer's structured input;
 //! - [`introspect`]: memory states and the memory tools' requests, results and failures;
 //! - [`memory_format`]: the raw-memory and rollout-summary format both extraction engines write;
 //! - [`model`]: the [`ModelClient`] trait every crate uses to reach a model;

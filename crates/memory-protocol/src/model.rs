@@ -26,8 +26,6 @@ pub enum TaskKind {
     ShortSummary,
     /// Compaction: summary of the prefix of a split turn.
     TurnPrefixSummary,
-    /// Compaction: summary of an abandoned branch.
-    BranchSummary,
     /// Working memory: create the document.
     WorkingMemoryCreate,
     /// Working memory: per-section operations.
@@ -35,6 +33,18 @@ pub enum TaskKind {
 }
 
 impl TaskKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [TaskKind; 8] = [
+        TaskKind::StageOneExtraction,
+        TaskKind::Consolidation,
+        TaskKind::CompactionSummary,
+        TaskKind::CompactionUpdate,
+        TaskKind::ShortSummary,
+        TaskKind::TurnPrefixSummary,
+        TaskKind::WorkingMemoryCreate,
+        TaskKind::WorkingMemoryUpdate,
+    ];
+
     /// The kind as it appears on the wire (`stage_one_extraction`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -44,7 +54,6 @@ impl TaskKind {
             TaskKind::CompactionUpdate => "compaction_update",
             TaskKind::ShortSummary => "short_summary",
             TaskKind::TurnPrefixSummary => "turn_prefix_summary",
-            TaskKind::BranchSummary => "branch_summary",
             TaskKind::WorkingMemoryCreate => "working_memory_create",
             TaskKind::WorkingMemoryUpdate => "working_memory_update",
         }

@@ -3,6 +3,7 @@
 //! Everything a model sees passes through this crate. It owns:
 //!
 //! - [`anchors`]: the words of a memory text a rewrite must not lose silently;
+//! - [`file_ops`]: which files a tool call reads or modifies;
 //! - [`reader`]: streaming rollout reading that turns malformed lines into diagnostics;
 //! - [`filter`]: what memory extraction may see of a rollout, serialized as compact JSON;
 //! - [`injected`]: the one list of blocks a host injects into user messages, and stripping them;
@@ -11,6 +12,7 @@
 //!   no bidirectional controls) for everything written to the memory root or printed;
 //! - [`escape`]: escaping XML text, boundary tags and chat-template control tokens;
 //! - [`tokens`]: token counting (exact o200k, a bytes/4 estimate, characters);
+//! - [`tool_output`]: the exit code a tool's output records;
 //! - [`truncate`]: head-and-tail truncation to a byte, token or character budget.
 //!
 //! It does no I/O beyond reading what it is handed ([`read_rollout_path`] opens the one file it
@@ -21,12 +23,14 @@
 pub mod anchors;
 mod error;
 pub mod escape;
+pub mod file_ops;
 pub mod filter;
 pub mod injected;
 pub mod reader;
 pub mod redact;
 pub mod safe_text;
 pub mod tokens;
+pub mod tool_output;
 pub mod truncate;
 
 pub use crate::error::{Error, Result};

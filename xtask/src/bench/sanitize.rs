@@ -15,7 +15,6 @@
 
 use std::hint::black_box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -25,38 +24,19 @@ use memory_sanitize::{
 };
 use serde_json::{Value, json};
 
+use super::Rng;
+
 const CORPUS_BYTES: usize = 100 << 20;
 const TRUNCATE_CHARS: usize = 1_400_000;
 const TRUNCATE_TOKENS: usize = 150_000;
 const RUNS: usize = 3;
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
-    if args == ["--inner"] {
-        return measure();
+    match args {
+        ["--inner"] => measure(),
+        [] => super::rerun_in_release("sanitize"),
+        _ => bail!("usage: cargo xtask bench sanitize"),
     }
-    if !args.is_empty() {
-        bail!("usage: cargo xtask bench sanitize");
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "-p",
-            "xtask",
-            "--",
-            "bench",
-            "sanitize",
-            "--inner",
-        ])
-        .current_dir(crate::project_root())
-        .status()
-        .context("running the release build of the benchmark")?;
-    if !status.success() {
-        bail!("the release benchmark failed: {status}");
-    }
-    Ok(())
 }
 
 fn measure() -> Result<()> {
@@ -249,44 +229,6 @@ fn ms(duration: Duration) -> f64 {
 }
 
 // ----- Corpus ---------------------------------------------------------------------------------
-
-/// A deterministic PRNG (SplitMix64), so every run measures the same corpus.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items
-            .get(self.below(items.len()))
-            .copied()
-            .unwrap_or_default()
-    }
-
-    fn alphanumeric(&mut self, len: usize) -> String {
-        const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-        (0..len)
-            .map(|_| char::from(CHARS.get(self.below(CHARS.len())).copied().unwrap_or(b'a')))
-            .collect()
-    }
-
-    fn base64(&mut self, len: usize) -> String {
-        const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        (0..len)
-            .map(|_| char::from(CHARS.get(self.below(CHARS.len())).copied().unwrap_or(b'A')))
-            .collect()
-    }
-}
 
 const PROSE: &[&str] = &[
     "the", "parser", "fails", "when", "input", "is", "empty", "so", "I", "will", "check", "tests",

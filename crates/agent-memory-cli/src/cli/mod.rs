@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod cite;
 mod codex;
+mod compact;
 mod consolidate;
 mod exit;
 mod forget;
@@ -31,6 +32,9 @@ enum Command {
     Run(run::RunArgs),
     /// Consolidate the stored memories into the memory root (phase 2 alone).
     Consolidate(consolidate::ConsolidateArgs),
+    /// Compact a conversation (a codex rollout or a session JSONL): summarize the older part,
+    /// keep the recent part.
+    Compact(compact::CompactArgs),
     /// Print the files of the memory root, one of them, or the block injected into sessions.
     Show(show::ShowArgs),
     /// Copy standard input to standard output with every secret replaced by `[REDACTED_SECRET]`.
@@ -48,6 +52,7 @@ pub(crate) fn main() -> ExitCode {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Consolidate(args) => consolidate::run(args),
+        Command::Compact(args) => compact::run(args),
         Command::Show(args) => show::run(args),
         Command::Redact(args) => redact::run(args),
         Command::Goal(args) => goal::run(args),

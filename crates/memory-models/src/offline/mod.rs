@@ -1,8 +1,16 @@
 //! The built-in offline engine: a [`ModelClient`] that needs no network and no language model.
 //!
 //! It answers every task kind from the request's structured input, never from the prompt text,
-//! one module per task family: [`stage_one`](self) for extraction, `consolidate` for phase 2.
-//! A kind it has no answer for is [`ModelError::UnsupportedTask`], naming the kind.
+//! one module per task family: [`stage_one`](self) for extraction, `consolidate` for phase 2,
+//! `compaction` for the compaction summaries (first, update, turn prefix, short). A kind it has
+//! no answer for is [`ModelError::UnsupportedTask`], naming the kind.
+//!
+//! Compaction summaries are read from the window's cleaned messages: the goal from the
+//! requests, constraints from stated preferences, Done and In Progress from verified steps
+//! (checks that passed, fixes, changes that applied, failures nothing fixed), decisions, next
+//! steps, the last unanswered user message verbatim, the files read and modified, and the
+//! commands that failed and passed. An update merges into the previous summary and drops no
+//! Done item. Every answer stays within the request's output cap.
 //!
 //! Stage-one extraction reads the filtered, redacted response items of one rollout and writes
 //! them in [`memory_protocol::memory_format`], the format the stage-one prompt asks a model
@@ -19,6 +27,8 @@
 //! rollout with nothing reusable in it (no tool activity and no stated preference: only
 //! conversation) gets the empty no-op answer.
 
+mod compaction;
+mod compaction_doc;
 mod consolidate;
 mod lessons;
 mod outcome;
@@ -85,6 +95,10 @@ impl ModelClient for OfflineEngine {
         match request.task {
             TaskKind::StageOneExtraction => answer(&request, stage_one::extract_memory),
             TaskKind::Consolidation => answer(&request, consolidate::consolidate),
+            TaskKind::CompactionSummary => answer_text(&request, compaction::summary),
+            TaskKind::CompactionUpdate => answer_text(&request, compaction::update),
+            TaskKind::TurnPrefixSummary => answer_text(&request, compaction::turn_prefix),
+            TaskKind::ShortSummary => answer_text(&request, compaction::short_summary),
             task => Err(ModelError::UnsupportedTask {
                 model: OFFLINE_MODEL_NAME.to_owned(),
                 task,
@@ -103,16 +117,32 @@ where
     I: DeserializeOwned,
     O: Serialize,
 {
-    let input: I = serde_json::from_value(request.structured_input.clone()).map_err(|e| {
+    let input: I = structured_input(request)?;
+    let text = serde_json::to_string(&respond(&input)).map_err(|e| ModelError::Other {
+        message: format!("cannot serialize the offline output: {e}"),
+    })?;
+    Ok(ModelResponse { text, usage: None })
+}
+
+/// [`answer`] for tasks whose output is plain text (Markdown), not JSON.
+fn answer_text<I: DeserializeOwned>(
+    request: &ModelRequest,
+    respond: impl FnOnce(&I) -> String,
+) -> Result<ModelResponse, ModelError> {
+    let input: I = structured_input(request)?;
+    Ok(ModelResponse {
+        text: respond(&input),
+        usage: None,
+    })
+}
+
+fn structured_input<I: DeserializeOwned>(request: &ModelRequest) -> Result<I, ModelError> {
+    serde_json::from_value(request.structured_input.clone()).map_err(|e| {
         ModelError::InvalidRequest {
             message: format!(
                 "the offline engine cannot read the structured input of a {} request: {e}",
                 request.task.as_str()
             ),
         }
-    })?;
-    let text = serde_json::to_string(&respond(&input)).map_err(|e| ModelError::Other {
-        message: format!("cannot serialize the offline output: {e}"),
-    })?;
-    Ok(ModelResponse { text, usage: None })
+    })
 }

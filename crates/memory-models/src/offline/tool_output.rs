@@ -1,8 +1,7 @@
 //! Reading tool outputs: the exit code in every format codex writes, whether a run failed,
 //! and the most telling error line.
 
-use memory_protocol::rollout::ToolOutput;
-use serde_json::Value;
+pub(crate) use memory_sanitize::tool_output::{exit_code_and_text, exit_code_in_text};
 
 use super::text::{MAX_LINE_CHARS, one_line};
 
@@ -15,67 +14,6 @@ pub(crate) enum RunStatus {
     Failed(Option<i64>),
     /// No output recorded, or still running.
     Unknown,
-}
-
-/// The exit code (when the output records one) and the output text. Codex writes it in several
-/// ways: object metadata, a JSON string `{"output", "metadata": {"exit_code"}}`, or a text
-/// header such as `Process exited with code 1` or `Exit code: 1`.
-pub(crate) fn exit_code_and_text(output: &ToolOutput) -> (Option<i64>, String) {
-    let from_object = |map: &serde_json::Map<String, Value>| {
-        let code = map
-            .get("metadata")
-            .and_then(|m| m.get("exit_code"))
-            .and_then(Value::as_i64)
-            .or_else(|| match map.get("success") {
-                Some(Value::Bool(true)) => Some(0),
-                Some(Value::Bool(false)) => Some(1),
-                _ => None,
-            });
-        let text = map
-            .get("output")
-            .or(map.get("content"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        (code, text)
-    };
-    match output {
-        ToolOutput::Object(map) => {
-            let (code, text) = from_object(map);
-            (code, text.unwrap_or_else(|| output.text().into_owned()))
-        }
-        other => {
-            let text = other.text().into_owned();
-            if text.trim_start().starts_with('{')
-                && let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text)
-                && let (code @ Some(_), inner) = from_object(&map)
-            {
-                return (code, inner.unwrap_or(text));
-            }
-            (exit_code_in_text(&text), text)
-        }
-    }
-}
-
-/// An exit code written in the text, such as `Process exited with code 101`.
-pub(crate) fn exit_code_in_text(text: &str) -> Option<i64> {
-    const MARKERS: [&str; 4] = [
-        "exited with code ",
-        "exit code: ",
-        "exit code ",
-        "exit status: ",
-    ];
-    let lower = text.to_ascii_lowercase();
-    MARKERS.iter().find_map(|marker| {
-        let (_, rest) = lower.split_once(marker)?;
-        let number: String = rest
-            .chars()
-            .enumerate()
-            .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && *c == '-'))
-            .map(|(_, c)| c)
-            .take(12)
-            .collect();
-        number.parse().ok()
-    })
 }
 
 /// How a run ended, from its exit code, else from failure markers in its output.

@@ -584,32 +584,48 @@ async fn a_huge_session_stays_within_the_caps() {
 }
 
 #[tokio::test]
-async fn other_tasks_and_bad_input_are_clear_errors() {
+async fn bad_input_is_a_clear_error_and_unsupported_kinds_say_so() {
     let engine = OfflineEngine::new();
     assert_eq!(engine.name(), "offline");
-    let err = engine
-        .complete(request(TaskKind::CompactionSummary, json!({})))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            &err,
-            ModelError::UnsupportedTask {
-                task: TaskKind::CompactionSummary,
-                ..
+    // Every kind the library sends, with a structured input no kind accepts: an answered kind
+    // says it cannot read the input; a kind without an offline answer says that, naming it.
+    let mut answered = Vec::new();
+    for task in TaskKind::ALL {
+        let err = engine
+            .complete(request(task, json!({"items": 3})))
+            .await
+            .unwrap_err();
+        match &err {
+            ModelError::InvalidRequest { message } => {
+                assert!(
+                    message.contains(&format!("structured input of a {} request", task.as_str())),
+                    "{err}"
+                );
+                answered.push(task);
             }
-        ) && err.to_string() == "the offline model does not handle compaction_summary requests",
-        "{err}"
-    );
-    let err = engine
-        .complete(request(TaskKind::StageOneExtraction, json!({"items": 3})))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(&err, ModelError::InvalidRequest { message }
-            if message.contains("structured input of a stage_one_extraction request")),
-        "{err}"
-    );
+            ModelError::UnsupportedTask { task: named, model } => {
+                assert_eq!((*named, model.as_str()), (task, "offline"));
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "the offline model does not handle {} requests",
+                        task.as_str()
+                    )
+                );
+            }
+            other => panic!("{task}: unexpected {other:?}"),
+        }
+    }
+    for task in [
+        TaskKind::StageOneExtraction,
+        TaskKind::Consolidation,
+        TaskKind::CompactionSummary,
+        TaskKind::CompactionUpdate,
+        TaskKind::ShortSummary,
+        TaskKind::TurnPrefixSummary,
+    ] {
+        assert!(answered.contains(&task), "{task} has no offline answer");
+    }
 }
 
 fn any_item() -> impl Strategy<Value = ResponseItem> {

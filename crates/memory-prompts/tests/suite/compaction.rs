@@ -57,7 +57,7 @@ fn update_summary_merges_and_moves_finished_work_to_done() {
 }
 
 #[test]
-fn short_turn_prefix_and_branch_formats_have_their_shapes() {
+fn short_and_turn_prefix_formats_have_their_shapes() {
     let short = SummaryFormat::Short.instructions().unwrap();
     assert!(short.contains("two or three sentences, in the first person"));
     let prefix = SummaryFormat::TurnPrefix.instructions().unwrap();
@@ -67,10 +67,6 @@ fn short_turn_prefix_and_branch_formats_have_their_shapes() {
         "## Context for Suffix",
     ] {
         assert!(prefix.contains(section), "{section}");
-    }
-    let branch = SummaryFormat::Branch.instructions().unwrap();
-    for section in ["## Goal", "### Done", "## Key Decisions", "## Next Steps"] {
-        assert!(branch.contains(section), "{section}");
     }
 }
 
@@ -131,4 +127,25 @@ fn update_needs_a_previous_summary_and_initial_refuses_one() {
     let initial = summary_request(&request(SummaryFormat::Initial, Some("old"))).unwrap_err();
     assert!(matches!(initial, Error::InvalidContext { .. }), "{initial}");
     assert!(initial.to_string().contains("use the update format"));
+}
+
+#[test]
+fn templates_ask_for_the_headers_code_looks_for() {
+    use memory_protocol::compaction::summary_sections;
+    let initial = SummaryFormat::Initial.instructions().unwrap();
+    let update = SummaryFormat::Update.instructions().unwrap();
+    for text in [&initial, &update] {
+        let mut from = 0;
+        for header in summary_sections::SUMMARY {
+            let line = format!("{header}\n");
+            let at = text[from..]
+                .find(&line)
+                .unwrap_or_else(|| panic!("{header} missing or out of order in:\n{text}"));
+            from += at + line.len();
+        }
+    }
+    let prefix = SummaryFormat::TurnPrefix.instructions().unwrap();
+    for header in summary_sections::TURN_PREFIX {
+        assert!(prefix.contains(&format!("{header}\n")), "{header}");
+    }
 }

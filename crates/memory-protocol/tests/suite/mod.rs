@@ -1,4 +1,5 @@
 mod goal;
+mod compaction;
 mod rollout;
 mod roundtrip;
 mod strict;

@@ -147,17 +147,7 @@ fn model_errors_carry_their_kind_and_retry_hint() {
 #[test]
 fn task_kind_names_match_the_wire() {
     use memory_protocol::TaskKind;
-    for task in [
-        TaskKind::StageOneExtraction,
-        TaskKind::Consolidation,
-        TaskKind::CompactionSummary,
-        TaskKind::CompactionUpdate,
-        TaskKind::ShortSummary,
-        TaskKind::TurnPrefixSummary,
-        TaskKind::BranchSummary,
-        TaskKind::WorkingMemoryCreate,
-        TaskKind::WorkingMemoryUpdate,
-    ] {
+    for task in TaskKind::ALL {
         assert_eq!(serde_json::to_value(task).unwrap(), task.as_str());
         assert_eq!(task.to_string(), task.as_str());
     }

@@ -1,0 +1,295 @@
+//! `agent-memory compact`: compacts one conversation (a codex rollout or a session JSONL) and
+//! prints the plan, the new compaction entry and its short summary; `--out` writes the
+//! compacted session so compactions can be repeated. On failure it exits non-zero and writes
+//! nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use agent_memory::compaction::compaction::{
+    CompactionOptions, CompactionOutcome, CompactionSettings, DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_WINDOW_TOKENS, Dialect, Session, compact, plan_compaction, session_from_rollout,
+};
+use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
+use agent_memory::protocol::compaction::{CompactionEntry, CompactionPlan};
+use agent_memory::sanitize::{ByteEstimate, ReaderOptions, display_safe, read_rollout_path};
+use anyhow::{Context, bail};
+use serde::Serialize;
+
+use super::exit::{self, print_safe, report_error};
+use super::home::runtime;
+
+/// Arguments of `agent-memory compact`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CompactArgs {
+    /// The conversation: a codex rollout (`rollout-*.jsonl`) or a session JSONL written by
+    /// `--out`.
+    file: PathBuf,
+    /// An earlier compacted session of the same conversation to continue from (its
+    /// compactions, with the newer messages of FILE after them).
+    #[arg(long, value_name = "SESSION.jsonl")]
+    previous: Option<PathBuf>,
+    /// Write the compacted session here (JSONL): the conversation's messages as they are, and
+    /// the new compaction entry after them, so the next compaction can start from it.
+    #[arg(long, value_name = "SESSION.jsonl", conflicts_with = "plan_only")]
+    out: Option<PathBuf>,
+    /// The context window in tokens (the summarizer's, unless the model reports its own).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_WINDOW_TOKENS)]
+    window: u64,
+    /// Tokens reserved for the summary and the next turn (default 16384, at least 15% of the
+    /// window).
+    #[arg(long, value_name = "N")]
+    reserve: Option<u64>,
+    /// Tokens of recent conversation kept verbatim.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_KEEP_RECENT_TOKENS)]
+    keep_recent: u64,
+    /// What the summary should focus on.
+    #[arg(long, value_name = "TEXT")]
+    focus: Option<String>,
+    /// Plan only: print what would be summarized and kept, call no model, write nothing.
+    #[arg(long)]
+    plan_only: bool,
+    /// Model: `offline` (built in, no network), `openai:NAME` or `openai-chat:NAME`.
+    #[arg(long, value_name = "M")]
+    model: Option<String>,
+    /// Print one JSON object: `{"plan", "entry", "short_summary"}`.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What `--json` prints.
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    plan: &'a CompactionPlan,
+    entry: Option<&'a CompactionEntry>,
+    short_summary: Option<&'a str>,
+}
+
+pub(crate) fn run(args: CompactArgs) -> ExitCode {
+    match execute(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => report_error(&error),
+    }
+}
+
+fn execute(args: &CompactArgs) -> anyhow::Result<()> {
+    let mut session = load_conversation(&args.file)?;
+    if let Some(previous) = &args.previous {
+        let earlier = read_session(previous)?;
+        session = session
+            .continue_from(earlier)
+            .with_context(|| format!("cannot continue from {}", previous.display()))?;
+    }
+    let options = CompactionOptions {
+        settings: CompactionSettings {
+            reserve_tokens: args.reserve,
+            keep_recent_tokens: args.keep_recent,
+            ..CompactionSettings::default()
+        },
+        window_tokens: args.window,
+        focus: args.focus.clone(),
+        ..CompactionOptions::default()
+    };
+    if args.window == 0 {
+        bail!("--window must be at least 1 token");
+    }
+    let counter = ByteEstimate;
+
+    if args.plan_only {
+        let dialect = args
+            .model
+            .as_deref()
+            .map_or(Dialect::Generic, Dialect::for_model);
+        let planned = plan_compaction(&session, &options, args.window, dialect, &counter)?;
+        if args.json {
+            print_json(&Report {
+                plan: &planned.plan,
+                entry: None,
+                short_summary: None,
+            })?;
+        } else {
+            let input = planned.budgets.input;
+            print_safe(&plan_text(
+                &args.file,
+                &planned.plan,
+                "plan (no model call)",
+            ));
+            print_safe(&format!(
+                "budgets: windows of at most {input} tokens, summary at most {} tokens\n",
+                planned.budgets.output
+            ));
+        }
+        return Ok(());
+    }
+
+    let spec = args.model.as_deref().unwrap_or(DEFAULT_MODEL_SPEC);
+    let model = model_from_spec(spec, None)?;
+    let outcome = runtime()?
+        .block_on(compact(&session, model.as_ref(), &options, &counter))
+        .with_context(|| {
+            format!(
+                "compacting {} failed; nothing was written",
+                args.file.display()
+            )
+        })?;
+    let (plan, entry) = match outcome {
+        CompactionOutcome::Compacted(compaction) => {
+            let compaction = *compaction;
+            session
+                .push_compaction(compaction.entry.clone())
+                .context("the new entry does not fit the session")?;
+            (compaction.plan, Some(compaction.entry))
+        }
+        CompactionOutcome::NothingToSummarize(plan) => (plan, None),
+    };
+    if let Some(out) = &args.out {
+        write_atomically(out, &session.to_jsonl()?)?;
+    }
+    if args.json {
+        print_json(&Report {
+            plan: &plan,
+            entry: entry.as_ref(),
+            short_summary: entry.as_ref().and_then(|e| e.short_summary.as_deref()),
+        })?;
+        return Ok(());
+    }
+    match &entry {
+        Some(entry) => {
+            print_safe(&plan_text(
+                &args.file,
+                &plan,
+                &format!("compacted with {}", model.name()),
+            ));
+            if let Some(out) = &args.out {
+                print_safe(&format!("wrote {}\n", out.display()));
+            }
+            if let Some(short) = &entry.short_summary {
+                print_safe(&format!("\n{short}\n"));
+            }
+            print_safe(&format!("\n{}\n", entry.summary));
+        }
+        None => {
+            print_safe(&format!(
+                "nothing to summarize in {}: its {} live messages fit the {}-token keep-recent budget{}\n",
+                args.file.display(),
+                plan.messages_total,
+                args.keep_recent,
+                if session.latest_compaction().is_some() {
+                    "; the previous summary stays as it is"
+                } else {
+                    ""
+                }
+            ));
+            if let Some(out) = &args.out {
+                print_safe(&format!("wrote {} (unchanged)\n", out.display()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads FILE as a session when its first line is a session entry, else as a rollout.
+fn load_conversation(path: &Path) -> anyhow::Result<Session> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if looks_like_session(&text) {
+        return Session::from_jsonl(&text).with_context(|| format!("in {}", path.display()));
+    }
+    let read = read_rollout_path(path, &ReaderOptions::default())?;
+    for diagnostic in &read.diagnostics {
+        eprint!(
+            "{}",
+            display_safe(&format!(
+                "warning: {}: skipped {diagnostic}\n",
+                path.display()
+            ))
+        );
+    }
+    if read.lines.is_empty() {
+        bail!("{} holds no rollout or session lines", path.display());
+    }
+    Ok(session_from_rollout(&read.lines, &ByteEstimate)?)
+}
+
+fn read_session(path: &Path) -> anyhow::Result<Session> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if !text.trim().is_empty() && !looks_like_session(&text) {
+        bail!(
+            "{} is not a session file (written by `compact --out`)",
+            path.display()
+        );
+    }
+    Session::from_jsonl(&text).with_context(|| format!("in {}", path.display()))
+}
+
+/// True when the first non-blank line is `{"type": "message" | "compaction", "id": ...}`
+/// without a rollout envelope's `payload`.
+fn looks_like_session(text: &str) -> bool {
+    let Some(first) = text.lines().find(|line| !line.trim().is_empty()) else {
+        return false;
+    };
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(first)
+    else {
+        return false;
+    };
+    matches!(
+        map.get("type").and_then(serde_json::Value::as_str),
+        Some("message" | "compaction")
+    ) && map.contains_key("id")
+        && !map.contains_key("payload")
+}
+
+fn plan_text(file: &Path, plan: &CompactionPlan, what: &str) -> String {
+    let mut out = format!(
+        "{what}: {}\n  {} messages: {} summarized, {} kept (first kept: {}){}\n  {} summarizer window(s)\n",
+        file.display(),
+        plan.messages_total,
+        plan.messages_summarized,
+        plan.messages_kept,
+        plan.first_kept_entry_id.as_deref().unwrap_or("none"),
+        if plan.split_turn { ", split turn" } else { "" },
+        plan.windows,
+    );
+    match plan.tokens_after {
+        Some(after) => out.push_str(&format!(
+            "  tokens: {} before, {after} after\n",
+            plan.tokens_before
+        )),
+        None => out.push_str(&format!("  tokens: {} before\n", plan.tokens_before)),
+    }
+    out.push_str(&format!(
+        "  {} useless result(s) dropped, {} tool result(s) cut to 2000 characters, {} secret(s) redacted\n",
+        plan.dropped_useless, plan.truncated_tool_results, plan.redactions
+    ));
+    out
+}
+
+fn print_json(report: &Report<'_>) -> anyhow::Result<()> {
+    exit::print_json(serde_json::to_value(report)?);
+    Ok(())
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder and a rename, so a
+/// failure leaves any earlier file whole.
+fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} is not a file path", path.display()))?;
+    let temporary = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&temporary, text)
+        .with_context(|| format!("cannot write {}", temporary.display()))?;
+    std::fs::rename(&temporary, path).with_context(|| {
+        let _ = std::fs::remove_file(&temporary);
+        format!("cannot write {}", path.display())
+    })?;
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! `agent-memory compact` end to end: the JSON report, repeated compactions through `--out`
+//! and `--previous`, and failures that write nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn rollout() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../examples/rollouts/2025/11/03/rollout-2025-11-03T09-12-40-019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001.jsonl",
+    )
+}
+
+fn compact(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("compact")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+const PLAN_KEYS: [&str; 11] = [
+    "messages_total",
+    "messages_summarized",
+    "messages_kept",
+    "first_kept_entry_id",
+    "split_turn",
+    "windows",
+    "tokens_before",
+    "tokens_after",
+    "dropped_useless",
+    "truncated_tool_results",
+    "redactions",
+];
+
+#[test]
+fn plan_only_prints_the_plan_and_calls_no_model() {
+    let file = rollout();
+    let out = compact(&[
+        file.to_str().unwrap(),
+        "--keep-recent",
+        "400",
+        "--plan-only",
+        "--json",
+    ]);
+    let report = json(&out);
+    let plan = report["plan"].as_object().unwrap();
+    let mut keys: Vec<&str> = plan.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let mut expected = PLAN_KEYS.to_vec();
+    expected.sort_unstable();
+    assert_eq!(keys, expected);
+    assert!(report["entry"].is_null() && report["short_summary"].is_null());
+    assert!(plan["tokens_after"].is_null());
+    assert!(plan["messages_summarized"].as_u64().unwrap() > 0);
+    assert_eq!(
+        plan["messages_summarized"].as_u64().unwrap() + plan["messages_kept"].as_u64().unwrap(),
+        plan["messages_total"].as_u64().unwrap()
+    );
+    // The planted OpenAI key in the first request is counted as redacted.
+    assert_eq!(plan["redactions"], 1);
+}
+
+#[test]
+fn compactions_repeat_through_out_and_previous() {
+    let dir = tempfile::tempdir().unwrap();
+    let first_out = dir.path().join("first.jsonl");
+    let file = rollout();
+    let first = json(&compact(&[
+        file.to_str().unwrap(),
+        "--keep-recent",
+        "400",
+        "--out",
+        first_out.to_str().unwrap(),
+        "--json",
+    ]));
+    let entry = &first["entry"];
+    assert_eq!(entry["engine"], "offline");
+    assert!(entry["tokens_after"].as_u64().unwrap() < entry["tokens_before"].as_u64().unwrap());
+    assert_eq!(first["short_summary"], entry["short_summary"]);
+    assert_eq!(first["plan"]["tokens_after"], entry["tokens_after"]);
+    let written = std::fs::read_to_string(&first_out).unwrap();
+    let last: Value = serde_json::from_str(written.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "compaction");
+    assert_eq!(last["id"], entry["id"]);
+    // Messages are the conversation and are copied as they are; what compaction wrote carries
+    // no secret.
+    assert!(written.contains("sk-proj-EXAMPLEonly"));
+    assert!(
+        !written
+            .lines()
+            .last()
+            .unwrap()
+            .contains("sk-proj-EXAMPLEonly")
+    );
+
+    // The session file compacts again on its own, continuing from its summary.
+    let second = json(&compact(&[
+        first_out.to_str().unwrap(),
+        "--keep-recent",
+        "150",
+        "--json",
+    ]));
+    assert!(
+        second["entry"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("## Goal")
+    );
+
+    // And the rollout continues from the earlier session with --previous.
+    let continued_out = dir.path().join("continued.jsonl");
+    let continued = json(&compact(&[
+        file.to_str().unwrap(),
+        "--previous",
+        first_out.to_str().unwrap(),
+        "--keep-recent",
+        "150",
+        "--out",
+        continued_out.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(
+        continued["plan"]["messages_total"], first["plan"]["messages_kept"],
+        "the span starts at the first compaction's first kept entry"
+    );
+    let text = std::fs::read_to_string(&continued_out).unwrap();
+    assert_eq!(text.matches("\"type\":\"compaction\"").count(), 2);
+}
+
+#[test]
+fn nothing_to_summarize_is_not_an_error() {
+    let out = compact(&[rollout().to_str().unwrap()]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("nothing to summarize in "), "{stdout}");
+}
+
+#[test]
+fn failures_exit_non_zero_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("out.jsonl");
+    let out = out_path.to_str().unwrap();
+    let file = rollout();
+    let file = file.to_str().unwrap();
+
+    let missing = compact(&[
+        dir.path().join("nope.jsonl").to_str().unwrap(),
+        "--out",
+        out,
+    ]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).starts_with("error: cannot read "));
+
+    let other = dir.path().join("other.jsonl");
+    std::fs::write(
+        &other,
+        "{\"type\":\"message\",\"id\":\"x1\",\"message\":{\"role\":\"user\",\"text\":\"hi\"}}\n",
+    )
+    .unwrap();
+    let mismatch = compact(&[file, "--previous", other.to_str().unwrap(), "--out", out]);
+    assert!(!mismatch.status.success());
+    let stderr = String::from_utf8_lossy(&mismatch.stderr);
+    assert!(
+        stderr.contains("does not match this conversation"),
+        "{stderr}"
+    );
+
+    let bad_session = dir.path().join("bad.jsonl");
+    std::fs::write(&bad_session, "{\"type\":\"message\",\"id\":\"x1\"}\n").unwrap();
+    let bad = compact(&[bad_session.to_str().unwrap(), "--out", out]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("session line 1"));
+
+    let unknown = compact(&[
+        file,
+        "--keep-recent",
+        "400",
+        "--model",
+        "gemini:pro",
+        "--out",
+        out,
+    ]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown model spec"));
+
+    let conflicting = compact(&[file, "--plan-only", "--out", out]);
+    assert!(!conflicting.status.success());
+
+    assert!(!out_path.exists(), "a failed compaction wrote {out}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no temporary file left"
+    );
+}

@@ -1,0 +1,6 @@
+//! End-to-end tests of the library through the facade, one binary.
+
+// Tests may unwrap: a panic is a test failure with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;

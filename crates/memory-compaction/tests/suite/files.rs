@@ -1,0 +1,171 @@
+//! File tracking: reading tool calls, merging with the previous lists, bounding, and the block.
+
+use memory_compaction::compaction::{
+    FILE_LIST_LIMIT, files_block, merge_details, scan_messages, strip_files_blocks,
+};
+use memory_protocol::compaction::CompactionDetails;
+use memory_sanitize::file_ops::FileOps;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::support::call;
+
+fn ops(calls: &[(&str, Value)]) -> FileOps {
+    let messages: Vec<_> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| call(&format!("c{i}"), name, args.clone()))
+        .collect();
+    let mut ops = FileOps::default();
+    scan_messages(&mut ops, &messages);
+    ops
+}
+
+#[test]
+fn file_tools_patches_and_plain_shell_commands_are_tracked() {
+    let ops = ops(&[
+        ("read", json!({"path": "src/lib.rs"})),
+        ("read_file", json!({"file_path": "src/main.rs"})),
+        ("write", json!({"path": "notes.md", "content": "x"})),
+        (
+            "edit",
+            json!({"path": "src/lib.rs", "old": "a", "new": "b"}),
+        ),
+        (
+            "apply_patch",
+            json!({"input": "*** Begin Patch\n*** Add File: tests/a.rs\n+x\n*** Update File: src/p.rs\n*** End Patch"}),
+        ),
+        (
+            "exec_command",
+            json!({"cmd": "sed -n '1,80p' src/table.rs && cat Cargo.toml | head"}),
+        ),
+        (
+            "exec_command",
+            json!({"cmd": "sed -i 's/a/b/' src/fmt.rs; echo done > out/log.txt"}),
+        ),
+        (
+            "shell",
+            json!({"command": ["bash", "-lc", "head -n 20 README.md"]}),
+        ),
+        ("local_shell", json!({"command": ["touch", "new.txt"]})),
+        (
+            "exec_command",
+            json!({"cmd": "mv old.rs new_name.rs 2>/dev/null"}),
+        ),
+        ("read", json!({"path": "https://example.com/doc.md"})),
+        ("exec_command", json!({"cmd": "cat $HOME/x src/*.rs -"})),
+    ]);
+    let mut modified = ops.modified();
+    modified.sort();
+    assert_eq!(
+        modified,
+        [
+            "new.txt",
+            "new_name.rs",
+            "notes.md",
+            "old.rs",
+            "out/log.txt",
+            "src/fmt.rs",
+            "src/lib.rs",
+            "src/p.rs",
+            "tests/a.rs"
+        ]
+    );
+    let mut read = ops.read();
+    read.sort();
+    assert_eq!(
+        read,
+        ["Cargo.toml", "README.md", "src/main.rs", "src/table.rs"]
+    );
+}
+
+#[test]
+fn lists_merge_with_the_previous_ones_and_stay_bounded() {
+    let previous = CompactionDetails {
+        read_files: vec!["docs/a.md".to_owned(), "src/shared.rs".to_owned()],
+        modified_files: vec!["src/old.rs".to_owned()],
+        elided_files: 4,
+    };
+    let now = ops(&[
+        ("read", json!({"path": "src/new.rs"})),
+        ("edit", json!({"path": "src/shared.rs"})),
+    ]);
+    let details = merge_details(&now, Some(&previous));
+    assert_eq!(details.modified_files, ["src/old.rs", "src/shared.rs"]);
+    assert_eq!(details.read_files, ["docs/a.md", "src/new.rs"]);
+    assert_eq!(details.elided_files, 4);
+
+    let calls: Vec<(String, Value)> = (0..30)
+        .map(|i| {
+            (
+                "edit".to_owned(),
+                json!({"path": format!("src/f{i:02}.rs")}),
+            )
+        })
+        .collect();
+    let many = ops(&calls
+        .iter()
+        .map(|(n, a)| (n.as_str(), a.clone()))
+        .collect::<Vec<_>>());
+    let bounded = merge_details(&many, Some(&previous));
+    assert_eq!(
+        bounded.read_files.len() + bounded.modified_files.len(),
+        FILE_LIST_LIMIT
+    );
+    // The newest files are listed; the rest are counted.
+    assert!(bounded.modified_files.contains(&"src/f29.rs".to_owned()));
+    assert!(!bounded.modified_files.contains(&"src/f00.rs".to_owned()));
+    assert_eq!(bounded.elided_files, 4 + 30 + 3 - 20);
+}
+
+#[test]
+fn the_block_lists_modified_then_read_then_the_elided_count() {
+    let details = CompactionDetails {
+        read_files: vec!["src/lib.rs".to_owned()],
+        modified_files: vec!["src/a.rs".to_owned(), "src/b.rs".to_owned()],
+        elided_files: 3,
+    };
+    assert_eq!(
+        files_block(&details),
+        "<files>\nmodified:\n- src/a.rs\n- src/b.rs\nread:\n- src/lib.rs\n(3 more files not listed)\n</files>"
+    );
+    assert_eq!(files_block(&CompactionDetails::default()), "");
+}
+
+#[test]
+fn files_blocks_are_stripped_wherever_and_however_written() {
+    let text = "## Goal\nship\n\n<files>\nmodified:\n- a\n</files>\n\nmore\n< FILES >\nx\n</ files >\n<read-files>\nb\n</read-files>\ntail\n<files>\nunclosed";
+    assert_eq!(
+        strip_files_blocks(text),
+        "## Goal\nship\n\n\n\nmore\n\n\ntail"
+    );
+    assert_eq!(strip_files_blocks("no block"), "no block");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn stripping_leaves_no_block_and_is_idempotent(
+        parts in proptest::collection::vec(
+            prop_oneof!["\\PC{0,20}", Just("<files>".to_owned()), Just("</files>".to_owned()), Just("\n".to_owned())],
+            0..12,
+        ),
+    ) {
+        let text = parts.concat();
+        let once = strip_files_blocks(&text);
+        prop_assert!(!once.contains("<files>"), "{:?}", once);
+        prop_assert_eq!(strip_files_blocks(&once), once);
+    }
+
+    #[test]
+    fn shell_commands_of_any_shape_never_panic_and_yield_plausible_paths(
+        script in "\\PC{0,200}",
+    ) {
+        let ops = ops(&[("exec_command", json!({ "cmd": script }))]);
+        for path in ops.read().into_iter().chain(ops.modified()) {
+            prop_assert!(!path.is_empty() && !path.contains(char::is_whitespace), "{:?}", path);
+            prop_assert!(!path.starts_with('-'));
+        }
+    }
+}

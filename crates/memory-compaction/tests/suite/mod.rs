@@ -1,0 +1,10 @@
+mod codex;
+mod cut;
+mod files;
+mod reports;
+mod run;
+mod serialize;
+mod session;
+mod settings;
+mod support;
+mod windows;

@@ -1,0 +1,474 @@
+//! The hand-off summary as a structured document: parsed from a previous summary (ours or a
+//! model's), merged, and rendered in the sections the compaction prompts ask for, within a
+//! size budget.
+
+use memory_protocol::compaction::summary_sections::{
+    ADDITIONAL_NOTES, BLOCKED, CONSTRAINTS, CONTEXT_FOR_SUFFIX, CRITICAL_CONTEXT, DONE,
+    EARLY_PROGRESS, GOAL, IN_PROGRESS, KEY_DECISIONS, NEXT_STEPS, ORIGINAL_REQUEST, PROGRESS,
+    SUMMARY, TURN_PREFIX, folded_done_count, folded_done_item, header_level, item_text,
+    section_items,
+};
+
+use super::compaction::is_inspection;
+
+/// Bytes allowed per output token. Code and paths run near three bytes per o200k token, so
+/// this keeps the output under its cap whichever counter checks it.
+pub(crate) const BYTES_PER_OUTPUT_TOKEN: usize = 3;
+
+/// Context-for-suffix item prefixes of a turn-prefix summary this engine writes and reads back.
+pub(crate) const TURN_FILES_MODIFIED: &str = "Files modified so far:";
+pub(crate) const TURN_LAST_NOTE: &str = "Last note:";
+
+/// Critical Context item prefixes this engine writes and reads back.
+const PENDING_QUESTION: &str = "Pending user question (verbatim):";
+const ERRORS_SEEN: &str = "Errors seen:";
+const FILES_MODIFIED: &str = "Files modified:";
+const FILES_READ: &str = "Files read:";
+const COMMANDS_FAILED: &str = "Commands that failed:";
+const COMMANDS_PASSED: &str = "Commands that passed:";
+
+/// A hand-off summary, section by section. Items are stored without their bullet, checkbox
+/// or number.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Doc {
+    pub goal: Vec<String>,
+    pub constraints: Vec<String>,
+    pub done: Vec<String>,
+    pub in_progress: Vec<String>,
+    pub blocked: Vec<String>,
+    pub decisions: Vec<String>,
+    pub next_steps: Vec<String>,
+    pub pending_question: Option<String>,
+    pub errors: Vec<String>,
+    pub modified: Vec<String>,
+    pub read: Vec<String>,
+    pub failed: Vec<String>,
+    pub passed: Vec<String>,
+    pub context: Vec<String>,
+    pub notes: Vec<String>,
+    /// Done items folded into a count line, earlier and now.
+    pub folded_done: usize,
+}
+
+/// An item without its bullet, number or checkbox.
+pub(crate) fn item_body(item: &str) -> String {
+    item_text(item).trim_end().to_owned()
+}
+
+/// The text of every backticked span of `text`.
+pub(crate) fn backticked(text: &str) -> Vec<String> {
+    text.split('`')
+        .enumerate()
+        .filter(|(i, part)| i % 2 == 1 && !part.is_empty())
+        .map(|(_, part)| part.to_owned())
+        .collect()
+}
+
+/// `text` inside backticks, with its own backticks replaced so the span stays one span.
+pub(crate) fn code(text: &str) -> String {
+    format!("`{}`", text.replace('`', "'"))
+}
+
+/// Appends `value` unless an equal item (ignoring case and spacing) is already there.
+pub(crate) fn push_unique(list: &mut Vec<String>, value: String) {
+    let key = comparable(&value);
+    if !key.is_empty() && !list.iter().any(|item| comparable(item) == key) {
+        list.push(value);
+    }
+}
+
+/// An item's text for comparison: lowercase, whitespace collapsed, trailing period dropped.
+pub(crate) fn comparable(item: &str) -> String {
+    item.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end_matches('.')
+        .to_lowercase()
+}
+
+impl Doc {
+    /// Reads a summary. Sections it does not know, and Critical Context items it did not
+    /// write, are kept as context and notes; nothing is dropped.
+    pub(crate) fn parse(text: &str) -> Doc {
+        let mut doc = Doc::default();
+        let items = |header: &str| -> Vec<String> {
+            section_items(text, header)
+                .iter()
+                .map(|item| item_body(item))
+                .filter(|item| !item.is_empty())
+                .collect()
+        };
+        doc.goal = items(GOAL);
+        if doc.goal.is_empty() {
+            // A model may write the goal as a paragraph.
+            doc.goal = paragraph(text, GOAL).into_iter().collect();
+        }
+        doc.constraints = items(CONSTRAINTS);
+        for item in items(DONE) {
+            if let Some(count) = folded_done_count(&item) {
+                doc.folded_done += count;
+            } else {
+                doc.done.push(item);
+            }
+        }
+        doc.in_progress = items(IN_PROGRESS);
+        doc.blocked = items(BLOCKED);
+        doc.decisions = items(KEY_DECISIONS);
+        doc.next_steps = items(NEXT_STEPS);
+        for item in items(CRITICAL_CONTEXT) {
+            doc.read_context_item(&item);
+        }
+        doc.notes = items(ADDITIONAL_NOTES);
+        doc.read_turn_context(text);
+        for line in text.lines() {
+            let header = line.trim_end();
+            if header_level(line).is_some()
+                && !SUMMARY.contains(&header)
+                && !TURN_PREFIX.contains(&header)
+            {
+                for item in section_items(text, header) {
+                    push_unique(&mut doc.notes, item_body(&item));
+                }
+            }
+        }
+        doc
+    }
+
+    /// Folds a split turn's summary (as the offline engine writes it) into the sections: the
+    /// request is a goal, passed steps and changes are done, failures are open, and the
+    /// context items are kept (the last assistant note is stale by now and dropped).
+    fn read_turn_context(&mut self, text: &str) {
+        let request = section_items(text, ORIGINAL_REQUEST)
+            .first()
+            .map(|item| item_body(item))
+            .or_else(|| paragraph(text, ORIGINAL_REQUEST));
+        if let Some(request) = request {
+            push_unique(&mut self.goal, first_line(&request));
+        }
+        for item in section_items(text, EARLY_PROGRESS)
+            .iter()
+            .map(|i| item_body(i))
+        {
+            if let Some(command) = item
+                .strip_prefix("Ran ")
+                .and_then(|rest| rest.strip_suffix(" (passed)"))
+            {
+                // Looking around (`ls`, `sed -n`, `rg`) is not finished work.
+                if !is_inspection(command.trim_matches('`')) {
+                    push_unique(&mut self.done, format!("{command} passed"));
+                }
+            } else if item.starts_with("Changed ") {
+                push_unique(&mut self.done, item);
+            } else if item.contains(" fails") {
+                push_unique(&mut self.in_progress, item);
+            }
+        }
+        for item in section_items(text, CONTEXT_FOR_SUFFIX)
+            .iter()
+            .map(|i| item_body(i))
+        {
+            if let Some(rest) = item.strip_prefix(TURN_FILES_MODIFIED) {
+                for file in backticked(rest) {
+                    push_unique(&mut self.modified, file);
+                }
+            } else if item.contains(" fails") {
+                push_unique(&mut self.in_progress, item);
+            } else if !item.starts_with(TURN_LAST_NOTE) {
+                push_unique(&mut self.context, item);
+            }
+        }
+    }
+
+    fn read_context_item(&mut self, item: &str) {
+        if let Some(rest) = item.strip_prefix(PENDING_QUESTION) {
+            let question: Vec<&str> = rest
+                .lines()
+                .map(|line| {
+                    let line = line.trim_start();
+                    line.strip_prefix("> ")
+                        .or_else(|| line.strip_prefix('>'))
+                        .unwrap_or(line)
+                })
+                .collect();
+            let question = question.join("\n").trim().to_owned();
+            if !question.is_empty() {
+                self.pending_question = Some(question);
+            }
+        } else if let Some(rest) = item.strip_prefix(ERRORS_SEEN) {
+            self.errors.extend(backticked(rest));
+        } else if let Some(rest) = item.strip_prefix(FILES_MODIFIED) {
+            self.modified.extend(backticked(rest));
+        } else if let Some(rest) = item.strip_prefix(FILES_READ) {
+            self.read.extend(backticked(rest));
+        } else if let Some(rest) = item.strip_prefix(COMMANDS_FAILED) {
+            self.failed.extend(backticked(rest));
+        } else if let Some(rest) = item.strip_prefix(COMMANDS_PASSED) {
+            self.passed.extend(backticked(rest));
+        } else {
+            push_unique(&mut self.context, item.to_owned());
+        }
+    }
+
+    /// Renders the summary within `max_tokens`: when it would not fit, the least important
+    /// items are left out first (oldest first within a list), each list saying how many it
+    /// left out; Done items are folded into a count line last of all.
+    pub(crate) fn render(mut self, max_tokens: u32) -> String {
+        let budget = usize::try_from(max_tokens)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(BYTES_PER_OUTPUT_TOKEN);
+        let mut omitted = Omitted::default();
+        let mut text = self.render_all(&omitted);
+        // Every pass drops at least one item, so this ends.
+        while text.len() > budget {
+            let overshoot = text.len() - budget;
+            if !self.drop_items(overshoot, &mut omitted) {
+                break;
+            }
+            text = self.render_all(&omitted);
+        }
+        if text.len() > budget {
+            text = cut_to_bytes(&text, budget);
+        }
+        text
+    }
+
+    /// Drops about half the overshoot, oldest items first, from the list that is largest for
+    /// its weight (weights say how much a hand-off needs a list). False when nothing is left to
+    /// drop.
+    fn drop_items(&mut self, overshoot: usize, omitted: &mut Omitted) -> bool {
+        // (list, omitted counter, items always kept, weight)
+        let mut lists: [(&mut Vec<String>, &mut usize, usize, usize); 14] = [
+            (&mut self.passed, &mut omitted.passed, 0, 2),
+            (&mut self.read, &mut omitted.read, 0, 2),
+            (&mut self.notes, &mut omitted.notes, 1, 1),
+            (&mut self.context, &mut omitted.context, 0, 2),
+            (&mut self.errors, &mut omitted.errors, 1, 2),
+            (&mut self.decisions, &mut omitted.decisions, 1, 3),
+            (&mut self.constraints, &mut omitted.constraints, 1, 4),
+            (&mut self.modified, &mut omitted.modified, 1, 3),
+            (&mut self.failed, &mut omitted.failed, 1, 3),
+            (&mut self.next_steps, &mut omitted.next_steps, 1, 4),
+            (&mut self.goal, &mut omitted.goal, 1, 4),
+            (&mut self.blocked, &mut omitted.blocked, 1, 5),
+            (&mut self.in_progress, &mut omitted.in_progress, 1, 5),
+            (&mut self.done, &mut self.folded_done, 1, 6),
+        ];
+        let heaviest = lists
+            .iter_mut()
+            .filter(|(list, _, keep, _)| list.len() > *keep)
+            .max_by_key(|(list, _, _, weight)| {
+                list.iter().map(|item| item.len() + 4).sum::<usize>() / weight
+            });
+        match heaviest {
+            Some((list, count, keep, _)) => {
+                **count += take_oldest(list, overshoot.div_ceil(2), *keep);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn render_all(&self, omitted: &Omitted) -> String {
+        let mut out = String::new();
+        section(&mut out, GOAL, &self.goal, omitted.goal, Bullet::Dash);
+        section(
+            &mut out,
+            CONSTRAINTS,
+            &self.constraints,
+            omitted.constraints,
+            Bullet::Dash,
+        );
+        if !self.done.is_empty()
+            || self.folded_done > 0
+            || !self.in_progress.is_empty()
+            || !self.blocked.is_empty()
+        {
+            out.push_str(PROGRESS);
+            out.push('\n');
+            let mut done: Vec<String> = Vec::new();
+            if self.folded_done > 0 {
+                done.push(folded_done_item(self.folded_done));
+            }
+            done.extend(self.done.iter().cloned());
+            subsection(&mut out, DONE, &done, 0, Bullet::Done);
+            subsection(
+                &mut out,
+                IN_PROGRESS,
+                &self.in_progress,
+                omitted.in_progress,
+                Bullet::Open,
+            );
+            subsection(
+                &mut out,
+                BLOCKED,
+                &self.blocked,
+                omitted.blocked,
+                Bullet::Dash,
+            );
+            out.push('\n');
+        }
+        section(
+            &mut out,
+            KEY_DECISIONS,
+            &self.decisions,
+            omitted.decisions,
+            Bullet::Dash,
+        );
+        section(
+            &mut out,
+            NEXT_STEPS,
+            &self.next_steps,
+            omitted.next_steps,
+            Bullet::Numbered,
+        );
+        let mut context: Vec<String> = Vec::new();
+        if let Some(question) = &self.pending_question {
+            let quoted: Vec<String> = question.lines().map(|line| format!("  > {line}")).collect();
+            context.push(format!("{PENDING_QUESTION}\n{}", quoted.join("\n")));
+        }
+        for (label, list, left_out) in [
+            (ERRORS_SEEN, &self.errors, omitted.errors),
+            (FILES_MODIFIED, &self.modified, omitted.modified),
+            (FILES_READ, &self.read, omitted.read),
+            (COMMANDS_FAILED, &self.failed, omitted.failed),
+            (COMMANDS_PASSED, &self.passed, omitted.passed),
+        ] {
+            if list.is_empty() {
+                continue;
+            }
+            let spans: Vec<String> = list.iter().map(|item| code(item)).collect();
+            let mut line = format!("{label} {}", spans.join(", "));
+            if left_out > 0 {
+                line.push_str(&format!(" (and {left_out} earlier)"));
+            }
+            context.push(line);
+        }
+        context.extend(self.context.iter().cloned());
+        section(
+            &mut out,
+            CRITICAL_CONTEXT,
+            &context,
+            omitted.context,
+            Bullet::Dash,
+        );
+        section(
+            &mut out,
+            ADDITIONAL_NOTES,
+            &self.notes,
+            omitted.notes,
+            Bullet::Dash,
+        );
+        out.trim_end().to_owned()
+    }
+}
+
+/// Items left out of each list by [`Doc::render`].
+#[derive(Debug, Default)]
+struct Omitted {
+    goal: usize,
+    constraints: usize,
+    in_progress: usize,
+    blocked: usize,
+    decisions: usize,
+    next_steps: usize,
+    errors: usize,
+    modified: usize,
+    read: usize,
+    failed: usize,
+    passed: usize,
+    context: usize,
+    notes: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Bullet {
+    Dash,
+    Done,
+    Open,
+    Numbered,
+}
+
+fn section(out: &mut String, header: &str, items: &[String], omitted: usize, bullet: Bullet) {
+    if items.is_empty() {
+        return;
+    }
+    out.push_str(header);
+    out.push('\n');
+    push_items(out, items, omitted, bullet);
+    out.push('\n');
+}
+
+fn subsection(out: &mut String, header: &str, items: &[String], omitted: usize, bullet: Bullet) {
+    if items.is_empty() {
+        return;
+    }
+    out.push_str(header);
+    out.push('\n');
+    push_items(out, items, omitted, bullet);
+}
+
+fn push_items(out: &mut String, items: &[String], omitted: usize, bullet: Bullet) {
+    if omitted > 0 {
+        out.push_str(&format!("- ({omitted} earlier items left out)\n"));
+    }
+    for (index, item) in items.iter().enumerate() {
+        let prefix = match bullet {
+            Bullet::Dash => "- ".to_owned(),
+            Bullet::Done => "- [x] ".to_owned(),
+            Bullet::Open => "- [ ] ".to_owned(),
+            Bullet::Numbered => format!("{}. ", index + 1),
+        };
+        out.push_str(&prefix);
+        out.push_str(item);
+        out.push('\n');
+    }
+}
+
+/// Removes the oldest items of `list` worth at least `bytes` (at least one), keeping `keep`.
+fn take_oldest(list: &mut Vec<String>, bytes: usize, keep: usize) -> usize {
+    let removable = list.len().saturating_sub(keep);
+    let mut freed = 0;
+    let mut count = 0;
+    while count < removable && (count == 0 || freed < bytes) {
+        freed += list.get(count).map_or(0, |item| item.len() + 4);
+        count += 1;
+    }
+    list.drain(..count);
+    count
+}
+
+/// The first paragraph under `header`, when it holds text but no items.
+fn paragraph(text: &str, header: &str) -> Option<String> {
+    let mut lines = text.lines().skip_while(|line| line.trim_end() != header);
+    lines.next()?;
+    let body: Vec<&str> = lines
+        .take_while(|line| header_level(line).is_none())
+        .map(str::trim)
+        .skip_while(|line| line.is_empty())
+        .take_while(|line| !line.is_empty())
+        .collect();
+    let joined = body.join(" ");
+    (!joined.is_empty()).then_some(joined)
+}
+
+/// The first non-empty line of `text`.
+fn first_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The longest prefix of `text` within `bytes`, on a line boundary when one is close.
+fn cut_to_bytes(text: &str, bytes: usize) -> String {
+    let mut end = bytes.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = text.get(..end).unwrap_or_default();
+    match head.rfind('\n') {
+        Some(line_end) if line_end > end / 2 => head.get(..line_end).unwrap_or(head).to_owned(),
+        _ => head.to_owned(),
+    }
+}
