@@ -72,8 +72,22 @@ pub(crate) fn resume(text: &[u8], carry: Carry, scan: &mut Scan) {
 /// The end of the line holding `at` (its `\n`, or the end of text).
 pub(crate) fn line_end(text: &[u8], at: usize) -> usize {
     text.get(at..)
-        .and_then(|rest| rest.iter().position(|&b| b == b'\n'))
+        .and_then(|rest| memchr::memchr(b'\n', rest))
         .map_or(text.len(), |offset| at + offset)
+}
+
+/// How far the per-hit line lookups ([`line_end_near`], [`line_start_near`]) look from a
+/// keyword hit. A key's line prefix and its value lie well within this; without the bound,
+/// thousands of hits on one long line (minified JSON, a tool output with no line breaks)
+/// would each scan to the line's ends, and redaction would be quadratic in the line length.
+pub(crate) const LINE_LOOK: usize = 16 << 10;
+
+/// [`line_end`], looking at most [`LINE_LOOK`] bytes ahead (the line is taken to end there).
+pub(crate) fn line_end_near(text: &[u8], at: usize) -> usize {
+    let limit = text.len().min(at.saturating_add(LINE_LOOK));
+    text.get(at..limit)
+        .and_then(|rest| memchr::memchr(b'\n', rest))
+        .map_or(limit.max(at.min(text.len())), |offset| at + offset)
 }
 
 /// The start of the line after the one holding `at`, if there is one.
@@ -82,11 +96,13 @@ pub(crate) fn next_line(text: &[u8], at: usize) -> Option<usize> {
     (end < text.len()).then_some(end + 1)
 }
 
-/// The start of the line holding `at`.
-pub(crate) fn line_start(text: &[u8], at: usize) -> usize {
-    text.get(..at)
-        .and_then(|before| before.iter().rposition(|&b| b == b'\n'))
-        .map_or(0, |newline| newline + 1)
+/// The start of the line holding `at`, looking at most [`LINE_LOOK`] bytes back (the line is
+/// taken to start there).
+pub(crate) fn line_start_near(text: &[u8], at: usize) -> usize {
+    let from = at.saturating_sub(LINE_LOOK);
+    text.get(from..at)
+        .and_then(|before| memchr::memrchr(b'\n', before))
+        .map_or(from, |newline| from + newline + 1)
 }
 
 /// `start..end` without a trailing `\r`.
@@ -356,7 +372,7 @@ pub(crate) fn follow_quoted(
 /// `stringData:` blocks (YAML or pretty JSON), and of a `"data":{...}` object on the same line
 /// (compact JSON).
 pub(crate) fn kubernetes(text: &[u8], start: usize, end: usize, scan: &mut Scan) {
-    let line = line_start(text, start);
+    let line = line_start_near(text, start);
     let eol = line_end(text, end);
     json_data_objects(text, line, eol, scan);
     match next_line(text, end) {
