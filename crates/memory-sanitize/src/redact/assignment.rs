@@ -669,6 +669,8 @@ impl Value<'_> {
     /// A sentence or a message about the secret rather than the secret: `"Enter your
     /// password"`, `"invalid token: {}"`, `"must not be empty."`.
     fn is_prose(&self, inner: &[u8]) -> bool {
+        // Blanks around the value (`"s3cr3t "`) separate no words.
+        let inner = inner.trim_ascii();
         let spaces = inner.iter().filter(|&&b| b == b' ').count();
         if spaces == 0 {
             return false;

@@ -266,6 +266,10 @@ fn end_marker(tail: &[u8]) -> Option<usize> {
     Some(after + trailing)
 }
 
+/// Shortest run of key material that counts as a body line when something follows it on the
+/// line; a timestamp (`2026-05-01T10`, 13 bytes) is shorter.
+const MIN_BODY_LINE: usize = 20;
+
 /// Follows a key body from the line starting at `from`. Returns where the body ends (the end of
 /// its last line, or of its `END` marker), `from` when the line is no key material; sets the
 /// carry when the text ends inside the body.
@@ -294,14 +298,22 @@ fn follow_body(text: &[u8], from: usize, mut bytes: usize, scan: &mut Scan) -> u
             if run == 0 {
                 return end;
             }
+            if run < trimmed.len() {
+                // Key material, then the string holding it closes (`..."}` in JSON), or a run
+                // as long as a body line followed by anything: the body ends there. A short
+                // run followed by something else (`2026-05-01T10:00:09Z INFO ...`, a log line
+                // after a key with no END) is not part of the key.
+                let closes = matches!(trimmed.get(run), Some(b'"' | b'\'' | b'`' | b'\\'));
+                // A body line, then anything (`<vault line> ok`, `<key line>, `), still ends
+                // the body.
+                if closes || run >= MIN_BODY_LINE {
+                    end = at + lead + run;
+                }
+                return end;
+            }
             blanks = 0;
             bytes += run;
             end = at + lead + run;
-            if run < trimmed.len() {
-                // Key material, then something else on the line (`..."}` in JSON): the body
-                // ends here.
-                return end;
-            }
             if bytes > MAX_BODY_BYTES {
                 return end;
             }
