@@ -15,7 +15,9 @@ use super::checks::{
     is_keyword_value, is_placeholder, is_reference, looks_random, names_a_secret,
 };
 use super::engine::{Scan, is_key_byte};
-use super::multiline::{follow_block, follow_quoted, indent_at, line_end, line_start, next_line};
+use super::multiline::{
+    follow_block, follow_quoted, indent_at, line_end, line_end_near, line_start_near, next_line,
+};
 
 /// How surely a key name says its value is a secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -410,13 +412,13 @@ pub(crate) fn assignment(text: &[u8], locs: &CaptureLocations, scan: &mut Scan) 
         comparison,
         // A value below its key, or a quote left open, only after `:` or `=` (not `=>`).
         key_opens_line: opens_line(text, key_start) && matches!(sep, b":" | b"="),
-        key_indent: indent_at(text, line_start(text, key.0)),
+        key_indent: indent_at(text, line_start_near(text, key.0)),
         key_words: text.get(key.0..key.1).unwrap_or_default(),
     };
     value.parse(text, value_start, scan);
     // `let password: String = "..."`: the value after the type.
     if style == Style::Code && sep == b":" && !key_quoted {
-        let eol = line_end(text, value_start);
+        let eol = line_end_near(text, value_start);
         let line = text.get(value_start..eol).unwrap_or_default();
         if let Some(eq) = line.iter().take(80).position(|&b| b == b'=')
             && !matches!(line.get(eq + 1), Some(b'=' | b'>'))
@@ -474,7 +476,7 @@ fn is_type(annotation: &[u8]) -> bool {
 /// True when only blanks and a line prefix (`export`, `- `, `set`) come before `at` on its line,
 /// or when `at` opens a JSON string (`{"output":"key: value"}`), which is a line of its own.
 fn opens_line(text: &[u8], at: usize) -> bool {
-    let start = line_start(text, at);
+    let start = line_start_near(text, at);
     let mut before = text.get(start..at).unwrap_or_default().trim_ascii();
     for prefix in [
         &b"export"[..],
@@ -516,7 +518,7 @@ struct Value<'k> {
 impl Value<'_> {
     /// Parses the value starting at `at` and records its span (or what follows on next lines).
     fn parse(&self, text: &[u8], at: usize, scan: &mut Scan) {
-        let eol = line_end(text, at);
+        let eol = line_end_near(text, at);
         let rest = text.get(at..eol).unwrap_or_default();
         let rest_trimmed = rest.trim_ascii_end();
         if rest_trimmed.is_empty() {
@@ -667,6 +669,8 @@ impl Value<'_> {
     /// A sentence or a message about the secret rather than the secret: `"Enter your
     /// password"`, `"invalid token: {}"`, `"must not be empty."`.
     fn is_prose(&self, inner: &[u8]) -> bool {
+        // Blanks around the value (`"s3cr3t "`) separate no words.
+        let inner = inner.trim_ascii();
         let spaces = inner.iter().filter(|&&b| b == b' ').count();
         if spaces == 0 {
             return false;
@@ -882,7 +886,7 @@ pub(crate) fn authorization(text: &[u8], locs: &CaptureLocations, scan: &mut Sca
         .or_else(|| locs.get(2).map(|(_, end)| end))
         .unwrap_or(key.1);
     // Skip to the value: blanks, the separator, blanks, an opening quote.
-    let eol = line_end(text, at);
+    let eol = line_end_near(text, at);
     while at < eol
         && text
             .get(at)

@@ -72,8 +72,22 @@ pub(crate) fn resume(text: &[u8], carry: Carry, scan: &mut Scan) {
 /// The end of the line holding `at` (its `\n`, or the end of text).
 pub(crate) fn line_end(text: &[u8], at: usize) -> usize {
     text.get(at..)
-        .and_then(|rest| rest.iter().position(|&b| b == b'\n'))
+        .and_then(|rest| memchr::memchr(b'\n', rest))
         .map_or(text.len(), |offset| at + offset)
+}
+
+/// How far the per-hit line lookups ([`line_end_near`], [`line_start_near`]) look from a
+/// keyword hit. A key's line prefix and its value lie well within this; without the bound,
+/// thousands of hits on one long line (minified JSON, a tool output with no line breaks)
+/// would each scan to the line's ends, and redaction would be quadratic in the line length.
+pub(crate) const LINE_LOOK: usize = 16 << 10;
+
+/// [`line_end`], looking at most [`LINE_LOOK`] bytes ahead (the line is taken to end there).
+pub(crate) fn line_end_near(text: &[u8], at: usize) -> usize {
+    let limit = text.len().min(at.saturating_add(LINE_LOOK));
+    text.get(at..limit)
+        .and_then(|rest| memchr::memchr(b'\n', rest))
+        .map_or(limit.max(at.min(text.len())), |offset| at + offset)
 }
 
 /// The start of the line after the one holding `at`, if there is one.
@@ -82,11 +96,13 @@ pub(crate) fn next_line(text: &[u8], at: usize) -> Option<usize> {
     (end < text.len()).then_some(end + 1)
 }
 
-/// The start of the line holding `at`.
-pub(crate) fn line_start(text: &[u8], at: usize) -> usize {
-    text.get(..at)
-        .and_then(|before| before.iter().rposition(|&b| b == b'\n'))
-        .map_or(0, |newline| newline + 1)
+/// The start of the line holding `at`, looking at most [`LINE_LOOK`] bytes back (the line is
+/// taken to start there).
+pub(crate) fn line_start_near(text: &[u8], at: usize) -> usize {
+    let from = at.saturating_sub(LINE_LOOK);
+    text.get(from..at)
+        .and_then(|before| memchr::memrchr(b'\n', before))
+        .map_or(from, |newline| from + newline + 1)
 }
 
 /// `start..end` without a trailing `\r`.
@@ -250,6 +266,10 @@ fn end_marker(tail: &[u8]) -> Option<usize> {
     Some(after + trailing)
 }
 
+/// Shortest run of key material that counts as a body line when something follows it on the
+/// line; a timestamp (`2026-05-01T10`, 13 bytes) is shorter.
+const MIN_BODY_LINE: usize = 20;
+
 /// Follows a key body from the line starting at `from`. Returns where the body ends (the end of
 /// its last line, or of its `END` marker), `from` when the line is no key material; sets the
 /// carry when the text ends inside the body.
@@ -278,14 +298,22 @@ fn follow_body(text: &[u8], from: usize, mut bytes: usize, scan: &mut Scan) -> u
             if run == 0 {
                 return end;
             }
+            if run < trimmed.len() {
+                // Key material, then the string holding it closes (`..."}` in JSON), or a run
+                // as long as a body line followed by anything: the body ends there. A short
+                // run followed by something else (`2026-05-01T10:00:09Z INFO ...`, a log line
+                // after a key with no END) is not part of the key.
+                let closes = matches!(trimmed.get(run), Some(b'"' | b'\'' | b'`' | b'\\'));
+                // A body line, then anything (`<vault line> ok`, `<key line>, `), still ends
+                // the body.
+                if closes || run >= MIN_BODY_LINE {
+                    end = at + lead + run;
+                }
+                return end;
+            }
             blanks = 0;
             bytes += run;
             end = at + lead + run;
-            if run < trimmed.len() {
-                // Key material, then something else on the line (`..."}` in JSON): the body
-                // ends here.
-                return end;
-            }
             if bytes > MAX_BODY_BYTES {
                 return end;
             }
@@ -356,7 +384,7 @@ pub(crate) fn follow_quoted(
 /// `stringData:` blocks (YAML or pretty JSON), and of a `"data":{...}` object on the same line
 /// (compact JSON).
 pub(crate) fn kubernetes(text: &[u8], start: usize, end: usize, scan: &mut Scan) {
-    let line = line_start(text, start);
+    let line = line_start_near(text, start);
     let eol = line_end(text, end);
     json_data_objects(text, line, eol, scan);
     match next_line(text, end) {

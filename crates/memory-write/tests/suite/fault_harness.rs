@@ -299,7 +299,13 @@ impl Harness {
             );
         }
         if let Some(raw) = self.memory(names::RAW_MEMORIES_FILE) {
-            assert!(raw.starts_with("# Raw memories\n"), "{raw:?}");
+            assert!(
+                raw.starts_with(&format!(
+                    "{}\n",
+                    memory_write::memory_root::RAW_MEMORIES_TITLE
+                )),
+                "{raw:?}"
+            );
         }
     }
 

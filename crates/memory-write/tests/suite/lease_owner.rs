@@ -293,6 +293,8 @@ fn upgrading_a_version_one_database_adds_owners_redacts_paths_and_keeps_other_ta
          ALTER TABLE phase2_lease DROP COLUMN owner_host;
          ALTER TABLE phase2_lease DROP COLUMN owner_pid;
          ALTER TABLE phase2_lease DROP COLUMN owner_started;
+         ALTER TABLE threads DROP COLUMN git_branch;
+         DROP TABLE phase2_baseline;
          UPDATE threads SET cwd = '/w/{secret}', rollout_path = '/s/{secret}/a.jsonl';
          CREATE TABLE schema_versions (owner TEXT PRIMARY KEY, version INTEGER NOT NULL);
          INSERT INTO schema_versions VALUES ('goal-steering', 3);
@@ -301,7 +303,7 @@ fn upgrading_a_version_one_database_adds_owners_redacts_paths_and_keeps_other_ta
     .unwrap();
     drop(conn);
     let mut store = StateStore::open_home(dir.path()).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     let row = store.thread("a").unwrap().unwrap();
     assert!(!row.cwd.unwrap().contains(secret));
     assert!(!row.rollout_path.contains(secret));

@@ -57,10 +57,10 @@ fn claim(store: &mut StateStore, now: i64) -> Option<ClaimedJob> {
 #[test]
 fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
     let (dir, store) = store();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     drop(store);
     let store = StateStore::open_home(dir.path()).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     let conn = rusqlite::Connection::open(store.path()).unwrap();
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -89,7 +89,7 @@ fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
     let err = StateStore::open_home(dir.path()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "state database schema version 99 is newer than this build supports (2)"
+        "state database schema version 99 is newer than this build supports (3)"
     );
 }
 
