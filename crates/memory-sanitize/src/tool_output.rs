@@ -69,3 +69,31 @@ pub fn exit_code_in_text(text: &str) -> Option<i64> {
         number.parse().ok()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_read_from_every_format() {
+        let text = |s: &str| ToolOutput::Text(s.to_owned());
+        assert_eq!(
+            exit_code_and_text(&text("Process exited with code 101\nboom")).0,
+            Some(101)
+        );
+        assert_eq!(
+            exit_code_and_text(&text("Exit code: 0\nWall time: 1s")).0,
+            Some(0)
+        );
+        let json = r#"{"output":"x","metadata":{"exit_code":2,"duration_seconds":0.1}}"#;
+        assert_eq!(exit_code_and_text(&text(json)), (Some(2), "x".to_owned()));
+        let object: serde_json::Map<String, Value> =
+            serde_json::from_str(r#"{"content":"done","success":false}"#).unwrap();
+        assert_eq!(
+            exit_code_and_text(&ToolOutput::Object(object)),
+            (Some(1), "done".to_owned())
+        );
+        assert_eq!(exit_code_and_text(&text("exit code -1")).0, Some(-1));
+        assert_eq!(exit_code_and_text(&text("no code here")).0, None);
+    }
+}

@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use memory_sanitize::{
     ByteEstimate, ReaderOptions, TokenCounter, TruncationPolicy, filter_for_memory, o200k,
     read_rollout, redact_secrets, serialize_for_memory, truncate_middle,

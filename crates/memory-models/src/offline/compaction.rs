@@ -487,7 +487,12 @@ impl Facts {
             .map(|r| one_line(r, MAX_ITEM_CHARS))
             .map(|r| without_acknowledgement(&r).to_owned())
             .filter(|r| r.split_whitespace().count() >= MIN_GOAL_WORDS)
-            .filter(|r| !opens_with_question(r) && read_user_message(first_sentence_of(r)).preferences.is_empty())
+            .filter(|r| {
+                !opens_with_question(r)
+                    && read_user_message(first_sentence_of(r))
+                        .preferences
+                        .is_empty()
+            })
             .collect()
     }
 

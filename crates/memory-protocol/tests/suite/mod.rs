@@ -1,5 +1,5 @@
-mod goal;
 mod compaction;
+mod goal;
 mod rollout;
 mod roundtrip;
 mod strict;
