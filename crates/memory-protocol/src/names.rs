@@ -66,6 +66,8 @@ pub mod boundary_tags {
     pub const WORKING_MEMORY: &str = "working-memory";
     /// The host environment block.
     pub const ENVIRONMENT: &str = "environment";
+    /// The size warnings of working-memory sections.
+    pub const SECTION_SIZE_WARNINGS: &str = "section_size_warnings";
 
     /// Every boundary tag.
     pub const ALL: &[&str] = &[
@@ -82,5 +84,6 @@ pub mod boundary_tags {
         RAW_MEMORY,
         WORKING_MEMORY,
         ENVIRONMENT,
+        SECTION_SIZE_WARNINGS,
     ];
 }

@@ -7,7 +7,8 @@
 //! - [`filter`]: what memory extraction may see of a rollout, serialized as compact JSON;
 //! - [`redact`]: secret redaction (a keyword prefilter plus 60-odd rules);
 //! - [`escape`]: escaping XML text, boundary tags and chat-template control tokens;
-//! - [`tokens`]: token counting (exact o200k, a bytes/4 estimate, characters);
+//! - [`tokens`]: token counting (exact o200k, a bytes/4 estimate, a script-aware estimate,
+//!   characters);
 //! - [`truncate`]: head-and-tail truncation to a byte, token or character budget.
 //!
 //! It does no I/O beyond reading what it is handed ([`read_rollout_path`] opens the one file it
@@ -31,7 +32,9 @@ pub use crate::reader::{
     Diagnostic, ReaderOptions, RolloutRead, RolloutReader, read_rollout, read_rollout_path,
 };
 pub use crate::redact::{LineRedactor, redact_bytes, redact_json_strings, redact_secrets};
-pub use crate::tokens::{ByteEstimate, CharCount, O200kCounter, TokenCounter, o200k};
+pub use crate::tokens::{
+    ByteEstimate, CharCount, CjkEstimate, O200kCounter, TokenCounter, o200k,
+};
 pub use crate::truncate::{
     DEFAULT_TOOL_RESULT_CHARS, TruncationPolicy, truncate_middle, truncate_tool_result,
 };
