@@ -12,5 +12,8 @@
 //!   recovery from malformed tool output.
 //!
 //! The wire types it works on ([`memory_protocol::compaction`] and
-//! [`memory_protocol::working_memory`]) live in `memory-protocol`. The algorithms arrive with
-//! the compaction issue; until then this crate only fixes its place in the layer graph.
+//! [`memory_protocol::working_memory`]) live in `memory-protocol`.
+
+#![deny(missing_docs)]
+
+pub mod working_memory;

@@ -1,0 +1,161 @@
+//! Lexical anchors of Key Facts & Decisions: the words a consolidating rewrite must keep.
+//!
+//! Four kinds, all lower-cased: dates (`2024-01-20`, `7 May 2024`); amounts and counts (`$2,000`,
+//! `3 kids`, `6 AM`, `40%`, `12 tests`); decision words (`because`, `decided`, `chose`,
+//! `committed`, `agreed`, `resolved`); and capitalized names of three or more letters
+//! (`OpenAI`, `McCloud`, `Postgres`) that are not common words. Found by a word scanner, not
+//! regular expressions.
+
+use std::collections::HashSet;
+
+/// Words after a number that make it a fact worth keeping.
+const UNITS: &[&str] = &[
+    "second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
+    "month", "months", "year", "years", "ms", "time", "times", "round", "rounds", "session",
+    "sessions", "visit", "visits", "attempt", "attempts", "retries", "test", "tests", "file",
+    "files", "line", "lines", "item", "items", "user", "users", "people", "person", "persons",
+    "kid", "kids", "child", "children", "dollar", "dollars", "euro", "euros", "pound", "pounds",
+    "byte", "bytes", "kb", "mb", "gb", "token", "tokens", "mile", "miles", "km", "bedroom",
+    "bedrooms", "am", "pm",
+];
+
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+const DECISION_WORDS: &[&str] = &["because", "decided", "chose", "committed", "agreed", "resolved"];
+
+/// Capitalized words that are not names: sentence starters and the section's own vocabulary.
+const COMMON_WORDS: &[&str] = &[
+    "the", "and", "for", "with", "from", "this", "that", "these", "those", "not", "but", "then",
+    "its", "they", "their", "them", "she", "her", "him", "his", "our", "you", "your", "who",
+    "which", "what", "when", "where", "how", "why", "all", "each", "every", "both", "few",
+    "more", "most", "other", "some", "such", "than", "too", "very", "also", "just", "about",
+    "after", "before", "between", "into", "through", "during", "again", "further", "once",
+    "here", "there", "over", "under", "out", "off", "own", "same", "only", "new", "old", "key",
+    "facts", "decisions", "session", "working", "memory", "are", "was", "were", "has", "have",
+    "had", "been", "will", "would", "could", "should", "may", "might", "shall", "use", "uses",
+    "used", "user", "users", "added", "fixed", "set", "see", "note", "keep", "run", "runs",
+];
+
+/// The anchors of a text, lower-cased and deduplicated.
+pub fn lexical_anchors(text: &str) -> HashSet<String> {
+    let mut found = HashSet::new();
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .map(|word| word.trim_matches(|ch: char| "()[]{}\"'`*_,;:!?".contains(ch)))
+        .filter(|word| !word.is_empty())
+        .collect();
+    for (at, raw) in words.iter().enumerate() {
+        let word = raw.trim_end_matches('.');
+        let next = words.get(at + 1).map(|w| w.trim_end_matches('.'));
+        if is_iso_date(word) {
+            found.insert(word.to_owned());
+        }
+        if let Some(amount) = money(word) {
+            found.insert(amount.to_owned());
+        }
+        if is_number(word) {
+            if let Some(next) = next {
+                let unit = next.to_ascii_lowercase();
+                if MONTHS.contains(&unit.as_str()) && word.len() <= 2 {
+                    if let Some(year) = words.get(at + 2).map(|w| w.trim_end_matches('.')) {
+                        if year.len() == 4 && is_number(year) {
+                            found.insert(format!("{word} {unit} {year}"));
+                        }
+                    }
+                } else if UNITS.contains(&unit.as_str()) {
+                    found.insert(format!("{word} {unit}"));
+                }
+            }
+        }
+        if word.len() > 1 && word.ends_with('%') && is_number(&word[..word.len() - 1]) {
+            found.insert(word.to_owned());
+        }
+        for part in word.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')) {
+            let lower = part.to_ascii_lowercase();
+            if DECISION_WORDS.contains(&lower.as_str()) {
+                found.insert(lower);
+            } else if is_name(part) && !COMMON_WORDS.contains(&lower.as_str()) {
+                found.insert(lower);
+            }
+        }
+    }
+    found
+}
+
+fn is_number(word: &str) -> bool {
+    !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn is_iso_date(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+/// `$2,000` or `$19.99`, without trailing punctuation.
+fn money(word: &str) -> Option<&str> {
+    let rest = word.strip_prefix('$')?;
+    if !rest.starts_with(|ch: char| ch.is_ascii_digit()) {
+        return None;
+    }
+    let end = rest
+        .find(|ch: char| !(ch.is_ascii_digit() || ch == ',' || ch == '.'))
+        .unwrap_or(rest.len());
+    Some(word[..=end].trim_end_matches([',', '.']))
+}
+
+/// An ASCII capital followed by at least two ASCII letters, nothing else.
+fn is_name(part: &str) -> bool {
+    let bytes = part.as_bytes();
+    bytes.len() >= 3
+        && bytes[0].is_ascii_uppercase()
+        && bytes[1..].iter().all(u8::is_ascii_alphabetic)
+}
+
+/// The share of `old`'s anchors found in `new` (1.0 when `old` has none).
+pub fn anchor_coverage(old: &HashSet<String>, new: &HashSet<String>) -> f64 {
+    if old.is_empty() {
+        return 1.0;
+    }
+    let kept = old.iter().filter(|anchor| new.contains(*anchor)).count();
+    kept as f64 / old.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_each_kind() {
+        let found = lexical_anchors(
+            "On 2024-01-20 and 7 May 2024, we decided because of $2,000 and 3 kids at 6 AM. \
+             OpenAI McCloud The Key ran 40% of 12 tests.",
+        );
+        let mut sorted: Vec<&str> = found.iter().map(String::as_str).collect();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            [
+                "$2,000", "12 tests", "2024-01-20", "3 kids", "40%", "6 am", "7 may 2024",
+                "because", "decided", "mccloud", "openai"
+            ]
+        );
+    }
+}

@@ -1,0 +1,45 @@
+//! Files & Context: a rewrite may not drop a path.
+//!
+//! An UPDATE is accepted when every path-like token of the old body (see
+//! [`crate::working_memory::paths`]) is still in the new body. Otherwise the old body stays,
+//! and the lines of the rewrite that name paths the old body lacked are appended, one per line
+//! (in the rewrite's order, without duplicates), or nothing when there are none. KEEP and
+//! APPEND pass.
+
+use std::collections::HashSet;
+
+use memory_protocol::working_memory::{GuardKind, SectionOp};
+
+use super::{Verdict, append_or_keep, quoted};
+use crate::working_memory::paths::{path_token, path_tokens};
+use crate::working_memory::text::{fresh_items, item_keys, items};
+
+pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
+    let SectionOp::Update { content } = op else {
+        return Verdict::pass(op);
+    };
+    let old_paths = path_tokens(old);
+    let new_paths = path_tokens(&content);
+    let missing: Vec<String> = old_paths.difference(&new_paths).cloned().collect();
+    if missing.is_empty() {
+        return Verdict::pass(SectionOp::Update { content });
+    }
+    // The rewrite's items that name a path the old body did not have.
+    let carrying_new_paths: Vec<String> = items(&content)
+        .filter(|item| {
+            item.split(|ch: char| ch.is_whitespace() || "()[]{}<>\"'`,;|".contains(ch))
+                .filter_map(path_token)
+                .any(|path| !old_paths.contains(path))
+        })
+        .map(str::to_owned)
+        .collect();
+    let existing: HashSet<String> = item_keys(old);
+    let added = fresh_items(&carrying_new_paths, &existing);
+    let reason = format!(
+        "the rewrite drops {} path(s) ({}); the old body is kept and {} line(s) with new paths appended",
+        missing.len(),
+        quoted(&missing),
+        added.len()
+    );
+    Verdict::changed(append_or_keep(added), GuardKind::FilesNoRegression, reason)
+}

@@ -1,0 +1,65 @@
+//! Session Title: stable unless the subject changed.
+//!
+//! An UPDATE is accepted when the old title has no meaningful word, or when the new one shares
+//! at least one. Meaningful words are runs of letters, digits and dots that start with a
+//! letter and have three or more characters, or runs of digits and dots holding a digit;
+//! trailing dots are dropped, case is ignored, and a few filler words (`the`, `session`,
+//! `working`, `memory`, `notes`, ...) never count. A title is one line, so an APPEND keeps it.
+
+use std::collections::HashSet;
+
+use memory_protocol::working_memory::{GuardKind, SectionOp};
+
+use super::Verdict;
+
+const FILLER_WORDS: &[&str] = &[
+    "the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
+    "session", "title", "working", "memory", "plan", "plans", "notes", "note",
+];
+
+/// The meaningful words of a title.
+pub(crate) fn meaningful_words(title: &str) -> HashSet<String> {
+    title
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '.'))
+        .map(|run| run.trim_matches('.'))
+        .filter(|run| {
+            let starts_with_letter = run.starts_with(|ch: char| ch.is_ascii_alphabetic());
+            (starts_with_letter && run.len() >= 3)
+                || (!run.is_empty()
+                    && run.bytes().any(|b| b.is_ascii_digit())
+                    && run.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+        })
+        .map(str::to_ascii_lowercase)
+        .filter(|word| !FILLER_WORDS.contains(&word.as_str()))
+        .collect()
+}
+
+pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
+    match op {
+        SectionOp::Keep => Verdict::pass(op),
+        SectionOp::Append { .. } => Verdict::changed(
+            SectionOp::Keep,
+            GuardKind::TitleStability,
+            "a title is one line: items are not appended to it",
+        ),
+        SectionOp::Update { ref content } => {
+            let old_words = meaningful_words(old);
+            if old_words.is_empty() {
+                return Verdict::pass(op);
+            }
+            let new_words = meaningful_words(content);
+            if old_words.iter().any(|word| new_words.contains(word)) {
+                Verdict::pass(op)
+            } else {
+                Verdict::changed(
+                    SectionOp::Keep,
+                    GuardKind::TitleStability,
+                    format!(
+                        "the new title `{}` shares no meaningful word with the old one",
+                        content.trim()
+                    ),
+                )
+            }
+        }
+    }
+}

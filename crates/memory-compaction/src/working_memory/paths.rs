@@ -1,0 +1,145 @@
+//! Path-like tokens: what Files & Context must not lose in a rewrite.
+//!
+//! A token is a URL (anything with `://`, kept whole), a file name with a known extension
+//! (`App.tsx`, `config.json`, `C:\dir\x.rs`, `crates/a/src/lib.rs:88:14` gives
+//! `crates/a/src/lib.rs`), or a slash path of identifier segments (`openviking/session/session`;
+//! two short segments such as `and/or` or `I/O` do not count). The extension must end the
+//! token, so `App.tsx` is never read as `App.ts`, nor `config.json` as `config.js`.
+
+use std::collections::BTreeSet;
+
+/// Extensions that make a word a file name.
+const EXTENSIONS: &[&str] = &[
+    "py", "pyi", "ipynb", "ts", "tsx", "js", "jsx", "mjs", "cjs", "md", "mdx", "rst", "txt",
+    "yaml", "yml", "json", "jsonl", "toml", "ini", "cfg", "conf", "env", "lock", "sh", "bash",
+    "zsh", "fish", "ps1", "cmd", "bat", "rs", "go", "c", "h", "cc", "cpp", "hpp", "java", "kt",
+    "swift", "rb", "php", "cs", "sql", "html", "css", "scss", "vue", "svelte", "xml", "csv",
+    "proto", "graphql", "gradle", "log", "png", "jpg", "jpeg", "gif", "svg", "pdf",
+];
+
+/// The path-like tokens of a text, deduplicated (case-sensitive).
+pub fn path_tokens(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for word in text.split(|ch: char| ch.is_whitespace() || "()[]{}<>\"'`,;|".contains(ch)) {
+        if let Some(token) = path_token(word) {
+            found.insert(token.to_owned());
+        }
+    }
+    found
+}
+
+/// The path in one word, if it holds one.
+pub fn path_token(word: &str) -> Option<&str> {
+    if let Some(scheme_end) = word.find("://") {
+        let scheme = &word[..scheme_end];
+        if !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+') {
+            let url = word.trim_end_matches(['.', ',', ':', '!', '?']);
+            return (url.len() > scheme_end + 3).then_some(url);
+        }
+        return None;
+    }
+    let word = strip_line_suffix(word.trim_end_matches(['.', ',', ':', '!', '?']));
+    let word = word.trim_start_matches('*');
+    if word.is_empty() {
+        return None;
+    }
+    if has_known_extension(word) || is_slash_path(word) {
+        Some(word)
+    } else {
+        None
+    }
+}
+
+/// `file.rs:88:14` without `:88:14`.
+fn strip_line_suffix(word: &str) -> &str {
+    let mut end = word;
+    while let Some((head, tail)) = end.rsplit_once(':') {
+        if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) {
+            end = head;
+        } else {
+            break;
+        }
+    }
+    end
+}
+
+fn path_char(ch: char) -> bool {
+    ch.is_alphanumeric() || matches!(ch, '_' | '-' | '.' | '/' | '\\' | '~' | '@' | '+')
+}
+
+fn has_known_extension(word: &str) -> bool {
+    let body = match word.as_bytes() {
+        [drive, b':', b'\\' | b'/', ..] if drive.is_ascii_alphabetic() => &word[2..],
+        _ => word,
+    };
+    if !body.chars().all(path_char) {
+        return false;
+    }
+    let name = body.rsplit(['/', '\\']).next().unwrap_or(body);
+    let Some((stem, extension)) = name.rsplit_once('.') else {
+        return false;
+    };
+    !stem.is_empty()
+        && stem.chars().any(char::is_alphanumeric)
+        && EXTENSIONS
+            .iter()
+            .any(|known| known.eq_ignore_ascii_case(extension))
+}
+
+fn is_slash_path(word: &str) -> bool {
+    if !word.contains('/') || !word.chars().all(path_char) || word.contains("//") {
+        return false;
+    }
+    let segments: Vec<&str> = word
+        .trim_start_matches(['.', '~'])
+        .split('/')
+        .filter(|segment| !segment.is_empty())
+        .collect();
+    if segments.len() < 2 {
+        return false;
+    }
+    let identifier = |segment: &&str| {
+        segment.starts_with(|ch: char| ch.is_alphabetic() || ch == '_' || ch == '.')
+            && segment
+                .chars()
+                .all(|ch| ch.is_alphanumeric() || matches!(ch, '_' | '-' | '.'))
+    };
+    if !segments.iter().all(identifier) {
+        return false;
+    }
+    segments.len() > 2
+        || segments
+            .iter()
+            .any(|segment| segment.len() >= 4 || segment.contains(['_', '-', '.']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(text: &str) -> Vec<String> {
+        path_tokens(text).into_iter().collect()
+    }
+
+    #[test]
+    fn extensions_end_the_token() {
+        assert_eq!(tokens("edit App.tsx and config.json"), ["App.tsx", "config.json"]);
+        assert_eq!(tokens("x.jsx file.pyc"), ["x.jsx"]);
+        assert_eq!(tokens(r"C:\dir\x.rs"), [r"C:\dir\x.rs"]);
+        assert_eq!(tokens("at crates/a/src/lib.rs:88:14: boom"), ["crates/a/src/lib.rs"]);
+    }
+
+    #[test]
+    fn urls_are_kept_whole() {
+        assert_eq!(
+            tokens("see https://example.com/images/unused.png."),
+            ["https://example.com/images/unused.png"]
+        );
+    }
+
+    #[test]
+    fn slash_paths_need_identifier_segments() {
+        assert_eq!(tokens("openviking/session/session"), ["openviking/session/session"]);
+        assert!(tokens("and/or I/O 24/7 hello README").is_empty());
+    }
+}

@@ -1,0 +1,3 @@
+//! Working memory: conformance with the reference, the user reports, properties.
+
+mod working_memory;
