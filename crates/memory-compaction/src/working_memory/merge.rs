@@ -10,8 +10,9 @@
 //!    APPEND) already has;
 //! 5. the operation is applied: KEEP leaves the body byte for byte, UPDATE replaces it with the
 //!    normalized new body, APPEND adds `- item` lines;
-//! 6. Key Facts & Decisions and Errors & Corrections are bounded ([`super::bound`]): past twice
-//!    their threshold, the oldest entries move to the archive behind a pointer.
+//! 6. Key Facts & Decisions and Errors & Corrections are bounded ([`super::bound`]): when the
+//!    operation grew one past twice its threshold, the oldest entries move to the archive
+//!    behind a pointer.
 //!
 //! Every step that changed the operation leaves a [`GuardRecord`].
 
@@ -23,7 +24,8 @@ use super::bound::bound;
 use super::document::{WorkingMemoryDocument, normalize_body};
 use super::guards::{self, quoted};
 use super::ops::{ReadOp, SectionOps};
-use super::text::{append_items, fresh_items, item_keys};
+use super::guards::key_facts::without_sentinel;
+use super::text::{SectionSize, append_items, fresh_items, item_keys};
 
 /// Where entries moved out of a bounded section are said to be, when the caller has no
 /// archive to name.
@@ -95,7 +97,7 @@ pub fn merge(old: &WorkingMemoryDocument, ops: &SectionOps, options: &MergeOptio
             SectionOp::Update { content } => normalize_body(&content),
             SectionOp::Append { items } => append_items(old_body, &items),
         };
-        if applied != OpName::Keep && bounded(section) {
+        if applied != OpName::Keep && bounded(section) && grew(old_body, &body) {
             if let Some(result) = bound(&body, &options.moved_location) {
                 log.note(
                     GuardKind::SectionBound,
@@ -132,6 +134,15 @@ pub fn merge(old: &WorkingMemoryDocument, ops: &SectionOps, options: &MergeOptio
 /// Parses `old` and merges `ops` into it.
 pub fn merge_text(old: &str, ops: &SectionOps, options: &MergeOptions) -> MergeOutcome {
     merge(&WorkingMemoryDocument::parse(old), ops, options)
+}
+
+/// True when `new` is larger than `old` in bullets or tokens, the sentinel aside: only growth
+/// is bounded, so a section that was already past its bound (a document from elsewhere) is
+/// not cut on a KEEP-like step.
+fn grew(old: &str, new: &str) -> bool {
+    let old = SectionSize::of(&without_sentinel(old));
+    let new = SectionSize::of(&without_sentinel(new));
+    new.bullets > old.bullets || new.tokens > old.tokens
 }
 
 fn bounded(section: WorkingMemorySection) -> bool {
