@@ -502,7 +502,7 @@ pub(crate) fn command_keyword(command: &str) -> Option<String> {
 
 /// The command line of a shell tool call's arguments (`cmd` or `command`, a string or an
 /// argument vector).
-fn command_from_args(args: &Value) -> Option<String> {
+pub(crate) fn command_from_args(args: &Value) -> Option<String> {
     let command = args.get("cmd").or(args.get("command"))?;
     let text = match command {
         Value::String(text) => text.clone(),
@@ -630,7 +630,7 @@ pub(crate) fn exit_code_in_text(text: &str) -> Option<i64> {
     })
 }
 
-fn command_status(exit_code: Option<i64>, text: &str) -> CommandStatus {
+pub(crate) fn command_status(exit_code: Option<i64>, text: &str) -> CommandStatus {
     if let Some(code) = exit_code {
         return if code == 0 {
             CommandStatus::Passed

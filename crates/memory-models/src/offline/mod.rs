@@ -1,7 +1,8 @@
 //! The built-in offline engine: a [`ModelClient`] that needs no network and no language model.
 //!
 //! It answers every task kind from the request's structured input, never from the prompt text,
-//! one module per task family: [`stage_one`](self) for extraction, `consolidate` for phase 2.
+//! one module per task family: [`stage_one`](self) for extraction, `consolidate` for phase 2,
+//! `working_memory` for creating and updating a session's working memory (see below).
 //! A kind it has no answer for is [`ModelError::UnsupportedTask`], naming the kind.
 //!
 //! Stage-one extraction reads the filtered, redacted response items of one rollout: what the user asked,
@@ -10,10 +11,17 @@
 //! writes them in the raw-memory and rollout-summary formats. The output is deterministic and
 //! says it was made without a language model. A rollout with nothing reusable in it (no
 //! command, file change, preference or error: only conversation) gets the empty no-op answer.
+//!
+//! The working memory is read from a session's messages: the title from the first request,
+//! files from tool-call arguments and patches, errors from failed commands (with whether a
+//! later run passed) and the user's corrections, open issues from questions no reply followed
+//! and failures nothing fixed, facts from stated rules and explained decisions. A create
+//! request gets the whole document; an update gets one operation per section.
 
 mod consolidate;
 mod extract;
 mod stage_one;
+mod working_memory;
 
 use async_trait::async_trait;
 use memory_protocol::stage_one::StageOneInput;
@@ -69,6 +77,8 @@ impl ModelClient for OfflineEngine {
         match request.task {
             TaskKind::StageOneExtraction => answer(&request, stage_one::extract_memory),
             TaskKind::Consolidation => answer(&request, consolidate::consolidate),
+            TaskKind::WorkingMemoryCreate => answer_text(&request, working_memory::create),
+            TaskKind::WorkingMemoryUpdate => answer(&request, working_memory::update),
             task => Err(ModelError::UnsupportedTask {
                 model: OFFLINE_MODEL_NAME.to_owned(),
                 task,
@@ -87,16 +97,35 @@ where
     I: DeserializeOwned,
     O: Serialize,
 {
-    let input: I = serde_json::from_value(request.structured_input.clone()).map_err(|e| {
+    let input: I = read_input(request)?;
+    let text = serde_json::to_string(&respond(&input)).map_err(|e| ModelError::Other {
+        message: format!("cannot serialize the offline output: {e}"),
+    })?;
+    Ok(ModelResponse { text, usage: None })
+}
+
+/// Answers one request whose output is plain text (a markdown document), not JSON.
+fn answer_text<I>(
+    request: &ModelRequest,
+    respond: impl FnOnce(&I) -> String,
+) -> Result<ModelResponse, ModelError>
+where
+    I: DeserializeOwned,
+{
+    let input: I = read_input(request)?;
+    Ok(ModelResponse {
+        text: respond(&input),
+        usage: None,
+    })
+}
+
+fn read_input<I: DeserializeOwned>(request: &ModelRequest) -> Result<I, ModelError> {
+    serde_json::from_value(request.structured_input.clone()).map_err(|e| {
         ModelError::InvalidRequest {
             message: format!(
                 "the offline engine cannot read the structured input of a {} request: {e}",
                 request.task.as_str()
             ),
         }
-    })?;
-    let text = serde_json::to_string(&respond(&input)).map_err(|e| ModelError::Other {
-        message: format!("cannot serialize the offline output: {e}"),
-    })?;
-    Ok(ModelResponse { text, usage: None })
+    })
 }

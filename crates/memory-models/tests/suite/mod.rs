@@ -3,3 +3,4 @@
 mod offline;
 #[cfg(feature = "openai")]
 mod openai;
+mod working_memory;
