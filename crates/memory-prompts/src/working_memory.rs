@@ -126,8 +126,14 @@ pub(crate) fn update_vars(ctx: &UpdateContext) -> Vars {
             "key_facts_section",
             WorkingMemorySection::KeyFactsAndDecisions.header(),
         )
-        .constant("files_section", WorkingMemorySection::FilesAndContext.header())
-        .constant("open_issues_section", WorkingMemorySection::OpenIssues.header())
+        .constant(
+            "files_section",
+            WorkingMemorySection::FilesAndContext.header(),
+        )
+        .constant(
+            "open_issues_section",
+            WorkingMemorySection::OpenIssues.header(),
+        )
         .constant("consolidation_sentinel", limits::CONSOLIDATION_SENTINEL)
         .constant("restored_marker", limits::RESTORED_MARKER)
         .constant("resolved_marker", limits::RESOLVED_MARKER)

@@ -151,7 +151,6 @@ impl WorkingMemorySections {
     }
 }
 
-
 /// Arguments of the `update_working_memory` tool, and the model's structured output for an
 /// update request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -172,7 +171,10 @@ impl WorkingMemoryUpdate {
     pub fn output_schema() -> serde_json::Value {
         let op = |name: &str, field: Option<(&str, serde_json::Value)>| {
             let mut properties = serde_json::Map::new();
-            properties.insert("op".to_owned(), serde_json::json!({"type": "string", "enum": [name]}));
+            properties.insert(
+                "op".to_owned(),
+                serde_json::json!({"type": "string", "enum": [name]}),
+            );
             let mut required = vec![serde_json::Value::from("op")];
             if let Some((key, schema)) = field {
                 properties.insert(key.to_owned(), schema);
@@ -203,7 +205,10 @@ impl WorkingMemoryUpdate {
         for section in WorkingMemorySection::ALL {
             sections.insert(section.header().to_owned(), section_op.clone());
         }
-        let headers: Vec<&str> = WorkingMemorySection::ALL.iter().map(|s| s.header()).collect();
+        let headers: Vec<&str> = WorkingMemorySection::ALL
+            .iter()
+            .map(|s| s.header())
+            .collect();
         serde_json::json!({
             "type": "object",
             "properties": {

@@ -32,9 +32,7 @@ pub use crate::reader::{
     Diagnostic, ReaderOptions, RolloutRead, RolloutReader, read_rollout, read_rollout_path,
 };
 pub use crate::redact::{LineRedactor, redact_bytes, redact_json_strings, redact_secrets};
-pub use crate::tokens::{
-    ByteEstimate, CharCount, CjkEstimate, O200kCounter, TokenCounter, o200k,
-};
+pub use crate::tokens::{ByteEstimate, CharCount, CjkEstimate, O200kCounter, TokenCounter, o200k};
 pub use crate::truncate::{
     DEFAULT_TOOL_RESULT_CHARS, TruncationPolicy, truncate_middle, truncate_tool_result,
 };

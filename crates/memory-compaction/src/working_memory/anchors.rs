@@ -34,19 +34,116 @@ const MONTHS: &[&str] = &[
     "december",
 ];
 
-const DECISION_WORDS: &[&str] = &["because", "decided", "chose", "committed", "agreed", "resolved"];
+const DECISION_WORDS: &[&str] = &[
+    "because",
+    "decided",
+    "chose",
+    "committed",
+    "agreed",
+    "resolved",
+];
 
 /// Capitalized words that are not names: sentence starters and the section's own vocabulary.
 const COMMON_WORDS: &[&str] = &[
-    "the", "and", "for", "with", "from", "this", "that", "these", "those", "not", "but", "then",
-    "its", "they", "their", "them", "she", "her", "him", "his", "our", "you", "your", "who",
-    "which", "what", "when", "where", "how", "why", "all", "each", "every", "both", "few",
-    "more", "most", "other", "some", "such", "than", "too", "very", "also", "just", "about",
-    "after", "before", "between", "into", "through", "during", "again", "further", "once",
-    "here", "there", "over", "under", "out", "off", "own", "same", "only", "new", "old", "key",
-    "facts", "decisions", "session", "working", "memory", "are", "was", "were", "has", "have",
-    "had", "been", "will", "would", "could", "should", "may", "might", "shall", "use", "uses",
-    "used", "user", "users", "added", "fixed", "set", "see", "note", "keep", "run", "runs",
+    "the",
+    "and",
+    "for",
+    "with",
+    "from",
+    "this",
+    "that",
+    "these",
+    "those",
+    "not",
+    "but",
+    "then",
+    "its",
+    "they",
+    "their",
+    "them",
+    "she",
+    "her",
+    "him",
+    "his",
+    "our",
+    "you",
+    "your",
+    "who",
+    "which",
+    "what",
+    "when",
+    "where",
+    "how",
+    "why",
+    "all",
+    "each",
+    "every",
+    "both",
+    "few",
+    "more",
+    "most",
+    "other",
+    "some",
+    "such",
+    "than",
+    "too",
+    "very",
+    "also",
+    "just",
+    "about",
+    "after",
+    "before",
+    "between",
+    "into",
+    "through",
+    "during",
+    "again",
+    "further",
+    "once",
+    "here",
+    "there",
+    "over",
+    "under",
+    "out",
+    "off",
+    "own",
+    "same",
+    "only",
+    "new",
+    "old",
+    "key",
+    "facts",
+    "decisions",
+    "session",
+    "working",
+    "memory",
+    "are",
+    "was",
+    "were",
+    "has",
+    "have",
+    "had",
+    "been",
+    "will",
+    "would",
+    "could",
+    "should",
+    "may",
+    "might",
+    "shall",
+    "use",
+    "uses",
+    "used",
+    "user",
+    "users",
+    "added",
+    "fixed",
+    "set",
+    "see",
+    "note",
+    "keep",
+    "run",
+    "runs",
 ];
 
 /// The anchors of a text, lower-cased and deduplicated.
@@ -66,18 +163,19 @@ pub fn lexical_anchors(text: &str) -> HashSet<String> {
         if let Some(amount) = money(word) {
             found.insert(amount.to_owned());
         }
-        if is_number(word) {
-            if let Some(next) = next {
-                let unit = next.to_ascii_lowercase();
-                if MONTHS.contains(&unit.as_str()) && word.len() <= 2 {
-                    if let Some(year) = words.get(at + 2).map(|w| w.trim_end_matches('.')) {
-                        if year.len() == 4 && is_number(year) {
-                            found.insert(format!("{word} {unit} {year}"));
-                        }
-                    }
-                } else if UNITS.contains(&unit.as_str()) {
-                    found.insert(format!("{word} {unit}"));
+        if is_number(word)
+            && let Some(next) = next
+        {
+            let unit = next.to_ascii_lowercase();
+            if MONTHS.contains(&unit.as_str()) && word.len() <= 2 {
+                if let Some(year) = words.get(at + 2).map(|w| w.trim_end_matches('.'))
+                    && year.len() == 4
+                    && is_number(year)
+                {
+                    found.insert(format!("{word} {unit} {year}"));
                 }
+            } else if UNITS.contains(&unit.as_str()) {
+                found.insert(format!("{word} {unit}"));
             }
         }
         if word.len() > 1 && word.ends_with('%') && is_number(&word[..word.len() - 1]) {
@@ -85,9 +183,8 @@ pub fn lexical_anchors(text: &str) -> HashSet<String> {
         }
         for part in word.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')) {
             let lower = part.to_ascii_lowercase();
-            if DECISION_WORDS.contains(&lower.as_str()) {
-                found.insert(lower);
-            } else if is_name(part) && !COMMON_WORDS.contains(&lower.as_str()) {
+            let decision = DECISION_WORDS.contains(&lower.as_str());
+            if decision || (is_name(part) && !COMMON_WORDS.contains(&lower.as_str())) {
                 found.insert(lower);
             }
         }
@@ -153,8 +250,17 @@ mod tests {
         assert_eq!(
             sorted,
             [
-                "$2,000", "12 tests", "2024-01-20", "3 kids", "40%", "6 am", "7 may 2024",
-                "because", "decided", "mccloud", "openai"
+                "$2,000",
+                "12 tests",
+                "2024-01-20",
+                "3 kids",
+                "40%",
+                "6 am",
+                "7 may 2024",
+                "because",
+                "decided",
+                "mccloud",
+                "openai"
             ]
         );
     }

@@ -63,13 +63,22 @@ pub(crate) fn bound(body: &str, location: &str) -> Option<Moved> {
     if !locations.iter().any(|place| place == location) {
         locations.push(location.to_owned());
     }
-    let pointer = format!("- {}{}]", limits::MOVED_POINTER_PREFIX, locations.join(", "));
+    let pointer = format!(
+        "- {}{}]",
+        limits::MOVED_POINTER_PREFIX,
+        locations.join(", ")
+    );
     let mut bullets = 1 + lines.iter().filter(|(_, item)| item.is_some()).count();
-    let mut tokens = text::tokens(&pointer) + lines.iter().map(|(line, _)| text::tokens(line) + 1).sum::<usize>();
+    let mut tokens = text::tokens(&pointer)
+        + lines
+            .iter()
+            .map(|(line, _)| text::tokens(line) + 1)
+            .sum::<usize>();
     let mut entries = Vec::new();
     let mut kept = Vec::with_capacity(lines.len());
     for (line, item) in lines {
-        let over = bullets > limits::SECTION_BULLET_THRESHOLD || tokens > limits::SECTION_TOKEN_THRESHOLD;
+        let over =
+            bullets > limits::SECTION_BULLET_THRESHOLD || tokens > limits::SECTION_TOKEN_THRESHOLD;
         match item {
             Some(item) if over => {
                 bullets -= 1;
@@ -101,12 +110,29 @@ mod tests {
         assert_eq!(moved.entries.first().map(String::as_str), Some("error 1"));
         let size = SectionSize::of(&moved.body);
         assert!(size.bullets <= limits::SECTION_BULLET_THRESHOLD, "{size:?}");
-        assert!(moved.body.starts_with("- [earlier entries moved to archive_002/moved.md]\n"));
+        assert!(
+            moved
+                .body
+                .starts_with("- [earlier entries moved to archive_002/moved.md]\n")
+        );
         assert!(moved.body.ends_with("- error 51"));
         // Growing past the bound again merges the pointer.
-        let grown: String = format!("{}\n{}", moved.body, (60..=90).map(|i| format!("- error {i}")).collect::<Vec<_>>().join("\n"));
+        let grown: String = format!(
+            "{}\n{}",
+            moved.body,
+            (60..=90)
+                .map(|i| format!("- error {i}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
         let again = bound(&grown, "archive_005/moved.md").unwrap();
-        assert!(again.body.starts_with("- [earlier entries moved to archive_002/moved.md, archive_005/moved.md]\n"), "{}", again.body);
+        assert!(
+            again.body.starts_with(
+                "- [earlier entries moved to archive_002/moved.md, archive_005/moved.md]\n"
+            ),
+            "{}",
+            again.body
+        );
         assert_eq!(again.body.matches(limits::MOVED_POINTER_PREFIX).count(), 1);
     }
 }

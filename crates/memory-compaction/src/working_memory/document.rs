@@ -187,7 +187,9 @@ struct Block<'a> {
 
 fn parse(text: &str) -> WorkingMemoryDocument {
     let mut blocks: Vec<Block<'_>> = Vec::new();
-    let mut lines = text.split('\n').map(|line| line.strip_suffix('\r').unwrap_or(line));
+    let mut lines = text
+        .split('\n')
+        .map(|line| line.strip_suffix('\r').unwrap_or(line));
     let mut first = true;
     while let Some(line) = lines.next() {
         if first && line.trim() == "---" {
@@ -258,14 +260,22 @@ mod tests {
 
     #[test]
     fn none_bodies_are_empty() {
-        for body in ["none", "(none)", "_none_", "- none", "None.", "*None*", "  "] {
+        for body in [
+            "none", "(none)", "_none_", "- none", "None.", "*None*", "  ",
+        ] {
             assert_eq!(normalize_body(body), "", "{body:?}");
         }
-        assert_eq!(normalize_body("none of the tests fail"), "none of the tests fail");
+        assert_eq!(
+            normalize_body("none of the tests fail"),
+            "none of the tests fail"
+        );
     }
 
     #[test]
     fn header_lines_inside_a_body_are_demoted() {
-        assert_eq!(normalize_body("a\n## b\n  ## c\n### d"), "a\n### b\n  ### c\n### d");
+        assert_eq!(
+            normalize_body("a\n## b\n  ## c\n### d"),
+            "a\n### b\n  ### c\n### d"
+        );
     }
 }

@@ -22,9 +22,9 @@ use memory_protocol::working_memory::{
 
 use super::bound::bound;
 use super::document::{WorkingMemoryDocument, normalize_body};
+use super::guards::key_facts::without_sentinel;
 use super::guards::{self, quoted};
 use super::ops::{ReadOp, SectionOps};
-use super::guards::key_facts::without_sentinel;
 use super::text::{SectionSize, append_items, fresh_items, item_keys};
 
 /// Where entries moved out of a bounded section are said to be, when the caller has no
@@ -79,7 +79,11 @@ impl MergeOutcome {
 }
 
 /// Merges `ops` into `old` (see the module docs).
-pub fn merge(old: &WorkingMemoryDocument, ops: &SectionOps, options: &MergeOptions) -> MergeOutcome {
+pub fn merge(
+    old: &WorkingMemoryDocument,
+    ops: &SectionOps,
+    options: &MergeOptions,
+) -> MergeOutcome {
     let mut document = WorkingMemoryDocument::new();
     let mut guards = Vec::new();
     let mut moved = Vec::new();
@@ -97,30 +101,36 @@ pub fn merge(old: &WorkingMemoryDocument, ops: &SectionOps, options: &MergeOptio
             SectionOp::Update { content } => normalize_body(&content),
             SectionOp::Append { items } => append_items(old_body, &items),
         };
-        if applied != OpName::Keep && bounded(section) && grew(old_body, &body) {
-            if let Some(result) = bound(&body, &options.moved_location) {
-                log.note(
-                    GuardKind::SectionBound,
-                    applied,
-                    format!(
-                        "the section passed its hard bound: {} oldest entr{} moved to {}: {}",
-                        result.entries.len(),
-                        if result.entries.len() == 1 { "y" } else { "ies" },
-                        options.moved_location,
-                        result
-                            .entries
-                            .iter()
-                            .map(|entry| format!("`{entry}`"))
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    ),
-                );
-                body = result.body;
-                moved.push(MovedEntries {
-                    section,
-                    entries: result.entries,
-                });
-            }
+        if applied != OpName::Keep
+            && bounded(section)
+            && grew(old_body, &body)
+            && let Some(result) = bound(&body, &options.moved_location)
+        {
+            log.note(
+                GuardKind::SectionBound,
+                applied,
+                format!(
+                    "the section passed its hard bound: {} oldest entr{} moved to {}: {}",
+                    result.entries.len(),
+                    if result.entries.len() == 1 {
+                        "y"
+                    } else {
+                        "ies"
+                    },
+                    options.moved_location,
+                    result
+                        .entries
+                        .iter()
+                        .map(|entry| format!("`{entry}`"))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            );
+            body = result.body;
+            moved.push(MovedEntries {
+                section,
+                entries: result.entries,
+            });
         }
         document.set_normalized(section, body);
     }
@@ -199,15 +209,16 @@ fn decide(
         );
     }
     let mut op = read.op.clone();
-    if let SectionOp::Update { content } = &op {
-        if !old.is_empty() && normalize_body(content).is_empty() {
-            log.note(
-                GuardKind::EmptyUpdate,
-                OpName::Keep,
-                "an UPDATE with an empty body would empty the section: it is kept".to_owned(),
-            );
-            return SectionOp::Keep;
-        }
+    if let SectionOp::Update { content } = &op
+        && !old.is_empty()
+        && normalize_body(content).is_empty()
+    {
+        log.note(
+            GuardKind::EmptyUpdate,
+            OpName::Keep,
+            "an UPDATE with an empty body would empty the section: it is kept".to_owned(),
+        );
+        return SectionOp::Keep;
     }
     if !old.is_empty() {
         let verdict = guards::run(section, old, op);
@@ -242,4 +253,28 @@ fn decide(
         return guards::append_or_keep(fresh);
     }
     op
+}
+
+/// Merges a document the model wrote whole (a create or fallback answer) into `previous`
+/// through the guards: every non-empty section of the new document is an UPDATE of the
+/// previous one, every empty section a KEEP.
+pub fn merge_created(
+    previous: &WorkingMemoryDocument,
+    created: &str,
+    options: &MergeOptions,
+) -> MergeOutcome {
+    let created = WorkingMemoryDocument::parse(created);
+    let mut ops = SectionOps::new();
+    for section in WorkingMemorySection::ALL {
+        let body = created.body(section);
+        let op = if body.is_empty() {
+            SectionOp::Keep
+        } else {
+            SectionOp::Update {
+                content: body.to_owned(),
+            }
+        };
+        ops.set(section, ReadOp::exact(op));
+    }
+    merge(previous, &ops, options)
 }

@@ -7,7 +7,9 @@
 //! reads those arguments, repairing malformed output section by section; [`ops`] reads each
 //! operation leniently; [`merge`] applies them through the per-section [`guards`], and
 //! [`bound`] keeps the two growing sections within their hard bound. [`reminders`] lists the
-//! oversized sections the update prompt warns about.
+//! oversized sections the update prompt warns about. [`session`] keeps the session window:
+//! live messages, commits into archives that update the working memory from the messages it
+//! has not seen, and the assembled context.
 //!
 //! Invariants of a merge, whatever the operations:
 //!
@@ -34,37 +36,12 @@ pub mod ops;
 pub mod paths;
 pub mod recover;
 pub mod reminders;
+pub mod session;
 pub mod text;
 
 pub use self::document::{WorkingMemoryDocument, is_working_memory};
 pub use self::error::{Error, Result};
-pub use self::merge::{MergeOptions, MergeOutcome, MovedEntries, merge, merge_text};
+pub use self::merge::{MergeOptions, MergeOutcome, MovedEntries, merge, merge_created, merge_text};
 pub use self::ops::{ReadOp, SectionOps};
 pub use self::recover::{Recovery, RecoveryPath, read_arguments, read_arguments_value};
 pub use self::reminders::section_size_warnings;
-
-use memory_protocol::working_memory::{SectionOp, WorkingMemorySection};
-
-/// Merges a document the model wrote whole (a create or fallback answer) into `previous`
-/// through the guards: every non-empty section of the new document is an UPDATE of the
-/// previous one, every empty section a KEEP.
-pub fn merge_created(
-    previous: &WorkingMemoryDocument,
-    created: &str,
-    options: &MergeOptions,
-) -> MergeOutcome {
-    let created = WorkingMemoryDocument::parse(created);
-    let mut ops = SectionOps::new();
-    for section in WorkingMemorySection::ALL {
-        let body = created.body(section);
-        let op = if body.is_empty() {
-            SectionOp::Keep
-        } else {
-            SectionOp::Update {
-                content: body.to_owned(),
-            }
-        };
-        ops.set(section, ReadOp::exact(op));
-    }
-    merge(previous, &ops, options)
-}

@@ -68,10 +68,10 @@ impl SectionOps {
     pub fn from_sections(sections: &Map<String, Value>) -> Self {
         let mut ops = Self::new();
         for (key, value) in sections {
-            if let Some(section) = section_named(key.trim()) {
-                if ops.get(section).is_none() {
-                    ops.set(section, read_op(value));
-                }
+            if let Some(section) = section_named(key.trim())
+                && ops.get(section).is_none()
+            {
+                ops.set(section, read_op(value));
             }
         }
         ops
@@ -199,7 +199,9 @@ mod tests {
         assert_eq!(read_op(&json!({"op": "keep"})).op, SectionOp::Keep);
         assert_eq!(
             read_op(&json!({"op": " Update ", "content": "x"})).op,
-            SectionOp::Update { content: "x".into() }
+            SectionOp::Update {
+                content: "x".into()
+            }
         );
     }
 
@@ -222,14 +224,18 @@ mod tests {
 
     #[test]
     fn append_items_are_cleaned_and_non_strings_dropped() {
-        let read = read_op(&json!({"op": "APPEND", "items": ["- a", 42, null, {"x": 1}, "  ", "b\nc"]}));
+        let read =
+            read_op(&json!({"op": "APPEND", "items": ["- a", 42, null, {"x": 1}, "  ", "b\nc"]}));
         assert_eq!(
             read.op,
             SectionOp::Append {
                 items: vec!["a".into(), "b c".into()]
             }
         );
-        assert_eq!(read.problem.as_deref(), Some("3 item(s) that were not text dropped"));
+        assert_eq!(
+            read.problem.as_deref(),
+            Some("3 item(s) that were not text dropped")
+        );
         let from_content = read_op(&json!({"op": "APPEND", "content": "- x\n- y"}));
         assert_eq!(
             from_content.op,

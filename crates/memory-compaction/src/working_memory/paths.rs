@@ -32,7 +32,11 @@ pub fn path_tokens(text: &str) -> BTreeSet<String> {
 pub fn path_token(word: &str) -> Option<&str> {
     if let Some(scheme_end) = word.find("://") {
         let scheme = &word[..scheme_end];
-        if !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+') {
+        if !scheme.is_empty()
+            && scheme
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+')
+        {
             let url = word.trim_end_matches(['.', ',', ':', '!', '?']);
             return (url.len() > scheme_end + 3).then_some(url);
         }
@@ -123,10 +127,16 @@ mod tests {
 
     #[test]
     fn extensions_end_the_token() {
-        assert_eq!(tokens("edit App.tsx and config.json"), ["App.tsx", "config.json"]);
+        assert_eq!(
+            tokens("edit App.tsx and config.json"),
+            ["App.tsx", "config.json"]
+        );
         assert_eq!(tokens("x.jsx file.pyc"), ["x.jsx"]);
         assert_eq!(tokens(r"C:\dir\x.rs"), [r"C:\dir\x.rs"]);
-        assert_eq!(tokens("at crates/a/src/lib.rs:88:14: boom"), ["crates/a/src/lib.rs"]);
+        assert_eq!(
+            tokens("at crates/a/src/lib.rs:88:14: boom"),
+            ["crates/a/src/lib.rs"]
+        );
     }
 
     #[test]
@@ -139,7 +149,10 @@ mod tests {
 
     #[test]
     fn slash_paths_need_identifier_segments() {
-        assert_eq!(tokens("openviking/session/session"), ["openviking/session/session"]);
+        assert_eq!(
+            tokens("openviking/session/session"),
+            ["openviking/session/session"]
+        );
         assert!(tokens("and/or I/O 24/7 hello README").is_empty());
     }
 }

@@ -72,19 +72,18 @@ fn read_text(raw: &str, depth: usize) -> Option<Recovery> {
     if text.is_empty() || depth > MAX_DEPTH {
         return None;
     }
-    if let Ok(value) = serde_json::from_str::<Value>(text) {
-        if let Some(found) = read_value(&value, depth) {
-            return Some(found);
-        }
+    if let Ok(value) = serde_json::from_str::<Value>(text)
+        && let Some(found) = read_value(&value, depth)
+    {
+        return Some(found);
     }
     for inner in [fenced(text), braced(text)].into_iter().flatten() {
-        if inner.len() < text.len() {
-            if let Ok(value) = serde_json::from_str::<Value>(inner) {
-                if let Some(mut found) = read_value(&value, depth + 1) {
-                    found.path = found.path.max_with(RecoveryPath::Unwrapped);
-                    return Some(found);
-                }
-            }
+        if inner.len() < text.len()
+            && let Ok(value) = serde_json::from_str::<Value>(inner)
+            && let Some(mut found) = read_value(&value, depth + 1)
+        {
+            found.path = found.path.max_with(RecoveryPath::Unwrapped);
+            return Some(found);
         }
     }
     if let Some(found) = scan(text) {
@@ -103,7 +102,11 @@ impl RecoveryPath {
             RecoveryPath::Unwrapped => 1,
             RecoveryPath::Repaired => 2,
         };
-        if rank(other) > rank(self) { other } else { self }
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
     }
 }
 
@@ -143,11 +146,11 @@ fn read_value(value: &Value, depth: usize) -> Option<Recovery> {
                 });
             }
             for key in WRAPPER_KEYS {
-                if let Some(inner) = object.get(key) {
-                    if let Some(mut found) = read_value(inner, depth + 1) {
-                        found.path = found.path.max_with(RecoveryPath::Unwrapped);
-                        return Some(found);
-                    }
+                if let Some(inner) = object.get(key)
+                    && let Some(mut found) = read_value(inner, depth + 1)
+                {
+                    found.path = found.path.max_with(RecoveryPath::Unwrapped);
+                    return Some(found);
                 }
             }
             None
@@ -209,7 +212,9 @@ fn scan(text: &str) -> Option<Recovery> {
         for (at, _) in lower.match_indices(&name) {
             if let Some(value) = section_value(text, at, at + name.len()) {
                 let read = read_op(&value);
-                if read.problem.is_none() || !matches!(read.op, memory_protocol::working_memory::SectionOp::Keep) {
+                if read.problem.is_none()
+                    || !matches!(read.op, memory_protocol::working_memory::SectionOp::Keep)
+                {
                     ops.set(section, read);
                     break;
                 }
@@ -282,9 +287,7 @@ impl Loose {
                     .map(Loose::into_value)
                     .collect(),
             ),
-            Loose::Literal(text) => {
-                serde_json::from_str(&text).unwrap_or(Value::String(text))
-            }
+            Loose::Literal(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
         }
     }
 }
@@ -465,7 +468,9 @@ impl<'a> Scanner<'a> {
                     Some(next) => {
                         let next = next.trim_start();
                         next.is_empty()
-                            || next.starts_with(['}', ']', '{', '[', '"', '\u{201C}', '\u{201D}', '\''])
+                            || next.starts_with([
+                                '}', ']', '{', '[', '"', '\u{201C}', '\u{201D}', '\'',
+                            ])
                     }
                     None => false,
                 }

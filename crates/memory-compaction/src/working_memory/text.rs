@@ -100,7 +100,10 @@ const STATUS_TAGS: [&str; 4] = [
 pub fn strip_status_tags(item: &str) -> &str {
     let mut rest = item.trim_start();
     loop {
-        let Some(tag) = STATUS_TAGS.iter().find(|tag| starts_with_ignore_case(rest, tag)) else {
+        let Some(tag) = STATUS_TAGS
+            .iter()
+            .find(|tag| starts_with_ignore_case(rest, tag))
+        else {
             return rest;
         };
         rest = rest[tag.len()..].trim_start();
@@ -114,7 +117,10 @@ pub fn has_status_tag(item: &str, tag: &str) -> bool {
         if starts_with_ignore_case(rest, tag) {
             return true;
         }
-        let Some(other) = STATUS_TAGS.iter().find(|t| starts_with_ignore_case(rest, t)) else {
+        let Some(other) = STATUS_TAGS
+            .iter()
+            .find(|t| starts_with_ignore_case(rest, t))
+        else {
             return false;
         };
         rest = rest[other.len()..].trim_start();
@@ -224,7 +230,10 @@ mod tests {
 
     #[test]
     fn keys_ignore_case_tags_emphasis_and_spacing() {
-        assert_eq!(item_key("- [resolved] **Fix**  the `parser`."), "fix the parser");
+        assert_eq!(
+            item_key("- [resolved] **Fix**  the `parser`."),
+            "fix the parser"
+        );
         assert_eq!(item_key("[RESTORED] [new] x"), "x");
         assert_eq!(item_key("snake_case_name"), "snake_case_name");
     }

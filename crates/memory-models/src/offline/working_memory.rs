@@ -30,9 +30,9 @@ use serde_json::Value;
 
 use super::OFFLINE_NOTICE;
 use super::extract::{
-    CommandStatus, MAX_LINE_CHARS, command_from_args, command_key, command_status,
-    error_line, exit_code_in_text, first_sentence, is_inspection, one_line, patch_changes,
-    preferences, strip_context_blocks,
+    CommandStatus, MAX_LINE_CHARS, command_from_args, command_key, command_status, error_line,
+    exit_code_in_text, first_sentence, is_inspection, one_line, patch_changes, preferences,
+    strip_context_blocks,
 };
 
 /// Most words of a title.
@@ -208,7 +208,11 @@ fn observe_user(seen: &mut Observed, text: &str) {
     let text = strip_context_blocks(text);
     let request = one_line(first_sentence(&text), MAX_LINE_CHARS);
     let lower = text.trim_start().to_ascii_lowercase();
-    if !seen.requests.is_empty() && CORRECTION_STARTS.iter().any(|start| lower.starts_with(start)) {
+    if !seen.requests.is_empty()
+        && CORRECTION_STARTS
+            .iter()
+            .any(|start| lower.starts_with(start))
+    {
         push_distinct(
             &mut seen.corrections,
             format!("User correction: {}", one_line(text.trim(), MAX_LINE_CHARS)),
@@ -220,14 +224,22 @@ fn observe_user(seen: &mut Observed, text: &str) {
     }
     for sentence in sentences(&text) {
         let lower = sentence.to_ascii_lowercase();
-        if !sentence.ends_with('?') && CONSTRAINT_STARTS.iter().any(|start| lower.starts_with(start)) {
-            let rule = format!("User rule: {}", ensure_period(&one_line(sentence, MAX_LINE_CHARS)));
+        if !sentence.ends_with('?')
+            && CONSTRAINT_STARTS
+                .iter()
+                .any(|start| lower.starts_with(start))
+        {
+            let rule = format!(
+                "User rule: {}",
+                ensure_period(&one_line(sentence, MAX_LINE_CHARS))
+            );
             push_distinct(&mut seen.requirements, rule);
         }
     }
     for sentence in sentences(&text) {
         if sentence.ends_with('?') {
-            seen.questions.push((one_line(sentence, MAX_LINE_CHARS), false));
+            seen.questions
+                .push((one_line(sentence, MAX_LINE_CHARS), false));
         }
     }
 }
@@ -259,7 +271,10 @@ fn observe_call(seen: &mut Observed, name: &str, arguments: &Value) {
         .any(|w| lower.contains(w))
     {
         format!("edited with `{tool}`")
-    } else if ["read", "view", "open", "cat"].iter().any(|w| lower.contains(w)) {
+    } else if ["read", "view", "open", "cat"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
         "read".to_owned()
     } else {
         format!("used by `{tool}`")
@@ -294,8 +309,12 @@ fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
     }
     match value {
         Value::String(text) => out.push(text),
-        Value::Array(values) => values.iter().for_each(|v| collect_strings(v, out, depth + 1)),
-        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out, depth + 1)),
+        Value::Array(values) => values
+            .iter()
+            .for_each(|v| collect_strings(v, out, depth + 1)),
+        Value::Object(map) => map
+            .values()
+            .for_each(|v| collect_strings(v, out, depth + 1)),
         _ => {}
     }
 }
@@ -303,9 +322,12 @@ fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
 fn looks_like_path(word: &str) -> bool {
     let word = word.trim_matches(|ch: char| "'\"`,;()".contains(ch));
     !word.starts_with('-')
-        && (word.contains('/') || word.rsplit_once('.').is_some_and(|(stem, ext)| {
-            !stem.is_empty() && (1..=5).contains(&ext.len()) && ext.bytes().all(|b| b.is_ascii_alphanumeric())
-        }))
+        && (word.contains('/')
+            || word.rsplit_once('.').is_some_and(|(stem, ext)| {
+                !stem.is_empty()
+                    && (1..=5).contains(&ext.len())
+                    && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+            }))
 }
 
 fn sentences(text: &str) -> impl Iterator<Item = &str> {
@@ -344,7 +366,10 @@ fn derive(messages: &[ConversationEntry]) -> Derived {
         if !matches!(run.status, CommandStatus::Failed(_)) {
             continue;
         }
-        let detail = run.error.clone().unwrap_or_else(|| "no error line".to_owned());
+        let detail = run
+            .error
+            .clone()
+            .unwrap_or_else(|| "no error line".to_owned());
         let fixed = seen.fixed(index);
         let entry = if fixed {
             format!("`{}` failed: {detail}; a later run passed", run.command)
@@ -354,12 +379,19 @@ fn derive(messages: &[ConversationEntry]) -> Derived {
         push_distinct(&mut errors, entry);
         if fixed {
             if !is_inspection(&run.command) {
-                push_distinct(&mut facts, format!("`{}` passes after the fix", run.command));
+                push_distinct(
+                    &mut facts,
+                    format!("`{}` passes after the fix", run.command),
+                );
             }
         } else {
             push_distinct(
                 &mut open,
-                format!("{} `{}` still fails: {detail}", limits::NEW_MARKER, run.command),
+                format!(
+                    "{} `{}` still fails: {detail}",
+                    limits::NEW_MARKER,
+                    run.command
+                ),
             );
         }
     }
@@ -414,7 +446,10 @@ fn title_from(request: &str) -> String {
 fn current_state(seen: &Observed, open: usize) -> String {
     let mut sentences = Vec::new();
     if let Some(request) = seen.requests.last() {
-        sentences.push(format!("Latest request: {}.", request.trim_end_matches(['.', '?', '!'])));
+        sentences.push(format!(
+            "Latest request: {}.",
+            request.trim_end_matches(['.', '?', '!'])
+        ));
     }
     if let Some(run) = seen.runs.last() {
         let outcome = match run.status {
@@ -492,7 +527,8 @@ pub(crate) fn update(input: &WorkingMemoryUpdateInput) -> WorkingMemoryUpdate {
             .map(|s| s.body.as_str())
             .unwrap_or("")
     };
-    let warned = |section: WorkingMemorySection| input.warnings.iter().any(|w| w.section == section);
+    let warned =
+        |section: WorkingMemorySection| input.warnings.iter().any(|w| w.section == section);
     let new_only = |section: WorkingMemorySection, items: &[String]| -> Vec<String> {
         let existing = body(section).to_lowercase();
         items
@@ -560,7 +596,9 @@ fn consolidate(body: &str, fresh: &[String]) -> SectionOp {
     let items: Vec<&str> = body
         .lines()
         .map(|line| line.trim().trim_start_matches(['-', '*']).trim())
-        .filter(|item| !item.is_empty() && *item != limits::CONSOLIDATION_SENTINEL && !item.starts_with('#'))
+        .filter(|item| {
+            !item.is_empty() && *item != limits::CONSOLIDATION_SENTINEL && !item.starts_with('#')
+        })
         .collect();
     let mut lines: Vec<String> = items
         .chunks(CONSOLIDATE_GROUP)
@@ -579,7 +617,10 @@ fn open_issues(body: &str, derived: &Derived) -> SectionOp {
     let mut changed = false;
     for line in body.lines() {
         let trimmed = line.trim();
-        let Some(item) = trimmed.strip_prefix("- ").or_else(|| trimmed.strip_prefix("* ")) else {
+        let Some(item) = trimmed
+            .strip_prefix("- ")
+            .or_else(|| trimmed.strip_prefix("* "))
+        else {
             if !trimmed.is_empty() {
                 lines.push(trimmed.to_owned());
             }
@@ -601,7 +642,11 @@ fn open_issues(body: &str, derived: &Derived) -> SectionOp {
             changed = true;
         } else {
             changed |= core.len() != item.len() && item.starts_with(limits::NEW_MARKER);
-            let kept = if item.starts_with(limits::NEW_MARKER) { core } else { item };
+            let kept = if item.starts_with(limits::NEW_MARKER) {
+                core
+            } else {
+                item
+            };
             lines.push(format!("- {kept}"));
         }
     }

@@ -56,14 +56,30 @@ fn session() -> Vec<ConversationEntry> {
     entries(vec![
         user("Fix the tide importer for the March tables. Keep the CSV parser strict."),
         call("c1", "shell", json!({"cmd": "pytest tests/test_import.py"})),
-        result("c1", "shell", "FAILED tests/test_import.py::test_march\nValueError: bad time 24:00\nexit code: 1", true),
-        say("The station writes midnight as 24:00. I'll normalize it in parse_time instead of loosening the parser, because the format is documented."),
-        call("c2", "apply_patch", json!({"input": "*** Begin Patch\n*** Update File: tides/parse.py\n@@\n-x\n+y\n*** End Patch"})),
+        result(
+            "c1",
+            "shell",
+            "FAILED tests/test_import.py::test_march\nValueError: bad time 24:00\nexit code: 1",
+            true,
+        ),
+        say(
+            "The station writes midnight as 24:00. I'll normalize it in parse_time instead of loosening the parser, because the format is documented.",
+        ),
+        call(
+            "c2",
+            "apply_patch",
+            json!({"input": "*** Begin Patch\n*** Update File: tides/parse.py\n@@\n-x\n+y\n*** End Patch"}),
+        ),
         result("c2", "apply_patch", "Done", false),
         call("c3", "shell", json!({"cmd": "pytest tests/test_import.py"})),
         result("c3", "shell", "3 passed\nexit code: 0", false),
         call("c4", "shell", json!({"cmd": "mypy tides"})),
-        result("c4", "shell", "tides/plot.py:12: error: missing return type\nexit code: 1", true),
+        result(
+            "c4",
+            "shell",
+            "tides/plot.py:12: error: missing return type\nexit code: 1",
+            true,
+        ),
         user("Does April use the same format?"),
     ])
 }
@@ -108,23 +124,40 @@ async fn create_reads_every_section_from_the_structure() {
         "Fix the tide importer for the March tables"
     );
     let state = section(&document, "Current State");
-    assert!(state.contains("Latest request: Does April use the same format"), "{state}");
+    assert!(
+        state.contains("Latest request: Does April use the same format"),
+        "{state}"
+    );
     assert!(state.contains("`mypy tides` failed"), "{state}");
     assert!(state.ends_with(OFFLINE_NOTICE));
     let goals = section(&document, "Task & Goals");
     assert!(goals.contains("- Fix the tide importer for the March tables"));
     let facts = section(&document, "Key Facts & Decisions");
-    assert!(facts.contains("User rule: Keep the CSV parser strict."), "{facts}");
+    assert!(
+        facts.contains("User rule: Keep the CSV parser strict."),
+        "{facts}"
+    );
     assert!(facts.contains("Decision: "), "{facts}");
     assert!(facts.contains("`pytest tests/test_import.py` passes after the fix"));
     assert!(section(&document, "Files & Context").contains("`tides/parse.py`: updated"));
     let errors = section(&document, "Errors & Corrections");
-    assert!(errors.contains("`pytest tests/test_import.py` failed: ValueError: bad time 24:00; a later run passed"), "{errors}");
+    assert!(
+        errors.contains(
+            "`pytest tests/test_import.py` failed: ValueError: bad time 24:00; a later run passed"
+        ),
+        "{errors}"
+    );
     assert!(errors.contains("`mypy tides` failed: tides/plot.py:12: error: missing return type"));
     let open = section(&document, "Open Issues");
     assert!(open.contains("[new] `mypy tides` still fails"), "{open}");
-    assert!(open.contains("[new] Unanswered question: Does April use the same format?"), "{open}");
-    assert!(!open.contains("pytest"), "a fixed failure is not open: {open}");
+    assert!(
+        open.contains("[new] Unanswered question: Does April use the same format?"),
+        "{open}"
+    );
+    assert!(
+        !open.contains("pytest"),
+        "a fixed failure is not open: {open}"
+    );
 }
 
 fn bodies(pairs: &[(WorkingMemorySection, &str)]) -> Vec<SectionBody> {
@@ -146,31 +179,50 @@ async fn update_appends_what_is_new_and_settles_what_passed() {
     let input = WorkingMemoryUpdateInput {
         sections: bodies(&[
             (WorkingMemorySection::SessionTitle, "Tide importer fixes"),
-            (WorkingMemorySection::FilesAndContext, "- `tides/parse.py`: updated"),
-            (WorkingMemorySection::OpenIssues, "- [new] `mypy tides` still fails: missing return type\n- plotting colours"),
+            (
+                WorkingMemorySection::FilesAndContext,
+                "- `tides/parse.py`: updated",
+            ),
+            (
+                WorkingMemorySection::OpenIssues,
+                "- [new] `mypy tides` still fails: missing return type\n- plotting colours",
+            ),
         ]),
         messages: entries(vec![
             user("Now fix the type error."),
             call("c1", "edit_file", json!({"path": "tides/plot.py"})),
             result("c1", "edit_file", "ok", false),
             call("c2", "shell", json!({"cmd": "mypy tides"})),
-            result("c2", "shell", "Success: no issues found\nexit code: 0", false),
+            result(
+                "c2",
+                "shell",
+                "Success: no issues found\nexit code: 0",
+                false,
+            ),
         ]),
         warnings: Vec::new(),
     };
-    let text = complete(TaskKind::WorkingMemoryUpdate, serde_json::to_value(&input).unwrap()).await;
+    let text = complete(
+        TaskKind::WorkingMemoryUpdate,
+        serde_json::to_value(&input).unwrap(),
+    )
+    .await;
     let update: WorkingMemoryUpdate = serde_json::from_str(&text).unwrap();
     let ops = update.sections;
     assert_eq!(ops.session_title, SectionOp::Keep);
     assert!(matches!(ops.current_state, SectionOp::Update { .. }));
     assert_eq!(
         ops.files_and_context,
-        SectionOp::Append { items: vec!["`tides/plot.py`: edited with `edit_file`".into()] }
+        SectionOp::Append {
+            items: vec!["`tides/plot.py`: edited with `edit_file`".into()]
+        }
     );
     assert_eq!(
         ops.open_issues,
         SectionOp::Update {
-            content: "- [resolved] `mypy tides` still fails: missing return type\n- plotting colours".into()
+            content:
+                "- [resolved] `mypy tides` still fails: missing return type\n- plotting colours"
+                    .into()
         }
     );
     assert_eq!(ops.errors_and_corrections, SectionOp::Keep);
@@ -180,7 +232,10 @@ async fn update_appends_what_is_new_and_settles_what_passed() {
 async fn a_warned_section_is_consolidated_keeping_every_word() {
     let facts: Vec<String> = (1..=30).map(|i| format!("- fact {i}")).collect();
     let input = WorkingMemoryUpdateInput {
-        sections: bodies(&[(WorkingMemorySection::KeyFactsAndDecisions, &facts.join("\n"))]),
+        sections: bodies(&[(
+            WorkingMemorySection::KeyFactsAndDecisions,
+            &facts.join("\n"),
+        )]),
         messages: Vec::new(),
         warnings: vec![SectionSizeWarning {
             section: WorkingMemorySection::KeyFactsAndDecisions,
@@ -188,7 +243,11 @@ async fn a_warned_section_is_consolidated_keeping_every_word() {
             tokens: 120,
         }],
     };
-    let text = complete(TaskKind::WorkingMemoryUpdate, serde_json::to_value(&input).unwrap()).await;
+    let text = complete(
+        TaskKind::WorkingMemoryUpdate,
+        serde_json::to_value(&input).unwrap(),
+    )
+    .await;
     let update: WorkingMemoryUpdate = serde_json::from_str(&text).unwrap();
     let SectionOp::Update { content } = update.sections.key_facts_and_decisions else {
         panic!("not consolidated: {text}");
@@ -197,7 +256,11 @@ async fn a_warned_section_is_consolidated_keeping_every_word() {
     for i in 1..=30 {
         assert!(content.contains(&format!("fact {i}")), "{i}");
     }
-    assert_eq!(update.sections.current_state, SectionOp::Keep, "no messages, nothing to say");
+    assert_eq!(
+        update.sections.current_state,
+        SectionOp::Keep,
+        "no messages, nothing to say"
+    );
 }
 
 fn any_message() -> impl Strategy<Value = ConversationMessage> {
@@ -205,10 +268,20 @@ fn any_message() -> impl Strategy<Value = ConversationMessage> {
         "\\PC{0,60}".prop_map(|text| user(&text)),
         "\\PC{0,60}".prop_map(|text| say(&text)),
         ("[a-c]", "\\PC{0,40}").prop_map(|(id, cmd)| call(&id, "shell", json!({"cmd": cmd}))),
-        ("[a-c]", "\\PC{0,60}", any::<bool>()).prop_map(|(id, text, e)| result(&id, "shell", &text, e)),
-        ("\\PC{0,30}", "\\PC{0,60}", proptest::option::of(any::<i32>())).prop_map(|(command, output, exit_code)| {
-            ConversationMessage::ShellExecution { command, output, exit_code }
-        }),
+        ("[a-c]", "\\PC{0,60}", any::<bool>())
+            .prop_map(|(id, text, e)| result(&id, "shell", &text, e)),
+        (
+            "\\PC{0,30}",
+            "\\PC{0,60}",
+            proptest::option::of(any::<i32>())
+        )
+            .prop_map(|(command, output, exit_code)| {
+                ConversationMessage::ShellExecution {
+                    command,
+                    output,
+                    exit_code,
+                }
+            }),
     ]
 }
 

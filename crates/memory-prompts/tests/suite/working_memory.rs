@@ -88,7 +88,9 @@ fn update_asks_for_one_tool_call_with_a_rule_per_section() {
             "{section}"
         );
     }
-    assert!(prompt.contains("- Errors & Corrections (errors hit, corrections the user made and approaches that failed"));
+    assert!(prompt.contains(
+        "- Errors & Corrections (errors hit, corrections the user made and approaches that failed"
+    ));
     assert!(prompt.contains("): APPEND only; KEEP when nothing new went wrong"));
     assert_eq!(
         between(&prompt, "<working-memory>\n", "\n</working-memory>"),

@@ -76,6 +76,11 @@ fn unkept_entries(old: &str, new: &str, old_size: SectionSize) -> Result<(), Str
     if lost.is_empty() {
         Ok(())
     } else {
-        Err(format!("it loses {} entr{}: {}", lost.len(), if lost.len() == 1 { "y" } else { "ies" }, quoted(&lost)))
+        Err(format!(
+            "it loses {} entr{}: {}",
+            lost.len(),
+            if lost.len() == 1 { "y" } else { "ies" },
+            quoted(&lost)
+        ))
     }
 }

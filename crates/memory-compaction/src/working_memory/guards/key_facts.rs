@@ -92,8 +92,18 @@ pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
     match op {
         SectionOp::Keep => Verdict::pass(op),
         SectionOp::Append { items } => {
-            let items: Vec<String> = items.into_iter().filter(|item| !is_sentinel(item)).collect();
-            append(&facts, size, has_sentinel, &items, GuardKind::KeyFactsAntiBloat, "")
+            let items: Vec<String> = items
+                .into_iter()
+                .filter(|item| !is_sentinel(item))
+                .collect();
+            append(
+                &facts,
+                size,
+                has_sentinel,
+                &items,
+                GuardKind::KeyFactsAntiBloat,
+                "",
+            )
         }
         SectionOp::Update { content } => {
             let new = without_sentinel(&normalize_body(&content));
@@ -249,8 +259,16 @@ fn append(
         } else {
             "they would pass the hard bound".to_owned()
         };
-        reason.push_str(&format!(", {} refused because {limit}: {}", refused.len(), quoted(&refused)));
+        reason.push_str(&format!(
+            ", {} refused because {limit}: {}",
+            refused.len(),
+            quoted(&refused)
+        ));
     }
-    let guard = if why.is_empty() { GuardKind::KeyFactsAntiBloat } else { guard };
+    let guard = if why.is_empty() {
+        GuardKind::KeyFactsAntiBloat
+    } else {
+        guard
+    };
     Verdict::changed(append_or_keep(admitted), guard, reason)
 }

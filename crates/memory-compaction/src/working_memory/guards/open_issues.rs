@@ -80,7 +80,8 @@ fn is_present(snippet: &str, text: &str) -> bool {
         let end = start + snippet.len();
         let before = text[..start].chars().next_back();
         let after = text[end..].chars().next();
-        if !(starts_word && word_char(before)) && !(ends_word && word_char(after)) {
+        let inside_a_word = (starts_word && word_char(before)) || (ends_word && word_char(after));
+        if !inside_a_word {
             return true;
         }
         from = start + snippet.chars().next().map_or(1, char::len_utf8);

@@ -14,11 +14,47 @@ use serde_json::json;
 use super::{body, guards_of, items_of, make_wm, merged, numbered};
 
 const SURNAMES: [&str; 41] = [
-    "Alvarez", "Baptiste", "Castellano", "Dubois", "Eriksen", "Fontaine", "Gallagher", "Hoffmann",
-    "Ibarra", "Jansen", "Kowalski", "Lindqvist", "Moreau", "Novak", "Okafor", "Petrov", "Quinlan",
-    "Rossi", "Sandoval", "Takahashi", "Ulrich", "Valente", "Whitfield", "Xavier", "Yilmaz",
-    "Zimmer", "Abernathy", "Brennan", "Cardenas", "Delacroix", "Esposito", "Fairbanks", "Gutierrez",
-    "Haddad", "Iversen", "Jovanovic", "Kessler", "Lombardi", "Marchetti", "Nakamura", "Oyelaran",
+    "Alvarez",
+    "Baptiste",
+    "Castellano",
+    "Dubois",
+    "Eriksen",
+    "Fontaine",
+    "Gallagher",
+    "Hoffmann",
+    "Ibarra",
+    "Jansen",
+    "Kowalski",
+    "Lindqvist",
+    "Moreau",
+    "Novak",
+    "Okafor",
+    "Petrov",
+    "Quinlan",
+    "Rossi",
+    "Sandoval",
+    "Takahashi",
+    "Ulrich",
+    "Valente",
+    "Whitfield",
+    "Xavier",
+    "Yilmaz",
+    "Zimmer",
+    "Abernathy",
+    "Brennan",
+    "Cardenas",
+    "Delacroix",
+    "Esposito",
+    "Fairbanks",
+    "Gutierrez",
+    "Haddad",
+    "Iversen",
+    "Jovanovic",
+    "Kessler",
+    "Lombardi",
+    "Marchetti",
+    "Nakamura",
+    "Oyelaran",
 ];
 
 /// Forty-one facts of a house renovation, each with a name, a date and an amount.
@@ -58,7 +94,10 @@ fn consolidated(groups: usize) -> String {
         .map(|chunk| {
             let joined: Vec<String> = chunk
                 .iter()
-                .map(|fact| fact.replace(" inspected room ", " room ").replace(" and quoted ", " "))
+                .map(|fact| {
+                    fact.replace(" inspected room ", " room ")
+                        .replace(" and quoted ", " ")
+                })
                 .collect();
             format!("- Inspections: {}", joined.join("; "))
         })
@@ -129,7 +168,11 @@ mod layer_one {
             json!({"Key Facts & Decisions": {"op": "UPDATE", "content": "- the renovation is on track"}}),
         );
         let items = items_of(&body(&outcome, KeyFactsAndDecisions));
-        assert_eq!(items.len(), 42, "1 of 41 is below 15%: refused, its new bullet salvaged");
+        assert_eq!(
+            items.len(),
+            42,
+            "1 of 41 is below 15%: refused, its new bullet salvaged"
+        );
         assert_eq!(items[41], "the renovation is on track");
         assert_eq!(
             guards_of(&outcome, KeyFactsAndDecisions),
@@ -160,7 +203,9 @@ mod layer_two {
     #[test]
     fn key_facts_consolidation_rejected_when_anchors_missing() {
         let old = make_wm(&[(KeyFactsAndDecisions, &rich_body())]);
-        let vague: Vec<String> = (1..=8).map(|i| format!("- several rooms were looked at ({i})")).collect();
+        let vague: Vec<String> = (1..=8)
+            .map(|i| format!("- several rooms were looked at ({i})"))
+            .collect();
         let outcome = merged(
             &old,
             json!({"Key Facts & Decisions": {"op": "UPDATE", "content": vague.join("\n")}}),
@@ -168,8 +213,16 @@ mod layer_two {
         let result = body(&outcome, KeyFactsAndDecisions);
         assert!(items_of(&result).len() >= 41);
         assert!(result.starts_with(&rich_body()));
-        let record = outcome.guards.iter().find(|r| r.section == KeyFactsAndDecisions).unwrap();
-        assert!(record.reason.contains("names, dates and amounts"), "{}", record.reason);
+        let record = outcome
+            .guards
+            .iter()
+            .find(|r| r.section == KeyFactsAndDecisions)
+            .unwrap();
+        assert!(
+            record.reason.contains("names, dates and amounts"),
+            "{}",
+            record.reason
+        );
     }
 
     #[test]
@@ -312,12 +365,18 @@ mod aggregate {
         let document = WorkingMemoryDocument::parse(&text);
         let facts = items_of(document.body(KeyFactsAndDecisions));
         assert_eq!(facts.len(), 51, "50 facts and the sentinel");
-        assert_eq!(facts.last().map(String::as_str), Some(limits::CONSOLIDATION_SENTINEL));
+        assert_eq!(
+            facts.last().map(String::as_str),
+            Some(limits::CONSOLIDATION_SENTINEL)
+        );
         assert_eq!(items_of(document.body(FilesAndContext)).len(), 61);
         // Errors: every one of the 61 is either still here or moved to the archive.
         let errors = items_of(document.body(ErrorsAndCorrections));
-        let kept: Vec<&String> = errors.iter().filter(|e| !e.starts_with(limits::MOVED_POINTER_PREFIX)).collect();
-        assert_eq!(kept.len() + moved_errors.len(), 61);
+        let kept = errors
+            .iter()
+            .filter(|e| !e.starts_with(limits::MOVED_POINTER_PREFIX))
+            .count();
+        assert_eq!(kept + moved_errors.len(), 61);
         assert!(errors.len() <= limits::hard_bound_bullets());
         assert_eq!(moved_errors[0], "error 1");
     }
@@ -331,7 +390,12 @@ mod anti_bloat {
         let old = make_wm(&[(KeyFactsAndDecisions, &numbered("fact", 10))]);
         let outcome = append(&old, "Key Facts & Decisions", &["new a", "new b"]);
         assert_eq!(items_of(&body(&outcome, KeyFactsAndDecisions)).len(), 12);
-        assert!(outcome.guards.iter().all(|r| r.section != KeyFactsAndDecisions));
+        assert!(
+            outcome
+                .guards
+                .iter()
+                .all(|r| r.section != KeyFactsAndDecisions)
+        );
     }
 
     #[test]
@@ -369,7 +433,11 @@ mod anti_bloat {
         let items = items_of(&body(&first, KeyFactsAndDecisions));
         assert_eq!(items.len(), 56);
         assert_eq!(items[55], limits::CONSOLIDATION_SENTINEL);
-        let second = append(&first.document.render(), "Key Facts & Decisions", &["new b"]);
+        let second = append(
+            &first.document.render(),
+            "Key Facts & Decisions",
+            &["new b"],
+        );
         assert_eq!(items_of(&body(&second, KeyFactsAndDecisions)).len(), 56);
         assert_eq!(
             guards_of(&second, KeyFactsAndDecisions),
@@ -439,7 +507,11 @@ mod v2 {
     #[test]
     fn key_facts_rejects_unsafe_consolidation_that_drops_anchors() {
         let old = make_wm(&[(KeyFactsAndDecisions, &rich_body())]);
-        let half: Vec<String> = rich_facts().into_iter().take(12).map(|f| format!("- {f}")).collect();
+        let half: Vec<String> = rich_facts()
+            .into_iter()
+            .take(12)
+            .map(|f| format!("- {f}"))
+            .collect();
         let outcome = merged(
             &old,
             json!({"Key Facts & Decisions": {"op": "UPDATE", "content": half.join("\n")}}),

@@ -56,7 +56,10 @@ mod extract_bullet_items {
 
     #[test]
     fn numbered_list() {
-        assert_eq!(list("1. sail\n2. anchor\n3) moor"), ["sail", "anchor", "moor"]);
+        assert_eq!(
+            list("1. sail\n2. anchor\n3) moor"),
+            ["sail", "anchor", "moor"]
+        );
     }
 
     #[test]
@@ -66,7 +69,10 @@ mod extract_bullet_items {
 
     #[test]
     fn skips_headings_and_blank() {
-        assert_eq!(list("### Boats\n\n- dinghy\n   \n# top\n- ketch"), ["dinghy", "ketch"]);
+        assert_eq!(
+            list("### Boats\n\n- dinghy\n   \n# top\n- ketch"),
+            ["dinghy", "ketch"]
+        );
     }
 
     #[test]
@@ -178,7 +184,10 @@ mod enforce_files_no_regression {
     #[test]
     fn update_preserving_all_paths() {
         let new = "- firmware/main.c: control loop (PID, 1 kHz)\n- docs/wiring.md: pinout, rev B";
-        let outcome = merged(&old(), json!({"Files & Context": {"op": "UPDATE", "content": new}}));
+        let outcome = merged(
+            &old(),
+            json!({"Files & Context": {"op": "UPDATE", "content": new}}),
+        );
         assert_eq!(body(&outcome, FilesAndContext), new);
         assert!(guards_of(&outcome, FilesAndContext).is_empty());
     }
@@ -197,7 +206,11 @@ mod enforce_files_no_regression {
             .unwrap();
         assert_eq!(record.guard, GuardKind::FilesNoRegression);
         assert_eq!(record.op_out, OpName::Keep);
-        assert!(record.reason.contains("docs/wiring.md"), "{}", record.reason);
+        assert!(
+            record.reason.contains("docs/wiring.md"),
+            "{}",
+            record.reason
+        );
     }
 
     #[test]
@@ -244,7 +257,10 @@ mod enforce_title_stability {
             &make_wm(&[(SessionTitle, old)]),
             json!({"Session Title": {"op": "UPDATE", "content": new}}),
         );
-        (body(&outcome, SessionTitle), guards_of(&outcome, SessionTitle))
+        (
+            body(&outcome, SessionTitle),
+            guards_of(&outcome, SessionTitle),
+        )
     }
 
     #[test]
@@ -253,7 +269,10 @@ mod enforce_title_stability {
             &make_wm(&[(SessionTitle, "Greenhouse sensor calibration")]),
             json!({"Session Title": {"op": "KEEP"}}),
         );
-        assert_eq!(body(&outcome, SessionTitle), "Greenhouse sensor calibration");
+        assert_eq!(
+            body(&outcome, SessionTitle),
+            "Greenhouse sensor calibration"
+        );
     }
 
     #[test]
@@ -316,7 +335,8 @@ mod enforce_open_issues_resolved {
 
     #[test]
     fn update_preserving_all_passes() {
-        let new = "- [resolved] the kiln overshoots by 12 degrees (PID retuned)\n- firmware OTA untested";
+        let new =
+            "- [resolved] the kiln overshoots by 12 degrees (PID retuned)\n- firmware OTA untested";
         let (result, guards) = update(OLD, new);
         assert_eq!(result, new);
         assert!(guards.is_empty());
@@ -347,7 +367,10 @@ mod enforce_open_issues_resolved {
     #[test]
     fn already_restored_item_not_restored_again() {
         // Deviation: dropped a second time, it comes back again, with a single marker.
-        let old = format!("- {} the kiln overshoots by 12 degrees", limits::RESTORED_MARKER);
+        let old = format!(
+            "- {} the kiln overshoots by 12 degrees",
+            limits::RESTORED_MARKER
+        );
         let (result, guards) = update(&old, "- [new] fan noise");
         assert_eq!(result, format!("- [new] fan noise\n{old}"));
         assert_eq!(result.matches(limits::RESTORED_MARKER).count(), 1);
@@ -366,7 +389,10 @@ mod enforce_open_issues_resolved {
         let (result, _) = update(old, "- [new] fan noise");
         assert_eq!(
             result,
-            format!("- [new] fan noise\n- {} firmware OTA untested", limits::RESTORED_MARKER)
+            format!(
+                "- [new] fan noise\n- {} firmware OTA untested",
+                limits::RESTORED_MARKER
+            )
         );
     }
 
@@ -397,10 +423,11 @@ mod merge_sections {
 
     #[test]
     fn all_keep() {
-        let ops: serde_json::Map<String, serde_json::Value> = memory_protocol::working_memory::WorkingMemorySection::ALL
-            .iter()
-            .map(|s| (s.header().to_owned(), json!({"op": "KEEP"})))
-            .collect();
+        let ops: serde_json::Map<String, serde_json::Value> =
+            memory_protocol::working_memory::WorkingMemorySection::ALL
+                .iter()
+                .map(|s| (s.header().to_owned(), json!({"op": "KEEP"})))
+                .collect();
         let outcome = merged(&full(), serde_json::Value::Object(ops));
         assert_eq!(outcome.document.render(), full());
         assert!(outcome.guards.is_empty());
@@ -412,7 +439,10 @@ mod merge_sections {
             &full(),
             json!({"Current State": {"op": "UPDATE", "content": "Loop stable; testing the ramp."}}),
         );
-        assert_eq!(body(&outcome, CurrentState), "Loop stable; testing the ramp.");
+        assert_eq!(
+            body(&outcome, CurrentState),
+            "Loop stable; testing the ramp."
+        );
         assert!(!outcome.document.render().contains("Retuning"));
     }
 
@@ -422,7 +452,10 @@ mod merge_sections {
             &full(),
             json!({"Open Issues": {"op": "APPEND", "items": ["door sensor flaky"]}}),
         );
-        assert_eq!(body(&outcome, OpenIssues), "- fan noise\n- door sensor flaky");
+        assert_eq!(
+            body(&outcome, OpenIssues),
+            "- fan noise\n- door sensor flaky"
+        );
     }
 
     #[test]
@@ -430,7 +463,12 @@ mod merge_sections {
         let outcome = merged(&full(), json!({}));
         assert_eq!(outcome.document.render(), full());
         assert_eq!(outcome.guards.len(), 7, "each missing op is reported");
-        assert!(outcome.guards.iter().all(|r| r.guard == GuardKind::InvalidOp));
+        assert!(
+            outcome
+                .guards
+                .iter()
+                .all(|r| r.guard == GuardKind::InvalidOp)
+        );
     }
 
     #[test]
@@ -480,23 +518,33 @@ mod recover_ops_from_raw {
     use memory_compaction::working_memory::read_arguments;
     use memory_protocol::working_memory::SectionOp;
 
-    fn op(raw: &str, section: memory_protocol::working_memory::WorkingMemorySection) -> Option<SectionOp> {
-        read_arguments(raw)?.ops.get(section).map(|read| read.op.clone())
+    fn op(
+        raw: &str,
+        section: memory_protocol::working_memory::WorkingMemorySection,
+    ) -> Option<SectionOp> {
+        read_arguments(raw)?
+            .ops
+            .get(section)
+            .map(|read| read.op.clone())
     }
 
     #[test]
     fn recover_keep_ops() {
-        let raw = r#"sections: {"Session Title": {"op": "KEEP"}, "Open Issues": {"op":"KEEP"} <<garbage"#;
+        let raw =
+            r#"sections: {"Session Title": {"op": "KEEP"}, "Open Issues": {"op":"KEEP"} <<garbage"#;
         assert_eq!(op(raw, SessionTitle), Some(SectionOp::Keep));
         assert_eq!(op(raw, OpenIssues), Some(SectionOp::Keep));
     }
 
     #[test]
     fn recover_update_op() {
-        let raw = r#"{"sections": {"Current State": {"op": "UPDATE", "content": "Kiln holds 1,240 C."} "#;
+        let raw =
+            r#"{"sections": {"Current State": {"op": "UPDATE", "content": "Kiln holds 1,240 C."} "#;
         assert_eq!(
             op(raw, CurrentState),
-            Some(SectionOp::Update { content: "Kiln holds 1,240 C.".into() })
+            Some(SectionOp::Update {
+                content: "Kiln holds 1,240 C.".into()
+            })
         );
     }
 
@@ -505,7 +553,9 @@ mod recover_ops_from_raw {
         let raw = r#"{"sections": {"Files & Context": {"op": "APPEND", "items": ["firmware/pid.c", "docs/ramp.md"]}"#;
         assert_eq!(
             op(raw, FilesAndContext),
-            Some(SectionOp::Append { items: vec!["firmware/pid.c".into(), "docs/ramp.md".into()] })
+            Some(SectionOp::Append {
+                items: vec!["firmware/pid.c".into(), "docs/ramp.md".into()]
+            })
         );
     }
 
@@ -513,7 +563,10 @@ mod recover_ops_from_raw {
     fn recover_mixed_ops() {
         let raw = r#"{"sections": {"Session Title": {"op": "KEEP"}, "Current State": {"op": "UPDATE", "content": "ok"}, "Open Issues": {"op": "APPEND", "items": ["x"]},"#;
         let recovery = read_arguments(raw).unwrap();
-        assert_eq!(recovery.recovered(), [SessionTitle, CurrentState, OpenIssues]);
+        assert_eq!(
+            recovery.recovered(),
+            [SessionTitle, CurrentState, OpenIssues]
+        );
     }
 
     #[test]
@@ -534,7 +587,11 @@ mod recover_ops_from_raw {
     fn truncated_update_content() {
         let raw = r#"{"sections": {"Session Title": {"op": "KEEP"}, "Current State": {"op": "UPDATE", "content": "The kiln ramp is"#;
         assert_eq!(op(raw, SessionTitle), Some(SectionOp::Keep));
-        assert_eq!(op(raw, CurrentState), None, "a cut-off body is not half-applied");
+        assert_eq!(
+            op(raw, CurrentState),
+            None,
+            "a cut-off body is not half-applied"
+        );
     }
 
     #[test]
@@ -542,7 +599,9 @@ mod recover_ops_from_raw {
         let raw = r#"{"sections": {"Current State": {"op": "UPDATE", "content": "line one\nsaid \"hold\" \u00e9"}"#;
         assert_eq!(
             op(raw, CurrentState),
-            Some(SectionOp::Update { content: "line one\nsaid \"hold\" é".into() })
+            Some(SectionOp::Update {
+                content: "line one\nsaid \"hold\" é".into()
+            })
         );
     }
 }
@@ -559,7 +618,9 @@ mod is_wm_detection {
 
     #[test]
     fn legacy_format() {
-        assert!(!is_working_memory("## Goal\nship it\n\n## Progress\n- done"));
+        assert!(!is_working_memory(
+            "## Goal\nship it\n\n## Progress\n- done"
+        ));
     }
 
     #[test]
@@ -569,17 +630,23 @@ mod is_wm_detection {
 
     #[test]
     fn partial_sections() {
-        assert!(is_working_memory("# Working Memory\n\n## Open Issues\n- fan"));
+        assert!(is_working_memory(
+            "# Working Memory\n\n## Open Issues\n- fan"
+        ));
     }
 
     #[test]
     fn wrong_heading_level() {
-        assert!(!is_working_memory("### Session Title\nx\n### Open Issues\n- y"));
+        assert!(!is_working_memory(
+            "### Session Title\nx\n### Open Issues\n- y"
+        ));
     }
 
     #[test]
     fn no_section_headers() {
-        assert!(!is_working_memory("Session Title: the kiln\nOpen Issues: none"));
+        assert!(!is_working_memory(
+            "Session Title: the kiln\nOpen Issues: none"
+        ));
     }
 }
 
@@ -597,17 +664,26 @@ mod path_like_tokens {
 
     #[test]
     fn typescript_file() {
-        assert_eq!(tokens("ui/Dial.ts and ui/Dial.tsx"), ["ui/Dial.ts", "ui/Dial.tsx"]);
+        assert_eq!(
+            tokens("ui/Dial.ts and ui/Dial.tsx"),
+            ["ui/Dial.ts", "ui/Dial.tsx"]
+        );
     }
 
     #[test]
     fn deep_path() {
-        assert_eq!(tokens("module firmware/control/ramp"), ["firmware/control/ramp"]);
+        assert_eq!(
+            tokens("module firmware/control/ramp"),
+            ["firmware/control/ramp"]
+        );
     }
 
     #[test]
     fn yaml_file() {
-        assert_eq!(tokens("(.github/workflows/ci.yml)"), [".github/workflows/ci.yml"]);
+        assert_eq!(
+            tokens("(.github/workflows/ci.yml)"),
+            [".github/workflows/ci.yml"]
+        );
     }
 
     #[test]
@@ -651,8 +727,14 @@ mod merge_sections_edge_cases {
 
     #[test]
     fn missing_ops_default_to_keep() {
-        let old = make_wm(&[(CurrentState, "Waiting for the glaze order."), (OpenIssues, "- fan")]);
-        let outcome = merged(&old, json!({"Open Issues": {"op": "APPEND", "items": ["door"]}}));
+        let old = make_wm(&[
+            (CurrentState, "Waiting for the glaze order."),
+            (OpenIssues, "- fan"),
+        ]);
+        let outcome = merged(
+            &old,
+            json!({"Open Issues": {"op": "APPEND", "items": ["door"]}}),
+        );
         assert_eq!(body(&outcome, CurrentState), "Waiting for the glaze order.");
         assert_eq!(body(&outcome, OpenIssues), "- fan\n- door");
     }
@@ -660,19 +742,31 @@ mod merge_sections_edge_cases {
     #[test]
     fn unknown_op_defaults_to_keep() {
         let old = make_wm(&[(CurrentState, "Waiting for the glaze order.")]);
-        let outcome = merged(&old, json!({"Current State": {"op": "REPLACE", "content": "x"}}));
+        let outcome = merged(
+            &old,
+            json!({"Current State": {"op": "REPLACE", "content": "x"}}),
+        );
         assert_eq!(body(&outcome, CurrentState), "Waiting for the glaze order.");
     }
 
     #[test]
     fn all_sections_update() {
-        let ops: serde_json::Map<String, serde_json::Value> = memory_protocol::working_memory::WorkingMemorySection::ALL
-            .iter()
-            .map(|s| (s.header().to_owned(), json!({"op": "UPDATE", "content": format!("- new {}", s.header())})))
-            .collect();
+        let ops: serde_json::Map<String, serde_json::Value> =
+            memory_protocol::working_memory::WorkingMemorySection::ALL
+                .iter()
+                .map(|s| {
+                    (
+                        s.header().to_owned(),
+                        json!({"op": "UPDATE", "content": format!("- new {}", s.header())}),
+                    )
+                })
+                .collect();
         let outcome = merged(&make_wm(&[]), serde_json::Value::Object(ops));
         for section in memory_protocol::working_memory::WorkingMemorySection::ALL {
-            assert_eq!(items_of(&body(&outcome, section)), [format!("new {}", section.header())]);
+            assert_eq!(
+                items_of(&body(&outcome, section)),
+                [format!("new {}", section.header())]
+            );
         }
     }
 }

@@ -64,7 +64,11 @@ enum Op {
     Keep,
     /// Keep the current items where the mask says, add new ones, optionally mark some
     /// resolved.
-    Rewrite { mask: Vec<bool>, added: Vec<String>, resolve: Vec<bool> },
+    Rewrite {
+        mask: Vec<bool>,
+        added: Vec<String>,
+        resolve: Vec<bool>,
+    },
     Text(String),
     Empty,
     Append(Vec<Item>),
@@ -90,7 +94,10 @@ fn new_item() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-z]{1,6}( [a-z]{1,6}){0,4}",
         (1u32..40).prop_map(|i| format!("billing/jobs/run_{i}.py updated")),
-        (1u32..40).prop_map(|i| format!("Reviewer Haddad chose {i} workers on 2025-05-{:02}", i % 28 + 1)),
+        (1u32..40).prop_map(|i| format!(
+            "Reviewer Haddad chose {i} workers on 2025-05-{:02}",
+            i % 28 + 1
+        )),
         (1u32..40).prop_map(|i| format!("`pytest tests/test_{i}.py` failed: timeout {i}")),
         Just("x".to_owned()),
         Just(limits::CONSOLIDATION_SENTINEL.to_owned()),
@@ -138,7 +145,11 @@ fn json_op(op: &Op, current: &str) -> Value {
     let current: Vec<&str> = items(current).collect();
     match op {
         Op::Keep => json!({"op": "KEEP"}),
-        Op::Rewrite { mask, added, resolve } => {
+        Op::Rewrite {
+            mask,
+            added,
+            resolve,
+        } => {
             let mut lines: Vec<String> = current
                 .iter()
                 .enumerate()
@@ -179,18 +190,32 @@ fn json_op(op: &Op, current: &str) -> Value {
     }
 }
 
-fn apply(document: &WorkingMemoryDocument, round: &Round, options: &MergeOptions) -> Option<MergeOutcome> {
+fn apply(
+    document: &WorkingMemoryDocument,
+    round: &Round,
+    options: &MergeOptions,
+) -> Option<MergeOutcome> {
     let mut sections = Map::new();
     for (index, op) in &round.ops {
         let section = WorkingMemorySection::ALL[*index];
-        sections.insert(section.header().to_owned(), json_op(op, document.body(section)));
+        sections.insert(
+            section.header().to_owned(),
+            json_op(op, document.body(section)),
+        );
     }
     match round.mode {
-        Mode::Exact => Some(merge(document, &SectionOps::from_sections(&sections), options)),
+        Mode::Exact => Some(merge(
+            document,
+            &SectionOps::from_sections(&sections),
+            options,
+        )),
         Mode::Damaged(cut, curl) => {
             let mut text = json!({"sections": sections}).to_string();
             let keep = text.len() * usize::from(cut) / 100;
-            let keep = (0..=keep).rev().find(|at| text.is_char_boundary(*at)).unwrap_or(0);
+            let keep = (0..=keep)
+                .rev()
+                .find(|at| text.is_char_boundary(*at))
+                .unwrap_or(0);
             text.truncate(keep);
             if curl {
                 text = text.replacen('"', "\u{201C}", 2);
@@ -200,10 +225,12 @@ fn apply(document: &WorkingMemoryDocument, round: &Round, options: &MergeOptions
         Mode::Created => {
             let mut created = WorkingMemoryDocument::new();
             for (section, value) in &sections {
-                if let Some(content) = value.get("content").and_then(Value::as_str) {
-                    if let Some(section) = WorkingMemorySection::ALL.iter().find(|s| s.header() == section) {
-                        created.set_body(*section, content);
-                    }
+                if let Some(content) = value.get("content").and_then(Value::as_str)
+                    && let Some(section) = WorkingMemorySection::ALL
+                        .iter()
+                        .find(|s| s.header() == section)
+                {
+                    created.set_body(*section, content);
                 }
             }
             Some(merge_created(document, &created.render(), options))
@@ -218,9 +245,16 @@ fn unresolved_issues(document: &WorkingMemoryDocument) -> Vec<String> {
         .collect()
 }
 
-fn check(before: &WorkingMemoryDocument, after: &MergeOutcome, moved: &mut HashSet<String>) -> Result<(), TestCaseError> {
+fn check(
+    before: &WorkingMemoryDocument,
+    after: &MergeOutcome,
+    moved: &mut HashSet<String>,
+) -> Result<(), TestCaseError> {
     let rendered = after.document.render();
-    let expected: Vec<String> = WorkingMemorySection::ALL.iter().map(|s| s.header().to_owned()).collect();
+    let expected: Vec<String> = WorkingMemorySection::ALL
+        .iter()
+        .map(|s| s.header().to_owned())
+        .collect();
     prop_assert_eq!(headers(&rendered), expected);
     let reparsed = WorkingMemoryDocument::parse(&rendered);
     prop_assert_eq!(&reparsed, &after.document, "render and parse agree");
@@ -228,22 +262,42 @@ fn check(before: &WorkingMemoryDocument, after: &MergeOutcome, moved: &mut HashS
     let old_paths: BTreeSet<String> = path_tokens(before.body(FilesAndContext));
     let new_paths = path_tokens(after.document.body(FilesAndContext));
     for path in &old_paths {
-        prop_assert!(new_paths.contains(path), "path {} lost:\n{}", path, rendered);
+        prop_assert!(
+            new_paths.contains(path),
+            "path {} lost:\n{}",
+            path,
+            rendered
+        );
     }
 
     for entry in &after.moved {
         moved.extend(entry.entries.iter().map(|e| item_key(e)));
     }
-    let errors: HashSet<String> = items(after.document.body(ErrorsAndCorrections)).map(item_key).collect();
+    let errors: HashSet<String> = items(after.document.body(ErrorsAndCorrections))
+        .map(item_key)
+        .collect();
     for entry in items(before.body(ErrorsAndCorrections)).map(item_key) {
         let pointer = entry.starts_with(&limits::MOVED_POINTER_PREFIX.to_lowercase());
-        prop_assert!(pointer || errors.contains(&entry) || moved.contains(&entry), "error {} lost:\n{}", entry, rendered);
+        prop_assert!(
+            pointer || errors.contains(&entry) || moved.contains(&entry),
+            "error {} lost:\n{}",
+            entry,
+            rendered
+        );
     }
 
-    let now: String = items(after.document.body(OpenIssues)).map(item_key).collect::<Vec<_>>().join("\n");
+    let now: String = items(after.document.body(OpenIssues))
+        .map(item_key)
+        .collect::<Vec<_>>()
+        .join("\n");
     for issue in unresolved_issues(before) {
         let snippet: String = issue.chars().take(20).collect();
-        prop_assert!(now.contains(snippet.trim()), "open issue {} lost:\n{}", issue, rendered);
+        prop_assert!(
+            now.contains(snippet.trim()),
+            "open issue {} lost:\n{}",
+            issue,
+            rendered
+        );
     }
 
     let facts = after.document.body(KeyFactsAndDecisions);

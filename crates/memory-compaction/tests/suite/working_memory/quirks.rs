@@ -21,12 +21,24 @@ fn file_pattern_keeps_whole_extensions_and_urls() {
             "- web/App.ts: root view\n- web/config.js: flags\n- https://cdn.example.com/img/hero.jpg"}}),
     );
     let result = body(&outcome, FilesAndContext);
-    for kept in ["web/App.tsx", "web/config.json", "https://cdn.example.com/img/hero.png"] {
+    for kept in [
+        "web/App.tsx",
+        "web/config.json",
+        "https://cdn.example.com/img/hero.png",
+    ] {
         assert!(result.contains(kept), "{kept} lost:\n{result}");
     }
-    let record = outcome.guards.iter().find(|r| r.section == FilesAndContext).unwrap();
+    let record = outcome
+        .guards
+        .iter()
+        .find(|r| r.section == FilesAndContext)
+        .unwrap();
     assert_eq!(record.guard, GuardKind::FilesNoRegression);
-    assert!(record.reason.contains("drops 3 path(s)"), "{}", record.reason);
+    assert!(
+        record.reason.contains("drops 3 path(s)"),
+        "{}",
+        record.reason
+    );
 }
 
 /// The reference deduplicates by substring of the whole old body, so a short new item (`CI`,
@@ -36,8 +48,7 @@ fn dedup_compares_whole_items_so_short_items_survive() {
     let old = make_wm(&[(
         ErrorsAndCorrections,
         "- the decision to skip the test suite in CI was reverted",
-    )])
-    ;
+    )]);
     let outcome = merged(
         &old,
         json!({"Errors & Corrections": {"op": "UPDATE", "content":
@@ -102,7 +113,11 @@ fn key_facts_rewrite_may_not_grow_past_threshold_and_old_size() {
         .find(|r| r.section == KeyFactsAndDecisions)
         .unwrap();
     assert_eq!(record.guard, GuardKind::KeyFactsConsolidation);
-    assert!(record.reason.contains("grows the section"), "{}", record.reason);
+    assert!(
+        record.reason.contains("grows the section"),
+        "{}",
+        record.reason
+    );
     // Growth up to the threshold is a normal rewrite.
     let modest = format!("{old_body}\n{}", numbered("extra", 5));
     let accepted = merged(

@@ -11,7 +11,10 @@ use serde_json::json;
 use super::make_wm;
 
 fn op(raw: &str, section: WorkingMemorySection) -> Option<SectionOp> {
-    read_arguments(raw)?.ops.get(section).map(|read| read.op.clone())
+    read_arguments(raw)?
+        .ops
+        .get(section)
+        .map(|read| read.op.clone())
 }
 
 fn update(content: &str) -> Option<SectionOp> {
@@ -44,7 +47,9 @@ fn wrapped_arguments_are_unwrapped() {
         assert_eq!(recovery.path, RecoveryPath::Unwrapped, "{wrapped}");
         assert_eq!(
             recovery.ops.get(OpenIssues).map(|r| r.op.clone()),
-            Some(SectionOp::Append { items: vec!["flaky".into()] }),
+            Some(SectionOp::Append {
+                items: vec!["flaky".into()]
+            }),
             "{wrapped}"
         );
     }
@@ -71,7 +76,9 @@ fn a_truncated_append_keeps_its_complete_items() {
     let raw = r#"{"sections": {"Files & Context": {"op": "APPEND", "items": ["src/a.rs", "src/b.rs", "src/c"#;
     assert_eq!(
         op(raw, FilesAndContext),
-        Some(SectionOp::Append { items: vec!["src/a.rs".into(), "src/b.rs".into()] })
+        Some(SectionOp::Append {
+            items: vec!["src/a.rs".into(), "src/b.rs".into()]
+        })
     );
 }
 
@@ -86,7 +93,10 @@ fn unescaped_quotes_inside_content() {
     // The reference gives up on this section; a quote that JSON could not continue after is
     // part of the text.
     let raw = r#"{"sections": {"Current State": {"op": "UPDATE", "content": "the user said "ship it" today"}, "Open Issues": {"op": "KEEP"}}}"#;
-    assert_eq!(op(raw, CurrentState), update("the user said \"ship it\" today"));
+    assert_eq!(
+        op(raw, CurrentState),
+        update("the user said \"ship it\" today")
+    );
     assert_eq!(op(raw, OpenIssues), Some(SectionOp::Keep));
 }
 
@@ -96,7 +106,9 @@ fn a_bracket_inside_an_item() {
     let raw = r#"{"sections": {"Key Facts & Decisions": {"op": "APPEND", "items": ["see [1] ref", "x[0] is the seed"]}"#;
     assert_eq!(
         op(raw, KeyFactsAndDecisions),
-        Some(SectionOp::Append { items: vec!["see [1] ref".into(), "x[0] is the seed".into()] })
+        Some(SectionOp::Append {
+            items: vec!["see [1] ref".into(), "x[0] is the seed".into()]
+        })
     );
 }
 
@@ -104,10 +116,13 @@ fn a_bracket_inside_an_item() {
 fn curly_and_single_quotes_as_delimiters() {
     let curly = "{\u{201C}sections\u{201D}: {\u{201C}Session Title\u{201D}: {\u{201C}op\u{201D}: \u{201C}UPDATE\u{201D}, \u{201C}content\u{201D}: \u{201C}Billing queue migration\u{201D}}}}";
     assert_eq!(op(curly, SessionTitle), update("Billing queue migration"));
-    let single = "{'sections': {'Open Issues': {'op': 'APPEND', 'items': ['don't retry forever']}}}";
+    let single =
+        "{'sections': {'Open Issues': {'op': 'APPEND', 'items': ['don't retry forever']}}}";
     assert_eq!(
         op(single, OpenIssues),
-        Some(SectionOp::Append { items: vec!["don't retry forever".into()] })
+        Some(SectionOp::Append {
+            items: vec!["don't retry forever".into()]
+        })
     );
 }
 
@@ -129,7 +144,10 @@ fn arguments_encoded_twice_and_cut_short() {
 #[test]
 fn recovered_operations_go_through_the_guards() {
     // A recovered UPDATE of Errors & Corrections is demoted like any other.
-    let old = make_wm(&[(ErrorsAndCorrections, "- `npm ci` failed: lockfile out of date")]);
+    let old = make_wm(&[(
+        ErrorsAndCorrections,
+        "- `npm ci` failed: lockfile out of date",
+    )]);
     let raw = r#"garbage {"Errors & Corrections": {"op": "UPDATE", "content": "- all good now"} trailing"#;
     let recovery = read_arguments(raw).unwrap();
     let outcome = merge_text(&old, &recovery.ops, &MergeOptions::default());
@@ -149,8 +167,12 @@ fn damaged() -> impl Strategy<Value = String> {
     }})
     .to_string();
     let len = valid.len();
-    (0..=len, proptest::collection::vec((0..len, any::<char>()), 0..6), any::<bool>()).prop_map(
-        move |(cut, swaps, curl)| {
+    (
+        0..=len,
+        proptest::collection::vec((0..len, any::<char>()), 0..6),
+        any::<bool>(),
+    )
+        .prop_map(move |(cut, swaps, curl)| {
             let mut chars: Vec<char> = valid.chars().collect();
             let count = chars.len();
             for (at, ch) in swaps {
@@ -161,8 +183,7 @@ fn damaged() -> impl Strategy<Value = String> {
                 text = text.replacen('"', "\u{201C}", 3);
             }
             text
-        },
-    )
+        })
 }
 
 proptest! {
