@@ -7,10 +7,11 @@
 //!    reply;
 //! 2. the working memory gets at most [`ARCHIVE_WORKING_MEMORY_TOKENS`]. When it is larger,
 //!    Session Title, Current State, Open Issues and Errors & Corrections stay whole, and the
-//!    oldest items of Key Facts & Decisions and Files & Context go first (taken in turns),
-//!    each trimmed section getting a pointer to the archive that holds the full document. It
-//!    comes inside the instructions template (lossy summary; newer messages win; ask rather
-//!    than guess), only when there is a working memory;
+//!    oldest items of Key Facts & Decisions and Files & Context go first (from whichever of
+//!    the two is larger at each step), each trimmed section getting a pointer to the archive
+//!    that holds the full document. It comes inside the instructions template (lossy
+//!    summary; newer messages win; ask rather than guess), only when there is a working
+//!    memory;
 //! 3. the messages (archived ones whose update is pending or failed, then the live ones) fill
 //!    the rest from the newest back; a tool call and its result are kept or dropped together.
 
@@ -164,8 +165,9 @@ impl Session {
 }
 
 /// The document rendered within `limit` tokens: the oldest items of Key Facts & Decisions and
-/// Files & Context removed in turns until it fits, each trimmed section led by a pointer to
-/// `pointer` (where the whole document is). Returns the text and how many items were removed.
+/// Files & Context removed (from the larger of the two each time) until it fits, each trimmed
+/// section led by a pointer to `pointer` (where the whole document is). Returns the text and
+/// how many items were removed.
 /// The other sections are never cut, so the result may still exceed `limit`.
 pub fn fit_document(
     document: &WorkingMemoryDocument,
@@ -185,7 +187,6 @@ pub fn fit_document(
         .map(|section| document.body(*section).lines().map(str::to_owned).collect())
         .collect();
     let mut removed = [0usize; 2];
-    let mut turn = 0;
     loop {
         let mut trimmed = document.clone();
         for (i, section) in trimmable.iter().enumerate() {
@@ -202,8 +203,9 @@ pub fn fit_document(
         if text::tokens(&rendered) as u64 <= limit {
             return (rendered, removed.iter().sum());
         }
-        // Remove the oldest item of the section whose turn it is (or the other one).
-        let order = [turn % 2, (turn + 1) % 2];
+        // Remove the oldest item of the larger of the two sections.
+        let size = |i: usize| text::tokens(&lines[i].join("\n"));
+        let order = if size(0) >= size(1) { [0, 1] } else { [1, 0] };
         let Some(i) = order
             .into_iter()
             .find(|i| lines[*i].iter().any(|line| is_item(line)))
@@ -214,7 +216,6 @@ pub fn fit_document(
             lines[i].remove(at);
             removed[i] += 1;
         }
-        turn += 1;
     }
 }
 

@@ -262,6 +262,13 @@ impl Session {
         })
     }
 
+    /// Sets how many recent messages a commit keeps live (clamped to 10,000), and stores it.
+    pub fn set_keep_recent_count(&mut self, keep: u32) -> Result<()> {
+        self.state.keep_recent_count = keep.min(MAX_KEEP_RECENT);
+        self.rebuild_pending();
+        self.save_state()
+    }
+
     fn rebuild_pending(&mut self) {
         let tokens: Vec<u64> = self.messages.iter().map(|m| m.tokens).collect();
         self.state.pending_tokens = pending_tokens(&tokens, self.state.keep_recent_count);

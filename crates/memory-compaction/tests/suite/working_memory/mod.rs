@@ -6,6 +6,7 @@ mod conformance_guards;
 mod properties;
 mod quirks;
 mod recovery;
+mod session;
 
 use memory_compaction::working_memory::{
     MergeOptions, MergeOutcome, SectionOps, WorkingMemoryDocument, merge_text,
