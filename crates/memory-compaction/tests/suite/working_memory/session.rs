@@ -571,8 +571,7 @@ fn a_commit_never_separates_a_tool_call_from_its_result() {
             call("c2", "t2"),
         ])
         .unwrap();
-    // Keeping 2 would cut between `c1` and `r1`... no: between `r1` and `a1` is fine; keep 3
-    // cuts between `c1` and `r1`, so the cut moves before `c1`.
+    // Keeping 3 would cut between `c1` and its result `r1`: the cut moves before `c1`.
     let report = block_on(session.commit(&model, 3)).unwrap();
     assert_eq!(report.archived_messages, 1);
     let live: Vec<&str> = session
@@ -748,10 +747,7 @@ fn the_bounds_hold_on_every_write_path() {
             .contains("- fact 1\n")
     );
 
-    for (name, answer) in [
-        ("update", update_args.clone()),
-        ("recovered", recovered_args.clone()),
-    ] {
+    for (name, answer) in [("update", update_args), ("recovered", recovered_args)] {
         session
             .append(vec![user(&format!("{name}1"), "more")])
             .unwrap();
@@ -760,9 +756,12 @@ fn the_bounds_hold_on_every_write_path() {
         assert_eq!(report.status, CommitStatus::Done, "{name}");
         let memory = overview(dir.path());
         bounded(&memory);
-        assert!(
-            !memory.contains("- replaced everything\n\n## Open") || memory.contains("fact"),
-            "{name}"
+        let errors = WorkingMemoryDocument::parse(&memory)
+            .body(WorkingMemorySection::ErrorsAndCorrections)
+            .to_owned();
+        assert_eq!(
+            errors, "- replaced everything",
+            "{name}: a rewrite only appends"
         );
     }
 
