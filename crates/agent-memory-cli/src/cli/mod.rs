@@ -9,6 +9,7 @@ mod home;
 mod redact;
 mod run;
 mod show;
+mod wm;
 
 /// agent-memory: turn coding-agent session transcripts into durable memories.
 #[derive(Debug, Parser)]
@@ -28,6 +29,8 @@ enum Command {
     Show(show::ShowArgs),
     /// Copy standard input to standard output with every secret replaced by [REDACTED_SECRET].
     Redact(redact::RedactArgs),
+    /// Working memory: merge operations, recover malformed ones, commit, assemble, show.
+    Wm(wm::WmArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -37,5 +40,6 @@ pub(crate) fn main() -> ExitCode {
         Command::Consolidate(args) => consolidate::run(args),
         Command::Show(args) => show::run(args),
         Command::Redact(args) => redact::run(args),
+        Command::Wm(args) => wm::run(args),
     }
 }

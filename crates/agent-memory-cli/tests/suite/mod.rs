@@ -2,3 +2,4 @@
 
 mod consolidate_cli;
 mod run_cli;
+mod wm_cli;

@@ -121,7 +121,7 @@ pub fn merge(
                     result
                         .entries
                         .iter()
-                        .map(|entry| format!("`{entry}`"))
+                        .map(|entry| format!("\"{entry}\""))
                         .collect::<Vec<_>>()
                         .join("; ")
                 ),

@@ -37,6 +37,8 @@ use super::extract::{
 
 /// Most words of a title.
 const TITLE_WORDS: usize = 10;
+/// Fewest words of a sentence taken as a request.
+const MIN_REQUEST_WORDS: usize = 3;
 /// Bullets joined into one when a warned section is consolidated.
 const CONSOLIDATE_GROUP: usize = 3;
 
@@ -206,7 +208,17 @@ fn run(command: String, status: CommandStatus, output: &str) -> Run {
 
 fn observe_user(seen: &mut Observed, text: &str) {
     let text = strip_context_blocks(text);
-    let request = one_line(first_sentence(&text), MAX_LINE_CHARS);
+    let rules = preferences(&text);
+    // The request is the first sentence that asks for something: not an acknowledgement
+    // ("Great.", "Thanks!") and not a stated rule, which goes to the facts.
+    let request = sentences(&text)
+        .map(|sentence| sentence.trim_end_matches(['.', '!']))
+        .find(|sentence| {
+            sentence.split_whitespace().count() >= MIN_REQUEST_WORDS
+                && preferences(sentence).is_empty()
+        })
+        .map(|sentence| one_line(sentence, MAX_LINE_CHARS))
+        .unwrap_or_default();
     let lower = text.trim_start().to_ascii_lowercase();
     if !seen.requests.is_empty()
         && CORRECTION_STARTS
@@ -219,7 +231,7 @@ fn observe_user(seen: &mut Observed, text: &str) {
         );
     }
     push_distinct(&mut seen.requests, request);
-    for rule in preferences(&text) {
+    for rule in rules {
         push_distinct(&mut seen.requirements, format!("User rule: {rule}"));
     }
     for sentence in sentences(&text) {
@@ -388,7 +400,7 @@ fn derive(messages: &[ConversationEntry]) -> Derived {
             push_distinct(
                 &mut open,
                 format!(
-                    "{} `{}` still fails: {detail}",
+                    "{} `{}` failed and has not passed since: {detail}",
                     limits::NEW_MARKER,
                     run.command
                 ),

@@ -149,7 +149,10 @@ async fn create_reads_every_section_from_the_structure() {
     );
     assert!(errors.contains("`mypy tides` failed: tides/plot.py:12: error: missing return type"));
     let open = section(&document, "Open Issues");
-    assert!(open.contains("[new] `mypy tides` still fails"), "{open}");
+    assert!(
+        open.contains("[new] `mypy tides` failed and has not passed since"),
+        "{open}"
+    );
     assert!(
         open.contains("[new] Unanswered question: Does April use the same format?"),
         "{open}"
@@ -185,7 +188,7 @@ async fn update_appends_what_is_new_and_settles_what_passed() {
             ),
             (
                 WorkingMemorySection::OpenIssues,
-                "- [new] `mypy tides` still fails: missing return type\n- plotting colours",
+                "- [new] `mypy tides` failed and has not passed since: missing return type\n- plotting colours",
             ),
         ]),
         messages: entries(vec![
@@ -221,7 +224,7 @@ async fn update_appends_what_is_new_and_settles_what_passed() {
         ops.open_issues,
         SectionOp::Update {
             content:
-                "- [resolved] `mypy tides` still fails: missing return type\n- plotting colours"
+                "- [resolved] `mypy tides` failed and has not passed since: missing return type\n- plotting colours"
                     .into()
         }
     );

@@ -72,7 +72,7 @@ pub(crate) fn quoted(items: &[String]) -> String {
     let mut shown: Vec<String> = items
         .iter()
         .take(SHOWN)
-        .map(|item| format!("`{item}`"))
+        .map(|item| format!("\"{item}\""))
         .collect();
     if items.len() > SHOWN {
         shown.push(format!("and {} more", items.len() - SHOWN));

@@ -143,8 +143,12 @@ impl Session {
                 let mut report = CommitReport::new(CommitStatus::Skipped, self);
                 report.reason = Some(if entries.is_empty() {
                     "no messages".to_owned()
-                } else {
+                } else if entries.len() <= keep as usize {
                     "every message is within the keep window".to_owned()
+                } else {
+                    "the older messages end in a tool call whose result is within the keep \
+                     window, and a call is never archived apart from its result"
+                        .to_owned()
                 });
                 return Ok(report);
             };
