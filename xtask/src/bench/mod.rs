@@ -6,14 +6,16 @@ use anyhow::{Result, bail};
 
 mod pipeline;
 mod sanitize;
+mod wm;
 
 /// Benchmark names.
-pub(crate) const NAMES: [&str; 2] = ["pipeline", "sanitize"];
+pub(crate) const NAMES: [&str; 3] = ["pipeline", "sanitize", "wm"];
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
     match args {
         ["pipeline"] => pipeline::run(),
         ["sanitize", rest @ ..] => sanitize::run(rest),
+        ["wm"] => wm::run(),
         [name, ..] => bail!("unknown benchmark `{name}`; known: {}", NAMES.join(", ")),
         [] => bail!("name a benchmark: {}", NAMES.join(", ")),
     }

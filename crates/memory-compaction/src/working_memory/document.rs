@@ -126,8 +126,7 @@ fn loose_name(name: &str) -> String {
 
 /// The name of a `## ` header line, or `None` for any other line.
 fn header_name(line: &str) -> Option<&str> {
-    let trimmed = line.trim();
-    let rest = trimmed.strip_prefix("## ")?;
+    let rest = line.trim().strip_prefix("## ")?;
     Some(rest.trim().trim_end_matches('#').trim())
 }
 
@@ -179,79 +178,85 @@ fn is_none_body(trimmed: &str) -> bool {
     word == "none"
 }
 
-struct Block<'a> {
-    name: &'a str,
-    section: Option<WorkingMemorySection>,
-    lines: Vec<&'a str>,
+/// A body cut from parsed text: trimmed, empty when it says `none`, line breaks as `\n`, no
+/// `## ` line (the common case, a body without `\r` or `## `, is only trimmed).
+fn clean_parsed(body: &str) -> String {
+    let trimmed = body.trim();
+    if is_none_body(trimmed) {
+        String::new()
+    } else if trimmed.contains('\r') || trimmed.contains("## ") {
+        // A lone `\r` becomes a line break, and a line of only `## ` is no header: both may
+        // leave a `## ` line, so take the full path.
+        normalize_body(trimmed)
+    } else {
+        trimmed.to_owned()
+    }
+}
+
+/// Appends `part` to a section body being assembled, a blank line between parts.
+fn push_part(body: &mut String, part: &str) {
+    if part.is_empty() {
+        return;
+    }
+    if !body.is_empty() {
+        body.push_str("\n\n");
+    }
+    body.push_str(part);
 }
 
 fn parse(text: &str) -> WorkingMemoryDocument {
-    let mut blocks: Vec<Block<'_>> = Vec::new();
-    let mut lines = text
-        .split('\n')
-        .map(|line| line.strip_suffix('\r').unwrap_or(line));
-    let mut first = true;
-    while let Some(line) = lines.next() {
-        if first && line.trim() == "---" {
-            // YAML front matter: skip to its closing line (or to the end).
-            for inner in lines.by_ref() {
-                if inner.trim() == "---" {
-                    break;
-                }
+    // Header lines as (start of the header line, start of its body, name, section).
+    let mut headers: Vec<(usize, usize, &str, Option<WorkingMemorySection>)> = Vec::new();
+    let mut position = 0;
+    let mut in_front_matter = false;
+    let mut seen_content = false;
+    for line in text.split_inclusive('\n') {
+        let start = position;
+        position += line.len();
+        let trimmed = line.trim();
+        if !seen_content && !trimmed.is_empty() {
+            seen_content = true;
+            if trimmed == "---" {
+                in_front_matter = true;
+                continue;
             }
-            first = false;
+        }
+        if in_front_matter {
+            in_front_matter = trimmed != "---";
             continue;
         }
-        if !line.trim().is_empty() {
-            first = false;
-        }
-        match header_name(line) {
-            Some(name) => blocks.push(Block {
-                name,
-                section: section_named(name),
-                lines: Vec::new(),
-            }),
-            None => {
-                if let Some(block) = blocks.last_mut() {
-                    block.lines.push(line);
-                }
-            }
+        if let Some(name) = header_name(trimmed) {
+            headers.push((start, position, name, section_named(name)));
         }
     }
 
-    // Each unknown block goes to the known section before it, or the first known one.
-    let first_known = blocks.iter().find_map(|block| block.section);
+    // Each unknown section goes to the known section before it, or the first known one.
+    let first_known = headers.iter().find_map(|header| header.3);
     let fallback = first_known.unwrap_or(WorkingMemorySection::KeyFactsAndDecisions);
-    let mut parts: [Vec<String>; 7] = Default::default();
+    let mut bodies: [String; 7] = Default::default();
     let mut current: Option<WorkingMemorySection> = None;
-    for block in &blocks {
-        let body = block.lines.join("\n");
-        match block.section {
+    for (i, &(_, body_start, name, section)) in headers.iter().enumerate() {
+        let body_end = headers.get(i + 1).map_or(text.len(), |next| next.0);
+        let body = clean_parsed(&text[body_start..body_end]);
+        match section {
             Some(section) => {
                 current = Some(section);
-                let body = body.trim();
-                if !is_none_body(body) {
-                    parts[index(section)].push(body.to_owned());
-                }
+                push_part(&mut bodies[index(section)], &body);
             }
             None => {
                 let target = current.unwrap_or(fallback);
-                let body = body.trim();
+                let heading = format!("### {name}");
+                let heading = heading.trim_end();
                 let kept = if body.is_empty() {
-                    format!("### {}", block.name)
+                    heading.to_owned()
                 } else {
-                    format!("### {}\n{}", block.name, body)
+                    format!("{heading}\n{body}")
                 };
-                parts[index(target)].push(kept);
+                push_part(&mut bodies[index(target)], &kept);
             }
         }
     }
-    let mut document = WorkingMemoryDocument::new();
-    for section in WorkingMemorySection::ALL {
-        let joined = parts[index(section)].join("\n\n");
-        document.set_body(section, &joined);
-    }
-    document
+    WorkingMemoryDocument { bodies }
 }
 
 #[cfg(test)]

@@ -23,9 +23,9 @@ use memory_protocol::working_memory::{
 use super::bound::bound;
 use super::document::{WorkingMemoryDocument, normalize_body};
 use super::guards::key_facts::without_sentinel;
-use super::guards::{self, quoted};
+use super::guards::{self, OldBody, quoted};
 use super::ops::{ReadOp, SectionOps};
-use super::text::{SectionSize, append_items, fresh_items, item_keys};
+use super::text::{SectionSize, append_items, fresh_items};
 
 /// Where entries moved out of a bounded section are said to be, when the caller has no
 /// archive to name.
@@ -94,7 +94,7 @@ pub fn merge(
             op_in: String::new(),
             records: &mut guards,
         };
-        let op = decide(section, old_body, ops.get(section), &mut log);
+        let op = decide(section, &OldBody::new(old_body), ops.get(section), &mut log);
         let applied = op.name();
         let mut body = match op {
             SectionOp::Keep => old_body.to_owned(),
@@ -183,7 +183,7 @@ impl Log<'_> {
 /// Steps 1 to 4: the operation to apply.
 fn decide(
     section: WorkingMemorySection,
-    old: &str,
+    old: &OldBody<'_>,
     read: Option<&ReadOp>,
     log: &mut Log<'_>,
 ) -> SectionOp {
@@ -210,7 +210,7 @@ fn decide(
     }
     let mut op = read.op.clone();
     if let SectionOp::Update { content } = &op
-        && !old.is_empty()
+        && !old.text.is_empty()
         && normalize_body(content).is_empty()
     {
         log.note(
@@ -220,7 +220,7 @@ fn decide(
         );
         return SectionOp::Keep;
     }
-    if !old.is_empty() {
+    if !old.text.is_empty() {
         let verdict = guards::run(section, old, op);
         if let Some((guard, reason)) = verdict.note {
             log.note(guard, verdict.op.name(), reason);
@@ -228,7 +228,7 @@ fn decide(
         op = verdict.op;
     }
     if let SectionOp::Append { items } = op {
-        let fresh = fresh_items(&items, &item_keys(old));
+        let fresh = fresh_items(&items, old.keys());
         if fresh.len() < items.len() {
             let duplicates: Vec<String> = items
                 .iter()

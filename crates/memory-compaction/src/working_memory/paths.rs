@@ -6,8 +6,6 @@
 //! two short segments such as `and/or` or `I/O` do not count). The extension must end the
 //! token, so `App.tsx` is never read as `App.ts`, nor `config.json` as `config.js`.
 
-use std::collections::BTreeSet;
-
 /// Extensions that make a word a file name.
 const EXTENSIONS: &[&str] = &[
     "py", "pyi", "ipynb", "ts", "tsx", "js", "jsx", "mjs", "cjs", "md", "mdx", "rst", "txt",
@@ -17,19 +15,29 @@ const EXTENSIONS: &[&str] = &[
     "proto", "graphql", "gradle", "log", "png", "jpg", "jpeg", "gif", "svg", "pdf",
 ];
 
-/// The path-like tokens of a text, deduplicated (case-sensitive).
-pub fn path_tokens(text: &str) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    for word in text.split(|ch: char| ch.is_whitespace() || "()[]{}<>\"'`,;|".contains(ch)) {
-        if let Some(token) = path_token(word) {
-            found.insert(token.to_owned());
-        }
-    }
+/// Characters that end a word when looking for paths.
+pub(crate) fn is_word_break(ch: char) -> bool {
+    ch.is_whitespace()
+        || matches!(
+            ch,
+            '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | '"' | '\'' | '`' | ',' | ';' | '|'
+        )
+}
+
+/// The path-like tokens of a text, sorted and deduplicated (case-sensitive).
+pub fn path_tokens(text: &str) -> Vec<&str> {
+    let mut found: Vec<&str> = text.split(is_word_break).filter_map(path_token).collect();
+    found.sort_unstable();
+    found.dedup();
     found
 }
 
 /// The path in one word, if it holds one.
 pub fn path_token(word: &str) -> Option<&str> {
+    // Every path has a dot, a slash or a backslash: most words are out at once.
+    if !word.bytes().any(|b| matches!(b, b'.' | b'/' | b'\\')) {
+        return None;
+    }
     if let Some(scheme_end) = word.find("://") {
         let scheme = &word[..scheme_end];
         if !scheme.is_empty()
@@ -121,8 +129,8 @@ fn is_slash_path(word: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn tokens(text: &str) -> Vec<String> {
-        path_tokens(text).into_iter().collect()
+    fn tokens(text: &str) -> Vec<&str> {
+        path_tokens(text)
     }
 
     #[test]

@@ -1,7 +1,5 @@
 //! Reading bullet items out of a section body, comparing them, and measuring a body.
 
-use std::collections::HashSet;
-
 use memory_protocol::working_memory::limits;
 use memory_sanitize::{CjkEstimate, TokenCounter};
 
@@ -58,33 +56,59 @@ pub fn clean_item(item: &str) -> Option<String> {
 /// items with the same key say the same thing; a short item is a duplicate only of an equal
 /// item, never of a longer one that happens to contain it.
 pub fn item_key(item: &str) -> String {
+    let mut key = Vec::new();
+    write_key(item, &mut key);
+    String::from_utf8(key).unwrap_or_default()
+}
+
+/// Writes the key of `item` (see [`item_key`]) into `out`, which is cleared first. The bytes
+/// are UTF-8: only whole characters are copied, lower-cased.
+fn write_key(item: &str, out: &mut Vec<u8>) {
+    out.clear();
     let core = strip_status_tags(strip_marker(item.trim()));
-    let mut key = String::with_capacity(core.len());
+    out.reserve(core.len());
     let mut space = false;
-    for ch in core.chars() {
-        if ch == '*' || ch == '`' {
-            continue;
+    if core.is_ascii() {
+        for &byte in core.as_bytes() {
+            match byte {
+                b'*' | b'`' => {}
+                b'\t'..=b'\r' | b' ' => space = !out.is_empty(),
+                _ => {
+                    if space {
+                        out.push(b' ');
+                        space = false;
+                    }
+                    out.push(byte.to_ascii_lowercase());
+                }
+            }
         }
-        if ch.is_whitespace() {
-            space = !key.is_empty();
-            continue;
-        }
-        if space {
-            key.push(' ');
-            space = false;
-        }
-        if ch.is_ascii() {
-            key.push(ch.to_ascii_lowercase());
-        } else {
-            key.extend(ch.to_lowercase());
-        }
-    }
-    let trimmed = key.trim_matches(['_', '.', ' ']);
-    if trimmed.len() == key.len() {
-        key
     } else {
-        trimmed.to_owned()
+        let mut buffer = [0u8; 4];
+        for ch in core.chars() {
+            if ch == '*' || ch == '`' {
+                continue;
+            }
+            if ch.is_whitespace() {
+                space = !out.is_empty();
+                continue;
+            }
+            if space {
+                out.push(b' ');
+                space = false;
+            }
+            for lower in ch.to_lowercase() {
+                out.extend_from_slice(lower.encode_utf8(&mut buffer).as_bytes());
+            }
+        }
     }
+    let trim = |byte: &u8| matches!(byte, b'_' | b'.' | b' ');
+    let end = out
+        .iter()
+        .rposition(|byte| !trim(byte))
+        .map_or(0, |at| at + 1);
+    out.truncate(end);
+    let start = out.iter().position(|byte| !trim(byte)).unwrap_or(out.len());
+    out.drain(..start);
 }
 
 /// The status tags an item may start with, in any case.
@@ -133,20 +157,67 @@ fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
         && text[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
-/// The keys of a body's items.
-pub fn item_keys(body: &str) -> HashSet<String> {
-    items(body).map(item_key).collect()
+/// A 64-bit hash of [`item_key`]`(item)` (SipHash with fixed keys); `None` when the key is
+/// empty. Equal keys hash equally; two different keys collide with a chance of about one in
+/// 2^64, which the guards accept in exchange for comparing items without keeping their keys.
+pub fn key_hash(item: &str) -> Option<u64> {
+    let mut key = Vec::new();
+    write_key(item, &mut key);
+    hash_of_key_bytes(&key)
 }
 
-/// `candidates` without empty items and without those whose key is in `existing` or repeats an
-/// earlier candidate.
-pub fn fresh_items(candidates: &[String], existing: &HashSet<String>) -> Vec<String> {
-    let mut seen: HashSet<String> = HashSet::new();
+/// The hash of an already built key (see [`key_hash`]).
+pub fn hash_of_key(key: &str) -> Option<u64> {
+    hash_of_key_bytes(key.as_bytes())
+}
+
+fn hash_of_key_bytes(key: &[u8]) -> Option<u64> {
+    use std::hash::Hasher;
+    if key.is_empty() {
+        return None;
+    }
+    let mut hasher = std::hash::DefaultHasher::new();
+    hasher.write(key);
+    Some(hasher.finish())
+}
+
+/// Which items a body holds, by the hash of their keys (see [`key_hash`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ItemKeys(Vec<u64>);
+
+impl ItemKeys {
+    /// The keys of a body's items.
+    pub fn of(body: &str) -> Self {
+        let mut buffer = Vec::new();
+        let mut keys: Vec<u64> = items(body)
+            .filter_map(|item| {
+                write_key(item, &mut buffer);
+                hash_of_key_bytes(&buffer)
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        Self(keys)
+    }
+
+    /// True when the body has an item with this key hash.
+    pub fn contains(&self, hash: u64) -> bool {
+        self.0.binary_search(&hash).is_ok()
+    }
+}
+
+/// `candidates` without empty items and without those whose key the body already has or an
+/// earlier candidate repeats.
+pub fn fresh_items(candidates: &[String], existing: &ItemKeys) -> Vec<String> {
+    let mut seen: Vec<u64> = Vec::with_capacity(candidates.len());
     candidates
         .iter()
-        .filter(|item| {
-            let key = item_key(item);
-            !key.is_empty() && !existing.contains(&key) && seen.insert(key)
+        .filter(|item| match key_hash(item) {
+            Some(hash) if !existing.contains(hash) && !seen.contains(&hash) => {
+                seen.push(hash);
+                true
+            }
+            _ => false,
         })
         .cloned()
         .collect()
@@ -226,6 +297,22 @@ mod tests {
         assert_eq!(strip_marker("3. c"), "c");
         assert_eq!(strip_marker("-x"), "-x");
         assert_eq!(strip_marker("2024-01-01 d"), "2024-01-01 d");
+    }
+
+    #[test]
+    fn key_hashes_agree_with_keys() {
+        for item in [
+            "- [resolved] **Fix**  the `parser`.",
+            "_ x",
+            "a ._ b_.",
+            "*",
+            "",
+            "ÉCOLE  Ünïcode",
+            "..x..",
+            "x _ y",
+        ] {
+            assert_eq!(key_hash(item), hash_of_key(&item_key(item)), "{item:?}");
+        }
     }
 
     #[test]

@@ -10,16 +10,15 @@
 //! The section's size bound (moving the oldest entries to the archive when it passes its hard
 //! bound) is applied by the merge after the operation.
 
-use std::collections::HashSet;
-
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 use memory_sanitize::anchors::extract_anchors;
 
-use super::{Verdict, append_or_keep, quoted};
+use super::{OldBody, Verdict, append_or_keep, quoted};
 use crate::working_memory::document::normalize_body;
-use crate::working_memory::text::{SectionSize, fresh_items, item_key, item_keys, items};
+use crate::working_memory::text::{SectionSize, fresh_items, item_key, items};
 
-pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+    let old = old_body.text;
     let SectionOp::Update { content } = op else {
         return Verdict::pass(op);
     };
@@ -34,8 +33,7 @@ pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
         Ok(()) => Verdict::pass(SectionOp::Update { content }),
         Err(why) => {
             let candidates: Vec<String> = items(&new).map(str::to_owned).collect();
-            let existing: HashSet<String> = item_keys(old);
-            let fresh = fresh_items(&candidates, &existing);
+            let fresh = fresh_items(&candidates, old_body.keys());
             let reason = format!(
                 "the section is append-only and this rewrite is no consolidation ({why}): {} new entr{} appended",
                 fresh.len(),

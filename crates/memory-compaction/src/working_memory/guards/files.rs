@@ -6,35 +6,37 @@
 //! (in the rewrite's order, without duplicates), or nothing when there are none. KEEP and
 //! APPEND pass.
 
-use std::collections::HashSet;
-
 use memory_protocol::working_memory::{GuardKind, SectionOp};
 
-use super::{Verdict, append_or_keep, quoted};
-use crate::working_memory::paths::{path_token, path_tokens};
-use crate::working_memory::text::{fresh_items, item_keys, items};
+use super::{OldBody, Verdict, append_or_keep, quoted};
+use crate::working_memory::paths::{is_word_break, path_token, path_tokens};
+use crate::working_memory::text::{fresh_items, items};
 
-pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+    let old = old_body.text;
     let SectionOp::Update { content } = op else {
         return Verdict::pass(op);
     };
     let old_paths = path_tokens(old);
     let new_paths = path_tokens(&content);
-    let missing: Vec<String> = old_paths.difference(&new_paths).cloned().collect();
+    let missing: Vec<String> = old_paths
+        .iter()
+        .filter(|path| new_paths.binary_search(path).is_err())
+        .map(|path| (*path).to_owned())
+        .collect();
     if missing.is_empty() {
         return Verdict::pass(SectionOp::Update { content });
     }
     // The rewrite's items that name a path the old body did not have.
     let carrying_new_paths: Vec<String> = items(&content)
         .filter(|item| {
-            item.split(|ch: char| ch.is_whitespace() || "()[]{}<>\"'`,;|".contains(ch))
+            item.split(is_word_break)
                 .filter_map(path_token)
-                .any(|path| !old_paths.contains(path))
+                .any(|path| old_paths.binary_search(&path).is_err())
         })
         .map(str::to_owned)
         .collect();
-    let existing: HashSet<String> = item_keys(old);
-    let added = fresh_items(&carrying_new_paths, &existing);
+    let added = fresh_items(&carrying_new_paths, old_body.keys());
     let reason = format!(
         "the rewrite drops {} path(s) ({}); the old body is kept and {} line(s) with new paths appended",
         missing.len(),

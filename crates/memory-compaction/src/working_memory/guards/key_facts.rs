@@ -18,14 +18,12 @@
 //! where it is kept. The sentinel is never taken from the model: it is stripped from every
 //! UPDATE body and APPEND item, so an accepted consolidation removes it.
 
-use std::collections::HashSet;
-
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
-use super::{Verdict, append_or_keep, quoted};
-use crate::working_memory::anchors::{anchor_coverage, lexical_anchors};
+use super::{OldBody, Verdict, append_or_keep, quoted};
+use crate::working_memory::anchors::{anchor_coverage, anchor_keys, lost_anchors};
 use crate::working_memory::document::normalize_body;
-use crate::working_memory::text::{self, SectionSize, fresh_items, item_keys, items};
+use crate::working_memory::text::{self, ItemKeys, SectionSize, fresh_items, items};
 
 /// The body without sentinel lines.
 pub(crate) fn without_sentinel(body: &str) -> String {
@@ -85,7 +83,8 @@ fn admit(size: SectionSize, fresh: &[String], cap: usize) -> Vec<String> {
     admitted
 }
 
-pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+    let old = old_body.text;
     let has_sentinel = old.contains(limits::CONSOLIDATION_SENTINEL);
     let facts = without_sentinel(old);
     let size = SectionSize::of(&facts);
@@ -97,7 +96,7 @@ pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
                 .filter(|item| !is_sentinel(item))
                 .collect();
             append(
-                &facts,
+                old_body.keys(),
                 size,
                 has_sentinel,
                 &items,
@@ -122,7 +121,7 @@ pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
                         );
                     }
                     append(
-                        &facts,
+                        old_body.keys(),
                         size,
                         has_sentinel,
                         &new_items,
@@ -150,17 +149,12 @@ fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
             limits::KEY_FACTS_MIN_BULLET_RATIO * 100.0
         ));
     }
-    let old_anchors = lexical_anchors(old);
+    let old_anchors = anchor_keys(old);
     if !old_anchors.is_empty() {
-        let new_anchors = lexical_anchors(new);
+        let new_anchors = anchor_keys(new);
         let coverage = anchor_coverage(&old_anchors, &new_anchors);
         if coverage < limits::KEY_FACTS_MIN_ANCHOR_COVERAGE {
-            let mut lost: Vec<String> = old_anchors
-                .iter()
-                .filter(|anchor| !new_anchors.contains(*anchor))
-                .cloned()
-                .collect();
-            lost.sort_unstable();
+            let lost = lost_anchors(old, &new_anchors);
             return Some(format!(
                 "the rewrite keeps {:.0}% of the names, dates and amounts (below {:.0}%; lost {})",
                 coverage * 100.0,
@@ -183,15 +177,14 @@ fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
 
 /// The APPEND rules for `candidates` (an APPEND's items, or a refused UPDATE's items).
 fn append(
-    facts: &str,
+    existing: &ItemKeys,
     size: SectionSize,
     has_sentinel: bool,
     candidates: &[String],
     guard: GuardKind,
     why: &str,
 ) -> Verdict {
-    let existing: HashSet<String> = item_keys(facts);
-    let fresh = fresh_items(candidates, &existing);
+    let fresh = fresh_items(candidates, existing);
     let prefix = if why.is_empty() {
         String::new()
     } else {

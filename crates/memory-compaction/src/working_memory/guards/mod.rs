@@ -19,7 +19,31 @@ pub(crate) mod key_facts;
 pub(crate) mod open_issues;
 pub(crate) mod title;
 
+use std::cell::OnceCell;
+
 use memory_protocol::working_memory::{GuardKind, SectionOp, WorkingMemorySection};
+
+use super::text::ItemKeys;
+
+/// A section's old body, with the keys of its items computed once for every rule that needs
+/// them.
+pub(crate) struct OldBody<'a> {
+    pub(crate) text: &'a str,
+    keys: OnceCell<ItemKeys>,
+}
+
+impl<'a> OldBody<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            keys: OnceCell::new(),
+        }
+    }
+
+    pub(crate) fn keys(&self) -> &ItemKeys {
+        self.keys.get_or_init(|| ItemKeys::of(self.text))
+    }
+}
 
 /// What a guard decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,9 +68,9 @@ impl Verdict {
 }
 
 /// Runs the guard of `section` on `op` against the non-empty `old` body.
-pub(crate) fn run(section: WorkingMemorySection, old: &str, op: SectionOp) -> Verdict {
+pub(crate) fn run(section: WorkingMemorySection, old: &OldBody<'_>, op: SectionOp) -> Verdict {
     match section {
-        WorkingMemorySection::SessionTitle => title::guard(old, op),
+        WorkingMemorySection::SessionTitle => title::guard(old.text, op),
         WorkingMemorySection::KeyFactsAndDecisions => key_facts::guard(old, op),
         WorkingMemorySection::FilesAndContext => files::guard(old, op),
         WorkingMemorySection::ErrorsAndCorrections => errors::guard(old, op),

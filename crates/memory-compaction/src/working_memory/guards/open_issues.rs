@@ -9,11 +9,12 @@
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
-use super::{Verdict, quoted};
+use super::{OldBody, Verdict, quoted};
 use crate::working_memory::document::normalize_body;
 use crate::working_memory::text::{has_status_tag, item_key, items, strip_status_tags};
 
-pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+    let old = old_body.text;
     let SectionOp::Update { content } = op else {
         return Verdict::pass(op);
     };

@@ -6,8 +6,6 @@
 //! trailing dots are dropped, case is ignored, and a few filler words (`the`, `session`,
 //! `working`, `memory`, `notes`, ...) never count. A title is one line, so an APPEND keeps it.
 
-use std::collections::HashSet;
-
 use memory_protocol::working_memory::{GuardKind, SectionOp};
 
 use super::Verdict;
@@ -17,8 +15,8 @@ const FILLER_WORDS: &[&str] = &[
     "session", "title", "working", "memory", "plan", "plans", "notes", "note",
 ];
 
-/// The meaningful words of a title.
-pub(crate) fn meaningful_words(title: &str) -> HashSet<String> {
+/// The meaningful words of a title, as written.
+pub(crate) fn meaningful_words(title: &str) -> Vec<&str> {
     title
         .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '.'))
         .map(|run| run.trim_matches('.'))
@@ -29,8 +27,11 @@ pub(crate) fn meaningful_words(title: &str) -> HashSet<String> {
                     && run.bytes().any(|b| b.is_ascii_digit())
                     && run.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
         })
-        .map(str::to_ascii_lowercase)
-        .filter(|word| !FILLER_WORDS.contains(&word.as_str()))
+        .filter(|word| {
+            !FILLER_WORDS
+                .iter()
+                .any(|filler| filler.eq_ignore_ascii_case(word))
+        })
         .collect()
 }
 
@@ -48,7 +49,10 @@ pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
                 return Verdict::pass(op);
             }
             let new_words = meaningful_words(content);
-            if old_words.iter().any(|word| new_words.contains(word)) {
+            let shared = old_words
+                .iter()
+                .any(|old| new_words.iter().any(|new| new.eq_ignore_ascii_case(old)));
+            if shared {
                 Verdict::pass(op)
             } else {
                 Verdict::changed(

@@ -654,7 +654,7 @@ mod path_like_tokens {
     use memory_compaction::working_memory::paths::path_tokens;
 
     fn tokens(text: &str) -> Vec<String> {
-        path_tokens(text).into_iter().collect()
+        path_tokens(text).into_iter().map(str::to_owned).collect()
     }
 
     #[test]

@@ -259,7 +259,9 @@ fn check(
     let reparsed = WorkingMemoryDocument::parse(&rendered);
     prop_assert_eq!(&reparsed, &after.document, "render and parse agree");
 
-    let old_paths: BTreeSet<String> = path_tokens(before.body(FilesAndContext));
+    let old_paths: BTreeSet<&str> = path_tokens(before.body(FilesAndContext))
+        .into_iter()
+        .collect();
     let new_paths = path_tokens(after.document.body(FilesAndContext));
     for path in &old_paths {
         prop_assert!(
