@@ -184,7 +184,11 @@ fn measure() -> Result<()> {
         fired.into_iter().collect::<Vec<_>>().join(", ")
     );
 
-    let baseline = Duration::from_nanos(1);
+    // The floor: the same document parsed and rendered with no operation and no guard.
+    let (baseline, _, _) = best(|| {
+        let document = WorkingMemoryDocument::parse(black_box(&old));
+        black_box(document.render()).len().min(1)
+    });
     let (per_merge, wall, merges) = best(|| {
         let outcome = merge_text(black_box(&old), black_box(&ops), &options);
         black_box(outcome.document.render()).len().min(1)

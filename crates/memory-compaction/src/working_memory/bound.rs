@@ -34,11 +34,10 @@ fn pointer_locations(item: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Moves the oldest entries of `body` out when its measure (without the sentinel) is past the
-/// hard bound. `None` when nothing had to move.
-pub(crate) fn bound(body: &str, location: &str) -> Option<Moved> {
-    let measured = super::guards::key_facts::without_sentinel(body);
-    if !SectionSize::of(&measured).is_past_hard_bound() {
+/// Moves the oldest entries of `body` out when `size`, its measure without the sentinel, is
+/// past the hard bound. `None` when nothing had to move.
+pub(crate) fn bound(body: &str, size: SectionSize, location: &str) -> Option<Moved> {
+    if !size.is_past_hard_bound() {
         return None;
     }
     let mut locations: Vec<String> = Vec::new();
@@ -103,10 +102,16 @@ pub(crate) fn bound(body: &str, location: &str) -> Option<Moved> {
 mod tests {
     use super::*;
 
+    fn measure(body: &str) -> SectionSize {
+        SectionSize::of(&crate::working_memory::guards::key_facts::without_sentinel(
+            body,
+        ))
+    }
+
     #[test]
     fn moves_oldest_entries_behind_one_pointer() {
         let body: String = (1..=51).map(|i| format!("- error {i}\n")).collect();
-        let moved = bound(&body, "archive_002/moved.md").unwrap();
+        let moved = bound(&body, measure(&body), "archive_002/moved.md").unwrap();
         assert_eq!(moved.entries.first().map(String::as_str), Some("error 1"));
         let size = SectionSize::of(&moved.body);
         assert!(size.bullets <= limits::SECTION_BULLET_THRESHOLD, "{size:?}");
@@ -125,7 +130,7 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join("\n")
         );
-        let again = bound(&grown, "archive_005/moved.md").unwrap();
+        let again = bound(&grown, measure(&grown), "archive_005/moved.md").unwrap();
         assert!(
             again.body.starts_with(
                 "- [earlier entries moved to archive_002/moved.md, archive_005/moved.md]\n"

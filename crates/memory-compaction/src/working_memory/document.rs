@@ -179,17 +179,17 @@ fn is_none_body(trimmed: &str) -> bool {
 }
 
 /// A body cut from parsed text: trimmed, empty when it says `none`, line breaks as `\n`, no
-/// `## ` line (the common case, a body without `\r` or `## `, is only trimmed).
-fn clean_parsed(body: &str) -> String {
+/// `## ` line. `plain` says the text has no `\r` and the body no line of only `## `, the only
+/// two things besides trimming that [`normalize_body`] would change in a parsed body (every
+/// other `## ` line was a header); a plain body is only trimmed.
+fn clean_parsed(body: &str, plain: bool) -> String {
     let trimmed = body.trim();
     if is_none_body(trimmed) {
         String::new()
-    } else if trimmed.contains('\r') || trimmed.contains("## ") {
-        // A lone `\r` becomes a line break, and a line of only `## ` is no header: both may
-        // leave a `## ` line, so take the full path.
-        normalize_body(trimmed)
-    } else {
+    } else if plain {
         trimmed.to_owned()
+    } else {
+        normalize_body(trimmed)
     }
 }
 
@@ -204,41 +204,81 @@ fn push_part(body: &mut String, part: &str) {
     body.push_str(part);
 }
 
+/// A `## ` header line of parsed text.
+struct Header<'a> {
+    /// Where the header line starts.
+    start: usize,
+    /// Where its body starts (the next line).
+    body_start: usize,
+    name: &'a str,
+    section: Option<WorkingMemorySection>,
+    /// The body has a line of only `## `, which normalizing demotes.
+    odd_line: bool,
+}
+
 fn parse(text: &str) -> WorkingMemoryDocument {
-    // Header lines as (start of the header line, start of its body, name, section).
-    let mut headers: Vec<(usize, usize, &str, Option<WorkingMemorySection>)> = Vec::new();
-    let mut position = 0;
+    let has_carriage_return = memchr::memchr(b'\r', text.as_bytes()).is_some();
+    let mut headers: Vec<Header<'_>> = Vec::new();
     let mut in_front_matter = false;
     let mut seen_content = false;
-    for line in text.split_inclusive('\n') {
-        let start = position;
-        position += line.len();
-        let trimmed = line.trim();
-        if !seen_content && !trimmed.is_empty() {
+    let mut start = 0;
+    // Line ends found by one vectorized search; the text after the last `\n` is a line too.
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes())
+        .map(|at| at + 1)
+        .chain(std::iter::once(text.len()));
+    for end in ends {
+        let line_start = start;
+        let line = text.get(start..end).unwrap_or_default();
+        start = end;
+        let first = line.trim_start();
+        if first.is_empty() {
+            continue;
+        }
+        if !seen_content {
             seen_content = true;
-            if trimmed == "---" {
+            if first.trim_end() == "---" {
                 in_front_matter = true;
                 continue;
             }
         }
         if in_front_matter {
-            in_front_matter = trimmed != "---";
+            in_front_matter = first.trim_end() != "---";
             continue;
         }
-        if let Some(name) = header_name(trimmed) {
-            headers.push((start, position, name, section_named(name)));
+        if !first.starts_with("##") {
+            continue;
+        }
+        match header_name(first) {
+            Some(name) => headers.push(Header {
+                start: line_start,
+                body_start: end,
+                name,
+                section: section_named(name),
+                odd_line: false,
+            }),
+            None => {
+                if first.starts_with("## ")
+                    && let Some(header) = headers.last_mut()
+                {
+                    header.odd_line = true;
+                }
+            }
         }
     }
 
     // Each unknown section goes to the known section before it, or the first known one.
-    let first_known = headers.iter().find_map(|header| header.3);
+    let first_known = headers.iter().find_map(|header| header.section);
     let fallback = first_known.unwrap_or(WorkingMemorySection::KeyFactsAndDecisions);
     let mut bodies: [String; 7] = Default::default();
     let mut current: Option<WorkingMemorySection> = None;
-    for (i, &(_, body_start, name, section)) in headers.iter().enumerate() {
-        let body_end = headers.get(i + 1).map_or(text.len(), |next| next.0);
-        let body = clean_parsed(&text[body_start..body_end]);
-        match section {
+    for (i, header) in headers.iter().enumerate() {
+        let body_end = headers.get(i + 1).map_or(text.len(), |next| next.start);
+        let body = clean_parsed(
+            text.get(header.body_start..body_end).unwrap_or_default(),
+            !has_carriage_return && !header.odd_line,
+        );
+        let name = header.name;
+        match header.section {
             Some(section) => {
                 current = Some(section);
                 push_part(&mut bodies[index(section)], &body);

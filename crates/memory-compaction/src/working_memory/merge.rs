@@ -94,7 +94,8 @@ pub fn merge(
             op_in: String::new(),
             records: &mut guards,
         };
-        let op = decide(section, &OldBody::new(old_body), ops.get(section), &mut log);
+        let old = OldBody::new(old_body);
+        let op = decide(section, &old, ops.get(section), &mut log);
         let applied = op.name();
         let mut body = match op {
             SectionOp::Keep => old_body.to_owned(),
@@ -103,8 +104,8 @@ pub fn merge(
         };
         if applied != OpName::Keep
             && bounded(section)
-            && grew(old_body, &body)
-            && let Some(result) = bound(&body, &options.moved_location)
+            && let Some(new_size) = grew(&old, &body)
+            && let Some(result) = bound(&body, new_size, &options.moved_location)
         {
             log.note(
                 GuardKind::SectionBound,
@@ -146,13 +147,13 @@ pub fn merge_text(old: &str, ops: &SectionOps, options: &MergeOptions) -> MergeO
     merge(&WorkingMemoryDocument::parse(old), ops, options)
 }
 
-/// True when `new` is larger than `old` in bullets or tokens, the sentinel aside: only growth
-/// is bounded, so a section that was already past its bound (a document from elsewhere) is
-/// not cut on a KEEP-like step.
-fn grew(old: &str, new: &str) -> bool {
-    let old = SectionSize::of(&without_sentinel(old));
+/// The size of `new`, the sentinel aside, when it is larger than `old` in bullets or tokens:
+/// only growth is bounded, so a section that was already past its bound (a document from
+/// elsewhere) is not cut on a KEEP-like step.
+fn grew(old: &OldBody<'_>, new: &str) -> Option<SectionSize> {
+    let old = old.size();
     let new = SectionSize::of(&without_sentinel(new));
-    new.bullets > old.bullets || new.tokens > old.tokens
+    (new.bullets > old.bullets || new.tokens > old.tokens).then_some(new)
 }
 
 fn bounded(section: WorkingMemorySection) -> bool {

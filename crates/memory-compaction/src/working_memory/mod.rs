@@ -31,6 +31,7 @@ pub(crate) mod bound;
 pub mod document;
 mod error;
 pub(crate) mod guards;
+pub mod keys;
 pub mod merge;
 pub mod ops;
 pub mod paths;

@@ -9,7 +9,7 @@
 use memory_protocol::working_memory::{GuardKind, SectionOp};
 
 use super::{OldBody, Verdict, append_or_keep, quoted};
-use crate::working_memory::paths::{is_word_break, path_token, path_tokens};
+use crate::working_memory::paths::{path_token, path_tokens, path_words};
 use crate::working_memory::text::{fresh_items, items};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
@@ -30,7 +30,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     // The rewrite's items that name a path the old body did not have.
     let carrying_new_paths: Vec<String> = items(&content)
         .filter(|item| {
-            item.split(is_word_break)
+            path_words(item)
                 .filter_map(path_token)
                 .any(|path| old_paths.binary_search(&path).is_err())
         })

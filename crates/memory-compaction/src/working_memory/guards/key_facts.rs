@@ -18,6 +18,10 @@
 //! where it is kept. The sentinel is never taken from the model: it is stripped from every
 //! UPDATE body and APPEND item, so an accepted consolidation removes it.
 
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
 use super::{OldBody, Verdict, append_or_keep, quoted};
@@ -25,17 +29,27 @@ use crate::working_memory::anchors::{anchor_coverage, anchor_keys, lost_anchors}
 use crate::working_memory::document::normalize_body;
 use crate::working_memory::text::{self, ItemKeys, SectionSize, fresh_items, items};
 
-/// The body without sentinel lines.
-pub(crate) fn without_sentinel(body: &str) -> String {
-    if !body.contains(limits::CONSOLIDATION_SENTINEL) {
-        return body.to_owned();
+/// True when `body` holds the sentinel (a searcher built once: the sentinel is long, and a
+/// merge looks for it several times).
+fn has_sentinel(body: &str) -> bool {
+    static FINDER: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(limits::CONSOLIDATION_SENTINEL));
+    FINDER.find(body.as_bytes()).is_some()
+}
+
+/// The body without sentinel lines (borrowed when it has none).
+pub(crate) fn without_sentinel(body: &str) -> Cow<'_, str> {
+    if !has_sentinel(body) {
+        return Cow::Borrowed(body);
     }
-    body.split('\n')
-        .filter(|line| !is_sentinel(line))
-        .collect::<Vec<_>>()
-        .join("\n")
-        .trim()
-        .to_owned()
+    Cow::Owned(
+        body.split('\n')
+            .filter(|line| !is_sentinel(line))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_owned(),
+    )
 }
 
 fn is_sentinel(item: &str) -> bool {
@@ -85,9 +99,9 @@ fn admit(size: SectionSize, fresh: &[String], cap: usize) -> Vec<String> {
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     let old = old_body.text;
-    let has_sentinel = old.contains(limits::CONSOLIDATION_SENTINEL);
+    let has_sentinel = has_sentinel(old);
     let facts = without_sentinel(old);
-    let size = SectionSize::of(&facts);
+    let size = old_body.size();
     match op {
         SectionOp::Keep => Verdict::pass(op),
         SectionOp::Append { items } => {
@@ -105,7 +119,8 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
             )
         }
         SectionOp::Update { content } => {
-            let new = without_sentinel(&normalize_body(&content));
+            let normalized = normalize_body(&content);
+            let new = without_sentinel(&normalized).into_owned();
             match refusal(&facts, size, &new) {
                 None if has_sentinel || new.len() != content.trim().len() => {
                     Verdict::pass(SectionOp::Update { content: new })

@@ -23,13 +23,14 @@ use std::cell::OnceCell;
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, WorkingMemorySection};
 
-use super::text::ItemKeys;
+use super::text::{ItemKeys, SectionSize};
 
 /// A section's old body, with the keys of its items computed once for every rule that needs
 /// them.
 pub(crate) struct OldBody<'a> {
     pub(crate) text: &'a str,
     keys: OnceCell<ItemKeys>,
+    size: OnceCell<SectionSize>,
 }
 
 impl<'a> OldBody<'a> {
@@ -37,11 +38,19 @@ impl<'a> OldBody<'a> {
         Self {
             text,
             keys: OnceCell::new(),
+            size: OnceCell::new(),
         }
     }
 
     pub(crate) fn keys(&self) -> &ItemKeys {
         self.keys.get_or_init(|| ItemKeys::of(self.text))
+    }
+
+    /// The size of the body without the consolidation sentinel.
+    pub(crate) fn size(&self) -> SectionSize {
+        *self
+            .size
+            .get_or_init(|| SectionSize::of(&key_facts::without_sentinel(self.text)))
     }
 }
 

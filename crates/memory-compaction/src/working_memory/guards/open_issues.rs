@@ -11,6 +11,7 @@ use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
 use super::{OldBody, Verdict, quoted};
 use crate::working_memory::document::normalize_body;
+use crate::working_memory::keys::item_key_in;
 use crate::working_memory::text::{has_status_tag, item_key, items, strip_status_tags};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
@@ -20,9 +21,10 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     };
     let new = normalize_body(&content);
     let new_keys: String = items(&new).map(item_key).collect::<Vec<_>>().join("\n");
+    let mut buffer = Vec::new();
     let dropped: Vec<String> = items(old)
         .filter(|item| !has_status_tag(item, limits::RESOLVED_MARKER))
-        .filter(|item| !is_present(&snippet(&item_key(item)), &new_keys))
+        .filter(|item| !is_present(snippet(item_key_in(item, &mut buffer)), &new_keys))
         .map(|item| strip_status_tags(item).to_owned())
         .collect();
     if dropped.is_empty() {
@@ -52,11 +54,11 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
 }
 
 /// The first characters of a key that identify the item, cut back to a whole word.
-fn snippet(key: &str) -> String {
+fn snippet(key: &str) -> &str {
     let limit = limits::OPEN_ISSUE_SNIPPET_CHARS;
     let mut chars = key.char_indices();
     let Some((cut, next)) = chars.nth(limit) else {
-        return key.to_owned();
+        return key;
     };
     let head = &key[..cut];
     let mid_word = next.is_alphanumeric() && head.ends_with(char::is_alphanumeric);
@@ -64,7 +66,7 @@ fn snippet(key: &str) -> String {
         Some(space) if mid_word && space > 0 => &head[..space],
         _ => head,
     };
-    whole.trim_end().to_owned()
+    whole.trim_end()
 }
 
 /// True when `snippet` occurs in `text` with a word boundary on each side.
@@ -76,11 +78,11 @@ fn is_present(snippet: &str, text: &str) -> bool {
     let starts_word = snippet.starts_with(char::is_alphanumeric);
     let ends_word = snippet.ends_with(char::is_alphanumeric);
     let mut from = 0;
-    while let Some(found) = text[from..].find(snippet) {
-        let start = from + found;
+    // Overlapping matches: one inside a word may hide the next one, which starts in it.
+    while let Some(start) = find_from(text, from, snippet) {
         let end = start + snippet.len();
-        let before = text[..start].chars().next_back();
-        let after = text[end..].chars().next();
+        let before = text.get(..start).and_then(|head| head.chars().next_back());
+        let after = text.get(end..).and_then(|tail| tail.chars().next());
         let inside_a_word = (starts_word && word_char(before)) || (ends_word && word_char(after));
         if !inside_a_word {
             return true;
@@ -88,6 +90,21 @@ fn is_present(snippet: &str, text: &str) -> bool {
         from = start + snippet.chars().next().map_or(1, char::len_utf8);
     }
     false
+}
+
+/// The first occurrence of `needle` in `text` at or after `from`. The texts are a few short
+/// items: checking each place where the needle's first byte occurs costs less than building
+/// a substring searcher per needle.
+fn find_from(text: &str, from: usize, needle: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let first = *needle.as_bytes().first()?;
+    memchr::memchr_iter(first, bytes.get(from..)?)
+        .map(|at| from + at)
+        .find(|&at| {
+            bytes
+                .get(at..)
+                .is_some_and(|rest| rest.starts_with(needle.as_bytes()))
+        })
 }
 
 #[cfg(test)]
@@ -99,6 +116,8 @@ mod tests {
         assert!(is_present("ci", "fix ci now"));
         assert!(!is_present("ci", "a decision"));
         assert!(is_present("flaky test", "[new] flaky test on arm"));
+        // The first match is inside a word; the overlapping second one is not.
+        assert!(is_present("a a", "xa a a"));
     }
 
     #[test]

@@ -15,10 +15,28 @@ const FILLER_WORDS: &[&str] = &[
     "session", "title", "working", "memory", "plan", "plans", "notes", "note",
 ];
 
+/// The runs of ASCII letters, digits and dots of a text. Every other byte (UTF-8 bytes of
+/// other characters included) separates runs, so a byte scan finds the same runs as a split
+/// by characters, and every cut falls between characters.
+fn runs(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let in_run = |byte: &u8| byte.is_ascii_alphanumeric() || *byte == b'.';
+        let start = at + bytes.get(at..)?.iter().position(in_run)?;
+        let length = bytes
+            .get(start..)?
+            .iter()
+            .position(|byte| !in_run(byte))
+            .unwrap_or(bytes.len() - start);
+        at = start + length;
+        text.get(start..at)
+    })
+}
+
 /// The meaningful words of a title, as written.
 pub(crate) fn meaningful_words(title: &str) -> Vec<&str> {
-    title
-        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '.'))
+    runs(title)
         .map(|run| run.trim_matches('.'))
         .filter(|run| {
             let starts_with_letter = run.starts_with(|ch: char| ch.is_ascii_alphabetic());
@@ -28,9 +46,11 @@ pub(crate) fn meaningful_words(title: &str) -> Vec<&str> {
                     && run.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
         })
         .filter(|word| {
-            !FILLER_WORDS
-                .iter()
-                .any(|filler| filler.eq_ignore_ascii_case(word))
+            // No filler word is longer than seven letters.
+            word.len() > 7
+                || !FILLER_WORDS
+                    .iter()
+                    .any(|filler| filler.eq_ignore_ascii_case(word))
         })
         .collect()
 }
@@ -65,5 +85,36 @@ pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn runs_are_the_split_by_characters(text in r"(\PC|[a-zA-Z0-9. ])*") {
+            let expected: Vec<&str> = text
+                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '.'))
+                .filter(|run| !run.is_empty())
+                .collect();
+            prop_assert_eq!(runs(&text).collect::<Vec<_>>(), expected);
+        }
+    }
+
+    #[test]
+    fn no_filler_word_is_longer_than_seven_letters() {
+        assert!(FILLER_WORDS.iter().all(|filler| filler.len() <= 7));
+    }
+
+    #[test]
+    fn filler_and_short_words_do_not_count() {
+        assert_eq!(
+            meaningful_words("The Ünïcode v2.0 session for Tidewater..."),
+            ["code", "v2.0", "Tidewater"]
+        );
     }
 }
