@@ -1,6 +1,7 @@
 //! `cargo xtask bench wm`: one working-memory merge with every guard firing, on a document of
-//! 7 sections of 25 bullets each (about 10 KB), text in and text out: parse the old document,
-//! read the operations, run the guards, apply, render.
+//! 7 sections of 25 bullets each (about 11 KB), text in and text out: parse the old document,
+//! run the guards, apply, render. The operations are read once, before the loop, as a host
+//! reads the tool's arguments once.
 //!
 //! The operations make each section's rule act: a title with no word in common, an empty
 //! Current State rewrite, duplicate goals, a Key Facts rewrite too small to be a consolidation
