@@ -3,6 +3,7 @@
 
 mod conformance_growth;
 mod conformance_guards;
+mod document;
 mod properties;
 mod quirks;
 mod recovery;

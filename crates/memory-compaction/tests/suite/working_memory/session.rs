@@ -9,8 +9,9 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use memory_compaction::working_memory::WorkingMemoryDocument;
 use memory_compaction::working_memory::session::{
-    ArchiveStatus, CommitStatus, DONE_FILE, FAILED_FILE, MESSAGES_FILE, OVERVIEW_FILE, Session,
-    SessionOptions, WINDOW_FILE, format_message, format_messages, pending_tokens,
+    ABSTRACT_FILE, ARCHIVE_MESSAGES_FILE, ArchiveStatus, CommitStatus, DONE_FILE, FAILED_FILE,
+    MESSAGES_FILE, META_FILE, OVERVIEW_FILE, Session, SessionOptions, WINDOW_FILE, format_message,
+    format_messages, pending_tokens,
 };
 use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
 use memory_protocol::working_memory::{
@@ -623,6 +624,56 @@ fn nothing_to_archive_is_skipped_and_says_why() {
         Some("every message is within the keep window")
     );
     assert!(model.requests().is_empty());
+}
+
+/// A done archive holds the messages, the meta, the overview, the abstract and the done
+/// marker. The marker is what makes it done: an archive whose update stopped before the marker
+/// (simulated by removing it) is pending, its overview is not the working memory, and its raw
+/// messages are assembled again.
+#[test]
+fn an_archive_is_done_only_with_its_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    session.append(talk("m", 6)).unwrap();
+    let report = block_on(session.commit(&Recording::echo(), 2)).unwrap();
+    assert_eq!(report.status, CommitStatus::Done);
+    let archive = &session.archives().unwrap()[0];
+    assert_eq!(archive.name(), "archive_001");
+    assert_eq!(archive.status, ArchiveStatus::Done);
+    for file in [
+        ARCHIVE_MESSAGES_FILE,
+        META_FILE,
+        OVERVIEW_FILE,
+        ABSTRACT_FILE,
+        DONE_FILE,
+    ] {
+        assert!(archive.dir.join(file).is_file(), "{file} missing");
+    }
+    let meta = archive.meta().unwrap().unwrap();
+    assert_eq!(meta.message_count, 4);
+    assert_eq!(meta.first_message_id.as_deref(), Some("m0"));
+    assert_eq!(meta.last_message_id.as_deref(), Some("m3"));
+    assert!(meta.working_memory.is_some());
+    let abstract_line = std::fs::read_to_string(archive.dir.join(ABSTRACT_FILE)).unwrap();
+    assert_eq!(abstract_line.trim().lines().count(), 1, "{abstract_line}");
+    assert!(session.working_memory().unwrap().is_some());
+    assert_eq!(
+        session.assemble(128_000).unwrap().stats.archived_messages,
+        0
+    );
+
+    std::fs::remove_file(archive.dir.join(DONE_FILE)).unwrap();
+    let reopened = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    assert_eq!(
+        reopened.archives().unwrap()[0].status,
+        ArchiveStatus::Pending
+    );
+    assert!(reopened.working_memory().unwrap().is_none());
+    let assembled = reopened.assemble(128_000).unwrap();
+    assert!(assembled.instructions.is_none());
+    assert_eq!(assembled.stats.archived_messages, 4);
+    let ids: Vec<&str> = assembled.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["m0", "m1", "m2", "m3", "m4", "m5"]);
 }
 
 #[test]
