@@ -4,6 +4,7 @@
 mod conformance_growth;
 mod conformance_guards;
 mod document;
+mod errors_bound;
 mod properties;
 mod quirks;
 mod recovery;
