@@ -399,10 +399,10 @@ fn show(dir: &Path) -> anyhow::Result<ExitCode> {
             archive.name(),
             status_name(archive)
         );
-        if let Some(failure) = archive.failure()? {
-            if archive.status == ArchiveStatus::Failed {
-                line.push_str(&format!(": {}", failure.error));
-            }
+        if let Some(failure) = archive.failure()?
+            && archive.status == ArchiveStatus::Failed
+        {
+            line.push_str(&format!(": {}", failure.error));
         }
         println!("{line}");
     }

@@ -158,24 +158,24 @@ fn scan<'a>(text: &'a str, mut found: impl FnMut(Anchor<'a>)) {
         if let Some(amount) = money(word) {
             found(Anchor::one(amount));
         }
-        if is_number(word) {
-            if let Some(next) = words.get(at + 1).map(|w| w.trim_end_matches('.')) {
-                if word.len() <= 2 && in_list(next, MONTHS) {
-                    if let Some(year) = words.get(at + 2).map(|w| w.trim_end_matches('.'))
-                        && year.len() == 4
-                        && is_number(year)
-                    {
-                        found(Anchor {
-                            words: [word, next, year],
-                            len: 3,
-                        });
-                    }
-                } else if in_list(next, UNITS) {
+        if is_number(word)
+            && let Some(next) = words.get(at + 1).map(|w| w.trim_end_matches('.'))
+        {
+            if word.len() <= 2 && in_list(next, MONTHS) {
+                if let Some(year) = words.get(at + 2).map(|w| w.trim_end_matches('.'))
+                    && year.len() == 4
+                    && is_number(year)
+                {
                     found(Anchor {
-                        words: [word, next, ""],
-                        len: 2,
+                        words: [word, next, year],
+                        len: 3,
                     });
                 }
+            } else if in_list(next, UNITS) {
+                found(Anchor {
+                    words: [word, next, ""],
+                    len: 2,
+                });
             }
         }
         if word.len() > 1 && word.ends_with('%') && is_number(&word[..word.len() - 1]) {

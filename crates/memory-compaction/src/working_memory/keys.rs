@@ -191,7 +191,7 @@ fn plain_hash(core: &[u8]) -> Option<u64> {
     let mut hash = SEED ^ core.len() as u64;
     // The check pads the last block with a letter, so the padding does not look like control
     // bytes; the hash pads it with zeros, like [`hash_key_bytes`].
-    let zero_padding = core.len() % 8 != 0;
+    let zero_padding = !core.len().is_multiple_of(8);
     let blocks_checked = blocks(core, b'a');
     let count = core.len().div_ceil(8);
     for (index, block) in blocks_checked.enumerate() {
