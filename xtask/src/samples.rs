@@ -19,7 +19,11 @@ use memory_protocol::introspect::{
 use memory_protocol::model::{ReasoningEffort, TaskKind};
 use memory_protocol::rollout::{ContentItem, ResponseItem, RolloutLine, SessionMeta};
 use memory_protocol::stage_one::{JobStatus, StageOneInput, StageOneJob, StageOneOutputRecord};
-use memory_protocol::working_memory::{SectionOp, WorkingMemorySections, WorkingMemoryUpdate};
+use memory_protocol::working_memory::{
+    GuardKind, GuardRecord, OpName, SectionBody, SectionOp, SectionSizeWarning,
+    WorkingMemoryCreateInput, WorkingMemoryMergeResult, WorkingMemorySection,
+    WorkingMemorySections, WorkingMemoryUpdate, WorkingMemoryUpdateInput,
+};
 use memory_protocol::{
     ContextWindow, ContextWindowSource, ModelError, ModelRequest, ModelResponse, RateLimitSnapshot,
     StageOneOutput, TokenUsage,
@@ -64,6 +68,9 @@ pub(crate) fn schemas() -> Vec<(&'static str, Value)> {
         GoalSteering,
         SectionOp,
         WorkingMemoryUpdate,
+        WorkingMemoryMergeResult,
+        WorkingMemoryCreateInput,
+        WorkingMemoryUpdateInput,
         ConversationMessage,
         ConversationEntry,
         SessionEntry,
@@ -374,25 +381,51 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
         ),
         (
             "WorkingMemoryUpdate",
-            values(&[WorkingMemoryUpdate {
-                sections,
-                checkpoint_summaries: None,
+            values(&[WorkingMemoryUpdate { sections }])?,
+        ),
+        (
+            "WorkingMemoryMergeResult",
+            values(&[WorkingMemoryMergeResult {
+                document: "# Working Memory\n\n## Session Title\nParser test fixes\n\n## Current State\n\n## Task & Goals\n\n## Key Facts & Decisions\n\n## Files & Context\n\n## Errors & Corrections\n\n## Open Issues\n".to_owned(),
+                guards: vec![GuardRecord {
+                    section: WorkingMemorySection::ErrorsAndCorrections,
+                    guard: GuardKind::ErrorsAppendOnly,
+                    op_in: "UPDATE".to_owned(),
+                    op_out: OpName::Append,
+                    reason: "the section is append-only: 1 new entry appended, the rewrite refused".to_owned(),
+                }],
+            }])?,
+        ),
+        (
+            "WorkingMemoryCreateInput",
+            values(&[WorkingMemoryCreateInput {
+                messages: conversation_entries(),
+                previous: None,
+            }])?,
+        ),
+        (
+            "WorkingMemoryUpdateInput",
+            values(&[WorkingMemoryUpdateInput {
+                sections: WorkingMemorySection::ALL
+                    .into_iter()
+                    .map(|section| SectionBody {
+                        section,
+                        body: match section {
+                            WorkingMemorySection::SessionTitle => "Parser test fixes".to_owned(),
+                            _ => String::new(),
+                        },
+                    })
+                    .collect(),
+                messages: conversation_entries(),
+                warnings: vec![SectionSizeWarning {
+                    section: WorkingMemorySection::KeyFactsAndDecisions,
+                    bullets: 31,
+                    tokens: 1_240,
+                }],
             }])?,
         ),
         ("ConversationMessage", values(&conversation())?),
-        (
-            "ConversationEntry",
-            values(
-                &conversation()
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, message)| ConversationEntry {
-                        id: format!("e{i}"),
-                        message,
-                    })
-                    .collect::<Vec<_>>(),
-            )?,
-        ),
+        ("ConversationEntry", values(&conversation_entries())?),
         (
             "SessionEntry",
             values(
@@ -612,6 +645,17 @@ fn compaction_entry() -> CompactionEntry {
             elided_files: 0,
         },
     }
+}
+
+fn conversation_entries() -> Vec<ConversationEntry> {
+    conversation()
+        .into_iter()
+        .enumerate()
+        .map(|(i, message)| ConversationEntry {
+            id: format!("e{i}"),
+            message,
+        })
+        .collect()
 }
 
 fn conversation() -> Vec<ConversationMessage> {

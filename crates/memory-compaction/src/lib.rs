@@ -16,3 +16,4 @@
 #![deny(missing_docs)]
 
 pub mod compaction;
+pub mod working_memory;

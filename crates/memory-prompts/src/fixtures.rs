@@ -93,6 +93,7 @@ pub fn all() -> Vec<Fixture> {
         fixture(&compaction::REQUEST, summary_request),
         fixture(&working_memory::CREATE, working_memory_create),
         fixture(&working_memory::UPDATE, working_memory_update),
+        fixture(&working_memory::ASSEMBLE, working_memory_assemble),
         fixture(&goals::CONTINUATION, continuation),
         fixture(&goals::BUDGET_LIMIT, budget_limit),
         fixture(&goals::OBJECTIVE_UPDATED, objective_updated),
@@ -234,6 +235,13 @@ fn working_memory_update(src: &mut TextSource<'_>) -> Result<Vars> {
         limits: working_memory::SectionLimits::default(),
     };
     Ok(working_memory::update_vars(&ctx))
+}
+
+fn working_memory_assemble(src: &mut TextSource<'_>) -> Result<Vars> {
+    let ctx = working_memory::AssembleContext {
+        working_memory: src("working_memory", WORKING_MEMORY),
+    };
+    Ok(working_memory::assemble_vars(&ctx))
 }
 
 fn continuation(src: &mut TextSource<'_>) -> Result<Vars> {

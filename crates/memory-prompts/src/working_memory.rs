@@ -1,8 +1,10 @@
-//! Working-memory prompts: creating the seven-section document and updating it by per-section
-//! operations, with a warnings block for oversized sections.
+//! Working-memory prompts: creating the seven-section document, updating it by per-section
+//! operations (with a `<section_size_warnings>` block for oversized sections), and the
+//! instructions that come with an archived working memory when a session's context is
+//! assembled.
 
 use memory_protocol::names::boundary_tags;
-use memory_protocol::working_memory::WorkingMemorySection;
+use memory_protocol::working_memory::{WorkingMemorySection, limits};
 
 use crate::engine::{Template, Vars, template};
 use crate::error::Result;
@@ -14,13 +16,21 @@ pub(crate) const CREATE: Template = template!(
 );
 pub(crate) const UPDATE: Template = template!(
     "working_memory/update.md",
-    &[boundary_tags::WORKING_MEMORY, boundary_tags::CONVERSATION]
+    &[
+        boundary_tags::WORKING_MEMORY,
+        boundary_tags::CONVERSATION,
+        boundary_tags::SECTION_SIZE_WARNINGS
+    ]
+);
+pub(crate) const ASSEMBLE: Template = template!(
+    "working_memory/assemble.md",
+    &[boundary_tags::WORKING_MEMORY]
 );
 
-pub(crate) const TEMPLATES: &[&Template] = &[&CREATE, &UPDATE];
+pub(crate) const TEMPLATES: &[&Template] = &[&CREATE, &UPDATE, &ASSEMBLE];
 
 /// Name of the tool the update prompt asks the model to call.
-pub const UPDATE_TOOL: &str = "update_working_memory";
+pub const UPDATE_TOOL: &str = memory_protocol::working_memory::UPDATE_TOOL_NAME;
 
 /// Size limits of one section; a section over either gets a warning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,8 +44,8 @@ pub struct SectionLimits {
 impl Default for SectionLimits {
     fn default() -> Self {
         Self {
-            bullets: 25,
-            tokens: 1_500,
+            bullets: limits::SECTION_BULLET_THRESHOLD as u64,
+            tokens: limits::SECTION_TOKEN_THRESHOLD as u64,
         }
     }
 }
@@ -67,16 +77,7 @@ pub(crate) fn create_vars(ctx: &CreateContext) -> Vars {
         .number("section_token_limit", ctx.limits.tokens)
 }
 
-/// A section over its size limits, as measured by the caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SectionSizeWarning {
-    /// The section.
-    pub section: WorkingMemorySection,
-    /// Bullets it holds.
-    pub bullets: u64,
-    /// Tokens it holds (estimated).
-    pub tokens: u64,
-}
+pub use memory_protocol::working_memory::SectionSizeWarning;
 
 /// What the update prompt is rendered from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -121,6 +122,44 @@ pub(crate) fn update_vars(ctx: &UpdateContext) -> Vars {
             "append_only_section",
             WorkingMemorySection::ErrorsAndCorrections.header(),
         )
+        .constant(
+            "key_facts_section",
+            WorkingMemorySection::KeyFactsAndDecisions.header(),
+        )
+        .constant(
+            "files_section",
+            WorkingMemorySection::FilesAndContext.header(),
+        )
+        .constant(
+            "open_issues_section",
+            WorkingMemorySection::OpenIssues.header(),
+        )
+        .constant("consolidation_sentinel", limits::CONSOLIDATION_SENTINEL)
+        .constant("restored_marker", limits::RESTORED_MARKER)
+        .constant("resolved_marker", limits::RESOLVED_MARKER)
+}
+
+/// What the assemble instructions are rendered from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AssembleContext {
+    /// The archived working-memory document, already fitted to its token budget.
+    pub working_memory: UntrustedText,
+}
+
+/// The instructions added to a session's system prompt when an archived working memory comes
+/// with its live messages: the document, that it is lossy, that newer messages win on
+/// conflict, and to ask rather than guess.
+pub fn assemble(ctx: &AssembleContext) -> Result<String> {
+    assemble_vars(ctx).render()
+}
+
+pub(crate) fn assemble_vars(ctx: &AssembleContext) -> Vars {
+    Vars::new(&ASSEMBLE)
+        .text("working_memory", &ctx.working_memory)
+        .constant(
+            "errors_section",
+            WorkingMemorySection::ErrorsAndCorrections.header(),
+        )
 }
 
 /// One record per section, in document order: header, what it holds, how to update it.
@@ -141,32 +180,32 @@ fn section_records(vars: &Vars) -> Vec<Vars> {
 fn section_guide(section: WorkingMemorySection) -> (&'static str, &'static str) {
     match section {
         WorkingMemorySection::SessionTitle => (
-            "A short, stable title naming what the session is about.",
+            "a title of five to ten words naming what the session is about",
             "KEEP, unless the session has moved to a different subject altogether.",
         ),
         WorkingMemorySection::CurrentState => (
-            "Two to five sentences on where the work stands right now, including what is pending.",
+            "two to five sentences on where the work stands now, including what is pending",
             "UPDATE to two to five sentences on where things stand now, still naming every pending item.",
         ),
         WorkingMemorySection::TaskAndGoals => (
-            "What the user wants: every goal stated so far, with how success is judged.",
+            "what the user wants: every goal stated so far, with how success is judged",
             "KEEP; when goals were added or changed, UPDATE with every earlier goal still listed.",
         ),
         WorkingMemorySection::KeyFactsAndDecisions => (
-            "Durable facts and decisions, with the reasons, names, numbers and exact values.",
-            "APPEND new facts; UPDATE only to consolidate (required when warned above) or to correct a fact the conversation contradicts, keeping everything else.",
+            "durable facts and decisions, with the reasons, names, numbers and exact values",
+            "APPEND new facts; UPDATE only to consolidate (required when the size warnings name it) or to correct a fact the conversation contradicts, keeping everything else.",
         ),
         WorkingMemorySection::FilesAndContext => (
-            "Files, commands, links and other resources that matter, each with why it matters.",
+            "files, functions, modules, commands and links that matter, each with why it matters",
             "APPEND resources that became relevant; UPDATE only to annotate, keeping every earlier item. No bulk lists of search results.",
         ),
         WorkingMemorySection::ErrorsAndCorrections => (
-            "Mistakes, failures and how they were corrected, in the order they happened.",
-            "APPEND only, never UPDATE; KEEP when nothing new went wrong or was corrected.",
+            "errors hit, corrections the user made and approaches that failed, each with how it was resolved",
+            "APPEND only; KEEP when nothing new went wrong or was corrected. UPDATE only when the size warnings name it, to consolidate while keeping every error's commands, paths and messages.",
         ),
         WorkingMemorySection::OpenIssues => (
-            "Unresolved questions and problems, each marked when its status changes.",
-            "UPDATE, marking solved items `[resolved]` and new ones `[new]` rather than dropping them; never drop an unresolved item because it was not discussed.",
+            "unanswered questions, blockers and risks, each marked when its status changes",
+            "UPDATE, marking settled items resolved and new ones `[new]` rather than dropping them; never drop an unresolved item because it was not discussed.",
         ),
     }
 }

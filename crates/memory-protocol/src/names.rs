@@ -120,6 +120,8 @@ pub mod boundary_tags {
     pub const ENVIRONMENT: &str = "environment";
     /// A hidden internal-context message (see [`super::internal_context`]).
     pub const INTERNAL_CONTEXT: &str = "agent_memory_internal_context";
+    /// The size warnings of working-memory sections.
+    pub const SECTION_SIZE_WARNINGS: &str = "section_size_warnings";
 
     /// Every boundary tag.
     pub const ALL: &[&str] = &[
@@ -137,5 +139,6 @@ pub mod boundary_tags {
         WORKING_MEMORY,
         ENVIRONMENT,
         INTERNAL_CONTEXT,
+        SECTION_SIZE_WARNINGS,
     ];
 }

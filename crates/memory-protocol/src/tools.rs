@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::goal::{CreateGoalArgs, GoalToolResponse, UpdateGoalArgs};
 use crate::strict::make_strict;
+use crate::working_memory::{UPDATE_TOOL_NAME, WorkingMemoryMergeResult, WorkingMemoryUpdate};
 
 /// One tool a model can call.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,6 +112,15 @@ pub fn all_tools() -> Vec<ToolDefinition> {
         ToolDefinition::derived::<NoArgs, GoalToolResponse>(GET_GOAL_TOOL, GET_GOAL),
         ToolDefinition::derived::<CreateGoalArgs, GoalToolResponse>(CREATE_GOAL_TOOL, CREATE_GOAL),
         ToolDefinition::derived::<UpdateGoalArgs, GoalToolResponse>(UPDATE_GOAL_TOOL, UPDATE_GOAL),
+        ToolDefinition {
+            name: UPDATE_TOOL_NAME,
+            description: "Edit the session's working memory: give one operation for each of its \
+                seven sections. KEEP leaves a section as it is, APPEND adds bullet items, UPDATE \
+                replaces the section's body and must carry over everything still true. Guards \
+                refuse edits that would lose facts; the result lists what they changed.",
+            parameters: WorkingMemoryUpdate::output_schema(),
+            output_schema: Some(schema_for!(WorkingMemoryMergeResult).to_value()),
+        },
     ]
 }
 

@@ -11,7 +11,8 @@
 //! - [`safe_text`]: terminal- and display-safe text (no control characters but newline and tab,
 //!   no bidirectional controls) for everything written to the memory root or printed;
 //! - [`escape`]: escaping XML text, boundary tags and chat-template control tokens;
-//! - [`tokens`]: token counting (exact o200k, a bytes/4 estimate, characters);
+//! - [`tokens`]: token counting (exact o200k, a bytes/4 estimate, a script-aware estimate,
+//!   characters);
 //! - [`tool_output`]: the exit code a tool's output records;
 //! - [`truncate`]: head-and-tail truncation to a byte, token or character budget.
 //!
@@ -42,7 +43,7 @@ pub use crate::reader::{
 };
 pub use crate::redact::{LineRedactor, redact_bytes, redact_json_strings, redact_secrets};
 pub use crate::safe_text::display_safe;
-pub use crate::tokens::{ByteEstimate, CharCount, O200kCounter, TokenCounter, o200k};
+pub use crate::tokens::{ByteEstimate, CharCount, CjkEstimate, O200kCounter, TokenCounter, o200k};
 pub use crate::truncate::{
     DEFAULT_TOOL_RESULT_CHARS, TruncationPolicy, truncate_middle, truncate_tool_result,
 };

@@ -9,7 +9,10 @@
 //!   about twice as fast on code and prose, linear on repetitive input, and it does not panic on
 //!   long runs of whitespace, where `tiktoken-rs` does. Its vocabulary is embedded and built on
 //!   first use;
-//! - [`CharCount`]: counts characters, for budgets stated in characters.
+//! - [`CharCount`]: counts characters, for budgets stated in characters;
+//! - [`CjkEstimate`]: a script-aware estimate (a quarter token per character of most scripts,
+//!   a token and a half per CJK, kana or hangul character, two per character outside the
+//!   Basic Multilingual Plane), which a bytes/4 estimate undercounts by half on CJK text.
 
 /// Counts tokens of text.
 ///
@@ -114,6 +117,90 @@ impl TokenCounter for CharCount {
             None => text.len(),
             Some(last) => text.char_indices().rev().nth(last).map_or(0, |(at, _)| at),
         }
+    }
+}
+
+/// A script-aware estimate: the sum of per-character weights, rounded up.
+///
+/// Weights, in tokens: 1.5 for CJK ideographs (U+3400-4DBF, U+4E00-9FFF, U+F900-FAFF,
+/// U+20000-2EBEF), kana (U+3040-30FF, U+31F0-31FF), hangul (U+AC00-D7AF, U+1100-11FF,
+/// U+3130-318F), CJK punctuation (U+3000-303F) and full-width forms (U+FF00-FFEF); 2 for any
+/// other character above U+FFFF (emoji, rare scripts); 0.25 for everything else. Weights are
+/// summed exactly in quarter tokens, so the count is deterministic. Every weight is at most the
+/// character's UTF-8 length, so a count never exceeds the byte length. Pure ASCII takes a fast
+/// path (`ceil(bytes / 4)`, the same figure).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CjkEstimate;
+
+/// Quarter tokens per character of [`CjkEstimate`].
+fn cjk_quarters(ch: char) -> usize {
+    let code = u32::from(ch);
+    let wide = matches!(
+        code,
+        0x3400..=0x4DBF
+            | 0x4E00..=0x9FFF
+            | 0xF900..=0xFAFF
+            | 0x20000..=0x2EBEF
+            | 0x3040..=0x30FF
+            | 0x31F0..=0x31FF
+            | 0xAC00..=0xD7AF
+            | 0x1100..=0x11FF
+            | 0x3130..=0x318F
+            | 0xFF00..=0xFFEF
+            | 0x3000..=0x303F
+    );
+    if wide {
+        6
+    } else if code > 0xFFFF {
+        8
+    } else {
+        1
+    }
+}
+
+impl CjkEstimate {
+    /// The estimate of `text` in quarter tokens.
+    fn quarters(text: &str) -> usize {
+        if text.is_ascii() {
+            return text.len();
+        }
+        text.chars().map(cjk_quarters).sum()
+    }
+}
+
+impl TokenCounter for CjkEstimate {
+    fn count(&self, text: &str) -> usize {
+        Self::quarters(text).div_ceil(4)
+    }
+
+    fn prefix_within(&self, text: &str, budget: usize) -> usize {
+        let limit = budget.saturating_mul(4);
+        if text.is_ascii() {
+            return text.len().min(limit);
+        }
+        let mut used = 0usize;
+        for (at, ch) in text.char_indices() {
+            used += cjk_quarters(ch);
+            if used > limit {
+                return at;
+            }
+        }
+        text.len()
+    }
+
+    fn suffix_within(&self, text: &str, budget: usize) -> usize {
+        let limit = budget.saturating_mul(4);
+        if text.is_ascii() {
+            return text.len() - text.len().min(limit);
+        }
+        let mut used = 0usize;
+        for (at, ch) in text.char_indices().rev() {
+            used += cjk_quarters(ch);
+            if used > limit {
+                return at + ch.len_utf8();
+            }
+        }
+        0
     }
 }
 
@@ -264,6 +351,21 @@ mod tests {
         assert_eq!(CharCount.suffix_within("aé😀", 1), 3);
         assert_eq!(CharCount.suffix_within("aé😀", 0), 7);
         assert_eq!(CharCount.suffix_within("aé😀", 9), 0);
+    }
+
+    #[test]
+    fn cjk_estimate_weighs_scripts() {
+        assert_eq!(CjkEstimate.count(""), 0);
+        assert_eq!(CjkEstimate.count("abcd"), 1);
+        assert_eq!(CjkEstimate.count("abcde"), 2);
+        // Two ideographs: 3 tokens; a kana, a hangul syllable and an emoji: 1.5 + 1.5 + 2.
+        assert_eq!(CjkEstimate.count("漢字"), 3);
+        assert_eq!(CjkEstimate.count("か한😀"), 5);
+        // Accented Latin is a quarter token, like ASCII.
+        assert_eq!(CjkEstimate.count("éééé"), 1);
+        assert_eq!(CjkEstimate.prefix_within("漢字abc", 1), 0);
+        assert_eq!(CjkEstimate.prefix_within("漢字abc", 2), 3);
+        assert_eq!(CjkEstimate.suffix_within("漢字abc", 1), 6);
     }
 
     #[test]

@@ -10,9 +10,10 @@ mod compaction;
 mod pipeline;
 mod redact_fp;
 mod sanitize;
+mod wm;
 
 /// Benchmark names.
-pub(crate) const NAMES: [&str; 4] = ["compaction", "pipeline", "redact-fp", "sanitize"];
+pub(crate) const NAMES: [&str; 5] = ["compaction", "pipeline", "redact-fp", "sanitize", "wm"];
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
     match args {
@@ -20,6 +21,7 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
         ["pipeline"] => pipeline::run(),
         ["redact-fp", rest @ ..] => redact_fp::run(rest),
         ["sanitize", rest @ ..] => sanitize::run(rest),
+        ["wm"] => wm::run(),
         [name, ..] => bail!("unknown benchmark `{name}`; known: {}", NAMES.join(", ")),
         [] => bail!("name a benchmark: {}", NAMES.join(", ")),
     }

@@ -17,6 +17,7 @@ mod json;
 mod redact;
 mod run;
 mod show;
+mod wm;
 
 /// agent-memory: turn coding-agent session transcripts into durable memories.
 #[derive(Debug, Parser)]
@@ -45,6 +46,8 @@ enum Command {
     Cite(cite::CiteArgs),
     /// Forget one session's memories, or everything with --all.
     Forget(forget::ForgetArgs),
+    /// Working memory: merge operations, recover malformed ones, commit, assemble, show.
+    Wm(wm::WmArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -58,5 +61,6 @@ pub(crate) fn main() -> ExitCode {
         Command::Goal(args) => goal::run(args),
         Command::Cite(args) => cite::run(args),
         Command::Forget(args) => forget::run(args),
+        Command::Wm(args) => wm::run(args),
     }
 }

@@ -8,3 +8,4 @@ mod model_server;
 mod redact_cli;
 mod reliability_cli;
 mod run_cli;
+mod wm_cli;

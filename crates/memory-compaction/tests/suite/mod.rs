@@ -1,3 +1,5 @@
+//! Integration tests of memory-compaction: compaction, then the working memory.
+
 mod codex;
 mod cut;
 mod files;
@@ -8,3 +10,5 @@ mod session;
 mod settings;
 mod support;
 mod windows;
+// Working memory: conformance with the reference, the user reports, properties.
+mod working_memory;

@@ -28,7 +28,7 @@ use super::compaction_doc::{
     BYTES_PER_OUTPUT_TOKEN, Doc, TURN_FILES_MODIFIED, TURN_LAST_NOTE, backticked, code, comparable,
     item_body, push_unique,
 };
-use super::shell::{CommandKind, CommandLine, command_from_args};
+use super::shell::{command_from_args, is_inspection, last_key};
 use super::text::one_line;
 use super::tool_output::{RunStatus as CommandStatus, error_line, exit_code_in_text, run_status};
 use super::user_text::read_user_message;
@@ -427,7 +427,7 @@ impl Facts {
         let text = one_line(command, MAX_ITEM_CHARS);
         self.commands.push(Ran {
             key: text.clone(),
-            program: last_program(&text),
+            program: last_key(&text).program,
             text,
             status: CommandStatus::Unknown,
             error: None,
@@ -843,19 +843,4 @@ fn sentences(text: &str) -> impl Iterator<Item = &str> {
         .flat_map(|line| line.split(". "))
         .map(|s| s.trim().trim_start_matches(['-', '*', '>', ' ']).trim())
         .filter(|s| s.chars().count() >= 12)
-}
-
-/// True for a command that only looks around (`ls`, `rg`, `git status`, ...).
-pub(crate) fn is_inspection(command: &str) -> bool {
-    CommandLine::parse(command).kind() == CommandKind::Inspect
-}
-
-/// The program of the command that decided the exit status: the last `&&` / `;` segment's
-/// (earlier ones are usually `cd dir`).
-fn last_program(command: &str) -> String {
-    CommandLine::parse(command)
-        .keys()
-        .pop()
-        .map(|key| key.program)
-        .unwrap_or_default()
 }

@@ -2,8 +2,9 @@
 //!
 //! It answers every task kind from the request's structured input, never from the prompt text,
 //! one module per task family: [`stage_one`](self) for extraction, `consolidate` for phase 2,
-//! `compaction` for the compaction summaries (first, update, turn prefix, short). A kind it has
-//! no answer for is [`ModelError::UnsupportedTask`], naming the kind.
+//! `compaction` for the compaction summaries (first, update, turn prefix, short), and
+//! `working_memory` for creating and updating a session's working memory (see below). A kind
+//! it has no answer for is [`ModelError::UnsupportedTask`], naming the kind.
 //!
 //! Compaction summaries are read from the window's cleaned messages: the goal from the
 //! requests, constraints from stated preferences, Done and In Progress from verified steps
@@ -26,6 +27,12 @@
 //! The output is deterministic and says once that it was made without a language model. A
 //! rollout with nothing reusable in it (no tool activity and no stated preference: only
 //! conversation) gets the empty no-op answer.
+//!
+//! The working memory is read from a session's messages: the title from the first request,
+//! files from tool-call arguments and patches, errors from failed commands (with whether a
+//! later run passed) and the user's corrections, open issues from questions no reply followed
+//! and failures nothing fixed, facts from stated rules and explained decisions. A create
+//! request gets the whole document; an update gets one operation per section.
 
 mod compaction;
 mod compaction_doc;
@@ -40,6 +47,7 @@ mod text;
 mod tool_output;
 mod transcript;
 mod user_text;
+mod working_memory;
 
 use async_trait::async_trait;
 use memory_protocol::stage_one::StageOneInput;
@@ -99,10 +107,8 @@ impl ModelClient for OfflineEngine {
             TaskKind::CompactionUpdate => answer_text(&request, compaction::update),
             TaskKind::TurnPrefixSummary => answer_text(&request, compaction::turn_prefix),
             TaskKind::ShortSummary => answer_text(&request, compaction::short_summary),
-            task => Err(ModelError::UnsupportedTask {
-                model: OFFLINE_MODEL_NAME.to_owned(),
-                task,
-            }),
+            TaskKind::WorkingMemoryCreate => answer_text(&request, working_memory::create),
+            TaskKind::WorkingMemoryUpdate => answer(&request, working_memory::update),
         }
     }
 }

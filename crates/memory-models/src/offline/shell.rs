@@ -501,6 +501,23 @@ pub(crate) fn command_from_argv(argv: &[String]) -> String {
         .join(" ")
 }
 
+/// True for a command line that only looks around (`ls`, `rg`, `git status`, ...).
+pub(crate) fn is_inspection(command: &str) -> bool {
+    CommandLine::parse(command).kind() == CommandKind::Inspect
+}
+
+/// The key of the check that decided a command line's exit status: its last `&&` / `;`
+/// segment's (earlier ones are usually `cd dir`).
+pub(crate) fn last_key(command: &str) -> CommandKey {
+    CommandLine::parse(command)
+        .keys()
+        .pop()
+        .unwrap_or(CommandKey {
+            program: String::new(),
+            subject: None,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,6 +123,15 @@ pub(crate) fn capped_join(items: &[String], max: usize) -> String {
     joined
 }
 
+/// The first sentence of `text` (up to a line break, `?`, `!` or `. `), trimmed.
+pub(crate) fn first_sentence(text: &str) -> &str {
+    text.split(['\n', '?', '!'])
+        .flat_map(|part| part.split(". "))
+        .map(str::trim)
+        .find(|s| !s.is_empty())
+        .unwrap_or("")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,3 +6,4 @@ mod offline_compaction;
 mod openai;
 #[cfg(feature = "openai")]
 mod resilience;
+mod working_memory;

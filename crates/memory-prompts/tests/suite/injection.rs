@@ -89,6 +89,7 @@ fn every_template_with_untrusted_slots_exposes_them_to_the_test() {
         "compaction/request.md",
         "working_memory/create.md",
         "working_memory/update.md",
+        "working_memory/assemble.md",
         "goals/continuation.md",
         "goals/budget_limit.md",
         "goals/objective_updated.md",

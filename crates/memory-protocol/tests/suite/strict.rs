@@ -5,6 +5,7 @@ use memory_protocol::StageOneOutput;
 use memory_protocol::consolidation::ConsolidationOutput;
 use memory_protocol::strict::violations;
 use memory_protocol::tools::all_tools;
+use memory_protocol::working_memory::WorkingMemoryUpdate;
 use serde_json::Value;
 
 /// Every output schema a library request carries, by the name of its type. A crate that sends a
@@ -13,6 +14,7 @@ fn model_output_schemas() -> Vec<(&'static str, Value)> {
     vec![
         ("StageOneOutput", StageOneOutput::output_schema()),
         ("ConsolidationOutput", ConsolidationOutput::output_schema()),
+        ("WorkingMemoryUpdate", WorkingMemoryUpdate::output_schema()),
     ]
 }
 
@@ -55,4 +57,55 @@ fn strict_tool_parameters_still_read_what_the_types_read() {
         serde_json::from_str(r#"{"status": "complete", "reason": null}"#).unwrap();
     assert_eq!(update.reason, None);
     assert_eq!(serde_json::to_value(update).unwrap()["status"], "complete");
+}
+
+#[test]
+fn update_working_memory_tool_and_model_output_share_one_schema() {
+    use memory_protocol::working_memory::{
+        SectionOp, UPDATE_TOOL_NAME, WorkingMemorySection, WorkingMemoryUpdate,
+    };
+    let tool = all_tools()
+        .into_iter()
+        .find(|tool| tool.name == UPDATE_TOOL_NAME)
+        .expect("update_working_memory is registered");
+    assert_eq!(tool.parameters, WorkingMemoryUpdate::output_schema());
+    let sections = &tool.parameters["properties"]["sections"];
+    let required: Vec<&str> = sections["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap())
+        .collect();
+    let headers: Vec<&str> = WorkingMemorySection::ALL
+        .iter()
+        .map(|s| s.header())
+        .collect();
+    assert_eq!(required, headers, "all seven sections, in document order");
+    let shapes = sections["properties"]["Open Issues"]["anyOf"]
+        .as_array()
+        .unwrap();
+    let ops: Vec<&str> = shapes
+        .iter()
+        .map(|shape| shape["properties"]["op"]["enum"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(ops, ["KEEP", "UPDATE", "APPEND"]);
+    // A document that follows each shape reads as the typed arguments.
+    let mut value = serde_json::Map::new();
+    for (i, header) in headers.iter().enumerate() {
+        let op = match i % 3 {
+            0 => serde_json::json!({"op": "KEEP"}),
+            1 => serde_json::json!({"op": "UPDATE", "content": "body"}),
+            _ => serde_json::json!({"op": "APPEND", "items": ["a", "b"]}),
+        };
+        value.insert((*header).to_owned(), op);
+    }
+    let update: WorkingMemoryUpdate =
+        serde_json::from_value(serde_json::json!({"sections": value})).unwrap();
+    assert_eq!(update.sections.session_title, SectionOp::Keep);
+    assert_eq!(
+        update.sections.current_state,
+        SectionOp::Update {
+            content: "body".into()
+        }
+    );
 }

@@ -1,0 +1,217 @@
+//! `agent-memory wm`: merge, recover, commit, assemble and show, offline, on the example
+//! session and on failure cases.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn wm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("wm")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_str(&ok(output)).unwrap()
+}
+
+/// A copy of the example session (commits write into the folder).
+fn example_session() -> (tempfile::TempDir, PathBuf) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sessions/tidewater");
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path().join("tidewater");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(source.join("messages.jsonl"), dir.join("messages.jsonl")).unwrap();
+    (temp, dir)
+}
+
+const OLD: &str = "# Working Memory\n\n## Session Title\nTide importer fixes\n\n## Current State\nParser fixed.\n\n## Task & Goals\n\n## Key Facts & Decisions\n\n## Files & Context\n- tides/parse.py: the parser\n\n## Errors & Corrections\n- `pytest` failed on 24:00\n\n## Open Issues\n- April format unknown\n";
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn merge_prints_the_document_and_the_guards_exactly_as_specified() {
+    let temp = tempfile::tempdir().unwrap();
+    let old = write(temp.path(), "old.md", OLD);
+    let ops = write(
+        temp.path(),
+        "ops.json",
+        r#"{"sections": {"Session Title": {"op": "KEEP"}, "Current State": {"op": "update", "content": "Checking April."}, "Task & Goals": {"op": "KEEP"}, "Key Facts & Decisions": {"op": "APPEND", "items": ["times are UTC"]}, "Files & Context": {"op": "UPDATE", "content": "- tides/april.py"}, "Errors & Corrections": {"op": "KEEP"}, "Open Issues": {"op": "KEEP"}}}"#,
+    );
+    let result = json(&wm(&["merge", "--old", &old, "--ops", &ops, "--json"]));
+    let keys: Vec<&String> = result.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["document", "guards"]);
+    let document = result["document"].as_str().unwrap();
+    assert!(document.contains("## Current State\nChecking April.\n"));
+    assert!(document.contains("- tides/parse.py: the parser\n- tides/april.py\n"));
+    let guards = result["guards"].as_array().unwrap();
+    assert_eq!(guards.len(), 1, "{guards:?}");
+    let guard = guards[0].as_object().unwrap();
+    let fields: Vec<&String> = guard.keys().collect();
+    assert_eq!(fields, ["guard", "op_in", "op_out", "reason", "section"]);
+    assert_eq!(guard["section"], "Files & Context");
+    assert_eq!(guard["guard"], "files_no_regression");
+    assert_eq!(guard["op_in"], "UPDATE");
+    assert_eq!(guard["op_out"], "APPEND");
+
+    // Without --json: the document on stdout, the guards on stderr.
+    let plain = wm(&["merge", "--old", &old, "--ops", &ops]);
+    assert_eq!(ok(&plain), document);
+    let stderr = String::from_utf8_lossy(&plain.stderr);
+    assert!(stderr.contains("guard Files & Context: UPDATE -> APPEND (files_no_regression)"));
+}
+
+#[test]
+fn merge_repairs_malformed_arguments_and_refuses_empty_ones() {
+    let temp = tempfile::tempdir().unwrap();
+    let old = write(temp.path(), "old.md", OLD);
+    let broken = write(
+        temp.path(),
+        "broken.json",
+        "```json\n{\"sections\": {\"Open Issues\": {\"op\": \"APPEND\", \"items\": [\"check May\", \"check Ju",
+    );
+    let output = wm(&["merge", "--old", &old, "--ops", &broken]);
+    assert!(ok(&output).ends_with("- April format unknown\n- check May\n"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("read as repaired"));
+    let empty = write(temp.path(), "empty.json", "I would rather not.");
+    let refused = wm(&["merge", "--old", &old, "--ops", &empty]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("holds no readable section operation")
+    );
+}
+
+#[test]
+fn recover_reports_each_section() {
+    let temp = tempfile::tempdir().unwrap();
+    let raw = write(
+        temp.path(),
+        "raw.txt",
+        "{'sections': {'Session Title': {'op': 'keep'}, 'Current State': {'op': 'UPDATE', 'content': 'half",
+    );
+    let text = ok(&wm(&["recover", &raw]));
+    assert!(text.starts_with("read as: repaired\n"), "{text}");
+    assert!(text.contains("Session Title: KEEP\n"));
+    assert!(text.contains("Current State: not recovered (kept)\n"));
+    let value = json(&wm(&["recover", &raw, "--json"]));
+    assert_eq!(value["read_as"], "repaired");
+    assert_eq!(value["recovered"], serde_json::json!(["Session Title"]));
+    assert_eq!(
+        value["arguments"]["sections"]["Current State"]["op"],
+        "KEEP"
+    );
+    let missing = wm(&["recover", temp.path().join("nope.txt").to_str().unwrap()]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read"));
+}
+
+#[test]
+fn commit_assemble_and_show_on_the_example_session() {
+    let (_temp, dir) = example_session();
+    let session = dir.to_str().unwrap();
+    let before = ok(&wm(&["show", session]));
+    assert!(before.contains("live messages: 19"), "{before}");
+    assert!(before.contains("no working memory yet"));
+
+    let first = json(&wm(&["commit", session, "--keep", "4", "--json"]));
+    assert_eq!(first["status"], "done", "{first}");
+    assert_eq!(first["model"], "offline");
+    assert_eq!(first["archived_messages"], 14);
+    assert_eq!(first["sent_messages"], 14);
+    let archive = dir.join("history/archive_001");
+    for file in [
+        "messages.jsonl",
+        ".overview.md",
+        ".abstract.md",
+        ".meta.json",
+        ".done",
+    ] {
+        assert!(archive.join(file).is_file(), "{file}");
+    }
+    let overview = std::fs::read_to_string(archive.join(".overview.md")).unwrap();
+    assert!(overview.contains("`src/table.rs`: updated"), "{overview}");
+    assert!(overview.contains("error[E0583]"), "{overview}");
+    assert!(
+        !overview.contains("sk-proj-"),
+        "no secret reaches the working memory"
+    );
+
+    // Keeping 4 of the 5 live messages would cut between a tool call and its result.
+    let held = ok(&wm(&["commit", session]));
+    assert!(
+        held.contains("a call is never archived apart from its result"),
+        "{held}"
+    );
+    let second = ok(&wm(&["commit", session, "--keep", "2"]));
+    assert!(
+        second.starts_with("archive_002: done (offline): 3 message(s) archived, 3 sent"),
+        "{second}"
+    );
+    let nothing = ok(&wm(&["commit", session]));
+    assert!(
+        nothing.starts_with("nothing to commit: every message is within the keep window"),
+        "{nothing}"
+    );
+
+    let assembled = json(&wm(&["assemble", session, "--budget", "30000", "--json"]));
+    assert_eq!(assembled["stats"]["reserved_for_reply"], 20_000);
+    assert_eq!(assembled["messages"].as_array().unwrap().len(), 2);
+    assert!(
+        assembled["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("<working-memory>\n# Working Memory\n")
+    );
+    let plain = ok(&wm(&["assemble", session, "--budget", "30000"]));
+    assert!(plain.starts_with("=== instructions ===\n"));
+    assert!(plain.contains("=== messages (2) ==="));
+
+    let after = ok(&wm(&["show", session]));
+    assert!(
+        after.contains("archive_001: done (14 message(s))"),
+        "{after}"
+    );
+    assert!(after.contains("working memory (from archive_002)"));
+    assert!(after.contains("keep recent: 2"));
+}
+
+#[test]
+fn commands_on_a_missing_session_say_what_is_expected() {
+    let temp = tempfile::tempdir().unwrap();
+    let missing = temp.path().join("none");
+    for args in [
+        vec!["show", missing.to_str().unwrap()],
+        vec!["commit", missing.to_str().unwrap()],
+        vec!["assemble", missing.to_str().unwrap(), "--budget", "1000"],
+    ] {
+        let output = wm(&args);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr)
+                .contains("expected a folder with messages.jsonl")
+        );
+    }
+    let bad = temp.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(bad.join("messages.jsonl"), "{\"id\": \"m1\"}\n").unwrap();
+    let output = wm(&["show", bad.to_str().unwrap()]);
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("messages.jsonl:1: not a conversation entry")
+    );
+}

@@ -1,0 +1,47 @@
+//! Files & Context: a rewrite may not drop a path.
+//!
+//! An UPDATE is accepted when every path-like token of the old body (see
+//! [`crate::working_memory::paths`]) is still in the new body. Otherwise the old body stays,
+//! and the lines of the rewrite that name paths the old body lacked are appended, one per line
+//! (in the rewrite's order, without duplicates), or nothing when there are none. KEEP and
+//! APPEND pass.
+
+use memory_protocol::working_memory::{GuardKind, SectionOp};
+
+use super::{OldBody, Verdict, append_or_keep, quoted};
+use crate::working_memory::paths::{path_token, path_tokens, path_words};
+use crate::working_memory::text::{fresh_items, items};
+
+pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+    let old = old_body.text;
+    let SectionOp::Update { content } = op else {
+        return Verdict::pass(op);
+    };
+    let old_paths = path_tokens(old);
+    let new_paths = path_tokens(&content);
+    let missing: Vec<String> = old_paths
+        .iter()
+        .filter(|path| new_paths.binary_search(path).is_err())
+        .map(|path| (*path).to_owned())
+        .collect();
+    if missing.is_empty() {
+        return Verdict::pass(SectionOp::Update { content });
+    }
+    // The rewrite's items that name a path the old body did not have.
+    let carrying_new_paths: Vec<String> = items(&content)
+        .filter(|item| {
+            path_words(item)
+                .filter_map(path_token)
+                .any(|path| old_paths.binary_search(&path).is_err())
+        })
+        .map(str::to_owned)
+        .collect();
+    let added = fresh_items(&carrying_new_paths, old_body.keys());
+    let reason = format!(
+        "the rewrite drops {} path(s) ({}); the old body is kept and {} line(s) with new paths appended",
+        missing.len(),
+        quoted(&missing),
+        added.len()
+    );
+    Verdict::changed(append_or_keep(added), GuardKind::FilesNoRegression, reason)
+}

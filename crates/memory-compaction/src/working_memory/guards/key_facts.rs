@@ -1,0 +1,282 @@
+//! Key Facts & Decisions: consolidation without loss, and a bounded size.
+//!
+//! Sizes are measured without the consolidation sentinel. Three levels:
+//!
+//! - **within** its threshold (at most 25 bullets and 1,500 tokens): an APPEND adds its new
+//!   items while the section stays within its hard bound (50 bullets, 3,000 tokens);
+//! - **oversized** (above the threshold, below the hard bound): an APPEND adds at most
+//!   [`limits::OVERSIZED_APPEND_CAP`] new items, within the hard bound;
+//! - **at the hard bound**: an APPEND adds the sentinel bullet once, and nothing while the
+//!   sentinel is there, until an UPDATE consolidates the section.
+//!
+//! New items are those whose normalized key no existing item has.
+//!
+//! An UPDATE (a consolidation) is refused when it keeps fewer than 15% of the old bullets
+//! (exactly 15% passes), when it keeps less than 70% of the old lexical anchors, or when it
+//! would leave the section larger than both its threshold and its old size. A refused UPDATE
+//! is salvaged: its new items are appended under the APPEND rules, except at the hard bound,
+//! where it is kept. The sentinel is never taken from the model: it is stripped from every
+//! UPDATE body and APPEND item, so an accepted consolidation removes it.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
+
+use super::{OldBody, Verdict, append_or_keep, quoted};
+use crate::working_memory::anchors::{anchor_coverage, anchor_keys, lost_anchors};
+use crate::working_memory::document::normalize_body;
+use crate::working_memory::text::{self, ItemKeys, SectionSize, fresh_items, items};
+
+/// True when `body` holds the sentinel (a searcher built once: the sentinel is long, and a
+/// merge looks for it several times).
+fn has_sentinel(body: &str) -> bool {
+    static FINDER: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(limits::CONSOLIDATION_SENTINEL));
+    FINDER.find(body.as_bytes()).is_some()
+}
+
+/// The body without sentinel lines (borrowed when it has none).
+pub(crate) fn without_sentinel(body: &str) -> Cow<'_, str> {
+    if !has_sentinel(body) {
+        return Cow::Borrowed(body);
+    }
+    Cow::Owned(
+        body.split('\n')
+            .filter(|line| !is_sentinel(line))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_owned(),
+    )
+}
+
+fn is_sentinel(item: &str) -> bool {
+    text::strip_marker(item.trim()).trim() == limits::CONSOLIDATION_SENTINEL
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Within,
+    Oversized,
+    AtHardBound,
+}
+
+fn level(size: SectionSize) -> Level {
+    if size.is_at_hard_bound() {
+        Level::AtHardBound
+    } else if size.is_oversized() {
+        Level::Oversized
+    } else {
+        Level::Within
+    }
+}
+
+/// Tokens one appended bullet adds, counted generously (its line plus the line break).
+fn bullet_tokens(item: &str) -> usize {
+    text::tokens(item) + 2
+}
+
+/// The new items that fit: at most `cap`, and never past the hard bound.
+fn admit(size: SectionSize, fresh: &[String], cap: usize) -> Vec<String> {
+    let mut bullets = size.bullets;
+    let mut tokens = size.tokens;
+    let mut admitted = Vec::new();
+    for item in fresh {
+        if admitted.len() == cap {
+            break;
+        }
+        let cost = bullet_tokens(item);
+        if bullets < limits::hard_bound_bullets() && tokens + cost <= limits::hard_bound_tokens() {
+            bullets += 1;
+            tokens += cost;
+            admitted.push(item.clone());
+        }
+    }
+    admitted
+}
+
+pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+    let old = old_body.text;
+    let has_sentinel = has_sentinel(old);
+    let facts = without_sentinel(old);
+    let size = old_body.size();
+    match op {
+        SectionOp::Keep => Verdict::pass(op),
+        SectionOp::Append { items } => {
+            let items: Vec<String> = items
+                .into_iter()
+                .filter(|item| !is_sentinel(item))
+                .collect();
+            append(
+                old_body.keys(),
+                size,
+                has_sentinel,
+                &items,
+                GuardKind::KeyFactsAntiBloat,
+                "",
+            )
+        }
+        SectionOp::Update { content } => {
+            let normalized = normalize_body(&content);
+            let new = without_sentinel(&normalized).into_owned();
+            match refusal(&facts, size, &new) {
+                None if has_sentinel || new.len() != content.trim().len() => {
+                    Verdict::pass(SectionOp::Update { content: new })
+                }
+                None => Verdict::pass(SectionOp::Update { content }),
+                Some(why) => {
+                    let new_items: Vec<String> = items(&new).map(str::to_owned).collect();
+                    if level(size) == Level::AtHardBound {
+                        return Verdict::changed(
+                            SectionOp::Keep,
+                            GuardKind::KeyFactsConsolidation,
+                            format!("{why}; the section is at its hard bound, so it is kept"),
+                        );
+                    }
+                    append(
+                        old_body.keys(),
+                        size,
+                        has_sentinel,
+                        &new_items,
+                        GuardKind::KeyFactsConsolidation,
+                        &why,
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// Why an UPDATE from `old` to `new` is refused, if it is.
+fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
+    if old_size.bullets == 0 {
+        return None;
+    }
+    let new_size = SectionSize::of(new);
+    let ratio = new_size.bullets as f64 / old_size.bullets as f64;
+    if ratio < limits::KEY_FACTS_MIN_BULLET_RATIO {
+        return Some(format!(
+            "the rewrite keeps {} of {} bullets (below {:.0}%)",
+            new_size.bullets,
+            old_size.bullets,
+            limits::KEY_FACTS_MIN_BULLET_RATIO * 100.0
+        ));
+    }
+    let old_anchors = anchor_keys(old);
+    if !old_anchors.is_empty() {
+        let new_anchors = anchor_keys(new);
+        let coverage = anchor_coverage(&old_anchors, &new_anchors);
+        if coverage < limits::KEY_FACTS_MIN_ANCHOR_COVERAGE {
+            let lost = lost_anchors(old, &new_anchors);
+            return Some(format!(
+                "the rewrite keeps {:.0}% of the names, dates and amounts (below {:.0}%; lost {})",
+                coverage * 100.0,
+                limits::KEY_FACTS_MIN_ANCHOR_COVERAGE * 100.0,
+                quoted(&lost)
+            ));
+        }
+    }
+    let bullet_cap = old_size.bullets.max(limits::SECTION_BULLET_THRESHOLD);
+    let token_cap = old_size.tokens.max(limits::SECTION_TOKEN_THRESHOLD);
+    if new_size.bullets > bullet_cap || new_size.tokens > token_cap {
+        return Some(format!(
+            "the rewrite grows the section to {} bullets and {} tokens, past both its threshold \
+             and its old size ({} bullets, {} tokens)",
+            new_size.bullets, new_size.tokens, old_size.bullets, old_size.tokens
+        ));
+    }
+    None
+}
+
+/// The APPEND rules for `candidates` (an APPEND's items, or a refused UPDATE's items).
+fn append(
+    existing: &ItemKeys,
+    size: SectionSize,
+    has_sentinel: bool,
+    candidates: &[String],
+    guard: GuardKind,
+    why: &str,
+) -> Verdict {
+    let fresh = fresh_items(candidates, existing);
+    let prefix = if why.is_empty() {
+        String::new()
+    } else {
+        format!("{why}; ")
+    };
+    let current = level(size);
+    if current == Level::AtHardBound {
+        if has_sentinel {
+            return Verdict::changed(
+                SectionOp::Keep,
+                GuardKind::KeyFactsAntiBloat,
+                format!(
+                    "{prefix}the section is at its hard bound and already asks for consolidation: \
+                     {} new item(s) refused until an UPDATE consolidates it",
+                    fresh.len()
+                ),
+            );
+        }
+        return Verdict::changed(
+            SectionOp::Append {
+                items: vec![limits::CONSOLIDATION_SENTINEL.to_owned()],
+            },
+            GuardKind::KeyFactsAntiBloat,
+            format!(
+                "{prefix}the section reached its hard bound ({} bullets, {} tokens): the \
+                 consolidation sentinel was added and {} new item(s) refused",
+                size.bullets,
+                size.tokens,
+                fresh.len()
+            ),
+        );
+    }
+    let cap = match current {
+        Level::Oversized => limits::OVERSIZED_APPEND_CAP,
+        _ => usize::MAX,
+    };
+    let admitted = admit(size, &fresh, cap);
+    let refused: Vec<String> = fresh
+        .iter()
+        .filter(|item| !admitted.contains(item))
+        .cloned()
+        .collect();
+    if why.is_empty() && refused.is_empty() {
+        // Everything new fits; the merge drops the duplicates and says so.
+        return Verdict::pass(append_or_keep(candidates.to_vec()));
+    }
+    let duplicates = candidates.len() - fresh.len();
+    let mut reason = prefix;
+    if !why.is_empty() {
+        reason.push_str(&format!("{} new item(s) salvaged", admitted.len()));
+    } else {
+        reason.push_str(&format!("{} new item(s) accepted", admitted.len()));
+    }
+    if duplicates > 0 {
+        reason.push_str(&format!(", {duplicates} already present"));
+    }
+    if !refused.is_empty() {
+        let limit = if current == Level::Oversized {
+            format!(
+                "the section is oversized ({} bullets, {} tokens) and takes at most {} per update within its hard bound",
+                size.bullets,
+                size.tokens,
+                limits::OVERSIZED_APPEND_CAP
+            )
+        } else {
+            "they would pass the hard bound".to_owned()
+        };
+        reason.push_str(&format!(
+            ", {} refused because {limit}: {}",
+            refused.len(),
+            quoted(&refused)
+        ));
+    }
+    let guard = if why.is_empty() {
+        GuardKind::KeyFactsAntiBloat
+    } else {
+        guard
+    };
+    Verdict::changed(append_or_keep(admitted), guard, reason)
+}

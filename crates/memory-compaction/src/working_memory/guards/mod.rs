@@ -1,0 +1,114 @@
+//! The guards: per-section rules that refuse or reshape an operation that would lose facts.
+//!
+//! A guard runs when the old section body is non-empty; it receives the operation after
+//! [`super::ops`] read it and returns the operation to apply, with a note when it changed
+//! anything. Which guard a section has:
+//!
+//! | section | guard |
+//! |---|---|
+//! | Session Title | [`title`]: a new title must share a meaningful word with the old one |
+//! | Current State, Task & Goals | none beyond the shared rules of [`super::merge`] |
+//! | Key Facts & Decisions | [`key_facts`]: consolidation check with salvage, anti-bloat |
+//! | Files & Context | [`files`]: a rewrite may not drop a path |
+//! | Errors & Corrections | [`errors`]: append-only, except a consolidation that keeps every anchor |
+//! | Open Issues | [`open_issues`]: a silently dropped item is restored with a marker |
+
+pub(crate) mod errors;
+pub(crate) mod files;
+pub(crate) mod key_facts;
+pub(crate) mod open_issues;
+pub(crate) mod title;
+
+use std::cell::OnceCell;
+
+use memory_protocol::working_memory::{GuardKind, SectionOp, WorkingMemorySection};
+
+use super::text::{ItemKeys, SectionSize};
+
+/// A section's old body, with the keys of its items computed once for every rule that needs
+/// them.
+pub(crate) struct OldBody<'a> {
+    pub(crate) text: &'a str,
+    keys: OnceCell<ItemKeys>,
+    size: OnceCell<SectionSize>,
+}
+
+impl<'a> OldBody<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            keys: OnceCell::new(),
+            size: OnceCell::new(),
+        }
+    }
+
+    pub(crate) fn keys(&self) -> &ItemKeys {
+        self.keys.get_or_init(|| ItemKeys::of(self.text))
+    }
+
+    /// The size of the body without the consolidation sentinel.
+    pub(crate) fn size(&self) -> SectionSize {
+        *self
+            .size
+            .get_or_init(|| SectionSize::of(&key_facts::without_sentinel(self.text)))
+    }
+}
+
+/// What a guard decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    /// The operation to apply.
+    pub(crate) op: SectionOp,
+    /// The rule and the reason, when the guard changed the operation.
+    pub(crate) note: Option<(GuardKind, String)>,
+}
+
+impl Verdict {
+    pub(crate) fn pass(op: SectionOp) -> Self {
+        Self { op, note: None }
+    }
+
+    pub(crate) fn changed(op: SectionOp, guard: GuardKind, reason: impl Into<String>) -> Self {
+        Self {
+            op,
+            note: Some((guard, reason.into())),
+        }
+    }
+}
+
+/// Runs the guard of `section` on `op` against the non-empty `old` body.
+pub(crate) fn run(section: WorkingMemorySection, old: &OldBody<'_>, op: SectionOp) -> Verdict {
+    match section {
+        WorkingMemorySection::SessionTitle => title::guard(old.text, op),
+        WorkingMemorySection::KeyFactsAndDecisions => key_facts::guard(old, op),
+        WorkingMemorySection::FilesAndContext => files::guard(old, op),
+        WorkingMemorySection::ErrorsAndCorrections => errors::guard(old, op),
+        WorkingMemorySection::OpenIssues => open_issues::guard(old, op),
+        WorkingMemorySection::CurrentState | WorkingMemorySection::TaskAndGoals => {
+            Verdict::pass(op)
+        }
+    }
+}
+
+/// `items` as an APPEND, or KEEP when there are none.
+pub(crate) fn append_or_keep(items: Vec<String>) -> SectionOp {
+    if items.is_empty() {
+        SectionOp::Keep
+    } else {
+        SectionOp::Append { items }
+    }
+}
+
+/// A short list of items for a reason text.
+pub(crate) fn quoted(items: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut shown: Vec<String> = items
+        .iter()
+        .take(SHOWN)
+        .map(|item| format!("\"{item}\""))
+        .collect();
+    if items.len() > SHOWN {
+        shown.push(format!("and {} more", items.len() - SHOWN));
+    }
+    shown.join(", ")
+}

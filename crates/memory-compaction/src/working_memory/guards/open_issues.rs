@@ -1,0 +1,128 @@
+//! Open Issues: nothing unresolved disappears silently.
+//!
+//! For an UPDATE, each old item that is not marked `[resolved]` must still be in the rewrite:
+//! its first 40 characters (normalized, cut back to a whole word) must appear in the rewrite's
+//! normalized items, on word boundaries, so a short item is not "found" inside another word.
+//! Marking it (`[resolved]`, `[new]`) keeps it. An item that is missing is put back at the end,
+//! tagged with the restored marker once (an item restored before and dropped again is restored
+//! again, without a second tag). A resolved item may be dropped. KEEP and APPEND pass.
+
+use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
+
+use super::{OldBody, Verdict, quoted};
+use crate::working_memory::document::normalize_body;
+use crate::working_memory::keys::item_key_in;
+use crate::working_memory::text::{has_status_tag, item_key, items, strip_status_tags};
+
+pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+    let old = old_body.text;
+    let SectionOp::Update { content } = op else {
+        return Verdict::pass(op);
+    };
+    let new = normalize_body(&content);
+    let new_keys: String = items(&new).map(item_key).collect::<Vec<_>>().join("\n");
+    let mut buffer = Vec::new();
+    let dropped: Vec<String> = items(old)
+        .filter(|item| !has_status_tag(item, limits::RESOLVED_MARKER))
+        .filter(|item| !is_present(snippet(item_key_in(item, &mut buffer)), &new_keys))
+        .map(|item| strip_status_tags(item).to_owned())
+        .collect();
+    if dropped.is_empty() {
+        return Verdict::pass(SectionOp::Update { content });
+    }
+    let mut restored = new;
+    for item in &dropped {
+        if !restored.is_empty() {
+            restored.push('\n');
+        }
+        restored.push_str("- ");
+        restored.push_str(limits::RESTORED_MARKER);
+        restored.push(' ');
+        restored.push_str(item);
+    }
+    let reason = format!(
+        "the rewrite dropped {} unresolved item(s) without marking them {}; restored: {}",
+        dropped.len(),
+        limits::RESOLVED_MARKER,
+        quoted(&dropped)
+    );
+    Verdict::changed(
+        SectionOp::Update { content: restored },
+        GuardKind::OpenIssuesRestore,
+        reason,
+    )
+}
+
+/// The first characters of a key that identify the item, cut back to a whole word.
+fn snippet(key: &str) -> &str {
+    let limit = limits::OPEN_ISSUE_SNIPPET_CHARS;
+    let mut chars = key.char_indices();
+    let Some((cut, next)) = chars.nth(limit) else {
+        return key;
+    };
+    let head = &key[..cut];
+    let mid_word = next.is_alphanumeric() && head.ends_with(char::is_alphanumeric);
+    let whole = match head.rfind(' ') {
+        Some(space) if mid_word && space > 0 => &head[..space],
+        _ => head,
+    };
+    whole.trim_end()
+}
+
+/// True when `snippet` occurs in `text` with a word boundary on each side.
+fn is_present(snippet: &str, text: &str) -> bool {
+    if snippet.is_empty() {
+        return true;
+    }
+    let word_char = |ch: Option<char>| ch.is_some_and(char::is_alphanumeric);
+    let starts_word = snippet.starts_with(char::is_alphanumeric);
+    let ends_word = snippet.ends_with(char::is_alphanumeric);
+    let mut from = 0;
+    // Overlapping matches: one inside a word may hide the next one, which starts in it.
+    while let Some(start) = find_from(text, from, snippet) {
+        let end = start + snippet.len();
+        let before = text.get(..start).and_then(|head| head.chars().next_back());
+        let after = text.get(end..).and_then(|tail| tail.chars().next());
+        let inside_a_word = (starts_word && word_char(before)) || (ends_word && word_char(after));
+        if !inside_a_word {
+            return true;
+        }
+        from = start + snippet.chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+/// The first occurrence of `needle` in `text` at or after `from`. The texts are a few short
+/// items: checking each place where the needle's first byte occurs costs less than building
+/// a substring searcher per needle.
+fn find_from(text: &str, from: usize, needle: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let first = *needle.as_bytes().first()?;
+    memchr::memchr_iter(first, bytes.get(from..)?)
+        .map(|at| from + at)
+        .find(|&at| {
+            bytes
+                .get(at..)
+                .is_some_and(|rest| rest.starts_with(needle.as_bytes()))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presence_needs_word_boundaries() {
+        assert!(is_present("ci", "fix ci now"));
+        assert!(!is_present("ci", "a decision"));
+        assert!(is_present("flaky test", "[new] flaky test on arm"));
+        // The first match is inside a word; the overlapping second one is not.
+        assert!(is_present("a a", "xa a a"));
+    }
+
+    #[test]
+    fn snippets_stop_at_a_whole_word() {
+        let key = "the importer rejects statements written with a byte order mark";
+        assert_eq!(snippet(key), "the importer rejects statements written");
+    }
+}

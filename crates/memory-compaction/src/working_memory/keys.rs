@@ -1,0 +1,330 @@
+//! Comparison keys of items, and their hashes.
+//!
+//! Two items say the same thing when their keys are equal ([`item_key`]). The guards compare
+//! many items per merge (every APPEND is deduplicated against the whole section), so they keep
+//! 64-bit hashes of keys rather than the keys ([`ItemKeys`]). Most items are plain ASCII with
+//! single spaces; for those the key is the lower-cased core of the item, and its hash is read
+//! straight from the item's bytes, eight at a time, with no copy. Other items build the key in
+//! a buffer first. Both paths hash the same bytes, so equal keys always hash equally (a
+//! property test holds the two paths to that).
+
+use super::text::{items, strip_marker, strip_status_tags};
+
+/// The comparison key of an item: lower-cased, status tags (`[new]`, `[resolved]`,
+/// `[restored]`) and emphasis marks removed, whitespace collapsed, no leading or trailing
+/// period, underscore or space. Two items with the same key say the same thing; a short item
+/// is a duplicate only of an equal item, never of a longer one that happens to contain it.
+pub fn item_key(item: &str) -> String {
+    let mut key = Vec::new();
+    write_key(item, &mut key);
+    String::from_utf8(key).unwrap_or_default()
+}
+
+/// The part of an item its key is made from.
+fn key_core(item: &str) -> &str {
+    strip_status_tags(strip_marker(item.trim()))
+}
+
+/// Writes the key of `item` (see [`item_key`]) into `out`, which is cleared first. The bytes
+/// are UTF-8: only whole characters are copied, lower-cased.
+fn write_key(item: &str, out: &mut Vec<u8>) {
+    out.clear();
+    let core = key_core(item);
+    out.reserve(core.len());
+    let mut space = false;
+    if core.is_ascii() {
+        // Runs of ordinary bytes are copied whole and lower-cased at the end.
+        let bytes = core.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            let rest = bytes.get(at..).unwrap_or_default();
+            let run = rest
+                .iter()
+                .position(|byte| matches!(byte, b'*' | b'`' | b'\t'..=b'\r' | b' '))
+                .unwrap_or(rest.len());
+            if run > 0 {
+                if space {
+                    out.push(b' ');
+                    space = false;
+                }
+                out.extend_from_slice(rest.get(..run).unwrap_or_default());
+            }
+            if let Some(&special) = rest.get(run)
+                && special != b'*'
+                && special != b'`'
+            {
+                space = !out.is_empty();
+            }
+            at += run + 1;
+        }
+        out.make_ascii_lowercase();
+    } else {
+        let mut buffer = [0u8; 4];
+        for ch in core.chars() {
+            if ch == '*' || ch == '`' {
+                continue;
+            }
+            if ch.is_whitespace() {
+                space = !out.is_empty();
+                continue;
+            }
+            if space {
+                out.push(b' ');
+                space = false;
+            }
+            for lower in ch.to_lowercase() {
+                out.extend_from_slice(lower.encode_utf8(&mut buffer).as_bytes());
+            }
+        }
+    }
+    let trim = |byte: &u8| matches!(byte, b'_' | b'.' | b' ');
+    let end = out
+        .iter()
+        .rposition(|byte| !trim(byte))
+        .map_or(0, |at| at + 1);
+    out.truncate(end);
+    let start = out.iter().position(|byte| !trim(byte)).unwrap_or(out.len());
+    out.drain(..start);
+}
+
+/// [`item_key`] into a buffer kept between calls.
+pub(crate) fn item_key_in<'b>(item: &str, buffer: &'b mut Vec<u8>) -> &'b str {
+    write_key(item, buffer);
+    std::str::from_utf8(buffer).unwrap_or_default()
+}
+
+/// A 64-bit hash of [`item_key`]`(item)`; `None` when the key is empty. Equal keys hash
+/// equally. Two different keys of the same length that differ in one 8-byte block never
+/// collide (each mixing step is a bijection); otherwise a collision has a chance of about one
+/// in 2^64, which the guards accept in exchange for comparing items without keeping their keys.
+pub fn key_hash(item: &str) -> Option<u64> {
+    key_hash_with(item, &mut Vec::new())
+}
+
+/// [`key_hash`], with a buffer for the items that need one.
+fn key_hash_with(item: &str, buffer: &mut Vec<u8>) -> Option<u64> {
+    let core = key_core(item)
+        .trim_matches(|ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`'));
+    if core.is_empty() {
+        return None;
+    }
+    if let Some(hash) = plain_hash(core.as_bytes()) {
+        return Some(hash);
+    }
+    write_key(item, buffer);
+    hash_of_key(buffer)
+}
+
+/// The hash of an already built key (see [`key_hash`]); `None` when it is empty.
+pub fn hash_of_key(key: impl AsRef<[u8]>) -> Option<u64> {
+    let key = key.as_ref();
+    (!key.is_empty()).then(|| hash_key_bytes(key))
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+const SPACES: u64 = ONES * b' ' as u64;
+/// The hash of the empty key before mixing; every hash starts from it and the key's length.
+const SEED: u64 = 0x2545_f491_4f6c_dd1d;
+
+/// Per byte, the high bit set where the byte is zero, and nowhere else.
+fn zero_bytes(word: u64) -> u64 {
+    !(((word & !HIGH).wrapping_add(!HIGH)) | word | !HIGH)
+}
+
+/// ASCII capitals of a block lower-cased; other bytes (UTF-8 continuation bytes included)
+/// unchanged.
+fn ascii_lower(word: u64) -> u64 {
+    let low = word & !HIGH;
+    // Adding without carries between bytes: every byte of `low` is at most 0x7f.
+    let at_least_a = low.wrapping_add(ONES * (0x80 - u64::from(b'A')));
+    let past_z = low.wrapping_add(ONES * (0x80 - u64::from(b'Z') - 1));
+    let capitals = at_least_a & !past_z & !word & HIGH;
+    word | (capitals >> 2)
+}
+
+/// One mixing step: a bijection of `hash` for a fixed block.
+fn mix(hash: u64, block: u64) -> u64 {
+    (hash.rotate_left(23) ^ block).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// The final avalanche (MurmurHash3's 64-bit finalizer).
+fn finish(mut hash: u64) -> u64 {
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    hash ^ (hash >> 33)
+}
+
+/// The 8-byte blocks of `bytes`, the last one padded with `pad`.
+fn blocks(bytes: &[u8], pad: u8) -> impl Iterator<Item = u64> + '_ {
+    let chunks = bytes.chunks_exact(8);
+    let rest = chunks.remainder();
+    let last = (!rest.is_empty()).then(|| {
+        let mut block = [pad; 8];
+        for (slot, byte) in block.iter_mut().zip(rest) {
+            *slot = *byte;
+        }
+        u64::from_le_bytes(block)
+    });
+    chunks
+        .map(|chunk| {
+            let mut block = [0u8; 8];
+            block.copy_from_slice(chunk);
+            u64::from_le_bytes(block)
+        })
+        .chain(last)
+}
+
+/// Hashes key bytes, lower-casing ASCII capitals on the way (a no-op on a built key).
+fn hash_key_bytes(bytes: &[u8]) -> u64 {
+    let seed = SEED ^ bytes.len() as u64;
+    finish(blocks(bytes, 0).fold(seed, |hash, block| mix(hash, ascii_lower(block))))
+}
+
+/// The hash of the key of `core` (an item's core, already trimmed of what a key trims) when
+/// the key is `core` lower-cased: ASCII, no emphasis mark, no whitespace but single spaces.
+/// `None` otherwise.
+fn plain_hash(core: &[u8]) -> Option<u64> {
+    let mut previous_space = false;
+    let mut hash = SEED ^ core.len() as u64;
+    // The check pads the last block with a letter, so the padding does not look like control
+    // bytes; the hash pads it with zeros, like [`hash_key_bytes`].
+    let zero_padding = !core.len().is_multiple_of(8);
+    let blocks_checked = blocks(core, b'a');
+    let count = core.len().div_ceil(8);
+    for (index, block) in blocks_checked.enumerate() {
+        let spaces = zero_bytes(block ^ SPACES);
+        let doubled = spaces & ((spaces << 8) | u64::from(previous_space) << 7);
+        let unusual = zero_bytes(block ^ (ONES * u64::from(b'*')))
+            | zero_bytes(block ^ (ONES * u64::from(b'`')))
+            // Bytes below 0x20 (the ASCII whitespace other than the space among them) and
+            // bytes of multi-byte characters.
+            | (block.wrapping_sub(SPACES) & !block & HIGH)
+            | (block & HIGH);
+        if doubled | unusual != 0 {
+            return None;
+        }
+        previous_space = spaces >> 63 != 0;
+        let hashed = if zero_padding && index + 1 == count {
+            // Replace the letter padding with zeros.
+            let kept_bits = (core.len() % 8) * 8;
+            block & ((1u64 << kept_bits) - 1)
+        } else {
+            block
+        };
+        hash = mix(hash, ascii_lower(hashed));
+    }
+    Some(finish(hash))
+}
+
+/// Which items a body holds, by the hash of their keys (see [`key_hash`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ItemKeys(Vec<u64>);
+
+impl ItemKeys {
+    /// The keys of a body's items.
+    pub fn of(body: &str) -> Self {
+        let mut buffer = Vec::new();
+        let mut keys: Vec<u64> = items(body)
+            .filter_map(|item| key_hash_with(item, &mut buffer))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        Self(keys)
+    }
+
+    /// True when the body has an item with this key hash.
+    pub fn contains(&self, hash: u64) -> bool {
+        self.0.binary_search(&hash).is_ok()
+    }
+}
+
+/// `candidates` without empty items and without those whose key the body already has or an
+/// earlier candidate repeats.
+pub fn fresh_items(candidates: &[String], existing: &ItemKeys) -> Vec<String> {
+    let mut buffer = Vec::new();
+    let mut seen: Vec<u64> = Vec::with_capacity(candidates.len());
+    candidates
+        .iter()
+        .filter(|item| match key_hash_with(item, &mut buffer) {
+            Some(hash) if !existing.contains(hash) && !seen.contains(&hash) => {
+                seen.push(hash);
+                true
+            }
+            _ => false,
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn key_hashes_agree_with_keys() {
+        for item in [
+            "- [resolved] **Fix**  the `parser`.",
+            "_ x",
+            "a ._ b_.",
+            "*",
+            "",
+            "ÉCOLE  Ünïcode",
+            "..x..",
+            "x _ y",
+            "Tide importer migration part 12",
+            "a  b",
+            "exactly8 ",
+            "exactly8 bytes_ab",
+            "seven b  x",
+            "tab\there",
+        ] {
+            assert_eq!(key_hash(item), hash_of_key(item_key(item)), "{item:?}");
+        }
+    }
+
+    #[test]
+    fn the_fast_path_takes_only_plain_text() {
+        assert!(plain_hash(b"Import batch 3 with the CSV parser").is_some());
+        for unusual in [
+            &b"two  spaces"[..],
+            b"exactly8  split",
+            b"1234567  x",
+            b"tab\there",
+            b"**bold**",
+            b"`code`",
+            "é".as_bytes(),
+        ] {
+            assert!(plain_hash(unusual).is_none(), "{unusual:?}");
+        }
+    }
+
+    #[test]
+    fn capitals_and_only_capitals_are_lowered() {
+        let all: Vec<u8> = (0..=255).collect();
+        for block in blocks(&all, 0) {
+            let lowered = ascii_lower(block).to_le_bytes();
+            for (byte, lower) in block.to_le_bytes().iter().zip(lowered) {
+                assert_eq!(lower, byte.to_ascii_lowercase(), "{byte:#x}");
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+        #[test]
+        fn hashes_are_hashes_of_keys(item in "[- *`_.aAbBzZ\\[\\]\t\n1é]{0,24}") {
+            prop_assert_eq!(key_hash(&item), hash_of_key(item_key(&item)));
+        }
+
+        #[test]
+        fn hashes_of_any_text_are_hashes_of_keys(item in any::<String>()) {
+            prop_assert_eq!(key_hash(&item), hash_of_key(item_key(&item)));
+        }
+    }
+}

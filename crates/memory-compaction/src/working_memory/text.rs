@@ -1,0 +1,207 @@
+//! Reading bullet items out of a section body, comparing them, and measuring a body.
+
+use memory_protocol::working_memory::limits;
+
+pub use super::keys::{ItemKeys, fresh_items, hash_of_key, item_key, key_hash};
+use memory_sanitize::{CjkEstimate, TokenCounter};
+
+/// The items of a body, in order: every non-blank line that is not a heading (`#...`), without
+/// its bullet marker (`-`, `*`, `1.`, `2)` followed by whitespace). A plain line is an item too.
+pub fn items(body: &str) -> impl Iterator<Item = &str> {
+    lines(body).filter_map(|line| {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        let item = strip_marker(line).trim();
+        (!item.is_empty()).then_some(item)
+    })
+}
+
+/// The lines of a text, split at `\n` like `text.split('\n')`. Bodies are many short lines;
+/// a vectorized search for the line breaks costs less than one search per line.
+pub fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut breaks = memchr::memchr_iter(b'\n', text.as_bytes());
+    let mut start = Some(0);
+    std::iter::from_fn(move || {
+        let from = start?;
+        match breaks.next() {
+            Some(end) => {
+                start = Some(end + 1);
+                text.get(from..end)
+            }
+            None => {
+                start = None;
+                text.get(from..)
+            }
+        }
+    })
+}
+
+/// A line without its leading bullet marker; the line itself when it has none.
+pub fn strip_marker(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    let after = match bytes.first() {
+        Some(b'-' | b'*' | b'+') => 1,
+        Some(b'0'..=b'9') => {
+            let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+            match bytes.get(digits) {
+                Some(b'.' | b')') => digits + 1,
+                _ => return line,
+            }
+        }
+        _ => return line,
+    };
+    match line.get(after..) {
+        Some(rest) if rest.starts_with(char::is_whitespace) => rest.trim_start(),
+        _ => line,
+    }
+}
+
+/// An item as the model should write it in an APPEND: one line, no bullet marker, trimmed.
+/// `None` for an empty item or one that only says `none`.
+pub fn clean_item(item: &str) -> Option<String> {
+    let one_line = if item.contains(['\n', '\r']) {
+        item.split_whitespace().collect::<Vec<_>>().join(" ")
+    } else {
+        item.trim().to_owned()
+    };
+    let stripped = strip_marker(one_line.trim()).trim();
+    if stripped.is_empty() || crate::working_memory::document::normalize_body(stripped).is_empty() {
+        return None;
+    }
+    Some(stripped.to_owned())
+}
+
+/// The status tags an item may start with, in any case.
+const STATUS_TAGS: [&str; 4] = [
+    limits::NEW_MARKER,
+    limits::RESOLVED_MARKER,
+    limits::RESTORED_MARKER,
+    // The marker of the reference implementation, so documents it wrote compare the same.
+    "[silently dropped, restored]",
+];
+
+/// An item without the status tags it starts with.
+pub fn strip_status_tags(item: &str) -> &str {
+    let mut rest = item.trim_start();
+    loop {
+        if !rest.starts_with('[') {
+            return rest;
+        }
+        let Some(tag) = STATUS_TAGS
+            .iter()
+            .find(|tag| starts_with_ignore_case(rest, tag))
+        else {
+            return rest;
+        };
+        rest = rest[tag.len()..].trim_start();
+    }
+}
+
+/// True when the item starts with `tag` (among its leading status tags), in any case.
+pub fn has_status_tag(item: &str, tag: &str) -> bool {
+    let mut rest = strip_marker(item.trim()).trim_start();
+    loop {
+        if starts_with_ignore_case(rest, tag) {
+            return true;
+        }
+        let Some(other) = STATUS_TAGS
+            .iter()
+            .find(|t| starts_with_ignore_case(rest, t))
+        else {
+            return false;
+        };
+        rest = rest[other.len()..].trim_start();
+    }
+}
+
+fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
+    text.len() >= prefix.len()
+        && text.is_char_boundary(prefix.len())
+        && text[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+/// Estimated tokens of a text (script-aware; see [`CjkEstimate`]).
+pub fn tokens(text: &str) -> usize {
+    CjkEstimate.count(text)
+}
+
+/// The size of a body: items and estimated tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectionSize {
+    /// Items ([`items`]).
+    pub bullets: usize,
+    /// Estimated tokens of the whole body.
+    pub tokens: usize,
+}
+
+impl SectionSize {
+    /// Measures a body.
+    pub fn of(body: &str) -> Self {
+        Self {
+            bullets: items(body).count(),
+            tokens: tokens(body),
+        }
+    }
+
+    /// Over the section thresholds (strictly more bullets or tokens than allowed).
+    pub fn is_oversized(self) -> bool {
+        self.bullets > limits::SECTION_BULLET_THRESHOLD
+            || self.tokens > limits::SECTION_TOKEN_THRESHOLD
+    }
+
+    /// At or past the hard bound.
+    pub fn is_at_hard_bound(self) -> bool {
+        self.bullets >= limits::hard_bound_bullets() || self.tokens >= limits::hard_bound_tokens()
+    }
+
+    /// Past the hard bound.
+    pub fn is_past_hard_bound(self) -> bool {
+        self.bullets > limits::hard_bound_bullets() || self.tokens > limits::hard_bound_tokens()
+    }
+}
+
+/// Renders items as bullets, one per line.
+pub fn bullets(items: &[String]) -> String {
+    append_items("", items)
+}
+
+/// `body` with `items` appended as bullets.
+pub fn append_items(body: &str, items: &[String]) -> String {
+    let added: usize = items.iter().map(|item| item.len() + 3).sum();
+    let mut out = String::with_capacity(body.len() + added);
+    out.push_str(body);
+    for item in items {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("- ");
+        out.push_str(item);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_stripped_only_before_whitespace() {
+        assert_eq!(strip_marker("- a"), "a");
+        assert_eq!(strip_marker("12) b"), "b");
+        assert_eq!(strip_marker("3. c"), "c");
+        assert_eq!(strip_marker("-x"), "-x");
+        assert_eq!(strip_marker("2024-01-01 d"), "2024-01-01 d");
+    }
+
+    #[test]
+    fn keys_ignore_case_tags_emphasis_and_spacing() {
+        assert_eq!(
+            item_key("- [resolved] **Fix**  the `parser`."),
+            "fix the parser"
+        );
+        assert_eq!(item_key("[RESTORED] [new] x"), "x");
+        assert_eq!(item_key("snake_case_name"), "snake_case_name");
+    }
+}
