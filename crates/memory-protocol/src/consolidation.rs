@@ -17,6 +17,20 @@ pub struct ConsolidationInput {
     pub selected: Vec<StageOneOutputRecord>,
     /// Token budget of `memory_summary.md`.
     pub summary_token_budget: u64,
+    /// Notes agents added with `memory_note` (`notes/`), sorted by path. Every pass sees all
+    /// of them, so a note stays in memory until the user removes its file.
+    #[serde(default)]
+    pub notes: Vec<ConsolidationNote>,
+}
+
+/// One note of `notes/`, as phase 2 reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConsolidationNote {
+    /// The note's path relative to the memory root (`notes/<name>.md`).
+    pub path: String,
+    /// The note file's text.
+    pub text: String,
 }
 
 /// What the model returns for a consolidation. Strict: unknown fields are rejected.

@@ -3,7 +3,7 @@ use memory_prompts::fixtures;
 #[test]
 fn every_template_renders_with_its_fixture() {
     let examples = fixtures::rendered_examples().unwrap();
-    assert_eq!(examples.len(), 21);
+    assert_eq!(examples.len(), 25);
     for (name, text) in &examples {
         assert!(name.ends_with(".md"), "{name}");
         assert!(
