@@ -301,7 +301,6 @@ impl Introspector {
             scope: config.scope,
             summary_tokens: tokens,
             summary_budget_tokens: budget,
-            summary_cut: tokens > budget,
             mode: config.effective_mode(),
             tools: config.tools,
             as_of: probe.as_of,
@@ -324,7 +323,9 @@ impl Introspector {
             let budget = usize::try_from(config.summary_budget_tokens).unwrap_or(usize::MAX);
             let text = truncate_middle(&summary.body, TruncationPolicy::Tokens(budget), o200k());
             sources.push(memory_source(&MemorySourceContext {
-                kind: SourceKind::Summary,
+                kind: SourceKind::Summary {
+                    cut: summary.tokens > config.summary_budget_tokens,
+                },
                 path: UntrustedText::new(MEMORY_SUMMARY_FILE),
                 scope: config.scope,
                 text: UntrustedText::new(text),

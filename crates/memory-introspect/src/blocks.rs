@@ -39,17 +39,18 @@ pub(crate) fn split_blocks(text: &str) -> Vec<Block> {
     let mut heading: Option<String> = None;
     let mut current: Vec<&str> = Vec::new();
     let mut start = 0u32;
-    let flush = |blocks: &mut Vec<Block>, current: &mut Vec<&str>, start: u32, heading: &Option<String>| {
-        if current.is_empty() {
-            return;
-        }
-        blocks.push(Block {
-            start_line: start,
-            heading: heading.clone(),
-            text: clean(&current.join("\n")),
-        });
-        current.clear();
-    };
+    let flush =
+        |blocks: &mut Vec<Block>, current: &mut Vec<&str>, start: u32, heading: &Option<String>| {
+            if current.is_empty() {
+                return;
+            }
+            blocks.push(Block {
+                start_line: start,
+                heading: heading.clone(),
+                text: clean(&current.join("\n")),
+            });
+            current.clear();
+        };
     for (index, line) in text.lines().enumerate() {
         let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
         if line.trim().is_empty() {
@@ -113,7 +114,10 @@ mod tests {
 
     #[test]
     fn long_paragraphs_are_cut() {
-        let text = (0..100).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
+        let text = (0..100)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let blocks = split_blocks(&text);
         assert_eq!(blocks.len(), 3);
         assert_eq!(blocks[1].start_line, 41);

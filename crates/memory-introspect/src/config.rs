@@ -181,10 +181,16 @@ mod tests {
         assert!(config.disabled_line);
 
         for (text, needle) in [
-            ("[introspect]\nmode = \"sometimes\"", "`mode` is `sometimes`"),
+            (
+                "[introspect]\nmode = \"sometimes\"",
+                "`mode` is `sometimes`",
+            ),
             ("[introspect]\nnotes_per_day = 0", "`notes_per_day` must be"),
             ("[introspect]\ncolour = 1", "unknown key `colour`"),
-            ("[introspect]\ntools = \"yes\"", "`tools` must be true or false"),
+            (
+                "[introspect]\ntools = \"yes\"",
+                "`tools` must be true or false",
+            ),
             ("introspect = 3", "must be a table"),
             ("[introspect\n", "config [introspect]"),
         ] {

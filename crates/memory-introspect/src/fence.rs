@@ -107,7 +107,10 @@ mod tests {
     #[test]
     fn a_fence_strips_one_fence_and_keeps_nested_text() {
         let once = fence(FenceKind::Memory, "likes tabs").unwrap();
-        assert_eq!(once, "<memory source=\"agent-memory\">\nlikes tabs\n</memory>\n");
+        assert_eq!(
+            once,
+            "<memory source=\"agent-memory\">\nlikes tabs\n</memory>\n"
+        );
         // A fence around a fence: only the outer one is ours to strip; the inner text stays,
         // escaped, not deleted.
         let nested = format!("<memory source=\"agent-memory\">\n{once}</memory>");

@@ -120,7 +120,9 @@ impl MemoryIndex {
             conn,
             path: path.to_owned(),
         };
-        index.prepare(true).map_err(|error| fail(error.to_string()))?;
+        index
+            .prepare(true)
+            .map_err(|error| fail(error.to_string()))?;
         Ok(index)
     }
 

@@ -20,8 +20,8 @@
 
 #![deny(missing_docs)]
 
-mod blocks;
 pub mod block;
+mod blocks;
 pub mod config;
 mod error;
 pub mod fence;

@@ -33,7 +33,9 @@ impl Refusal {
     /// Why, in words.
     pub fn reason(self) -> &'static str {
         match self {
-            Refusal::Absolute => "absolute paths are refused; give a path relative to the memory root",
+            Refusal::Absolute => {
+                "absolute paths are refused; give a path relative to the memory root"
+            }
             Refusal::HomeShorthand => "`~` is refused; give a path relative to the memory root",
             Refusal::Parent => "`..` is refused; paths stay inside the memory root",
             Refusal::PercentEncoded => "percent-encoded characters are refused",

@@ -57,10 +57,16 @@ pub(crate) struct Probe {
     /// When the index file could not be used: a transient index of the same files, built
     /// in memory, for this probe's searches.
     pub(crate) transient: Option<MemoryIndex>,
+    /// The handbook exists but the summary does not.
+    pub(crate) missing_summary: bool,
 }
 
 impl Probe {
     fn new(state: MemoryState, as_of: i64) -> Probe {
+        let not_checked = match state {
+            MemoryState::Disabled => Some("not checked: memory is disabled".to_owned()),
+            _ => None,
+        };
         Probe {
             state,
             problems: Vec::new(),
@@ -72,11 +78,18 @@ impl Probe {
                 files: 0,
                 blocks: 0,
                 reindexed_files: 0,
-                problem: None,
+                problem: not_checked,
             },
             unreadable: Vec::new(),
             transient: None,
+            missing_summary: false,
         }
+    }
+
+    /// Unavailable before anything could be indexed.
+    fn root_unreadable(mut self, problem: String) -> Probe {
+        self.index.problem = Some("not checked: the memory root cannot be read".to_owned());
+        self.unavailable(problem)
     }
 
     fn unavailable(mut self, problem: String) -> Probe {
@@ -90,17 +103,52 @@ impl Probe {
         (!self.problems.is_empty()).then(|| self.problems.join("; "))
     }
 
-    /// The first problem, short enough for a state line.
+    /// What is wrong in a few words, for a state line: the problem itself when memory is
+    /// unavailable, a count per kind of problem when it is degraded. `problem()` has the
+    /// details.
     pub(crate) fn short_problem(&self) -> Option<String> {
-        let first = self.problems.first()?;
-        let mut short: String = first.chars().take(SHORT_PROBLEM_CHARS).collect();
-        if short.len() < first.len() {
-            short.push('…');
+        if self.state == MemoryState::Unavailable {
+            let first = self.problems.first()?;
+            let mut short: String = first.chars().take(SHORT_PROBLEM_CHARS).collect();
+            if short.len() < first.len() {
+                short.push('…');
+            }
+            return Some(short);
         }
-        if self.problems.len() > 1 {
-            short.push_str(&format!(" and {} more", self.problems.len() - 1));
+        let plural = |count: usize, one: &str, many: &str| {
+            if count == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{count} {many}")
+            }
+        };
+        let mut parts = Vec::new();
+        if self.missing_summary {
+            parts.push(format!("{MEMORY_SUMMARY_FILE} missing"));
         }
-        Some(short)
+        if !self.unreadable.is_empty() {
+            parts.push(plural(
+                self.unreadable.len(),
+                "file unreadable",
+                "files unreadable",
+            ));
+        }
+        if !self.scan.unreadable_dirs.is_empty() {
+            let count = self.scan.unreadable_dirs.len();
+            parts.push(plural(count, "folder unreadable", "folders unreadable"));
+        }
+        if !self.scan.symlinks.is_empty() {
+            let count = self.scan.symlinks.len();
+            parts.push(plural(
+                count,
+                "symlink not followed",
+                "symlinks not followed",
+            ));
+        }
+        if self.index.problem.is_some() && self.index.state != MemoryIndexState::Fresh {
+            parts.push("search index unusable".to_owned());
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
     }
 
     /// Budget use of the summary against `budget` tokens.
@@ -130,28 +178,33 @@ impl Introspector {
                 return probe;
             }
             Err(error) => {
-                return probe.unavailable(format!("memory root: {}", crate::io_reason(&error)));
+                return probe.root_unreadable(format!("memory root: {}", crate::io_reason(&error)));
             }
             Ok(metadata) if !metadata.is_dir() => {
-                return probe.unavailable("the memory root is a file, not a folder".to_owned());
+                return probe.root_unreadable("the memory root is a file, not a folder".to_owned());
             }
             Ok(_) => {}
         }
         probe.scan = match scan(root) {
             Ok(scan) => scan,
             Err(error) => {
-                return probe.unavailable(format!("memory root: {}", crate::io_reason(&error)));
+                return probe.root_unreadable(format!("memory root: {}", crate::io_reason(&error)));
             }
         };
-        match read_summary(self) {
+        let summary = read_summary(self);
+        self.refresh_index(&mut probe);
+        match summary {
             Ok(summary) => probe.summary = summary,
             Err(problem) => return probe.unavailable(problem),
         }
-        self.refresh_index(&mut probe);
 
         let mut problems = Vec::new();
-        let has_handbook = probe.scan.file(MEMORY_FILE).is_some_and(|file| file.size > 0);
+        let has_handbook = probe
+            .scan
+            .file(MEMORY_FILE)
+            .is_some_and(|file| file.size > 0);
         if probe.scan.file(MEMORY_SUMMARY_FILE).is_none() && has_handbook {
+            probe.missing_summary = true;
             problems.push(format!("{MEMORY_SUMMARY_FILE} is missing"));
         }
         for (path, reason) in &probe.unreadable {
@@ -239,8 +292,8 @@ fn read_summary(introspector: &Introspector) -> Result<Option<Summary>, String> 
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|error| format!("{MEMORY_SUMMARY_FILE}: {}", crate::io_reason(&error)))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("{MEMORY_SUMMARY_FILE}: not valid UTF-8"))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("{MEMORY_SUMMARY_FILE}: not valid UTF-8"))?;
     let body = summary_body(&text).to_owned();
     let tokens = o200k().count(&body) as u64;
     let written_at = metadata

@@ -109,7 +109,10 @@ mod tests {
             r#""a" OR "b""#
         );
         assert_eq!(parse("  ", Combine::All), Err(QueryError::Blank));
-        assert_eq!(parse("\"open", Combine::All), Err(QueryError::UnclosedQuote));
+        assert_eq!(
+            parse("\"open", Combine::All),
+            Err(QueryError::UnclosedQuote)
+        );
         assert_eq!(parse("-- ** ::", Combine::All), Err(QueryError::NoWords));
         assert_eq!(
             parse(&"x".repeat(MAX_QUERY_CHARS + 1), Combine::All),

@@ -282,7 +282,7 @@ fn objective_updated(src: &mut TextSource<'_>) -> Result<Vars> {
 fn memory_block(src: &mut TextSource<'_>) -> Result<Vars> {
     Ok(introspect::memory_fence_vars(&src(
         "body",
-        "[agent-memory] Your long-term memory, written in the background by the memory system from past sessions, not by the user.\n\n[memory summary: memory_summary.md; written by the memory system from past sessions; scope: all projects on this machine]\n## User\nMaintains a personal finance ledger in Rust; prefers strict parsers.",
+        "Memory summary (2% - 61/2500 tokens), written in the background by the memory system, not the user.\n\n[memory summary: memory_summary.md; written by the memory system from past sessions; scope: all projects on this machine]\n## User\nMaintains a personal finance ledger in Rust; prefers strict parsers.",
     )))
 }
 
@@ -292,7 +292,6 @@ fn memory_header(src: &mut TextSource<'_>) -> Result<Vars> {
         scope: MemoryScope::Global,
         summary_tokens: 61,
         summary_budget_tokens: 2_500,
-        summary_cut: false,
         mode: MemoryMode::Writable,
         tools: true,
         as_of: 1_773_481_202,

@@ -73,8 +73,6 @@ pub struct MemoryHeaderContext {
     pub summary_tokens: u64,
     /// Token budget of the summary (positive).
     pub summary_budget_tokens: u64,
-    /// True when the summary shown was cut to the budget.
-    pub summary_cut: bool,
     /// Read-only or writable.
     pub mode: MemoryMode,
     /// True when the host offers the memory tools.
@@ -104,7 +102,6 @@ pub(crate) fn memory_header_vars(ctx: &MemoryHeaderContext) -> Result<Vars> {
         .number("percent", percent)
         .number("used", ctx.summary_tokens)
         .number("limit", ctx.summary_budget_tokens)
-        .flag("cut", ctx.summary_cut)
         .flag("writable", ctx.mode == MemoryMode::Writable)
         .flag("tools", ctx.tools)
         .inline_text("as_of", &UntrustedText::new(format_utc(ctx.as_of))))
@@ -114,7 +111,10 @@ pub(crate) fn memory_header_vars(ctx: &MemoryHeaderContext) -> Result<Vars> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {
     /// The always-on summary, written by the memory system.
-    Summary,
+    Summary {
+        /// True when it was cut to its budget.
+        cut: bool,
+    },
     /// A note an agent saved with `memory_note`, written at this time (Unix seconds).
     Note {
         /// When the note was written.
@@ -143,13 +143,14 @@ pub fn memory_source(ctx: &MemorySourceContext) -> Result<String> {
 }
 
 pub(crate) fn memory_source_vars(ctx: &MemorySourceContext) -> Vars {
-    let (kind, written_at) = match ctx.kind {
-        SourceKind::Summary => ("summary", None),
-        SourceKind::Note { written_at } => ("note", Some(format_utc(written_at))),
-        SourceKind::HostInstructions => ("host_file", None),
+    let (kind, written_at, cut) = match ctx.kind {
+        SourceKind::Summary { cut } => ("summary", None, cut),
+        SourceKind::Note { written_at } => ("note", Some(format_utc(written_at)), false),
+        SourceKind::HostInstructions => ("host_file", None, false),
     };
     Vars::new(&MEMORY_SOURCE)
         .constant("kind", kind)
+        .flag("cut", cut)
         .inline_text("path", &ctx.path)
         .constant("scope", scope_name(ctx.scope))
         .optional_inline_text("written_at", written_at.map(UntrustedText::new).as_ref())
@@ -269,13 +270,21 @@ fn scope_name(scope: MemoryScope) -> &'static str {
     }
 }
 
-/// `YYYY-MM-DD HH:MM UTC` for Unix seconds (proleptic Gregorian calendar).
+/// `D Mon YYYY HH:MM UTC` for Unix seconds (proleptic Gregorian calendar): unambiguous, and a
+/// token shorter than the ISO form.
 pub fn format_utc(seconds: i64) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let days = seconds.div_euclid(86_400);
     let second_of_day = seconds.rem_euclid(86_400);
     let (year, month, day) = civil_from_days(days);
     let (hour, minute) = (second_of_day / 3_600, second_of_day % 3_600 / 60);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
+    let month = usize::try_from(month - 1)
+        .ok()
+        .and_then(|index| MONTHS.get(index))
+        .unwrap_or(&"???");
+    format!("{day} {month} {year:04} {hour:02}:{minute:02} UTC")
 }
 
 /// Year, month and day of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
@@ -303,10 +312,10 @@ mod tests {
 
     #[test]
     fn formats_unix_seconds_as_utc() {
-        assert_eq!(format_utc(0), "1970-01-01 00:00 UTC");
-        assert_eq!(format_utc(951_782_400), "2000-02-29 00:00 UTC");
-        assert_eq!(format_utc(1_767_225_599), "2025-12-31 23:59 UTC");
-        assert_eq!(format_utc(-1), "1969-12-31 23:59 UTC");
+        assert_eq!(format_utc(0), "1 Jan 1970 00:00 UTC");
+        assert_eq!(format_utc(951_782_400), "29 Feb 2000 00:00 UTC");
+        assert_eq!(format_utc(1_767_225_599), "31 Dec 2025 23:59 UTC");
+        assert_eq!(format_utc(-1), "31 Dec 1969 23:59 UTC");
         // Extremes do not panic.
         assert!(!format_utc(i64::MAX).is_empty());
         assert!(!format_utc(i64::MIN).is_empty());

@@ -18,8 +18,7 @@ pub(crate) const CONSOLIDATION_INPUT: Template = template!(
     "memories/consolidation_input.md",
     &[boundary_tags::MEMORY_FILE, boundary_tags::RAW_MEMORY]
 );
-pub(crate) const READ_PATH: Template =
-    template!("memories/read_path.md", &[]);
+pub(crate) const READ_PATH: Template = template!("memories/read_path.md", &[]);
 
 pub(crate) const TEMPLATES: &[&Template] = &[
     &STAGE_ONE_SYSTEM,

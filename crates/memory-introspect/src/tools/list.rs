@@ -101,7 +101,9 @@ impl Listing {
             if name.starts_with('.') {
                 continue;
             }
-            let Ok(file_type) = entry.file_type() else { continue };
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
             let bytes = if file_type.is_file() {
                 entry.metadata().map_or(0, |metadata| metadata.len())
             } else {

@@ -71,9 +71,9 @@ impl Introspector {
             arguments
         };
         Some(match name {
-            "memory_status" => ToolOutcome::from_result(
-                parse::<NoArgs>(arguments).map(|NoArgs {}| self.status()),
-            ),
+            "memory_status" => {
+                ToolOutcome::from_result(parse::<NoArgs>(arguments).map(|NoArgs {}| self.status()))
+            }
             "memory_list" => ToolOutcome::from_result(
                 parse::<MemoryListRequest>(arguments).and_then(|request| self.list(&request)),
             ),
@@ -167,8 +167,13 @@ pub(crate) fn not_found(error: String) -> MemoryToolFailure {
 
 pub(crate) fn refused(path: &str, reason: &str) -> MemoryToolFailure {
     MemoryToolFailure {
-        action: Some("Give a path relative to the memory root, as memory_list shows it.".to_owned()),
-        ..failure(MemoryFailureCode::PathRefused, format!("`{path}`: {reason}"))
+        action: Some(
+            "Give a path relative to the memory root, as memory_list shows it.".to_owned(),
+        ),
+        ..failure(
+            MemoryFailureCode::PathRefused,
+            format!("`{path}`: {reason}"),
+        )
     }
 }
 
@@ -183,12 +188,12 @@ pub(crate) fn resolve_failure(
     error: &ResolveError,
 ) -> MemoryToolFailure {
     match error {
-        ResolveError::NotFound(missing) if missing.is_empty() => not_found(format!(
-            "`{path}` does not exist: memory has no files yet"
-        )),
-        ResolveError::NotFound(missing) => {
-            not_found(format!("`{path}` does not exist (no `{missing}` in memory)"))
+        ResolveError::NotFound(missing) if missing.is_empty() => {
+            not_found(format!("`{path}` does not exist: memory has no files yet"))
         }
+        ResolveError::NotFound(missing) => not_found(format!(
+            "`{path}` does not exist (no `{missing}` in memory)"
+        )),
         ResolveError::Symlink(at) => refused(path, &format!("`{at}` is a symlink, not followed")),
         ResolveError::NotAFolder(at) => not_found(format!(
             "`{path}` does not exist (`{at}` is a file, not a folder)"

@@ -40,7 +40,12 @@ impl Introspector {
         let topic = request
             .topic
             .as_deref()
-            .map(|topic| one_line(topic).chars().take(MAX_TOPIC_CHARS).collect::<String>())
+            .map(|topic| {
+                one_line(topic)
+                    .chars()
+                    .take(MAX_TOPIC_CHARS)
+                    .collect::<String>()
+            })
             .map(|topic| topic.trim().to_owned())
             .filter(|topic| !topic.is_empty());
         let redacted_text = redact_secrets(&text);
@@ -116,7 +121,10 @@ impl Introspector {
         let (indexed, warning) = match scan(self.root()) {
             Ok(after) => match self.with_index(|index| index.refresh(self.root(), &after)) {
                 Ok(report) if !report.unreadable.iter().any(|(p, _)| *p == path) => (true, None),
-                Ok(_) => (false, Some("the note was saved but could not be indexed".to_owned())),
+                Ok(_) => (
+                    false,
+                    Some("the note was saved but could not be indexed".to_owned()),
+                ),
                 Err(problem) => (
                     false,
                     Some(format!(

@@ -11,9 +11,7 @@ use crate::blocks::heading_text;
 use crate::index::MemoryRead;
 use crate::introspector::Introspector;
 use crate::paths::{RelativePath, open_file};
-use crate::tools::{
-    failure, invalid_input, not_found, refusal, resolve_failure, unavailable,
-};
+use crate::tools::{failure, invalid_input, not_found, refusal, resolve_failure, unavailable};
 
 /// Most characters one read returns; a longer range is cut at a line boundary.
 pub(crate) const MAX_READ_CHARS: usize = 20_000;
@@ -54,8 +52,8 @@ impl Introspector {
             )));
         }
         let path = relative.display();
-        let (mut file, metadata) =
-            open_file(self.root(), &relative).map_err(|error| resolve_failure(self, shown, &error))?;
+        let (mut file, metadata) = open_file(self.root(), &relative)
+            .map_err(|error| resolve_failure(self, shown, &error))?;
         if metadata.is_dir() {
             return Err(invalid_input(format!(
                 "`{path}` is a folder; list it with memory_list"
@@ -74,9 +72,8 @@ impl Introspector {
                 &self.display_root(),
             )
         })?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            unavailable(format!("`{path}`: not valid UTF-8"), &self.display_root())
-        })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| unavailable(format!("`{path}`: not valid UTF-8"), &self.display_root()))?;
         let lines: Vec<&str> = text.lines().collect();
         let total = count(lines.len());
 

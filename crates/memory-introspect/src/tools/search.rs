@@ -31,8 +31,8 @@ impl Introspector {
         request: &MemorySearchRequest,
     ) -> Result<MemorySearchResult, MemoryToolFailure> {
         self.require_enabled()?;
-        let query = parse(&request.query, Combine::All)
-            .map_err(|error| invalid_input(error.reason()))?;
+        let query =
+            parse(&request.query, Combine::All).map_err(|error| invalid_input(error.reason()))?;
         let limit = request.max_results.unwrap_or(DEFAULT_RESULTS);
         if !(1..=MAX_RESULTS).contains(&limit) {
             return Err(invalid_input(format!(
@@ -184,7 +184,11 @@ fn state_name(state: MemoryIndexState) -> &'static str {
 }
 
 fn to_hit(hit: IndexHit) -> MemorySearchHit {
-    let line = hit.text.lines().nth(hit.match_offset as usize).unwrap_or("");
+    let line = hit
+        .text
+        .lines()
+        .nth(hit.match_offset as usize)
+        .unwrap_or("");
     MemorySearchHit {
         snippet: snippet(line, hit.match_column),
         line: hit.start_line.saturating_add(hit.match_offset),
@@ -201,7 +205,9 @@ fn snippet(line: &str, column: usize) -> String {
     if total <= SNIPPET_CHARS {
         return line.trim_start().to_owned();
     }
-    let match_char = line.get(..column).map_or(0, |before| before.chars().count());
+    let match_char = line
+        .get(..column)
+        .map_or(0, |before| before.chars().count());
     let start = match_char
         .saturating_sub(SNIPPET_CHARS / 3)
         .min(total - SNIPPET_CHARS);

@@ -14,7 +14,6 @@ fn header_context() -> MemoryHeaderContext {
         scope: MemoryScope::Global,
         summary_tokens: 750,
         summary_budget_tokens: 2_500,
-        summary_cut: false,
         mode: MemoryMode::Writable,
         tools: true,
         as_of: 1_773_481_202,
@@ -26,23 +25,26 @@ fn the_header_says_what_who_where_how_full_mode_tools_and_when() {
     let header = memory_header(&header_context()).unwrap();
     assert_eq!(
         header,
-        "[agent-memory] Your long-term memory, written in the background by the memory system \
-         from past sessions, not by the user.\n\
-         Root: /home/u/.agent-memory/memories (this machine, all projects)\n\
-         Summary under a budget: 30% - 750/2500 tokens. Mode: writable (memory_note adds a \
-         note).\n\
-         More: memory_search, memory_read, memory_list; memory_status has live numbers. As of \
-         2026-03-14 09:40 UTC.\n"
+        "Memory summary (30% - 750/2500 tokens), written in the background by the memory \
+         system, not the user.\n\
+         Root: /home/u/.agent-memory/memories (this machine, global). Writable (memory_note).\n\
+         More: memory_search, memory_read, memory_list, memory_status. As of 14 Mar 2026 09:40 \
+         UTC.\n"
     );
     let mut ctx = header_context();
     ctx.scope = MemoryScope::Project;
     ctx.mode = MemoryMode::ReadOnly;
     ctx.tools = false;
-    ctx.summary_cut = true;
     ctx.summary_tokens = 3_000;
     let header = memory_header(&ctx).unwrap();
-    assert!(header.contains("(this machine, this project only)"), "{header}");
-    assert!(header.contains("120% - 3000/2500 tokens, cut to fit. Mode: read-only."));
+    assert!(
+        header.starts_with("Memory summary (120% - 3000/2500 tokens)"),
+        "{header}"
+    );
+    assert!(
+        header.contains("(this machine, per project). Read-only.\n"),
+        "{header}"
+    );
     assert!(header.contains("More: the files under the root."));
     ctx.summary_budget_tokens = 0;
     assert!(matches!(
@@ -54,7 +56,7 @@ fn the_header_says_what_who_where_how_full_mode_tools_and_when() {
 #[test]
 fn each_source_says_who_wrote_it_and_how_far_it_reaches() {
     let mut ctx = MemorySourceContext {
-        kind: SourceKind::Summary,
+        kind: SourceKind::Summary { cut: false },
         path: UntrustedText::new("memory_summary.md"),
         scope: MemoryScope::Global,
         text: UntrustedText::new("likes tabs"),
@@ -71,8 +73,14 @@ fn each_source_says_who_wrote_it_and_how_far_it_reaches() {
     ctx.scope = MemoryScope::Project;
     assert_eq!(
         memory_source(&ctx).unwrap(),
-        "[agent note: notes/a.md; written by an agent with memory_note at 2026-03-15 08:02 UTC, \
+        "[agent note: notes/a.md; written by an agent with memory_note at 15 Mar 2026 08:02 UTC, \
          not yet consolidated; scope: this project]\nlikes tabs\n"
+    );
+    ctx.kind = SourceKind::Summary { cut: true };
+    assert!(
+        memory_source(&ctx)
+            .unwrap()
+            .contains("from past sessions, cut to its budget; scope: this project]")
     );
     ctx.kind = SourceKind::HostInstructions;
     ctx.path = UntrustedText::new("/src/app/AGENTS.md");
@@ -133,7 +141,7 @@ fn each_state_is_one_distinct_line() {
     }
     assert!(lines[0].contains("turned off by the user's choice"));
     assert!(lines[1].contains("nothing is recorded yet") && lines[1].contains("normal"));
-    assert!(lines[2].contains("(disk error)") && lines[2].contains("never told you"));
+    assert!(lines[2].contains("(disk error)") && lines[2].contains("never said something"));
     assert!(lines[3].contains("(disk error)") && lines[3].contains("may be incomplete"));
     let ready = StateLineContext {
         state: MemoryState::Ready,
@@ -166,10 +174,9 @@ fn environment_names_host_project_and_memory_apart() {
     };
     assert_eq!(
         environment(&ctx).unwrap(),
-        "<environment>\nHost: codex, the agent harness; its own state is in /home/u/.codex, not \
-         the project.\nProject: /home/u/src/app (the user's code, where your work goes)\n\
-         Memory: /home/u/.agent-memory/memories (agent-memory)\nOS: Linux; shell: zsh\n\
-         </environment>\n"
+        "<environment>\nHarness: codex, state in /home/u/.codex (not the project)\n\
+         Project: /home/u/src/app\nMemory: /home/u/.agent-memory/memories\n\
+         OS: Linux, shell: zsh\n</environment>\n"
     );
     ctx.shell = None;
     assert!(
