@@ -2,12 +2,12 @@
 //! (`2026-03-15T08-02-11Z-1a2b.md`), so the name gives the day (for the daily budget) and the
 //! order (for the block and for phase 2).
 
+use memory_protocol::consolidation::NOTE_TITLE;
 use memory_protocol::names::memory_root::NOTES_DIR;
 
-use crate::scan::{FileEntry, RootScan};
+pub(crate) use memory_protocol::consolidation::note_body;
 
-/// First line of every note file this crate writes.
-pub(crate) const NOTE_TITLE: &str = "# Agent note";
+use crate::scan::{FileEntry, RootScan};
 
 /// `YYYY-MM-DD` of Unix seconds, UTC.
 pub(crate) fn day(seconds: i64) -> String {
@@ -57,17 +57,6 @@ pub(crate) fn notes_on_day(scan: &RootScan, now: i64) -> u32 {
         .filter(|file| day(written_at(file)) == today)
         .count();
     u32::try_from(count).unwrap_or(u32::MAX)
-}
-
-/// The text of a note file as the model should see it: without our title and header lines.
-pub(crate) fn note_body(text: &str) -> &str {
-    match text.strip_prefix(NOTE_TITLE) {
-        Some(rest) => rest
-            .split_once("\n\n")
-            .map_or(rest, |(_, body)| body)
-            .trim(),
-        None => text.trim(),
-    }
 }
 
 /// A note file's text.

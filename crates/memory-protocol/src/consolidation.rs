@@ -33,6 +33,29 @@ pub struct ConsolidationNote {
     pub text: String,
 }
 
+impl ConsolidationNote {
+    /// The note without the title and header lines `memory_note` writes above it.
+    pub fn body(&self) -> &str {
+        note_body(&self.text)
+    }
+}
+
+/// First line of every note `memory_note` writes; its header lines follow, then a blank line,
+/// then the note.
+pub const NOTE_TITLE: &str = "# Agent note";
+
+/// A note file's text without the title and header lines `memory_note` writes; a note written
+/// by hand is returned whole (trimmed).
+pub fn note_body(text: &str) -> &str {
+    match text.strip_prefix(NOTE_TITLE) {
+        Some(rest) => rest
+            .split_once("\n\n")
+            .map_or(rest, |(_, body)| body)
+            .trim(),
+        None => text.trim(),
+    }
+}
+
 /// What the model returns for a consolidation. Strict: unknown fields are rejected.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

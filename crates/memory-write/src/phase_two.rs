@@ -1,8 +1,8 @@
-//! Phase 2: consolidate the selected stage-one outputs into the memory root, and the read
-//! path that injects `memory_summary.md` into a session.
+//! Phase 2: consolidate the selected stage-one outputs, and the notes agents added, into the
+//! memory root. (What a session is shown of memory is `memory-introspect`'s.)
 //!
 //! One pass: claim the global lease -> prune stale outputs -> select -> sync `raw_memories.md`
-//! and `rollout_summaries/` -> hash the inputs (an unchanged hash since the last success skips
+//! and `rollout_summaries/` -> read `notes/` -> hash the inputs (an unchanged hash since the last success skips
 //! the model) -> render the prompts -> one [`ModelClient`] call with a strict output schema,
 //! heartbeating the lease meanwhile -> redact -> guard `MEMORY.md` against silent loss -> fit
 //! the summary to its budget -> write both files atomically -> record success. Any error after
@@ -11,10 +11,8 @@
 use std::time::Duration;
 
 use memory_prompts::UntrustedText;
-use memory_prompts::memories::{
-    ConsolidationContext, ReadPathContext, consolidation_input, consolidation_system, read_path,
-};
-use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
+use memory_prompts::memories::{ConsolidationContext, consolidation_input, consolidation_system};
+use memory_protocol::consolidation::{ConsolidationInput, ConsolidationNote, ConsolidationOutput};
 use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
 use memory_protocol::{ModelClient, ModelError, ModelRequest, TaskKind, input_token_budget};
@@ -45,7 +43,7 @@ pub const DEFAULT_FAILURE_BACKOFF_SECONDS: i64 = 3600;
 /// Most stale stage-one outputs pruned per pass.
 pub const DEFAULT_PRUNE_LIMIT: usize = 200;
 /// Bumped when the hashed layout changes, so old hashes never match.
-const HASH_VERSION: &str = "agent-memory phase2 input v1";
+const HASH_VERSION: &str = "agent-memory phase2 input v2";
 
 /// Settings of a phase-2 pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,11 +192,12 @@ async fn consolidate(
 
     let sync_root = root.clone();
     let sync_selected = selected.clone();
-    let (sync, old_memory, old_summary) = blocking(move || {
+    let (sync, old_memory, old_summary, notes) = blocking(move || {
         let sync = sync_root.sync_inputs(&sync_selected)?;
         let old_memory = sync_root.read(names::MEMORY_FILE)?;
         let old_summary = sync_root.read(names::MEMORY_SUMMARY_FILE)?;
-        Ok((sync, old_memory, old_summary))
+        let notes = sync_root.read_notes()?;
+        Ok((sync, old_memory, old_summary, notes))
     })
     .await?;
     report.files_written += sync.files_written + sync.files_removed;
@@ -209,6 +208,7 @@ async fn consolidate(
         &model_name,
         budget,
         &selected,
+        &notes,
         old_memory.as_deref(),
         old_summary.as_deref(),
     );
@@ -220,6 +220,7 @@ async fn consolidate(
     }
 
     if selected.is_empty()
+        && notes.is_empty()
         && old_memory
             .as_deref()
             .is_none_or(|text| text.trim().is_empty())
@@ -242,6 +243,7 @@ async fn consolidate(
         &old_memory,
         old_summary.as_deref().unwrap_or(""),
         &selected,
+        &notes,
         budget,
     )?;
     // A model that answers that the prompt does not fit gets the new material cut to half,
@@ -286,6 +288,7 @@ async fn consolidate(
         &model_name,
         budget,
         &selected,
+        &notes,
         Some(&memory_md),
         Some(&summary),
     );
@@ -328,6 +331,7 @@ fn redacted_input(
     memory_md: &str,
     memory_summary_md: &str,
     selected: &[StageOneOutputRecord],
+    notes: &[ConsolidationNote],
     summary_token_budget: u64,
 ) -> Result<ConsolidationInput> {
     let input = ConsolidationInput {
@@ -335,6 +339,7 @@ fn redacted_input(
         memory_summary_md: memory_summary_md.to_owned(),
         selected: selected.to_vec(),
         summary_token_budget,
+        notes: notes.to_vec(),
     };
     let mut value = serde_json::to_value(&input).map_err(Error::Serialize)?;
     redact_json_strings(&mut value);
@@ -368,6 +373,11 @@ fn consolidation_request(
         .collect();
     // The new material shares the prompt: raw memories first, then the summaries; the current
     // files are sent whole, since the guard judges the rewrite against all of them.
+    let notes: String = input
+        .notes
+        .iter()
+        .map(|note| format!("## {}\n\n{}\n\n", note.path, note.text.trim()))
+        .collect();
     let raw_memories = truncate(&raw_memories, prompt_budget / 2);
     let rollout_summaries = truncate(&rollout_summaries, prompt_budget / 4);
     let context = ConsolidationContext {
@@ -376,6 +386,8 @@ fn consolidation_request(
         raw_memories: UntrustedText::new(raw_memories),
         rollout_summaries: UntrustedText::new(rollout_summaries),
         summary_token_budget: input.summary_token_budget,
+        notes: (!notes.is_empty())
+            .then(|| UntrustedText::new(truncate(notes.trim_end(), prompt_budget / 8))),
     };
     Ok(ModelRequest {
         task: TaskKind::Consolidation,
@@ -471,11 +483,12 @@ fn artifacts_valid(memory: Option<&str>, summary: Option<&str>) -> bool {
 }
 
 /// Hash of everything a pass's result depends on: the model, the budget, the selected outputs'
-/// content and the two memory files (`None`, a missing file, differs from empty).
+/// content, the notes and the two memory files (`None`, a missing file, differs from empty).
 fn input_hash(
     model: &str,
     budget: u64,
     selected: &[StageOneOutputRecord],
+    notes: &[ConsolidationNote],
     memory: Option<&str>,
     summary: Option<&str>,
 ) -> String {
@@ -502,6 +515,11 @@ fn input_hash(
         field(record.raw_memory.as_bytes());
         field(record.rollout_summary.as_bytes());
     }
+    field(&(notes.len() as u64).to_le_bytes());
+    for note in notes {
+        field(note.path.as_bytes());
+        field(note.text.as_bytes());
+    }
     for file in [memory, summary] {
         match file {
             Some(text) => {
@@ -516,32 +534,6 @@ fn input_hash(
         .iter()
         .map(|byte| format!("{byte:02x}"))
         .collect()
-}
-
-/// The read path: `memory_summary.md` (without its version line) cut to `token_cap` tokens and
-/// rendered into the read-path template, ready to inject into a session. `None` when there is
-/// no summary or it is empty.
-pub fn render_memory_injection(root: &MemoryRoot, token_cap: u64) -> Result<Option<String>> {
-    let Some(summary) = root.read(names::MEMORY_SUMMARY_FILE)? else {
-        return Ok(None);
-    };
-    let summary = summary.trim();
-    let body = match summary.split_once('\n') {
-        Some((first, rest)) if first.trim() == names::MEMORY_SUMMARY_VERSION => rest.trim(),
-        None if summary == names::MEMORY_SUMMARY_VERSION => "",
-        _ => summary,
-    };
-    if body.is_empty() {
-        return Ok(None);
-    }
-    let cap = usize::try_from(token_cap).unwrap_or(usize::MAX);
-    let body = memory_sanitize::truncate_middle(body, TruncationPolicy::Tokens(cap), o200k());
-    let context = ReadPathContext {
-        memory_root: UntrustedText::new(root.dir().to_string_lossy()),
-        memory_summary: UntrustedText::new(body),
-        summary_token_cap: token_cap,
-    };
-    Ok(Some(read_path(&context)?))
 }
 
 /// Records that the memories of `thread_ids` were used now (usage count and last use), which
@@ -594,21 +586,26 @@ mod tests {
             last_used_at: None,
             selected: false,
         };
-        let base = input_hash("offline", 10, std::slice::from_ref(&record), None, None);
+        let hash = |records: &[StageOneOutputRecord], notes: &[ConsolidationNote], memory| {
+            input_hash("offline", 10, records, notes, memory, None)
+        };
+        let base = hash(std::slice::from_ref(&record), &[], None);
         let used = StageOneOutputRecord {
             usage_count: 5,
             ..record.clone()
         };
-        assert_eq!(base, input_hash("offline", 10, &[used], None, None));
+        assert_eq!(base, hash(&[used], &[], None));
         let edited = StageOneOutputRecord {
             raw_memory: "m2".into(),
             ..record.clone()
         };
-        assert_ne!(base, input_hash("offline", 10, &[edited], None, None));
-        assert_ne!(
-            base,
-            input_hash("offline", 10, std::slice::from_ref(&record), Some(""), None)
-        );
-        assert_ne!(base, input_hash("other", 10, &[record], None, None));
+        assert_ne!(base, hash(&[edited], &[], None));
+        assert_ne!(base, hash(std::slice::from_ref(&record), &[], Some("")));
+        let note = ConsolidationNote {
+            path: "notes/a.md".into(),
+            text: "use tabs".into(),
+        };
+        assert_ne!(base, hash(std::slice::from_ref(&record), &[note], None));
+        assert_ne!(base, input_hash("other", 10, &[record], &[], None, None));
     }
 }

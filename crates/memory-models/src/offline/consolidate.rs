@@ -6,11 +6,14 @@
 //! forgotten or re-extracted) are declared obsolete; any other text of the previous `MEMORY.md`
 //! (hand edits, an earlier model-written handbook, material appended by a rejected rewrite) is
 //! carried forward verbatim, so the consolidation guard has nothing to reject.
-//! `memory_summary.md` indexes the entries, newest first, within the token budget.
+//! Notes agents saved with `memory_note` get their own section, regenerated from `notes/` on
+//! every pass (a removed note file leaves it, its anchors declared obsolete).
+//! `memory_summary.md` indexes the entries, newest first, then the newest notes, within the
+//! token budget.
 
 use std::collections::{BTreeMap, HashSet};
 
-use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
+use memory_protocol::consolidation::{ConsolidationInput, ConsolidationNote, ConsolidationOutput};
 use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
 use memory_sanitize::anchors::{extract_anchors, missing_anchors};
@@ -24,6 +27,14 @@ const SUMMARY_NOTICE: &str = "Made by the agent-memory offline engine without a 
 /// Heading of the previous file's text that is not one of our entries.
 const KEPT_HEADING: &str = "## Kept from the previous MEMORY.md";
 const PROJECT_PREFIX: &str = "## Project ";
+/// Heading of the notes section, regenerated from `notes/` on every pass.
+const NOTES_HEADING: &str = "## Agent notes";
+const NOTES_NOTICE: &str = "Notes agents saved with memory_note, oldest first; each stays until \
+    its file is removed from notes/.";
+/// Key under which the previous notes section is kept among the derived entries.
+const NOTES_KEY: &str = "\0notes";
+/// Longest note line in the summary, in characters.
+const MAX_SUMMARY_NOTE_CHARS: usize = 160;
 const ENTRY_PREFIX: &str = "### ";
 /// Lines shorter than this are structure ("Outcome: success"), not worth deduplicating.
 const MIN_DEDUP_CHARS: usize = 24;
@@ -56,7 +67,7 @@ pub(crate) fn consolidate(input: &ConsolidationInput) -> ConsolidationOutput {
     });
 
     let previous = Previous::parse(&input.memory_md);
-    let memory_md = render_memory(&entries, previous.kept.trim());
+    let memory_md = render_memory(&entries, &input.notes, previous.kept.trim());
     // Entries are derived from raw memories and regenerated from the current selection: the
     // anchors of old entries (of forgotten or re-extracted threads) may go. Other text may not.
     let derived: String = previous.entries.values().map(String::as_str).collect();
@@ -68,12 +79,12 @@ pub(crate) fn consolidate(input: &ConsolidationInput) -> ConsolidationOutput {
     let budget = usize::try_from(input.summary_token_budget).unwrap_or(usize::MAX);
     ConsolidationOutput {
         memory_md,
-        memory_summary_md: render_summary(&entries, budget),
+        memory_summary_md: render_summary(&entries, &input.notes, budget),
         obsolete,
     }
 }
 
-fn render_memory(entries: &[Entry<'_>], kept: &str) -> String {
+fn render_memory(entries: &[Entry<'_>], notes: &[ConsolidationNote], kept: &str) -> String {
     let mut out = format!("{MEMORY_TITLE}\n\n{MEMORY_NOTICE}\n");
     let mut seen = HashSet::new();
     for (project, group) in by_project(entries) {
@@ -92,6 +103,16 @@ fn render_memory(entries: &[Entry<'_>], kept: &str) -> String {
                 out.push_str(&body);
                 out.push('\n');
             }
+        }
+    }
+    if !notes.is_empty() {
+        out.push_str(&format!("\n{NOTES_HEADING}\n\n{NOTES_NOTICE}\n\n"));
+        for note in notes {
+            out.push_str(&format!(
+                "- `{}`: {}\n",
+                one_line(&note.path),
+                one_line(note.body())
+            ));
         }
     }
     if !kept.is_empty() {
@@ -139,7 +160,7 @@ fn entry_body(raw_memory: &str, seen: &mut HashSet<String>) -> String {
     lines.join("\n")
 }
 
-fn render_summary(entries: &[Entry<'_>], budget: usize) -> String {
+fn render_summary(entries: &[Entry<'_>], notes: &[ConsolidationNote], budget: usize) -> String {
     let counter = o200k();
     let header = format!(
         "{}\n{SUMMARY_NOTICE}\n\n## What's in memory\n\nDetails in {}, grouped by project; one \
@@ -161,8 +182,23 @@ fn render_summary(entries: &[Entry<'_>], budget: usize) -> String {
         used += cost;
         included.push(entry);
     }
+    // Then the newest notes, while the budget lasts.
+    let mut note_lines = Vec::new();
+    for note in notes.iter().rev() {
+        let text: String = one_line(note.body())
+            .chars()
+            .take(MAX_SUMMARY_NOTE_CHARS)
+            .collect();
+        let line = format!("- {text} (`{}`)\n", one_line(&note.path));
+        let cost = counter.count(&line) + 1;
+        if used + cost > budget {
+            break;
+        }
+        used += cost;
+        note_lines.push(line);
+    }
     let mut out = header;
-    if entries.is_empty() {
+    if entries.is_empty() && notes.is_empty() {
         out.push_str("\nNo memories yet.\n");
     }
     let mut projects: BTreeMap<&str, Vec<&Entry<'_>>> = BTreeMap::new();
@@ -176,6 +212,12 @@ fn render_summary(entries: &[Entry<'_>], budget: usize) -> String {
         out.push_str(&format!("\n### {project}\n"));
         for entry in group {
             out.push_str(&summary_line(entry));
+        }
+    }
+    if !note_lines.is_empty() {
+        out.push_str("\n### Agent notes\n");
+        for line in note_lines {
+            out.push_str(&line);
         }
     }
     if counter.count(&out) > budget {
@@ -287,6 +329,10 @@ impl Previous {
                 kept.push(line);
             } else if line == KEPT_HEADING {
                 in_kept = true;
+            } else if line == NOTES_HEADING {
+                // The notes section is derived from `notes/`, like the entries.
+                current = Some(NOTES_KEY.to_owned());
+                previous.entries.entry(NOTES_KEY.to_owned()).or_default();
             } else if line.starts_with(ENTRY_PREFIX) {
                 current = entry_thread_id(line);
                 if let Some(id) = &current {
@@ -341,6 +387,7 @@ mod tests {
             memory_summary_md: String::new(),
             selected,
             summary_token_budget: 2_500,
+            notes: Vec::new(),
         }
     }
 
@@ -452,12 +499,62 @@ mod tests {
         assert!(!summary.contains("thread-000"), "oldest dropped");
     }
 
+    fn note(path: &str, body: &str) -> ConsolidationNote {
+        ConsolidationNote {
+            path: path.to_owned(),
+            text: format!("# Agent note\nwritten_at: 2026-03-15T08:02:11Z\n\n{body}\n"),
+        }
+    }
+
+    #[test]
+    fn notes_get_their_own_section_and_leave_it_when_removed() {
+        let selected = vec![record("t1", "/repo", 1_750_000_000, "- use `make check`")];
+        let mut request = input("", selected.clone());
+        request.notes = vec![
+            note(
+                "notes/2026-03-15T08-02-11Z-0001.md",
+                "Statements use `;` as separator.",
+            ),
+            note(
+                "notes/2026-03-16T08-00-00Z-0002.md",
+                "Deploy with `just release`.",
+            ),
+        ];
+        let first = consolidate(&request);
+        let md = &first.memory_md;
+        let notes_at = md.find(NOTES_HEADING).unwrap();
+        assert!(md.find("## Project `/repo`").unwrap() < notes_at);
+        assert!(md.contains(
+            "- `notes/2026-03-15T08-02-11Z-0001.md`: Statements use `;` as separator.\n"
+        ));
+        assert!(
+            !md.contains("written_at"),
+            "the header lines stay in the note file"
+        );
+        let summary = &first.memory_summary_md;
+        assert!(summary.contains("### Agent notes\n- Deploy with `just release`."));
+        // Stable on its own output.
+        request.memory_md = first.memory_md.clone();
+        assert_eq!(consolidate(&request).memory_md, first.memory_md);
+        // A removed note leaves, its anchors declared obsolete so the guard accepts it.
+        let mut removed = input(&first.memory_md, selected);
+        removed.notes = vec![request.notes[0].clone()];
+        let second = consolidate(&removed);
+        assert!(!second.memory_md.contains("just release"));
+        let missing = missing_anchors(&first.memory_md, &second.memory_md, &second.obsolete);
+        assert!(
+            missing.is_empty(),
+            "the phase-2 guard would refuse: {missing:?}"
+        );
+    }
+
     proptest! {
         #[test]
         fn any_input_consolidates_within_budget_and_passes_the_guard(
             old in "(\\PC|\n|#|`){0,300}",
             raws in prop::collection::vec(("[a-c/]{0,6}", "(\\PC|\n|-|#){0,120}"), 0..6),
             budget in 40u64..400,
+            notes in prop::collection::vec("(\\PC|\n|-|#|`){0,80}", 0..4),
         ) {
             let selected = raws
                 .iter()
@@ -466,6 +563,11 @@ mod tests {
                 .collect();
             let mut request = input(&old, selected);
             request.summary_token_budget = budget;
+            request.notes = notes
+                .iter()
+                .enumerate()
+                .map(|(i, text)| ConsolidationNote { path: format!("notes/{i}.md"), text: text.clone() })
+                .collect();
             let output = consolidate(&request);
             prop_assert!(output.memory_summary_md.starts_with("v1\n") || o200k().count(&output.memory_summary_md) <= budget as usize);
             prop_assert!(o200k().count(&output.memory_summary_md) <= budget as usize + 1);
