@@ -4,12 +4,20 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod block;
 mod consolidate;
 mod home;
 mod json;
+mod list;
+mod mcp;
+mod memory;
+mod note;
+mod read;
 mod redact;
 mod run;
+mod search;
 mod show;
+mod status;
 
 /// agent-memory: turn coding-agent session transcripts into durable memories.
 #[derive(Debug, Parser)]
@@ -29,6 +37,21 @@ enum Command {
     Show(show::ShowArgs),
     /// Copy standard input to standard output with every secret replaced by [REDACTED_SECRET].
     Redact(redact::RedactArgs),
+    /// Where memory stands: state, mode, root, counts, index, budget, notes (exit 3 when
+    /// disabled or unavailable).
+    Status(status::StatusArgs),
+    /// Search memory (every word must appear; "quotes" for a phrase).
+    Search(search::SearchArgs),
+    /// List the memory root as a tree with sizes.
+    List(list::ListArgs),
+    /// Read a memory file, a line range or a heading's section.
+    Read(read::ReadArgs),
+    /// Add a note to memory (redacted, indexed at once, consolidated by phase 2).
+    Note(note::NoteArgs),
+    /// Print exactly what would be injected this turn.
+    Block(block::BlockArgs),
+    /// Serve the memory tools and the goal tools over MCP on stdin/stdout.
+    Mcp(mcp::McpArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -38,5 +61,12 @@ pub(crate) fn main() -> ExitCode {
         Command::Consolidate(args) => consolidate::run(args),
         Command::Show(args) => show::run(args),
         Command::Redact(args) => redact::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Search(args) => search::run(args),
+        Command::List(args) => list::run(args),
+        Command::Read(args) => read::run(args),
+        Command::Note(args) => note::run(args),
+        Command::Block(args) => block::run(args),
+        Command::Mcp(args) => mcp::run(args),
     }
 }

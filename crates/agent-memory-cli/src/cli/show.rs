@@ -1,15 +1,16 @@
-//! `agent-memory show`: prints the files of the memory root, or one of them, or the block the
-//! read path injects into a session.
+//! `agent-memory show`: prints the files of the memory root, or one of them, or the memory
+//! injection (`--injection`, the same text as `agent-memory block`).
 
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_memory::protocol::names::memory_root as names;
 use agent_memory::write::memory_root::MemoryRoot;
-use agent_memory::write::phase_two::{DEFAULT_SUMMARY_TOKEN_BUDGET, render_memory_injection};
 use anyhow::{Context, bail};
 
+use super::block::injection;
 use super::home::resolve_home;
+use super::memory::{MemoryArgs, open_memory};
 
 /// Arguments of `agent-memory show`.
 #[derive(Debug, clap::Args)]
@@ -19,12 +20,9 @@ pub(crate) struct ShowArgs {
     /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
     #[arg(long)]
     home: Option<PathBuf>,
-    /// Print the read-path block injected into sessions instead of the files.
+    /// Print the memory injection a session receives (the same as `agent-memory block`).
     #[arg(long, conflicts_with = "file")]
     injection: bool,
-    /// Token cap of the summary in the injected block.
-    #[arg(long, default_value_t = DEFAULT_SUMMARY_TOKEN_BUDGET, requires = "injection")]
-    token_cap: u64,
 }
 
 pub(crate) fn run(args: ShowArgs) -> ExitCode {
@@ -38,6 +36,15 @@ pub(crate) fn run(args: ShowArgs) -> ExitCode {
 }
 
 fn execute(args: &ShowArgs) -> anyhow::Result<()> {
+    if args.injection {
+        let memory = open_memory(&MemoryArgs {
+            home: args.home.clone(),
+            config: None,
+            json: false,
+        })?;
+        print!("{}", injection(&memory)?.text);
+        return Ok(());
+    }
     let home = resolve_home(args.home.as_deref());
     let root = MemoryRoot::under_home(&home);
     if !root.dir().is_dir() {
@@ -45,13 +52,6 @@ fn execute(args: &ShowArgs) -> anyhow::Result<()> {
             "no memory root at {}: run `agent-memory run` or `agent-memory consolidate` first",
             root.dir().display()
         );
-    }
-    if args.injection {
-        match render_memory_injection(&root, args.token_cap)? {
-            Some(block) => print!("{block}"),
-            None => bail!("{} is missing or empty", names::MEMORY_SUMMARY_FILE),
-        }
-        return Ok(());
     }
     if let Some(file) = &args.file {
         let path = safe_join(root.dir(), file)?;
