@@ -1,23 +1,22 @@
-//! `agent-memory mcp`: the memory tools, and `get_goal` / `update_goal`, served over MCP on
-//! stdin/stdout with the `rmcp` SDK.
+//! `agent-memory mcp`: the memory tools served over MCP on stdin/stdout with the `rmcp` SDK.
 //!
 //! Every tool is listed with the input and output schemas of the tool registry
-//! (`agent_memory::protocol::tools`). A memory tool's result is `structuredContent` (the result
-//! or, with `isError: true`, the structured failure; its output schema admits both), with the
-//! same JSON as text content for clients that read only text. The goal tools are listed from
-//! the registry; until the goal store is wired in, calling one answers `isError: true` with a
-//! failure saying so. An unknown tool is a protocol error.
+//! (`agent_memory::protocol::tools`). A tool's result is `structuredContent` (the result or,
+//! with `isError: true`, the structured failure; its output schema admits both), with the same
+//! JSON as text content for clients that read only text. An unknown tool is a protocol error.
+//!
+//! The goal tools (`get_goal`, `update_goal`) are not served yet: this server lists only tools
+//! it can answer, so a model never sees a tool that always fails.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_memory::introspect::{Introspector, ToolOutcome};
-use agent_memory::protocol::introspect::{MemoryFailureCode, MemoryToolFailure};
-use agent_memory::protocol::tools::{ToolDefinition, goal_tools};
+use agent_memory::protocol::introspect::MemoryToolFailure;
 use anyhow::Context;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -25,9 +24,6 @@ use serde_json::Value;
 
 use super::home::runtime;
 use super::memory::{MemoryArgs, open_memory, report_error};
-
-/// The goal tools this server lists.
-const GOAL_TOOLS: [&str; 2] = ["get_goal", "update_goal"];
 
 /// What the server tells a client about itself at initialization.
 const INSTRUCTIONS: &str = "agent-memory: the user's long-term memory from past sessions. \
@@ -70,13 +66,8 @@ struct MemoryServer {
 
 impl MemoryServer {
     fn new(memory: Introspector) -> anyhow::Result<MemoryServer> {
-        let mut definitions: Vec<ToolDefinition> = memory.tool_definitions();
-        definitions.extend(
-            goal_tools()
-                .into_iter()
-                .filter(|tool| GOAL_TOOLS.contains(&tool.name)),
-        );
-        let tools = definitions
+        let tools = memory
+            .tool_definitions()
             .iter()
             .map(|definition| {
                 serde_json::from_value::<Tool>(definition.mcp_tool())
@@ -120,9 +111,6 @@ impl ServerHandler for MemoryServer {
                 None,
             ));
         }
-        if GOAL_TOOLS.contains(&name.as_str()) {
-            return Ok(goal_store_unavailable().into());
-        }
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let memory = Arc::clone(&self.memory);
         let tool = name.clone();
@@ -148,22 +136,4 @@ impl ServerHandler for MemoryServer {
 
 fn failure_value(failure: &MemoryToolFailure) -> Result<Value, McpError> {
     serde_json::to_value(failure).map_err(|error| McpError::internal_error(error.to_string(), None))
-}
-
-/// The answer of a goal tool while no goal store is wired into this server: an error result
-/// whose text is a structured failure. (Its output schema is the goal response's, so the
-/// failure is not sent as structured content.)
-fn goal_store_unavailable() -> CallToolResult {
-    let failure = MemoryToolFailure {
-        code: MemoryFailureCode::Unavailable,
-        disabled: false,
-        unavailable: true,
-        error: Some("the goal store is not available in this agent-memory server".to_owned()),
-        warning: Some("Tell the user that thread goals cannot be read or updated here.".to_owned()),
-        action: Some("Use the host's own goal tools, if it has them.".to_owned()),
-    };
-    let text = serde_json::to_string(&failure).unwrap_or_else(|_| {
-        "the goal store is not available in this agent-memory server".to_owned()
-    });
-    CallToolResult::error(vec![ContentBlock::text(text)])
 }

@@ -50,12 +50,24 @@ enum Command {
     Note(note::NoteArgs),
     /// Print exactly what would be injected this turn.
     Block(block::BlockArgs),
-    /// Serve the memory tools and the goal tools over MCP on stdin/stdout.
+    /// Serve the memory tools over MCP on stdin/stdout.
     Mcp(mcp::McpArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // Help and version succeed; a usage error is one of the "other errors" (exit 1),
+            // so scripts need tell apart only 0, 1 and 3 (memory disabled or unavailable).
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Consolidate(args) => consolidate::run(args),
