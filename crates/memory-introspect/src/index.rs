@@ -324,16 +324,38 @@ impl MemoryIndex {
     ) -> Result<Vec<IndexHit>> {
         let error = |error| index_error(&self.path, error);
         let prefix = prefix.filter(|prefix| !prefix.is_empty());
+        // Ranking first, rendering after: the inner query scores every match but keeps only
+        // the best `limit` rowids; the text and the highlight, the costly columns, are built
+        // for those alone. (A common word matches most blocks; rendering every match made one
+        // search cost tens of milliseconds.) The path filter joins `indexed_files` only when
+        // there is a prefix: a lookup per match is most of the rest. CROSS JOIN keeps SQLite
+        // from reordering the outer loop, and FTS5 serves `MATCH` with `rowid =` as a seek.
+        let filter = if prefix.is_some() {
+            format!(
+                "JOIN indexed_files ON indexed_files.file_id = ({MEMORY_SEARCH_INDEX}.rowid >> {BLOCK_BITS})
+                 WHERE {MEMORY_SEARCH_INDEX} MATCH ?1
+                   AND (indexed_files.path = ?2 OR substr(indexed_files.path, 1, length(?2) + 1) = ?2 || '/')"
+            )
+        } else {
+            format!("WHERE {MEMORY_SEARCH_INDEX} MATCH ?1 AND ?2 IS NULL")
+        };
         let sql = format!(
-            "SELECT indexed_files.path, start_line, heading, text,
+            "WITH top AS (
+                SELECT {MEMORY_SEARCH_INDEX}.rowid AS id,
+                       bm25({MEMORY_SEARCH_INDEX}, 1.0, 0.5) AS score
+                FROM {MEMORY_SEARCH_INDEX}
+                {filter}
+                ORDER BY score, {MEMORY_SEARCH_INDEX}.rowid
+                LIMIT ?3
+             )
+             SELECT indexed_files.path, start_line, heading, text,
                     highlight({MEMORY_SEARCH_INDEX}, 0, char(2), char(3)),
-                    bm25({MEMORY_SEARCH_INDEX}, 1.0, 0.5) AS score
-             FROM {MEMORY_SEARCH_INDEX}
-             JOIN indexed_files ON indexed_files.file_id = ({MEMORY_SEARCH_INDEX}.rowid >> {BLOCK_BITS})
+                    top.score
+             FROM top
+             CROSS JOIN {MEMORY_SEARCH_INDEX} ON {MEMORY_SEARCH_INDEX}.rowid = top.id
+             CROSS JOIN indexed_files ON indexed_files.file_id = (top.id >> {BLOCK_BITS})
              WHERE {MEMORY_SEARCH_INDEX} MATCH ?1
-               AND (?2 IS NULL OR indexed_files.path = ?2 OR substr(indexed_files.path, 1, length(?2) + 1) = ?2 || '/')
-             ORDER BY score, indexed_files.path, start_line
-             LIMIT ?3"
+             ORDER BY top.score, indexed_files.path, start_line"
         );
         let mut statement = self.conn.prepare_cached(&sql).map_err(error)?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);

@@ -5,15 +5,18 @@
 use anyhow::{Result, bail};
 
 mod pipeline;
+mod rng;
 mod sanitize;
+mod search;
 
 /// Benchmark names.
-pub(crate) const NAMES: [&str; 2] = ["pipeline", "sanitize"];
+pub(crate) const NAMES: [&str; 3] = ["pipeline", "sanitize", "search"];
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
     match args {
         ["pipeline"] => pipeline::run(),
         ["sanitize", rest @ ..] => sanitize::run(rest),
+        ["search", rest @ ..] => search::run(rest),
         [name, ..] => bail!("unknown benchmark `{name}`; known: {}", NAMES.join(", ")),
         [] => bail!("name a benchmark: {}", NAMES.join(", ")),
     }

@@ -23,6 +23,8 @@ use memory_sanitize::{
 };
 use serde_json::{Value, json};
 
+use super::rng::Rng;
+
 const CORPUS_BYTES: usize = 100 << 20;
 const TRUNCATE_CHARS: usize = 1_400_000;
 const TRUNCATE_TOKENS: usize = 150_000;
@@ -246,44 +248,6 @@ fn ms(duration: Duration) -> f64 {
 }
 
 // ----- Corpus ---------------------------------------------------------------------------------
-
-/// A deterministic PRNG (SplitMix64), so every run measures the same corpus.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items
-            .get(self.below(items.len()))
-            .copied()
-            .unwrap_or_default()
-    }
-
-    fn alphanumeric(&mut self, len: usize) -> String {
-        const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-        (0..len)
-            .map(|_| char::from(CHARS.get(self.below(CHARS.len())).copied().unwrap_or(b'a')))
-            .collect()
-    }
-
-    fn base64(&mut self, len: usize) -> String {
-        const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        (0..len)
-            .map(|_| char::from(CHARS.get(self.below(CHARS.len())).copied().unwrap_or(b'A')))
-            .collect()
-    }
-}
 
 const PROSE: &[&str] = &[
     "the", "parser", "fails", "when", "input", "is", "empty", "so", "I", "will", "check", "tests",

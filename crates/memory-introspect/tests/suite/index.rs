@@ -156,3 +156,47 @@ fn rusqlite_version(path: &std::path::Path, set: Option<i64>) -> i64 {
     conn.query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap()
 }
+
+/// Ranking keeps the best rowids first and renders snippets for those alone: a small limit
+/// must give exactly the head of a larger one, best first, each snippet showing the match.
+#[test]
+fn a_small_limit_is_the_head_of_a_larger_one() {
+    let home = Home::new();
+    for file in 0..12 {
+        // File `n` says "deploy" n + 1 times among the same filler, so scores differ.
+        let mut text = format!("# Session {file}\n\n");
+        for _ in 0..=file {
+            text.push_str("deploy ");
+        }
+        text.push_str("the staging cluster after review.\n\nUnrelated paragraph about lunch.\n");
+        home.write(&format!("rollout_summaries/s{file:02}.md"), &text);
+    }
+    let introspector = home.introspector();
+    let many = introspector
+        .search(&MemorySearchRequest {
+            query: "deploy".to_owned(),
+            max_results: Some(50),
+            ..MemorySearchRequest::default()
+        })
+        .unwrap();
+    assert_eq!(many.hits.len(), 12);
+    assert!(!many.truncated);
+    let scores: Vec<f64> = many.hits.iter().map(|hit| hit.score).collect();
+    assert!(
+        scores.windows(2).all(|pair| pair[0] >= pair[1]),
+        "best first: {scores:?}"
+    );
+    assert_eq!(many.hits[0].path, "rollout_summaries/s11.md");
+    for hit in &many.hits {
+        assert!(hit.snippet.to_lowercase().contains("deploy"), "{hit:?}");
+    }
+    let few = introspector
+        .search(&MemorySearchRequest {
+            query: "deploy".to_owned(),
+            max_results: Some(3),
+            ..MemorySearchRequest::default()
+        })
+        .unwrap();
+    assert!(few.truncated);
+    assert_eq!(few.hits, many.hits[..3]);
+}
