@@ -31,7 +31,7 @@ pub(crate) struct CommonArgs {
     /// Base URL of an OpenAI-compatible server.
     #[arg(long)]
     pub(crate) base_url: Option<String>,
-    /// Config file with a `[memories]` table (default: <home>/config.toml when present).
+    /// Config file with a `[memories]` table (default: `<home>/config.toml` when present).
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,
     /// The model's context window in tokens (default: the config's `model_context_window`,

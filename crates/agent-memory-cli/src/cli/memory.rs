@@ -24,7 +24,7 @@ pub(crate) struct MemoryArgs {
     /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
     #[arg(long)]
     pub(crate) home: Option<PathBuf>,
-    /// Config file (default: <home>/config.toml when present): `[memories] use_memories` and
+    /// Config file (default: `<home>/config.toml` when present): `[memories] use_memories` and
     /// the `[introspect]` table.
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,

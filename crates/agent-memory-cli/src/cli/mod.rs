@@ -35,7 +35,7 @@ enum Command {
     Consolidate(consolidate::ConsolidateArgs),
     /// Print the files of the memory root, one of them, or the block injected into sessions.
     Show(show::ShowArgs),
-    /// Copy standard input to standard output with every secret replaced by [REDACTED_SECRET].
+    /// Copy standard input to standard output with every secret replaced by `[REDACTED_SECRET]`.
     Redact(redact::RedactArgs),
     /// Where memory stands: state, mode, root, counts, index, budget, notes (exit 3 when
     /// disabled or unavailable).
