@@ -5,16 +5,20 @@ use memory_protocol::compaction::{
     AssistantBlock, CompactionDetails, CompactionEntry, CompactionPlan, ConversationEntry,
     ConversationMessage, SessionEntry, SummaryInput,
 };
-use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput, SelectionChanges};
+use memory_protocol::consolidation::{
+    ConsolidationInput, ConsolidationNote, ConsolidationOutput, SelectionChanges,
+};
 use memory_protocol::goal::{
     CreateGoalArgs, GoalAccountResult, GoalRefusalCode, GoalSteering, GoalSteeringKind,
     GoalToolRefusal, GoalToolResponse, GoalTurnError, GoalTurnRecord, GoalTurnTrigger, ThreadGoal,
     ThreadGoalStatus, UpdateGoalArgs, UpdateGoalStatus,
 };
 use memory_protocol::introspect::{
-    MemoryEntryType, MemoryListEntry, MemoryListRequest, MemoryListResult, MemoryReadRequest,
-    MemoryReadResult, MemorySearchMatch, MemorySearchMatchMode, MemorySearchRequest,
-    MemorySearchResult, MemoryState, MemoryStatusRequest, MemoryStatusResult, MemoryToolFailure,
+    MemoryEntryType, MemoryFailureCode, MemoryIndexState, MemoryIndexStatus, MemoryListEntry,
+    MemoryListRequest, MemoryListResult, MemoryMode, MemoryNoteRequest, MemoryNoteResult,
+    MemoryNotesStatus, MemoryReadRequest, MemoryReadResult, MemoryScope, MemorySearchHit,
+    MemorySearchRequest, MemorySearchResult, MemorySnapshot, MemoryState, MemoryStatusRequest,
+    MemoryStatusResult, MemorySummaryUse, MemoryToolFailure,
 };
 use memory_protocol::model::{ReasoningEffort, TaskKind};
 use memory_protocol::rollout::{ContentItem, ResponseItem, RolloutLine, SessionMeta};
@@ -87,6 +91,8 @@ pub(crate) fn schemas() -> Vec<(&'static str, Value)> {
         MemorySearchResult,
         MemoryStatusRequest,
         MemoryStatusResult,
+        MemoryNoteRequest,
+        MemoryNoteResult,
         ModelRequest,
         ModelResponse,
         ModelError,
@@ -194,14 +200,43 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
         errors_and_corrections: SectionOp::Keep,
         open_issues: SectionOp::Keep,
     };
+    let summary = MemorySummaryUse {
+        tokens: 812,
+        budget_tokens: 2_500,
+        percent: 32,
+    };
     let status = MemoryStatusResult {
         state: MemoryState::Ready,
-        root: Some("/home/alice/.agent-memory/memories".to_owned()),
+        mode: MemoryMode::Writable,
+        scope: MemoryScope::Global,
+        root: "/home/alice/.agent-memory/memories".to_owned(),
+        as_of: 1_777_700_000,
         files: 7,
-        summary_tokens: 812,
-        summary_budget_tokens: 2_500,
-        stage_one_outputs: 4,
-        last_consolidated_at: Some(1_777_630_000),
+        bytes: 18_432,
+        revision: "3585ec04e3ef".to_owned(),
+        last_write_at: Some(1_777_630_000),
+        summary: Some(summary),
+        index: MemoryIndexStatus {
+            state: MemoryIndexState::Fresh,
+            files: 7,
+            blocks: 143,
+            reindexed_files: 1,
+            problem: None,
+        },
+        notes: MemoryNotesStatus {
+            files: 2,
+            pending: 1,
+            today: 1,
+            daily_limit: 20,
+            max_note_bytes: 2_000,
+        },
+        last_injected: Some(MemorySnapshot {
+            as_of: 1_777_690_000,
+            state: MemoryState::Ready,
+            summary: Some(summary),
+            files: 6,
+            revision: "0c1d2e3f4a5b".to_owned(),
+        }),
         problem: None,
     };
 
@@ -287,6 +322,10 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 .into_iter()
                 .collect(),
                 summary_token_budget: 2_500,
+                notes: vec![ConsolidationNote {
+                    path: "notes/2026-05-01T10-00-00Z-1a2b.md".to_owned(),
+                    text: "# Agent note\nwritten_at: 2026-05-01T10:00:00Z\nwritten_by: an agent, with memory_note\n\nThe user prefers tabs.\n".to_owned(),
+                }],
             }])?,
         ),
         (
@@ -480,83 +519,128 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
         ),
         (
             "MemoryToolFailure",
-            values(&[MemoryToolFailure {
-                disabled: false,
-                unavailable: true,
-                error: Some("memory root is not readable: permission denied".to_owned()),
-                warning: None,
-                action: Some("check the permissions of ~/.agent-memory/memories".to_owned()),
-            }])?,
+            values(&[
+                MemoryToolFailure {
+                    code: MemoryFailureCode::Unavailable,
+                    disabled: false,
+                    unavailable: true,
+                    error: Some("memory_summary.md: permission denied".to_owned()),
+                    warning: Some(
+                        "Tell the user that long-term memory could not be read.".to_owned(),
+                    ),
+                    action: Some("Check the files under ~/.agent-memory/memories.".to_owned()),
+                },
+                MemoryToolFailure {
+                    code: MemoryFailureCode::NotFound,
+                    disabled: false,
+                    unavailable: false,
+                    error: Some("`notes/x.md` does not exist".to_owned()),
+                    warning: None,
+                    action: Some("memory_list shows what exists.".to_owned()),
+                },
+            ])?,
         ),
         (
             "MemoryListRequest",
             values(&[MemoryListRequest {
                 path: Some("rollout_summaries".to_owned()),
-                cursor: None,
-                max_results: Some(50),
+                depth: Some(2),
             }])?,
         ),
         (
             "MemoryListResult",
             values(&[MemoryListResult {
                 path: String::new(),
+                depth: 1,
                 entries: vec![
                     MemoryListEntry {
                         path: "MEMORY.md".to_owned(),
                         entry_type: MemoryEntryType::File,
+                        bytes: 6_120,
+                        depth: 1,
                     },
                     MemoryListEntry {
                         path: "rollout_summaries".to_owned(),
                         entry_type: MemoryEntryType::Directory,
+                        bytes: 9_311,
+                        depth: 1,
                     },
                 ],
-                next_cursor: None,
                 truncated: false,
+                warning: None,
             }])?,
         ),
         (
             "MemoryReadRequest",
-            values(&[MemoryReadRequest {
-                path: "MEMORY.md".to_owned(),
-                line_offset: Some(1),
-                max_lines: Some(200),
-            }])?,
+            values(&[
+                MemoryReadRequest {
+                    path: "MEMORY.md".to_owned(),
+                    start_line: Some(1),
+                    end_line: Some(40),
+                    heading: None,
+                },
+                MemoryReadRequest {
+                    path: "MEMORY.md".to_owned(),
+                    start_line: None,
+                    end_line: None,
+                    heading: Some("Build and test".to_owned()),
+                },
+            ])?,
         ),
         (
             "MemoryReadResult",
             values(&[MemoryReadResult {
                 path: "MEMORY.md".to_owned(),
-                start_line_number: 1,
-                content: "# Task Group: parser\n".to_owned(),
+                heading: Some("Build and test".to_owned()),
+                start_line: 12,
+                end_line: 14,
+                total_lines: 80,
+                content: "### Build and test\n- `cargo test -p parser`\n".to_owned(),
                 truncated: false,
             }])?,
         ),
         (
             "MemorySearchRequest",
             values(&[MemorySearchRequest {
-                queries: vec!["cargo test".to_owned(), "parser".to_owned()],
-                match_mode: Some(MemorySearchMatchMode::AllWithinLines { line_count: 3 }),
+                query: "\"cargo test\" parser".to_owned(),
                 path: None,
-                cursor: None,
-                context_lines: Some(1),
-                case_sensitive: Some(false),
-                normalized: None,
-                max_results: Some(20),
+                max_results: Some(10),
             }])?,
         ),
         (
             "MemorySearchResult",
             values(&[MemorySearchResult {
-                queries: vec!["cargo test".to_owned()],
-                matches: vec![MemorySearchMatch {
+                query: "\"cargo test\" parser".to_owned(),
+                hits: vec![MemorySearchHit {
                     path: "MEMORY.md".to_owned(),
-                    match_line_number: 12,
-                    content_start_line_number: 11,
-                    content: "- run tests:\n  cargo test -p parser\n".to_owned(),
-                    matched_queries: vec!["cargo test".to_owned()],
+                    line: 13,
+                    score: 4.217,
+                    heading: Some("Build and test".to_owned()),
+                    snippet: "- `cargo test -p parser`".to_owned(),
                 }],
-                next_cursor: None,
                 truncated: false,
+                state: MemoryState::Ready,
+                index: MemoryIndexState::Fresh,
+                warning: None,
+            }])?,
+        ),
+        (
+            "MemoryNoteRequest",
+            values(&[MemoryNoteRequest {
+                text: "The user prefers tabs.".to_owned(),
+                topic: Some("style".to_owned()),
+            }])?,
+        ),
+        (
+            "MemoryNoteResult",
+            values(&[MemoryNoteResult {
+                path: "notes/2026-05-01T10-00-00Z-1a2b.md".to_owned(),
+                bytes: 108,
+                redacted: false,
+                indexed: true,
+                notes_today: 1,
+                daily_limit: 20,
+                warning: None,
             }])?,
         ),
         ("MemoryStatusRequest", values(&[MemoryStatusRequest {}])?),

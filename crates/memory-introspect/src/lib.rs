@@ -1,11 +1,92 @@
-//! Memory introspection: the model knows what memory it has.
+//! Memory introspection: the model knows what it remembers, where, and in what state.
 //!
-//! This crate owns the always-on memory block with a self-describing header (name, root,
-//! budget use, last consolidation), the distinct memory states (disabled, empty, ready,
-//! degraded, unavailable) each rendered as its own line, provenance labels, the environment
-//! block naming the host harness and the project, and the memory tools (list, read, search,
-//! status) with their search index.
+//! This crate owns everything about memory that reaches a model:
 //!
-//! The wire types ([`memory_protocol::introspect`]) live in `memory-protocol`. The block
-//! rendering and the tools arrive with the introspection issue; until then this crate only
-//! fixes its place in the layer graph.
+//! - the injection ([`Introspector::render_block`]): the read-path guidance and the
+//!   `<memory>` block, whose header says what the memory is, who writes it, where it lives, how
+//!   far it reaches, how full its budget is, the mode, which tools show more and when the
+//!   numbers were taken; each source inside is labelled with who wrote it ([`block`]);
+//! - per-turn recall in its own `<memory-recall>` fence ([`Introspector::recall`]);
+//! - the states (disabled, empty, ready, degraded, unavailable), each with its own line, and a
+//!   line when the state changed since the last turn; no failure renders as empty;
+//! - the environment block naming the host harness apart from the project;
+//! - the memory tools (`memory_status`, `memory_list`, `memory_read`, `memory_search`,
+//!   `memory_note`) with paths confined to the root ([`paths`]), answering results or a
+//!   structured [`MemoryToolFailure`](memory_protocol::introspect::MemoryToolFailure);
+//! - the search index: SQLite FTS5 in its own file, updated incrementally ([`Introspector`]).
+//!
+//! One function computes the memory root ([`memory_root`]); the block, `memory_status`, the
+//! tools and the MCP server all go through an [`Introspector`] built on it.
+
+#![deny(missing_docs)]
+
+pub mod block;
+mod blocks;
+pub mod config;
+mod error;
+pub mod fence;
+mod index;
+mod introspector;
+mod notes;
+pub mod paths;
+mod probe;
+mod query;
+mod scan;
+pub mod tools;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use memory_protocol::names::{home, memory_root as root_names};
+
+pub use crate::block::{
+    BlockOptions, HostEnvironment, HostInstructionFile, Placement, RenderedBlock, RenderedRecall,
+};
+pub use crate::config::IntrospectConfig;
+pub use crate::error::{Error, Result};
+pub use crate::fence::{FenceKind, fence, strip_fence};
+pub use crate::index::MemoryRead;
+pub use crate::introspector::Introspector;
+pub use crate::tools::ToolOutcome;
+
+/// The memory root of an agent-memory home: `<home>/memories`, with a relative home made
+/// absolute against the current directory. The block, `memory_status`, the tools and the MCP
+/// server all take the root from here.
+pub fn memory_root(home: &Path) -> Result<PathBuf> {
+    Ok(absolute_home(home)?.join(root_names::DIR))
+}
+
+/// The search index file of a home.
+pub fn index_file(home: &Path) -> Result<PathBuf> {
+    Ok(absolute_home(home)?.join(home::MEMORY_INDEX_FILE))
+}
+
+fn absolute_home(home: &Path) -> Result<PathBuf> {
+    std::path::absolute(home).map_err(|error| Error::Home {
+        path: home.to_owned(),
+        error,
+    })
+}
+
+/// A short, lowercase reason for an I/O error, fit for a state line.
+pub(crate) fn io_reason(error: &io::Error) -> String {
+    match error.kind() {
+        io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        io::ErrorKind::NotFound => "missing".to_owned(),
+        io::ErrorKind::InvalidData => "not valid UTF-8".to_owned(),
+        io::ErrorKind::IsADirectory => "a folder, not a file".to_owned(),
+        io::ErrorKind::NotADirectory => "a file, not a folder".to_owned(),
+        _ => error.to_string().to_lowercase(),
+    }
+}
+
+/// A short reason for a failed confined resolve.
+pub(crate) fn resolve_reason(error: &paths::ResolveError) -> String {
+    match error {
+        paths::ResolveError::NotFound(_) => "missing".to_owned(),
+        paths::ResolveError::Symlink(at) => format!("{at} is a symlink, not followed"),
+        paths::ResolveError::NotAFolder(at) => format!("{at} is a file, not a folder"),
+        paths::ResolveError::Changed(_) => "changed while it was opened".to_owned(),
+        paths::ResolveError::Io(_, error) => io_reason(error),
+    }
+}

@@ -6,7 +6,7 @@
 //! with the slot's name and its benign fixture text. The examples use the benign text; the
 //! injection tests replace one slot at a time with hostile text.
 
-use memory_protocol::introspect::MemoryState;
+use memory_protocol::introspect::{MemoryMode, MemoryScope, MemoryState};
 use memory_protocol::working_memory::WorkingMemorySection;
 
 use crate::compaction::{self, SummaryFormat, SummaryRequestContext};
@@ -98,8 +98,14 @@ pub fn all() -> Vec<Fixture> {
         fixture(&goals::BUDGET_LIMIT, budget_limit),
         fixture(&goals::OBJECTIVE_UPDATED, objective_updated),
         fixture(&introspect::MEMORY_BLOCK, memory_block),
+        fixture(&introspect::MEMORY_HEADER, memory_header),
+        fixture(&introspect::MEMORY_SOURCE, memory_source),
         fixture(&introspect::RECALL, recall),
+        fixture(&introspect::RECALL_HIT, recall_hit),
         fixture(&introspect::STATE_LINE, state_line),
+        fixture(&introspect::STATE_CHANGE, |_| {
+            introspect::state_change_vars(MemoryState::Unavailable, MemoryState::Ready)
+        }),
         fixture(&introspect::ENVIRONMENT, environment),
     ]
 }
@@ -178,18 +184,19 @@ fn consolidation_input(src: &mut TextSource<'_>) -> Result<Vars> {
             "### rollout_summaries/2026-03-14T09-12-44-Xy9z-march_statement.md\n\nthread_id: 0195a1b2-7c3d-7e4f-8a5b-6c7d8e9f0a1b\nupdated_at: 2026-03-14T09:40:02Z\nrollout_path: /home/dev/.codex/sessions/2026/03/14/rollout-2026-03-14T09-12-44-0195a1b2.jsonl\ncwd: /home/dev/src/ledger\ngit_branch: main\n\n# The ledger import fails on the March statement (success)",
         ),
         summary_token_budget: 2_500,
+        notes: Some(src(
+            "notes",
+            "## notes/2026-03-15T08-02-11Z-1a2b.md\n\n# Agent note (statements)\nwritten_at: 2026-03-15T08:02:11Z\n\nThe bank's April export switches to semicolon separators.",
+        )),
     };
     Ok(memories::consolidation_input_vars(&ctx))
 }
 
-fn read_path(src: &mut TextSource<'_>) -> Result<Vars> {
+fn read_path(_: &mut TextSource<'_>) -> Result<Vars> {
     let ctx = memories::ReadPathContext {
-        memory_root: src("memory_root", "/home/dev/.agent-memory/memories"),
-        memory_summary: src(
-            "memory_summary",
-            "v1\n## User\nMaintains a personal finance ledger in Rust; prefers strict parsers.\n\n## Projects\n- ledger (cwd: /home/dev/src/ledger): statement import; in MEMORY.md: build and test, pitfalls",
-        ),
         summary_token_cap: 2_500,
+        tools: true,
+        writable: true,
     };
     Ok(memories::read_path_vars(&ctx))
 }
@@ -282,52 +289,68 @@ fn objective_updated(src: &mut TextSource<'_>) -> Result<Vars> {
 }
 
 fn memory_block(src: &mut TextSource<'_>) -> Result<Vars> {
-    let ctx = introspect::MemoryBlockContext {
-        memory_root: src("memory_root", "/home/dev/.agent-memory/memories"),
-        summary: src(
-            "summary",
-            "v1\n## User\nMaintains a personal finance ledger in Rust; prefers strict parsers.\n\n## Projects\n- ledger (cwd: /home/dev/src/ledger): statement import; in MEMORY.md: build and test, pitfalls",
-        ),
+    Ok(introspect::memory_fence_vars(&src(
+        "body",
+        "Memory summary (2% - 61/2500 tokens), written in the background by the memory system, not the user.\n\n[memory summary: memory_summary.md; written by the memory system from past sessions; scope: all projects on this machine]\n## User\nMaintains a personal finance ledger in Rust; prefers strict parsers.",
+    )))
+}
+
+fn memory_header(src: &mut TextSource<'_>) -> Result<Vars> {
+    let ctx = introspect::MemoryHeaderContext {
+        root: src("root", "/home/dev/.agent-memory/memories"),
+        scope: MemoryScope::Global,
         summary_tokens: 61,
         summary_budget_tokens: 2_500,
-        files: 4,
-        last_consolidated_at: Some(1_773_481_202),
+        mode: MemoryMode::Writable,
+        tools: true,
+        as_of: 1_773_481_202,
     };
-    introspect::memory_block_vars(&ctx)
+    introspect::memory_header_vars(&ctx)
+}
+
+fn memory_source(src: &mut TextSource<'_>) -> Result<Vars> {
+    let ctx = introspect::MemorySourceContext {
+        kind: introspect::SourceKind::Note {
+            written_at: 1_773_561_731,
+        },
+        path: src("path", "notes/2026-03-15T08-02-11Z-1a2b.md"),
+        scope: MemoryScope::Global,
+        text: src(
+            "text",
+            "The bank's April export switches to semicolon separators.",
+        ),
+    };
+    Ok(introspect::memory_source_vars(&ctx))
 }
 
 fn recall(src: &mut TextSource<'_>) -> Result<Vars> {
-    let ctx = introspect::RecallContext {
-        hits: vec![
-            introspect::RecallHit {
-                source: src("hits[0].source", "MEMORY.md:12"),
-                text: src(
-                    "hits[0].text",
-                    "- [pitfall] `invalid date \"2026-03-31T24:00\"`: the bank writes midnight as 24:00; normalize it in `parse_timestamp`.",
-                ),
-            },
-            introspect::RecallHit {
-                source: src(
-                    "hits[1].source",
-                    "rollout_summaries/2026-03-14T09-12-44-jqmb-fix-march-import.md:1",
-                ),
-                text: src(
-                    "hits[1].text",
-                    "# Fixed the March statement import by normalizing 24:00 timestamps.",
-                ),
-            },
-        ],
+    Ok(introspect::recall_fence_vars(&src(
+        "body",
+        "--- MEMORY.md:12 (written by the memory system; scope: all projects on this machine)\n- [pitfall] `invalid date \"2026-03-31T24:00\"`: the bank writes midnight as 24:00; normalize it in `parse_timestamp`.",
+    )))
+}
+
+fn recall_hit(src: &mut TextSource<'_>) -> Result<Vars> {
+    let ctx = introspect::RecallHitContext {
+        path: src(
+            "path",
+            "rollout_summaries/2026-03-14T09-12-44-jqmb-fix-march-import.md",
+        ),
+        line: 5,
+        note: false,
+        scope: MemoryScope::Global,
+        text: src(
+            "text",
+            "# Fixed the March statement import by normalizing 24:00 timestamps.",
+        ),
     };
-    introspect::recall_vars(&ctx)
+    Ok(introspect::recall_hit_vars(&ctx))
 }
 
 fn state_line(src: &mut TextSource<'_>) -> Result<Vars> {
     let ctx = introspect::StateLineContext {
         state: MemoryState::Unavailable,
-        problem: Some(src(
-            "problem",
-            "the state database is locked by another process",
-        )),
+        problem: Some(src("problem", "memory_summary.md: permission denied")),
     };
     introspect::state_line_vars(&ctx)
 }

@@ -1,150 +1,233 @@
-//! Introspection prompts: the always-on memory block with its self-describing header, the
-//! recall fence, the one-line memory states and the host/project environment block.
+//! Introspection prompts: the `<memory>` fence and its self-describing header, labelled
+//! sources, the one-line memory states, the `<memory-recall>` fence and its hits, and the
+//! host/project environment block.
+//!
+//! The two fences take one `body` slot each, escaped for every memory boundary tag, so text
+//! inside a fence can open or close neither fence. `memory-introspect` composes the body from
+//! the other templates and owns stripping an existing fence (so fencing is idempotent).
 
-use memory_protocol::introspect::MemoryState;
+use memory_protocol::introspect::{MemoryMode, MemoryScope, MemoryState};
 use memory_protocol::names::boundary_tags;
 
 use crate::engine::{Template, Vars, template};
 use crate::error::{Error, Result};
 use crate::untrusted::UntrustedText;
 
-pub(crate) const MEMORY_BLOCK: Template =
-    template!("introspect/memory_block.md", &[boundary_tags::MEMORY]);
-pub(crate) const RECALL: Template =
-    template!("introspect/recall.md", &[boundary_tags::MEMORY_RECALL]);
-pub(crate) const STATE_LINE: Template = template!(
-    "introspect/state_line.md",
-    &[boundary_tags::MEMORY, boundary_tags::MEMORY_RECALL]
+/// The tags text inside any memory fence may neither open nor close.
+const MEMORY_TAGS: &[&str] = &[boundary_tags::MEMORY, boundary_tags::MEMORY_RECALL];
+
+pub(crate) const MEMORY_BLOCK: Template = template!("introspect/memory_block.md", MEMORY_TAGS);
+pub(crate) const MEMORY_HEADER: Template = template!("introspect/memory_header.md", MEMORY_TAGS);
+pub(crate) const MEMORY_SOURCE: Template = template!("introspect/memory_source.md", MEMORY_TAGS);
+pub(crate) const RECALL: Template = template!("introspect/recall.md", MEMORY_TAGS);
+pub(crate) const RECALL_HIT: Template = template!("introspect/recall_hit.md", MEMORY_TAGS);
+pub(crate) const STATE_LINE: Template = template!("introspect/state_line.md", MEMORY_TAGS);
+pub(crate) const STATE_CHANGE: Template = template!("introspect/state_change.md", MEMORY_TAGS);
+pub(crate) const ENVIRONMENT: Template = template!(
+    "introspect/environment.md",
+    &[
+        boundary_tags::ENVIRONMENT,
+        boundary_tags::MEMORY,
+        boundary_tags::MEMORY_RECALL
+    ]
 );
-pub(crate) const ENVIRONMENT: Template =
-    template!("introspect/environment.md", &[boundary_tags::ENVIRONMENT]);
 
-pub(crate) const TEMPLATES: &[&Template] = &[&MEMORY_BLOCK, &RECALL, &STATE_LINE, &ENVIRONMENT];
+pub(crate) const TEMPLATES: &[&Template] = &[
+    &MEMORY_BLOCK,
+    &MEMORY_HEADER,
+    &MEMORY_SOURCE,
+    &RECALL,
+    &RECALL_HIT,
+    &STATE_LINE,
+    &STATE_CHANGE,
+    &ENVIRONMENT,
+];
 
-/// What the always-on memory block is rendered from. The numbers are the ones
-/// `memory_status` reports, so the model can check them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MemoryBlockContext {
-    /// The memory root folder.
-    pub memory_root: UntrustedText,
-    /// The always-on summary (`memory_summary.md`), already fitted to its budget.
-    pub summary: UntrustedText,
-    /// Tokens of the summary.
+/// The always-on fence: `<memory source="agent-memory">`, the body, `</memory>`.
+pub fn memory_fence(body: &UntrustedText) -> Result<String> {
+    memory_fence_vars(body).render()
+}
+
+pub(crate) fn memory_fence_vars(body: &UntrustedText) -> Vars {
+    Vars::new(&MEMORY_BLOCK).text("body", body)
+}
+
+/// The per-turn recall fence: `<memory-recall>`, a note that what follows is recalled
+/// background data and not new user input, the body, `</memory-recall>`.
+pub fn recall_fence(body: &UntrustedText) -> Result<String> {
+    recall_fence_vars(body).render()
+}
+
+pub(crate) fn recall_fence_vars(body: &UntrustedText) -> Vars {
+    Vars::new(&RECALL).text("body", body)
+}
+
+/// What the memory block's header says. The numbers are the ones `memory_status` reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryHeaderContext {
+    /// The memory root (an absolute path or the configured alias).
+    pub root: UntrustedText,
+    /// How far the memory reaches.
+    pub scope: MemoryScope,
+    /// Tokens of the summary as stored.
     pub summary_tokens: u64,
     /// Token budget of the summary (positive).
     pub summary_budget_tokens: u64,
-    /// Files in the memory root.
-    pub files: u32,
-    /// When memory was last consolidated (Unix seconds), if ever.
-    pub last_consolidated_at: Option<i64>,
+    /// Read-only or writable.
+    pub mode: MemoryMode,
+    /// True when the host offers the memory tools.
+    pub tools: bool,
+    /// When the numbers were taken (Unix seconds).
+    pub as_of: i64,
 }
 
-/// The always-on memory block: `<memory>` with a header saying what the memory is, where it
-/// lives, who wrote it, how full its budget is and how to look further, then the summary.
-pub fn memory_block(ctx: &MemoryBlockContext) -> Result<String> {
-    memory_block_vars(ctx)?.render()
+/// The header of the always-on block: what it is, who writes it, where it lives and how far it
+/// reaches, how full its budget is, the mode, where to look further and when the numbers were
+/// taken.
+pub fn memory_header(ctx: &MemoryHeaderContext) -> Result<String> {
+    memory_header_vars(ctx)?.render()
 }
 
-pub(crate) fn memory_block_vars(ctx: &MemoryBlockContext) -> Result<Vars> {
+pub(crate) fn memory_header_vars(ctx: &MemoryHeaderContext) -> Result<Vars> {
     if ctx.summary_budget_tokens == 0 {
         return Err(Error::InvalidContext {
-            template: MEMORY_BLOCK.name,
+            template: MEMORY_HEADER.name,
             reason: "the summary budget must be positive",
         });
     }
     let percent = i128::from(ctx.summary_tokens) * 100 / i128::from(ctx.summary_budget_tokens);
-    let vars = Vars::new(&MEMORY_BLOCK)
-        .inline_text("memory_root", &ctx.memory_root)
-        .text("summary", &ctx.summary)
-        .number("summary_tokens", ctx.summary_tokens)
-        .number("summary_budget_tokens", ctx.summary_budget_tokens)
-        .number("budget_percent", percent)
-        .number("files", ctx.files);
-    Ok(match ctx.last_consolidated_at {
-        // A formatted date is built here from a number, not taken from outside; it still goes
-        // through the escaping path so every runtime string does.
-        Some(seconds) => vars.inline_text(
-            "last_consolidated",
-            &UntrustedText::new(format_utc(seconds)),
-        ),
-        None => vars.constant("last_consolidated", "never"),
-    })
+    Ok(Vars::new(&MEMORY_HEADER)
+        .inline_text("root", &ctx.root)
+        .constant("scope", scope_name(ctx.scope))
+        .number("percent", percent)
+        .number("used", ctx.summary_tokens)
+        .number("limit", ctx.summary_budget_tokens)
+        .flag("writable", ctx.mode == MemoryMode::Writable)
+        .flag("tools", ctx.tools)
+        .inline_text("as_of", &UntrustedText::new(format_utc(ctx.as_of))))
+}
+
+/// Who wrote a source the block carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// The always-on summary, written by the memory system.
+    Summary {
+        /// True when it was cut to its budget.
+        cut: bool,
+    },
+    /// A note an agent saved with `memory_note`, written at this time (Unix seconds).
+    Note {
+        /// When the note was written.
+        written_at: i64,
+    },
+    /// An instruction file the host loaded and passed in (such as `AGENTS.md`).
+    HostInstructions,
+}
+
+/// One labelled source inside the memory block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemorySourceContext {
+    /// Who wrote it.
+    pub kind: SourceKind,
+    /// Where it is (relative to the memory root, or the host's path for host files).
+    pub path: UntrustedText,
+    /// How far it reaches.
+    pub scope: MemoryScope,
+    /// Its text.
+    pub text: UntrustedText,
+}
+
+/// One source with its provenance label: who wrote it, where it is and how far it reaches.
+pub fn memory_source(ctx: &MemorySourceContext) -> Result<String> {
+    memory_source_vars(ctx).render()
+}
+
+pub(crate) fn memory_source_vars(ctx: &MemorySourceContext) -> Vars {
+    let (kind, written_at, cut) = match ctx.kind {
+        SourceKind::Summary { cut } => ("summary", None, cut),
+        SourceKind::Note { written_at } => ("note", Some(format_utc(written_at)), false),
+        SourceKind::HostInstructions => ("host_file", None, false),
+    };
+    Vars::new(&MEMORY_SOURCE)
+        .constant("kind", kind)
+        .flag("cut", cut)
+        .inline_text("path", &ctx.path)
+        .constant("scope", scope_name(ctx.scope))
+        .optional_inline_text("written_at", written_at.map(UntrustedText::new).as_ref())
+        .text("text", &ctx.text)
 }
 
 /// One recalled passage.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RecallHit {
-    /// Where it came from (a path in the memory root, with a line number), on one line.
-    pub source: UntrustedText,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallHitContext {
+    /// The file it came from, relative to the memory root.
+    pub path: UntrustedText,
+    /// Its first line, 1-based.
+    pub line: u32,
+    /// True for an agent note, false for text the memory system wrote.
+    pub note: bool,
+    /// How far it reaches.
+    pub scope: MemoryScope,
     /// The passage.
     pub text: UntrustedText,
 }
 
-/// What the recall fence is rendered from.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RecallContext {
-    /// The passages, best first (at least one).
-    pub hits: Vec<RecallHit>,
+/// One recalled passage under its source line: path, line and who wrote it.
+pub fn recall_hit(ctx: &RecallHitContext) -> Result<String> {
+    recall_hit_vars(ctx).render()
 }
 
-/// The recall fence: `<memory-recall>` with a note that the passages are background data from
-/// past sessions, then each passage under its source.
-pub fn recall(ctx: &RecallContext) -> Result<String> {
-    recall_vars(ctx)?.render()
-}
-
-pub(crate) fn recall_vars(ctx: &RecallContext) -> Result<Vars> {
-    if ctx.hits.is_empty() {
-        return Err(Error::InvalidContext {
-            template: RECALL.name,
-            reason: "recall needs at least one hit; render nothing instead",
-        });
-    }
-    let vars = Vars::new(&RECALL);
-    let hits = ctx
-        .hits
-        .iter()
-        .map(|hit| {
-            vars.record()
-                .inline_text("source", &hit.source)
-                .text("text", &hit.text)
-        })
-        .collect();
-    Ok(vars.records("hits", hits))
+pub(crate) fn recall_hit_vars(ctx: &RecallHitContext) -> Vars {
+    Vars::new(&RECALL_HIT)
+        .inline_text("path", &ctx.path)
+        .number("line", ctx.line)
+        .flag("note", ctx.note)
+        .constant("scope", scope_name(ctx.scope))
+        .text("text", &ctx.text)
 }
 
 /// What a one-line memory state is rendered from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateLineContext {
-    /// The state: disabled, empty, unavailable or degraded (ready memory renders a
-    /// [`memory_block`] instead).
+    /// The state: disabled, empty, unavailable or degraded (ready memory has no state line).
     pub state: MemoryState,
-    /// What is wrong, for the unavailable and degraded states.
+    /// What is wrong, in a few words, for the unavailable and degraded states.
     pub problem: Option<UntrustedText>,
 }
 
-/// The one line that stands in for the memory block when memory is off, empty, unreadable or
-/// partly broken. Each state says something different about what absence means.
+/// The one line that says memory is off, empty, unreadable or partly broken. Each state says
+/// something different about what missing memory means.
 pub fn state_line(ctx: &StateLineContext) -> Result<String> {
     state_line_vars(ctx)?.render()
 }
 
 pub(crate) fn state_line_vars(ctx: &StateLineContext) -> Result<Vars> {
-    let state = match ctx.state {
-        MemoryState::Disabled => "disabled",
-        MemoryState::Empty => "empty",
-        MemoryState::Unavailable => "unavailable",
-        MemoryState::Degraded => "degraded",
-        MemoryState::Ready => {
-            return Err(Error::InvalidContext {
-                template: STATE_LINE.name,
-                reason: "ready memory is shown with the memory block, not a state line",
-            });
-        }
-    };
+    if ctx.state == MemoryState::Ready {
+        return Err(Error::InvalidContext {
+            template: STATE_LINE.name,
+            reason: "ready memory is shown with the memory block, not a state line",
+        });
+    }
     Ok(Vars::new(&STATE_LINE)
-        .constant("state", state)
+        .constant("state", ctx.state.as_str())
         .optional_inline_text("problem", ctx.problem.as_ref()))
+}
+
+/// The line that says the memory state changed since the last turn.
+pub fn state_change(previous: MemoryState, state: MemoryState) -> Result<String> {
+    state_change_vars(previous, state)?.render()
+}
+
+pub(crate) fn state_change_vars(previous: MemoryState, state: MemoryState) -> Result<Vars> {
+    if previous == state {
+        return Err(Error::InvalidContext {
+            template: STATE_CHANGE.name,
+            reason: "the state did not change",
+        });
+    }
+    Ok(Vars::new(&STATE_CHANGE)
+        .constant("previous", previous.as_str())
+        .constant("state", state.as_str()))
 }
 
 /// What the environment block is rendered from.
@@ -164,8 +247,8 @@ pub struct EnvironmentContext {
     pub shell: Option<UntrustedText>,
 }
 
-/// The environment block: `<environment>` naming the host and its state folder, the memory
-/// root and the project, so the model does not mistake one for another.
+/// The environment block: `<environment>` naming the host and its state folder apart from the
+/// project and the memory root, so the model does not mistake one for another.
 pub fn environment(ctx: &EnvironmentContext) -> Result<String> {
     environment_vars(ctx).render()
 }
@@ -180,13 +263,28 @@ pub(crate) fn environment_vars(ctx: &EnvironmentContext) -> Vars {
         .optional_inline_text("shell", ctx.shell.as_ref())
 }
 
-/// `YYYY-MM-DD HH:MM UTC` for Unix seconds (proleptic Gregorian calendar).
-fn format_utc(seconds: i64) -> String {
+fn scope_name(scope: MemoryScope) -> &'static str {
+    match scope {
+        MemoryScope::Global => "global",
+        MemoryScope::Project => "project",
+    }
+}
+
+/// `D Mon YYYY HH:MM UTC` for Unix seconds (proleptic Gregorian calendar): unambiguous, and a
+/// token shorter than the ISO form.
+pub fn format_utc(seconds: i64) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let days = seconds.div_euclid(86_400);
     let second_of_day = seconds.rem_euclid(86_400);
     let (year, month, day) = civil_from_days(days);
     let (hour, minute) = (second_of_day / 3_600, second_of_day % 3_600 / 60);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
+    let month = usize::try_from(month - 1)
+        .ok()
+        .and_then(|index| MONTHS.get(index))
+        .unwrap_or(&"???");
+    format!("{day} {month} {year:04} {hour:02}:{minute:02} UTC")
 }
 
 /// Year, month and day of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
@@ -214,10 +312,10 @@ mod tests {
 
     #[test]
     fn formats_unix_seconds_as_utc() {
-        assert_eq!(format_utc(0), "1970-01-01 00:00 UTC");
-        assert_eq!(format_utc(951_782_400), "2000-02-29 00:00 UTC");
-        assert_eq!(format_utc(1_767_225_599), "2025-12-31 23:59 UTC");
-        assert_eq!(format_utc(-1), "1969-12-31 23:59 UTC");
+        assert_eq!(format_utc(0), "1 Jan 1970 00:00 UTC");
+        assert_eq!(format_utc(951_782_400), "29 Feb 2000 00:00 UTC");
+        assert_eq!(format_utc(1_767_225_599), "31 Dec 2025 23:59 UTC");
+        assert_eq!(format_utc(-1), "31 Dec 1969 23:59 UTC");
         // Extremes do not panic.
         assert!(!format_utc(i64::MAX).is_empty());
         assert!(!format_utc(i64::MIN).is_empty());

@@ -1,5 +1,5 @@
-//! The write path's prompts (stage-one extraction, phase-2 consolidation) and the read path
-//! that injects the memory summary into a session.
+//! The write path's prompts (stage-one extraction, phase-2 consolidation) and the read path's
+//! guidance on using memory (`memory-introspect` renders it ahead of the memory block).
 
 use memory_protocol::memory_format::{
     RAW_TASK_HEADING, SUMMARY_TASK_HEADING, TaskOutcome, keys, sections,
@@ -21,8 +21,7 @@ pub(crate) const CONSOLIDATION_INPUT: Template = template!(
     "memories/consolidation_input.md",
     &[boundary_tags::MEMORY_FILE, boundary_tags::RAW_MEMORY]
 );
-pub(crate) const READ_PATH: Template =
-    template!("memories/read_path.md", &[boundary_tags::MEMORY_SUMMARY]);
+pub(crate) const READ_PATH: Template = template!("memories/read_path.md", &[]);
 
 pub(crate) const TEMPLATES: &[&Template] = &[
     &STAGE_ONE_SYSTEM,
@@ -122,6 +121,8 @@ pub struct ConsolidationContext {
     pub rollout_summaries: UntrustedText,
     /// Token budget of `memory_summary.md`.
     pub summary_token_budget: u64,
+    /// The notes of `notes/`, concatenated; `None` when there are none.
+    pub notes: Option<UntrustedText>,
 }
 
 /// The consolidation user message: the current files, the selection changes and the new
@@ -144,31 +145,34 @@ pub(crate) fn consolidation_input_vars(ctx: &ConsolidationContext) -> Vars {
         .text("selection_changes", &ctx.selection_changes)
         .text("raw_memories", &ctx.raw_memories)
         .text("rollout_summaries", &ctx.rollout_summaries)
+        .constant("notes_dir", memory_root::NOTES_DIR)
+        .optional_text("notes", ctx.notes.as_ref())
 }
 
 /// What the read-path prompt is rendered from.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadPathContext {
-    /// The memory root folder.
-    pub memory_root: UntrustedText,
-    /// `memory_summary.md`, already truncated to `summary_token_cap` by the caller.
-    pub memory_summary: UntrustedText,
-    /// The token cap the summary was truncated to.
+    /// The token cap of the summary in the memory block that follows.
     pub summary_token_cap: u64,
+    /// True when the host offers the memory tools (`memory_search`, `memory_read`).
+    pub tools: bool,
+    /// True when the model may add notes with `memory_note`; the text then says how, instead
+    /// of forbidding writes.
+    pub writable: bool,
 }
 
-/// The read path: how to use memory, the citation contract (the block whose names are in
-/// [`memory_protocol::names::citation`]), with `memory_summary.md` between `<memory-summary>`
-/// markers. The caller truncates the summary to the cap first.
+/// The read path: how to use memory, its layout, how to look, whether and how to add to it,
+/// and the citation contract (the block whose names are in [`memory_protocol::names::citation`]).
+/// The `<memory>` block with the summary follows it.
 pub fn read_path(ctx: &ReadPathContext) -> Result<String> {
     read_path_vars(ctx).render()
 }
 
 pub(crate) fn read_path_vars(ctx: &ReadPathContext) -> Vars {
     Vars::new(&READ_PATH)
-        .inline_text("memory_root", &ctx.memory_root)
-        .text("memory_summary", &ctx.memory_summary)
         .number("summary_token_cap", ctx.summary_token_cap)
+        .flag("tools", ctx.tools)
+        .flag("writable", ctx.writable)
         .constant("memory_file", memory_root::MEMORY_FILE)
         .constant("summary_file", memory_root::MEMORY_SUMMARY_FILE)
         .constant("raw_memories_file", memory_root::RAW_MEMORIES_FILE)
@@ -176,4 +180,5 @@ pub(crate) fn read_path_vars(ctx: &ReadPathContext) -> Vars {
         .constant("citation_block", citation::BLOCK)
         .constant("citation_entries", citation::ENTRIES)
         .constant("citation_threads", citation::THREAD_IDS)
+        .constant("notes_dir", memory_root::NOTES_DIR)
 }

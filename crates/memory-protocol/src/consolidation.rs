@@ -24,6 +24,43 @@ pub struct ConsolidationInput {
     pub rollout_summary_files: std::collections::BTreeMap<String, String>,
     /// Token budget of `memory_summary.md`.
     pub summary_token_budget: u64,
+    /// Notes agents added with `memory_note` (`notes/`), sorted by path. Every pass sees all
+    /// of them, so a note stays in memory until the user removes its file.
+    #[serde(default)]
+    pub notes: Vec<ConsolidationNote>,
+}
+
+/// One note of `notes/`, as phase 2 reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConsolidationNote {
+    /// The note's path relative to the memory root (`notes/<name>.md`).
+    pub path: String,
+    /// The note file's text.
+    pub text: String,
+}
+
+impl ConsolidationNote {
+    /// The note without the title and header lines `memory_note` writes above it.
+    pub fn body(&self) -> &str {
+        note_body(&self.text)
+    }
+}
+
+/// First line of every note `memory_note` writes; its header lines follow, then a blank line,
+/// then the note.
+pub const NOTE_TITLE: &str = "# Agent note";
+
+/// A note file's text without the title and header lines `memory_note` writes; a note written
+/// by hand is returned whole (trimmed).
+pub fn note_body(text: &str) -> &str {
+    match text.strip_prefix(NOTE_TITLE) {
+        Some(rest) => rest
+            .split_once("\n\n")
+            .map_or(rest, |(_, body)| body)
+            .trim(),
+        None => text.trim(),
+    }
 }
 
 /// How the selection differs from what the last successful pass consolidated, by thread id,

@@ -19,6 +19,16 @@ pub mod memory_root {
     pub const ROLLOUT_SUMMARIES_DIR: &str = "rollout_summaries";
     /// First line of `memory_summary.md`: the format version.
     pub const MEMORY_SUMMARY_VERSION: &str = "v1";
+    /// Folder of the notes agents add with `memory_note`, one file each; phase 2 reads them as
+    /// input of every consolidation.
+    pub const NOTES_DIR: &str = "notes";
+}
+
+/// Files directly in the agent-memory home, beside the memory root.
+pub mod home {
+    /// The memory search index, owned by `memory-introspect`: its own SQLite file with its own
+    /// schema version, apart from the write path's state database.
+    pub const MEMORY_INDEX_FILE: &str = "memory_index.sqlite";
 }
 
 /// The citation block an agent ends its answer with to say which memories it used.

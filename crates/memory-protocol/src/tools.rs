@@ -11,6 +11,11 @@ use schemars::{JsonSchema, schema_for};
 use serde_json::{Value, json};
 
 use crate::goal::{CreateGoalArgs, GoalToolResponse, UpdateGoalArgs};
+use crate::introspect::{
+    MemoryListRequest, MemoryListResult, MemoryNoteRequest, MemoryNoteResult, MemoryReadRequest,
+    MemoryReadResult, MemorySearchRequest, MemorySearchResult, MemoryStatusResult,
+    MemoryToolFailure,
+};
 use crate::strict::make_strict;
 use crate::working_memory::{UPDATE_TOOL_NAME, WorkingMemoryMergeResult, WorkingMemoryUpdate};
 
@@ -39,6 +44,20 @@ impl ToolDefinition {
             description,
             parameters: strict_schema::<Args>(),
             output_schema: Some(schema_for!(Output).to_value()),
+        }
+    }
+
+    /// A memory tool: parameters as in [`ToolDefinition::derived`], and an output schema that
+    /// admits `Output` or a [`MemoryToolFailure`] (see [`result_or_failure_schema`]).
+    pub fn memory_tool<Args: JsonSchema, Output: JsonSchema>(
+        name: &'static str,
+        description: &'static str,
+    ) -> ToolDefinition {
+        ToolDefinition {
+            name,
+            description,
+            parameters: strict_schema::<Args>(),
+            output_schema: Some(result_or_failure_schema::<Output>()),
         }
     }
 
@@ -79,6 +98,37 @@ pub fn strict_schema<T: JsonSchema>() -> Value {
     schema
 }
 
+/// The output schema of a memory tool: an object that is either `Output` or a
+/// [`MemoryToolFailure`]. A failed call still carries structured content (with `isError` over
+/// MCP), and a client that validates it against the declared schema must accept it.
+pub fn result_or_failure_schema<Output: JsonSchema>() -> Value {
+    let mut defs = serde_json::Map::new();
+    let mut refs = Vec::new();
+    for (name, mut schema) in [
+        (Output::schema_name(), schema_for!(Output).to_value()),
+        (
+            MemoryToolFailure::schema_name(),
+            schema_for!(MemoryToolFailure).to_value(),
+        ),
+    ] {
+        if let Some(map) = schema.as_object_mut() {
+            map.remove("$schema");
+            if let Some(Value::Object(nested)) = map.remove("$defs") {
+                defs.extend(nested);
+            }
+        }
+        refs.push(json!({ "$ref": format!("#/$defs/{name}") }));
+        defs.insert(name.into_owned(), schema);
+    }
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": format!("{} or MemoryToolFailure", Output::schema_name()),
+        "type": "object",
+        "anyOf": refs,
+        "$defs": defs,
+    })
+}
+
 /// Arguments of a tool that takes none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -108,6 +158,63 @@ pub const UPDATE_GOAL_TOOL: &str = "update_goal";
 
 /// Every tool this project defines for a host's model.
 pub fn all_tools() -> Vec<ToolDefinition> {
+    let mut tools = memory_tools();
+    tools.extend(goal_tools());
+    tools
+}
+
+/// The memory tools, in the order a host lists them.
+pub fn memory_tools() -> Vec<ToolDefinition> {
+    vec![
+        ToolDefinition::memory_tool::<NoArgs, MemoryStatusResult>(
+            "memory_status",
+            "Live numbers about your long-term memory: its state (ready, empty, degraded, \
+             unavailable or disabled), mode, root folder, files, revision, last write, search \
+             index, summary budget use and notes. The memory block's header can be checked \
+             against it. If the state is disabled or unavailable, tell the user: memory is off, \
+             or could not be read, so missing memories say nothing about past sessions.",
+        ),
+        ToolDefinition::memory_tool::<MemoryListRequest, MemoryListResult>(
+            "memory_list",
+            "List the files of your long-term memory as a tree with sizes: `path` is a folder \
+             relative to the memory root (the root when null), `depth` the levels to descend \
+             (2 when null). Start here when you do not know what memory holds. Paths that leave \
+             the root are refused. If the call fails with disabled or unavailable set, tell the \
+             user that memory is off or could not be read.",
+        ),
+        ToolDefinition::memory_tool::<MemoryReadRequest, MemoryReadResult>(
+            "memory_read",
+            "Read a memory file relative to the memory root: the whole file, a line range \
+             (`start_line`, `end_line`, 1-based and inclusive) or the section under one Markdown \
+             `heading`. Long reads are cut; continue from `end_line + 1` when `truncated`. A \
+             missing file or heading is a not_found failure, never an empty result. If the call \
+             fails with disabled or unavailable set, tell the user that memory is off or could \
+             not be read.",
+        ),
+        ToolDefinition::memory_tool::<MemorySearchRequest, MemorySearchResult>(
+            "memory_search",
+            "Search long-term memory before answering about past work, decisions, commands or \
+             the user's preferences. Every word of `query` must appear; put an exact phrase in \
+             \"double quotes\". Hits are ranked (BM25) with path, line, score and the matching \
+             line; open them with memory_read. No hits in state `empty` means nothing is \
+             recorded yet. If the call fails with disabled or unavailable set, tell the user \
+             that memory is off or could not be read, and do not conclude the user never said \
+             something.",
+        ),
+        ToolDefinition::memory_tool::<MemoryNoteRequest, MemoryNoteResult>(
+            "memory_note",
+            "Save one durable fact, preference or decision to long-term memory when the user \
+             asks you to remember something, or when you learn something later sessions need. \
+             The note is written and searchable before this returns; the background write path \
+             folds notes into the memory files. Secrets are redacted; a note and each day have \
+             a size limit. If the call fails (disabled, unavailable, read_only or a budget), \
+             tell the user the note was not saved.",
+        ),
+    ]
+}
+
+/// The goal tools.
+pub fn goal_tools() -> Vec<ToolDefinition> {
     vec![
         ToolDefinition::derived::<NoArgs, GoalToolResponse>(GET_GOAL_TOOL, GET_GOAL),
         ToolDefinition::derived::<CreateGoalArgs, GoalToolResponse>(CREATE_GOAL_TOOL, CREATE_GOAL),

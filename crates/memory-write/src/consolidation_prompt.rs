@@ -3,7 +3,8 @@
 //! The prompt holds the current `MEMORY.md` and `memory_summary.md`, what changed since the
 //! last pass (added, changed and removed threads, each with its rollout summary file and
 //! title), a one-line index of the unchanged threads, and the raw memories and rollout
-//! summaries of the added and changed threads only (all of them on a first pass). Unchanged
+//! summaries of the added and changed threads only (all of them on a first pass), and the notes
+//! in `notes/`. Unchanged
 //! threads are already in `MEMORY.md`, so the prompt grows with the change, not with the
 //! memory. Every part is cut (head and tail kept) to its share of the prompt budget.
 
@@ -26,8 +27,9 @@ use crate::memory_root::{raw_memory_block, render_rollout_summary};
 const MEMORY_SHARE: usize = 35;
 const SUMMARY_SHARE: usize = 5;
 const CHANGES_SHARE: usize = 8;
-const RAW_SHARE: usize = 28;
-const ROLLOUT_SHARE: usize = 16;
+const RAW_SHARE: usize = 24;
+const ROLLOUT_SHARE: usize = 14;
+const NOTES_SHARE: usize = 8;
 
 /// The prompt budget in tokens for a model with this input window: the same share of the
 /// window every request gets ([`input_token_budget`]).
@@ -81,12 +83,21 @@ pub fn consolidation_request(input: &ConsolidationInput, budget: u64) -> Result<
             )
         })
         .collect();
+    // Notes agents added with `memory_note` since they were last folded in.
+    let notes: String = input
+        .notes
+        .iter()
+        .map(|note| format!("## {}\n\n{}\n\n", note.path, note.text.trim()))
+        .collect::<String>()
+        .trim_end()
+        .to_owned();
     let context = ConsolidationContext {
         memory_md: UntrustedText::new(cut(&input.memory_md, share(MEMORY_SHARE))),
         memory_summary_md: UntrustedText::new(cut(&input.memory_summary_md, share(SUMMARY_SHARE))),
         selection_changes: UntrustedText::new(cut(&changes_text(input), share(CHANGES_SHARE))),
         raw_memories: UntrustedText::new(cut(&raw_memories, share(RAW_SHARE))),
         rollout_summaries: UntrustedText::new(cut(&rollout_summaries, share(ROLLOUT_SHARE))),
+        notes: (!notes.is_empty()).then(|| UntrustedText::new(cut(&notes, share(NOTES_SHARE)))),
         summary_token_budget: input.summary_token_budget,
     };
     Ok(ModelRequest {

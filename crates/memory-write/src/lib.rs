@@ -20,7 +20,6 @@ pub mod memory_root;
 pub mod phase_one;
 pub mod phase_two;
 pub mod rate_limit;
-pub mod read_path;
 pub mod safe_file;
 pub mod scan;
 pub mod stage_one_request;

@@ -4,7 +4,9 @@
 //! - `raw_memories.md`: the selected raw memories in ascending thread-id order;
 //! - `rollout_summaries/<stem>.md`: one summary per selected rollout;
 //! - `MEMORY.md`: the consolidated handbook;
-//! - `memory_summary.md`: the always-on summary, `v1` on its first line.
+//! - `memory_summary.md`: the always-on summary, `v1` on its first line;
+//! - `notes/`: notes agents added with `memory_note` (written by `memory-introspect`), read
+//!   here as phase-2 input.
 //!
 //! Text is made display-safe ([`memory_sanitize::display_safe`]) on its way in: no control
 //! character but newline and tab, no bidirectional control. Files are read only when they are
@@ -22,6 +24,7 @@ use std::path::{Path, PathBuf};
 #[cfg(feature = "fault-injection")]
 use std::sync::Arc;
 
+use memory_protocol::consolidation::ConsolidationNote;
 use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
 use memory_sanitize::display_safe;
@@ -229,6 +232,41 @@ impl MemoryRoot {
             ));
         }
         damage
+    }
+
+    /// The notes of `notes/`, sorted by path: every `.md` file directly in it (links and hidden
+    /// files skipped). None when the folder does not exist. A `notes` that is a symlink or a
+    /// file is refused, so phase 2 reads nothing from outside the root.
+    pub fn read_notes(&self) -> Result<Vec<ConsolidationNote>> {
+        let dir = self.dir.join(names::NOTES_DIR);
+        match fs::symlink_metadata(&dir) {
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(io_error(&dir, source)),
+            Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+                return Err(Error::UnsafeMemoryRoot {
+                    path: dir,
+                    reason: "expected a real folder, not a symlink or a file".to_owned(),
+                });
+            }
+            Ok(_) => {}
+        }
+        let mut notes = Vec::new();
+        for entry in fs::read_dir(&dir).map_err(|source| io_error(&dir, source))? {
+            let entry = entry.map_err(|source| io_error(&dir, source))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
+            if !is_file || name.starts_with('.') || !name.ends_with(".md") {
+                continue;
+            }
+            let path = entry.path();
+            let bytes = fs::read(&path).map_err(|source| io_error(&path, source))?;
+            notes.push(ConsolidationNote {
+                path: format!("{}/{name}", names::NOTES_DIR),
+                text: String::from_utf8_lossy(&bytes).into_owned(),
+            });
+        }
+        notes.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(notes)
     }
 
     /// Writes `MEMORY.md` atomically. Returns whether the content changed.

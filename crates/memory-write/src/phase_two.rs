@@ -1,8 +1,9 @@
-//! Phase 2: consolidate the selected stage-one outputs into the memory root.
+//! Phase 2: consolidate the selected stage-one outputs, and the notes agents added, into the
+//! memory root. (What a session is shown of memory is `memory-introspect`'s.)
 //!
 //! One pass: claim the global lease -> prune stale outputs -> select -> compare with the
 //! baseline of the last success (added, changed, removed threads) -> sync `raw_memories.md`
-//! and `rollout_summaries/` -> hash the inputs (an unchanged hash since the last success skips
+//! and `rollout_summaries/` -> read `notes/` -> hash the inputs (an unchanged hash since the last success skips
 //! the model) -> render the prompts (the current files, the changes, and the material of added
 //! and changed threads only, each within its share of the model's window) -> one
 //! [`ModelClient`] call with a strict output schema, heartbeating the lease meanwhile ->
@@ -10,14 +11,14 @@
 //! go) -> fit the summary to its budget -> write both files atomically -> record success and
 //! the new baseline. Any error after the claim records a failure (with backoff) and is
 //! returned.
-//!
-//! The read path (what a session is given) is in [`crate::read_path`] and re-exported here.
 
 use std::time::Duration;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput, SelectionChanges};
+use memory_protocol::consolidation::{
+    ConsolidationInput, ConsolidationNote, ConsolidationOutput, SelectionChanges,
+};
 use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
 use memory_protocol::{ModelClient, ModelError, ModelRequest};
@@ -31,7 +32,6 @@ use crate::consolidation_guard::{forgettable_anchors, guard_consolidation};
 use crate::consolidation_prompt::{consolidation_request, prompt_budget};
 use crate::error::{Error, Result};
 use crate::memory_root::{MemoryRoot, raw_memory_block, render_rollout_summary, with_version_line};
-pub use crate::read_path::{memory_injection, render_memory_injection};
 use crate::stage_one_request::MIN_ROLLOUT_TOKEN_BUDGET;
 use crate::store::{
     AsyncStateStore, BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease,
@@ -333,11 +333,12 @@ async fn consolidate(
 
     let sync_root = root.clone();
     let sync_selected = selected.clone();
-    let (sync, old_memory, old_summary) = blocking(move || {
+    let (sync, old_memory, old_summary, notes) = blocking(move || {
         let sync = sync_root.sync_inputs(&sync_selected)?;
         let old_memory = sync_root.read(names::MEMORY_FILE)?;
         let old_summary = sync_root.read(names::MEMORY_SUMMARY_FILE)?;
-        Ok((sync, old_memory, old_summary))
+        let notes = sync_root.read_notes()?;
+        Ok((sync, old_memory, old_summary, notes))
     })
     .await?;
     report.files_written += sync.files_written + sync.files_removed;
@@ -352,6 +353,7 @@ async fn consolidate(
         &model_name,
         budget,
         &selected,
+        &notes,
         old_memory.as_deref(),
         old_summary.as_deref(),
     );
@@ -364,6 +366,7 @@ async fn consolidate(
     }
 
     if selected.is_empty()
+        && notes.is_empty()
         && old_memory
             .as_deref()
             .is_none_or(|text| text.trim().is_empty())
@@ -402,6 +405,7 @@ async fn consolidate(
         &selected,
         changes,
         summary_files,
+        &notes,
         budget,
     )?;
     // A model that answers that the prompt does not fit gets the new material cut to half,
@@ -450,6 +454,7 @@ async fn consolidate(
         &model_name,
         budget,
         &selected,
+        &notes,
         Some(&memory_md),
         Some(&summary),
     );
@@ -572,6 +577,7 @@ fn redacted_input(
     selected: &[StageOneOutputRecord],
     changes: SelectionChanges,
     rollout_summary_files: BTreeMap<String, String>,
+    notes: &[ConsolidationNote],
     summary_token_budget: u64,
 ) -> Result<ConsolidationInput> {
     let input = ConsolidationInput {
@@ -581,6 +587,7 @@ fn redacted_input(
         changes,
         rollout_summary_files,
         summary_token_budget,
+        notes: notes.to_vec(),
     };
     let mut value = serde_json::to_value(&input).map_err(Error::Serialize)?;
     redact_json_strings(&mut value);
@@ -664,11 +671,12 @@ fn artifacts_valid(memory: Option<&str>, summary: Option<&str>) -> bool {
 }
 
 /// Hash of everything a pass's result depends on: the model, the budget, the selected outputs'
-/// content and the two memory files (`None`, a missing file, differs from empty).
+/// content, the notes and the two memory files (`None`, a missing file, differs from empty).
 fn input_hash(
     model: &str,
     budget: u64,
     selected: &[StageOneOutputRecord],
+    notes: &[ConsolidationNote],
     memory: Option<&str>,
     summary: Option<&str>,
 ) -> String {
@@ -696,6 +704,11 @@ fn input_hash(
         field(record.raw_memory.as_bytes());
         field(record.rollout_summary.as_bytes());
     }
+    field(&(notes.len() as u64).to_le_bytes());
+    for note in notes {
+        field(note.path.as_bytes());
+        field(note.text.as_bytes());
+    }
     for file in [memory, summary] {
         match file {
             Some(text) => {
@@ -710,6 +723,17 @@ fn input_hash(
         .iter()
         .map(|byte| format!("{byte:02x}"))
         .collect()
+}
+
+/// Records that the memories of `thread_ids` were used now (usage count and last use), which
+/// ranks them higher in the next selection. Returns how many stored memories were updated.
+pub async fn record_memory_usage(
+    store: &AsyncStateStore,
+    thread_ids: Vec<String>,
+) -> Result<usize> {
+    store
+        .call(move |store| store.record_memory_usage(&thread_ids, now_unix()))
+        .await
 }
 
 async fn blocking<T: Send + 'static>(
@@ -752,21 +776,26 @@ mod tests {
             last_used_at: None,
             selected: false,
         };
-        let base = input_hash("offline", 10, std::slice::from_ref(&record), None, None);
+        let hash = |records: &[StageOneOutputRecord], notes: &[ConsolidationNote], memory| {
+            input_hash("offline", 10, records, notes, memory, None)
+        };
+        let base = hash(std::slice::from_ref(&record), &[], None);
         let used = StageOneOutputRecord {
             usage_count: 5,
             ..record.clone()
         };
-        assert_eq!(base, input_hash("offline", 10, &[used], None, None));
+        assert_eq!(base, hash(&[used], &[], None));
         let edited = StageOneOutputRecord {
             raw_memory: "m2".into(),
             ..record.clone()
         };
-        assert_ne!(base, input_hash("offline", 10, &[edited], None, None));
-        assert_ne!(
-            base,
-            input_hash("offline", 10, std::slice::from_ref(&record), Some(""), None)
-        );
-        assert_ne!(base, input_hash("other", 10, &[record], None, None));
+        assert_ne!(base, hash(&[edited], &[], None));
+        assert_ne!(base, hash(std::slice::from_ref(&record), &[], Some("")));
+        let note = ConsolidationNote {
+            path: "notes/a.md".into(),
+            text: "use tabs".into(),
+        };
+        assert_ne!(base, hash(std::slice::from_ref(&record), &[note], None));
+        assert_ne!(base, input_hash("other", 10, &[record], &[], None, None));
     }
 }

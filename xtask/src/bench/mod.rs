@@ -10,10 +10,18 @@ mod compaction;
 mod pipeline;
 mod redact_fp;
 mod sanitize;
+mod search;
 mod wm;
 
 /// Benchmark names.
-pub(crate) const NAMES: [&str; 5] = ["compaction", "pipeline", "redact-fp", "sanitize", "wm"];
+pub(crate) const NAMES: [&str; 6] = [
+    "compaction",
+    "pipeline",
+    "redact-fp",
+    "sanitize",
+    "search",
+    "wm",
+];
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
     match args {
@@ -21,6 +29,7 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
         ["pipeline"] => pipeline::run(),
         ["redact-fp", rest @ ..] => redact_fp::run(rest),
         ["sanitize", rest @ ..] => sanitize::run(rest),
+        ["search", rest @ ..] => search::run(rest),
         ["wm"] => wm::run(),
         [name, ..] => bail!("unknown benchmark `{name}`; known: {}", NAMES.join(", ")),
         [] => bail!("name a benchmark: {}", NAMES.join(", ")),

@@ -45,3 +45,27 @@ pub(crate) fn print_json(mut value: serde_json::Value) {
     redact_json_strings(&mut value);
     println!("{}", display_safe(&value.to_string()));
 }
+
+/// `println!` through [`print_safe`]: redacted and display-safe.
+macro_rules! say {
+    () => {
+        $crate::cli::exit::print_safe("\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::exit::print_safe(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+pub(crate) use say;
+
+/// `eprintln!` made display-safe (stderr carries paths and server messages too).
+macro_rules! warn_safe {
+    ($($arg:tt)*) => {
+        eprint!(
+            "{}",
+            agent_memory::sanitize::display_safe(&agent_memory::sanitize::redact_secrets(
+                &format!("{}\n", format_args!($($arg)*))
+            ))
+        )
+    };
+}
+pub(crate) use warn_safe;

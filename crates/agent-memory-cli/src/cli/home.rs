@@ -110,11 +110,7 @@ pub(crate) struct LoadedConfig {
 /// The config file (the flag, else `<home>/config.toml` when present, else defaults). Clamping
 /// warnings go to stderr.
 pub(crate) fn load_config(flag: Option<&Path>, home: &Path) -> anyhow::Result<LoadedConfig> {
-    let default = home.join(CONFIG_FILE_NAME);
-    let path = match flag {
-        Some(path) => Some(path.to_path_buf()),
-        None => default.is_file().then_some(default),
-    };
+    let path = config_path(flag, home);
     let (file, model) = match &path {
         Some(path) => (load_config_file(path)?, load_model_config_file(path)?),
         None => (MemoriesToml::default(), ModelToml::default()),
@@ -128,6 +124,15 @@ pub(crate) fn load_config(flag: Option<&Path>, home: &Path) -> anyhow::Result<Lo
         memories,
         model,
     })
+}
+
+/// The config file in use: the flag, else `<home>/config.toml` when present.
+pub(crate) fn config_path(flag: Option<&Path>, home: &Path) -> Option<PathBuf> {
+    let default = home.join(CONFIG_FILE_NAME);
+    match flag {
+        Some(path) => Some(path.to_path_buf()),
+        None => default.is_file().then_some(default),
+    }
 }
 
 /// A multi-threaded runtime for the async write path.

@@ -2,6 +2,8 @@
 //! library's reports, so the library stays free to change its reports and the CLI's output
 //! stays stable.
 
+use agent_memory::introspect::{RenderedBlock, RenderedRecall};
+use agent_memory::protocol::introspect::{MemorySnapshot, MemoryState};
 use agent_memory::write::phase_two::PhaseTwoReport;
 use serde::Serialize;
 
@@ -80,6 +82,63 @@ impl ConsolidateJson {
             },
             model,
             memory_root,
+        }
+    }
+}
+
+/// `block --json`: the text to inject, and where, with its state and size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct BlockJson {
+    /// Exactly what to inject (empty when memory is disabled without a line).
+    pub(crate) text: String,
+    /// The state the text shows.
+    pub(crate) state: MemoryState,
+    /// Where it goes: `system`.
+    pub(crate) placement: &'static str,
+    /// Its o200k tokens.
+    pub(crate) tokens: usize,
+    /// The numbers it shows (what `--record` records).
+    pub(crate) snapshot: MemorySnapshot,
+    /// The recall for `--query`, when asked.
+    pub(crate) recall: Option<RecallJson>,
+}
+
+impl BlockJson {
+    pub(crate) fn new(block: &RenderedBlock, recall: Option<RecallJson>) -> Self {
+        BlockJson {
+            text: block.text.clone(),
+            state: block.state,
+            placement: block.placement.as_str(),
+            tokens: block.tokens,
+            snapshot: block.snapshot.clone(),
+            recall,
+        }
+    }
+}
+
+/// The `recall` object of `block --json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct RecallJson {
+    /// Exactly what to put before the user's message (empty when nothing was recalled).
+    pub(crate) text: String,
+    /// The state the search ran in.
+    pub(crate) state: MemoryState,
+    /// Where it goes: `user_message`.
+    pub(crate) placement: &'static str,
+    /// Its o200k tokens.
+    pub(crate) tokens: usize,
+    /// Passages recalled.
+    pub(crate) hits: usize,
+}
+
+impl From<&RenderedRecall> for RecallJson {
+    fn from(recall: &RenderedRecall) -> Self {
+        RecallJson {
+            text: recall.text.clone(),
+            state: recall.state,
+            placement: recall.placement.as_str(),
+            tokens: recall.tokens,
+            hits: recall.hits,
         }
     }
 }

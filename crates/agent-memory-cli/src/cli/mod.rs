@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod block;
 mod cite;
 mod codex;
 mod compact;
@@ -14,9 +15,16 @@ mod goal;
 mod home;
 mod interrupt;
 mod json;
+mod list;
+mod mcp;
+mod memory;
+mod note;
+mod read;
 mod redact;
 mod run;
+mod search;
 mod show;
+mod status;
 mod wm;
 
 /// agent-memory: turn coding-agent session transcripts into durable memories.
@@ -48,9 +56,25 @@ enum Command {
     Forget(forget::ForgetArgs),
     /// Working memory: merge operations, recover malformed ones, commit, assemble, show.
     Wm(wm::WmArgs),
+    /// Where memory stands: state, mode, root, counts, index, budget, notes (exit 3 when
+    /// disabled or unavailable).
+    Status(status::StatusArgs),
+    /// Search memory (every word must appear; "quotes" for a phrase).
+    Search(search::SearchArgs),
+    /// List the memory root as a tree with sizes.
+    List(list::ListArgs),
+    /// Read a memory file, a line range or a heading's section.
+    Read(read::ReadArgs),
+    /// Add a note to memory (redacted, indexed at once, consolidated by phase 2).
+    Note(note::NoteArgs),
+    /// Print exactly what would be injected this turn.
+    Block(block::BlockArgs),
+    /// Serve the memory tools over MCP on stdin/stdout.
+    Mcp(mcp::McpArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
+    // A bad command line exits 2 (clap's convention, listed in the README's exit codes).
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run::run(args),
@@ -62,5 +86,12 @@ pub(crate) fn main() -> ExitCode {
         Command::Cite(args) => cite::run(args),
         Command::Forget(args) => forget::run(args),
         Command::Wm(args) => wm::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Search(args) => search::run(args),
+        Command::List(args) => list::run(args),
+        Command::Read(args) => read::run(args),
+        Command::Note(args) => note::run(args),
+        Command::Block(args) => block::run(args),
+        Command::Mcp(args) => mcp::run(args),
     }
 }

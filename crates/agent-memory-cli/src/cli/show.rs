@@ -1,17 +1,18 @@
-//! `agent-memory show`: prints the files of the memory root, or one of them, or the block the
-//! read path injects into a session.
+//! `agent-memory show`: prints the files of the memory root, or one of them, or the memory
+//! injection (`--injection`, the same text as `agent-memory block`).
 
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_memory::protocol::names::memory_root as names;
-use agent_memory::write::phase_two::{DEFAULT_SUMMARY_TOKEN_BUDGET, memory_injection};
 use agent_memory::write::safe_file::read_regular_file;
 use anyhow::{Context, bail};
 
+use super::block::injection;
 use super::codex::RootArgs;
 use super::exit::print_safe;
-use super::home::{load_config, resolve_home};
+use super::home::resolve_home;
+use super::memory::{MemoryArgs, open_memory};
 
 /// Arguments of `agent-memory show`.
 #[derive(Debug, clap::Args)]
@@ -21,18 +22,15 @@ pub(crate) struct ShowArgs {
     /// agent-memory home (default: $AGENT_MEMORY_HOME, else ~/.agent-memory).
     #[arg(long)]
     home: Option<PathBuf>,
-    /// Config file with a `[memories]` table (default: `<home>/config.toml` when present); with
-    /// `use_memories = false` nothing is injected.
+    /// Config file (default: `<home>/config.toml` when present): `[memories] use_memories` and
+    /// the `[introspect]` table decide what `--injection` prints.
     #[arg(long)]
     config: Option<PathBuf>,
     #[command(flatten)]
     root: RootArgs,
-    /// Print the read-path block injected into sessions instead of the files.
+    /// Print the memory injection a session receives (the same as `agent-memory block`).
     #[arg(long, conflicts_with = "file")]
     injection: bool,
-    /// Token cap of the summary in the injected block.
-    #[arg(long, default_value_t = DEFAULT_SUMMARY_TOKEN_BUDGET, requires = "injection")]
-    token_cap: u64,
 }
 
 pub(crate) fn run(args: ShowArgs) -> ExitCode {
@@ -49,6 +47,15 @@ fn read_text(path: &Path) -> std::io::Result<Option<String>> {
 }
 
 fn execute(args: &ShowArgs) -> anyhow::Result<()> {
+    if args.injection {
+        let memory = open_memory(&MemoryArgs {
+            home: args.home.clone(),
+            config: args.config.clone(),
+            json: false,
+        })?;
+        print_safe(&injection(&memory)?.text);
+        return Ok(());
+    }
     let home = resolve_home(args.home.as_deref())?;
     let root = args.root.memory_root(&home)?;
     if !root.dir().is_dir() {
@@ -56,20 +63,6 @@ fn execute(args: &ShowArgs) -> anyhow::Result<()> {
             "no memory root at {}: run `agent-memory run` or `agent-memory consolidate` first",
             root.dir().display()
         );
-    }
-    if args.injection {
-        let config = load_config(args.config.as_deref(), &home)?.memories;
-        if !config.use_memories {
-            print_safe(
-                "memories are off for sessions (use_memories = false): nothing is injected\n",
-            );
-            return Ok(());
-        }
-        match memory_injection(&root, &config, args.token_cap)? {
-            Some(block) => print_safe(&block),
-            None => bail!("{} is missing or empty", names::MEMORY_SUMMARY_FILE),
-        }
-        return Ok(());
     }
     if let Some(file) = &args.file {
         let path = safe_join(root.dir(), file)?;

@@ -3,6 +3,8 @@
 mod compact_cli;
 mod consolidate_cli;
 mod goal_cli;
+mod introspect_cli;
+mod mcp_cli;
 mod memory_cli;
 mod model_server;
 mod redact_cli;

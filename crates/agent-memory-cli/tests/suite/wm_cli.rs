@@ -143,7 +143,10 @@ fn commit_assemble_and_show_on_the_example_session() {
         assert!(archive.join(file).is_file(), "{file}");
     }
     let overview = std::fs::read_to_string(archive.join(".overview.md")).unwrap();
-    assert!(overview.contains("`src/table.rs`: updated"), "{overview}");
+    assert!(
+        overview.contains("`src/table.rs`: read, updated"),
+        "{overview}"
+    );
     assert!(overview.contains("error[E0583]"), "{overview}");
     assert!(
         !overview.contains("sk-proj-"),

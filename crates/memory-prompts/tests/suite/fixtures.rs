@@ -3,7 +3,25 @@ use memory_prompts::fixtures;
 #[test]
 fn every_template_renders_with_its_fixture() {
     let examples = fixtures::rendered_examples().unwrap();
-    assert_eq!(examples.len(), 22);
+    // Every file under `prompts/` is a registered template with a fixture, and nothing else is.
+    let mut on_disk = Vec::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../prompts");
+    let mut folders = vec![root.clone()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                let name = path.strip_prefix(&root).unwrap().to_string_lossy();
+                on_disk.push(name.replace('\\', "/"));
+            }
+        }
+    }
+    on_disk.sort();
+    let mut registered: Vec<String> = examples.iter().map(|(name, _)| name.to_string()).collect();
+    registered.sort();
+    assert_eq!(registered, on_disk, "prompts/ and the registry differ");
     for (name, text) in &examples {
         assert!(name.ends_with(".md"), "{name}");
         assert!(

@@ -85,7 +85,6 @@ fn every_template_with_untrusted_slots_exposes_them_to_the_test() {
     let expected: BTreeSet<&str> = [
         "memories/stage_one_input.md",
         "memories/consolidation_input.md",
-        "memories/read_path.md",
         "compaction/request.md",
         "working_memory/create.md",
         "working_memory/update.md",
@@ -94,7 +93,10 @@ fn every_template_with_untrusted_slots_exposes_them_to_the_test() {
         "goals/budget_limit.md",
         "goals/objective_updated.md",
         "introspect/memory_block.md",
+        "introspect/memory_header.md",
+        "introspect/memory_source.md",
         "introspect/recall.md",
+        "introspect/recall_hit.md",
         "introspect/state_line.md",
         "introspect/environment.md",
     ]

@@ -109,3 +109,56 @@ fn update_working_memory_tool_and_model_output_share_one_schema() {
         }
     );
 }
+
+#[test]
+fn memory_tool_outputs_are_objects_admitting_the_result_or_a_failure() {
+    use memory_protocol::tools::memory_tools;
+    let tools = memory_tools();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name).collect();
+    assert_eq!(
+        names,
+        vec![
+            "memory_status",
+            "memory_list",
+            "memory_read",
+            "memory_search",
+            "memory_note"
+        ]
+    );
+    for tool in tools {
+        let schema = tool.output_schema.unwrap();
+        // MCP clients drop an output schema whose root is not an object.
+        assert_eq!(schema["type"], "object", "{}", tool.name);
+        let alternatives: Vec<&str> = schema["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|alternative| alternative["$ref"].as_str().unwrap())
+            .collect();
+        assert_eq!(alternatives.len(), 2, "{}", tool.name);
+        assert_eq!(alternatives[1], "#/$defs/MemoryToolFailure");
+        for reference in alternatives {
+            let name = reference.trim_start_matches("#/$defs/");
+            assert!(schema["$defs"][name].is_object(), "{}: {name}", tool.name);
+        }
+        assert!(
+            tool.description.contains("tell the user"),
+            "{}: the model is told to tell the user about disabled or unavailable memory",
+            tool.name
+        );
+    }
+}
+
+#[test]
+fn strict_memory_tool_arguments_read_nulls_as_absent() {
+    use memory_protocol::introspect::{MemoryReadRequest, MemorySearchRequest};
+    let read: MemoryReadRequest = serde_json::from_str(
+        r#"{"path": "MEMORY.md", "start_line": null, "end_line": null, "heading": null}"#,
+    )
+    .unwrap();
+    assert_eq!(read.start_line, None);
+    let search: MemorySearchRequest =
+        serde_json::from_str(r#"{"query": "x", "path": null, "max_results": null}"#).unwrap();
+    assert_eq!(search.max_results, None);
+    assert!(serde_json::from_str::<MemorySearchRequest>(r#"{"query": "x", "extra": 1}"#).is_err());
+}

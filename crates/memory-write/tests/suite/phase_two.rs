@@ -1,5 +1,5 @@
 //! Phase 2 end to end with a fake model: files, the no-change skip, new input, failures and
-//! backoff, the guard, a crash mid-write, heartbeats, a lost lease, redaction, the read path.
+//! backoff, the guard, a crash mid-write, heartbeats, a lost lease, redaction, notes, usage.
 
 // Test helpers outside #[test] functions may unwrap too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -15,9 +15,7 @@ use memory_protocol::names::memory_root as names;
 use memory_protocol::{ModelClient, ModelError, ModelRequest, ModelResponse, TaskKind};
 use memory_write::citations::record_citations;
 use memory_write::memory_root::MemoryRoot;
-use memory_write::phase_two::{
-    PhaseTwoOptions, PhaseTwoReport, render_memory_injection, run_phase_two,
-};
+use memory_write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
 use memory_write::store::{PhaseTwoClaim, PhaseTwoClaimParams, now_unix};
 use memory_write::{AsyncStateStore, Error, StateStore};
 use rusqlite::{Connection, params};
@@ -570,23 +568,73 @@ async fn the_summary_is_cut_to_its_budget() {
 }
 
 #[tokio::test]
-async fn the_read_path_caps_the_summary_and_usage_is_recorded() {
+async fn notes_are_consolidated_and_a_new_note_is_new_input() {
     let home = Home::new();
-    assert_eq!(render_memory_injection(&home.root, 2_500).unwrap(), None);
-    home.root.prepare().unwrap();
-    home.root.write_summary("v1\n").unwrap();
-    assert_eq!(
-        render_memory_injection(&home.root, 2_500).unwrap(),
-        None,
-        "empty summary"
+    home.output("t1", "fact one");
+    std::fs::create_dir_all(home.root.dir().join(names::NOTES_DIR)).unwrap();
+    let note = home
+        .root
+        .dir()
+        .join(names::NOTES_DIR)
+        .join("2026-03-15T08-02-11Z-1a2b.md");
+    std::fs::write(
+        &note,
+        "# Agent note\n\nThe April export uses semicolons; key sk-proj-EXAMPLEonlyNotARealKey0123456789\n",
+    )
+    .unwrap();
+    // A link in notes/ is not read.
+    let outside = home.dir.path().join("outside.md");
+    std::fs::write(&outside, "never read").unwrap();
+    std::os::unix::fs::symlink(&outside, home.root.dir().join("notes/link.md")).unwrap();
+    let model = FakeModel::new(|input| {
+        let notes: String = input.notes.iter().map(|note| note.text.clone()).collect();
+        answer(&format!("# Memory\n{notes}"), "## Notes\n- semicolons", &[])
+    });
+    let report = home.run(&model, &eager()).await.unwrap();
+    assert_eq!(report.model_calls, 1);
+    let request = model.requests.lock().unwrap()[0].clone();
+    let input: ConsolidationInput = serde_json::from_value(request.structured_input).unwrap();
+    assert_eq!(input.notes.len(), 1);
+    assert_eq!(input.notes[0].path, "notes/2026-03-15T08-02-11Z-1a2b.md");
+    assert!(
+        input.notes[0].text.contains("[REDACTED_SECRET]"),
+        "notes are redacted"
     );
-    let body = format!("HEAD-MARK {} TAIL-MARK", "lorem ipsum ".repeat(5_000));
-    home.root.write_summary(&body).unwrap();
-    let block = render_memory_injection(&home.root, 200).unwrap().unwrap();
-    assert!(block.contains("HEAD-MARK") && block.contains("TAIL-MARK"));
-    assert!(block.len() < body.len() / 4, "{} bytes", block.len());
-    assert!(block.contains(&home.root.dir().display().to_string()));
+    assert!(request.input.contains("<raw-memory source=\"notes\">"));
+    assert!(!request.input.contains("never read"));
+    assert!(
+        home.read(names::MEMORY_FILE)
+            .unwrap()
+            .contains("semicolons")
+    );
 
+    // Unchanged notes: no call. A new note: a new pass.
+    home.run(&model, &eager()).await.unwrap();
+    assert_eq!(model.calls(), 1);
+    std::fs::write(
+        home.root.dir().join("notes/2026-03-16T08-00-00Z-0001.md"),
+        "second note",
+    )
+    .unwrap();
+    home.run(&model, &eager()).await.unwrap();
+    assert_eq!(model.calls(), 2);
+}
+
+#[tokio::test]
+async fn notes_alone_are_worth_a_first_pass() {
+    let home = Home::new();
+    std::fs::create_dir_all(home.root.dir().join(names::NOTES_DIR)).unwrap();
+    std::fs::write(home.root.dir().join("notes/a.md"), "use tabs").unwrap();
+    let model = FakeModel::new(|input| answer(&input.notes[0].text, "## Notes", &[]));
+    let report = home.run(&model, &eager()).await.unwrap();
+    assert_eq!(report.skipped, None);
+    assert_eq!(report.model_calls, 1);
+    assert_eq!(home.read(names::MEMORY_FILE).as_deref(), Some("use tabs"));
+}
+
+#[tokio::test]
+async fn usage_is_recorded() {
+    let home = Home::new();
     home.output("t1", "fact");
     let message =
         "Answer.\n<memory-citation>\n<rollout_ids>\nt1\nnope\n</rollout_ids>\n</memory-citation>";

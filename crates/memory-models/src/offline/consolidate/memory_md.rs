@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 
 use memory_protocol::memory_format::sections;
 
-use super::{Group, KEPT_HEADING, MEMORY_FOOTER, one_line};
+use memory_protocol::consolidation::ConsolidationNote;
+
+use super::{Group, KEPT_HEADING, MEMORY_FOOTER, NOTES_HEADING, note_line, one_line};
 
 /// The three block-level sections, in order, with the task-block section each gathers.
 const BLOCK_SECTIONS: [(&str, &str); 3] = [
@@ -15,15 +17,26 @@ const BLOCK_SECTIONS: [(&str, &str); 3] = [
     ("Failures and how to do differently", sections::FAILURES),
 ];
 
-/// Renders `MEMORY.md` from the groups, with `kept` (text of the previous file that is not
+/// Renders `MEMORY.md` from the groups and the notes, with `kept` (text of the previous file that is not
 /// ours) under its own heading, and the footer that marks the file as ours.
-pub(crate) fn render(groups: &[Group<'_>], kept: &str) -> String {
+pub(crate) fn render(groups: &[Group<'_>], notes: &[ConsolidationNote], kept: &str) -> String {
     let mut out = String::new();
     for group in groups {
         render_group(group, &mut out);
     }
-    if groups.is_empty() {
+    if groups.is_empty() && notes.is_empty() {
         out.push_str("No memories yet.\n\n");
+    }
+    if !notes.is_empty() {
+        let _ = write!(
+            out,
+            "{NOTES_HEADING}\n\nSaved by agents with memory_note, oldest first; each stays until its \
+             file leaves notes/.\n\n"
+        );
+        for note in notes {
+            let _ = writeln!(out, "- `{}`: {}", one_line(&note.path), note_line(note));
+        }
+        out.push('\n');
     }
     if !kept.is_empty() {
         let _ = write!(out, "{KEPT_HEADING}\n\n{kept}\n\n");

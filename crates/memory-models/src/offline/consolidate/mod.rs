@@ -6,7 +6,8 @@
 //! keywords (the index citations point into), and the group's preferences, knowledge and
 //! failure lessons, each tagged with the tasks it came from (see `memory_md`).
 //! `memory_summary.md` holds the user profile, preferences, general tips and what is in memory
-//! by project and day, within its token budget (see `summary`).
+//! by project and day, within its token budget (see `summary`). Notes agents saved with
+//! `memory_note` get a section of their own in both files.
 //!
 //! Both files are regenerated from the current selection on every pass, so what only a
 //! removed thread supported disappears with it; anchors of earlier generated blocks that no
@@ -19,7 +20,7 @@ mod summary;
 
 use std::collections::BTreeMap;
 
-use memory_protocol::consolidation::{ConsolidationInput, ConsolidationOutput};
+use memory_protocol::consolidation::{ConsolidationInput, ConsolidationNote, ConsolidationOutput};
 use memory_protocol::memory_format::{RawMemory, Section, TaskBlock, sections, split_front_matter};
 use memory_protocol::stage_one::StageOneOutputRecord;
 use memory_sanitize::anchors::{extract_anchors, missing_anchors};
@@ -31,6 +32,14 @@ pub(crate) const MEMORY_FOOTER: &str = "<!-- Consolidated by the agent-memory of
 pub(crate) const KEPT_HEADING: &str = "# Notes kept from the previous MEMORY.md";
 /// Longest task title, in characters.
 const MAX_TITLE_CHARS: usize = 120;
+/// Heading of the notes agents saved with `memory_note`, regenerated from `notes/` on every
+/// pass (a removed note file leaves it, its anchors declared obsolete).
+pub(crate) const NOTES_HEADING: &str = "# Agent Notes";
+
+/// A note as one line: its body (without the header `memory_note` writes), on one line.
+pub(crate) fn note_line(note: &ConsolidationNote) -> String {
+    one_line(note.body())
+}
 
 /// One task of one selected thread.
 pub(crate) struct Entry<'a> {
@@ -54,7 +63,7 @@ pub(crate) struct Group<'a> {
 pub(crate) fn consolidate(input: &ConsolidationInput) -> ConsolidationOutput {
     let groups = groups(input);
     let previous = Previous::parse(&input.memory_md);
-    let memory_md = memory_md::render(&groups, previous.kept.trim());
+    let memory_md = memory_md::render(&groups, &input.notes, previous.kept.trim());
     // Generated blocks are regenerated from the current selection: their anchors may go.
     // Other text may not.
     let forgettable = extract_anchors(&previous.generated);
@@ -65,7 +74,7 @@ pub(crate) fn consolidate(input: &ConsolidationInput) -> ConsolidationOutput {
     let budget = usize::try_from(input.summary_token_budget).unwrap_or(usize::MAX);
     ConsolidationOutput {
         memory_md,
-        memory_summary_md: summary::render(&groups, budget),
+        memory_summary_md: summary::render(&groups, &input.notes, budget),
         obsolete,
     }
 }

@@ -14,12 +14,16 @@ use memory_protocol::names::memory_root as names;
 use memory_sanitize::{TokenCounter, TruncationPolicy, o200k, truncate_middle};
 
 use super::super::stage_one::PASSED_PREFIX;
-use super::{Entry, Group, one_line};
+use memory_protocol::consolidation::ConsolidationNote;
+
+use super::{Entry, Group, note_line, one_line};
 
 /// Memory days shown in full under "What's in Memory"; older tasks are listed as topics.
 const RECENT_DAYS: usize = 3;
 const MAX_PREFERENCES: usize = 24;
 const MAX_TIPS: usize = 10;
+/// Longest note line, in characters: the whole note is in `notes/`.
+const MAX_NOTE_CHARS: usize = 160;
 /// Longest line of the summary, in characters: the details are in `MEMORY.md`.
 const MAX_SUMMARY_LINE_CHARS: usize = 280;
 
@@ -31,11 +35,13 @@ struct Parts {
     /// `(group heading, date, line)` in display order.
     recent: Vec<(String, String, String)>,
     older: Vec<String>,
+    /// Agent notes, newest first.
+    notes: Vec<String>,
 }
 
 /// Renders the summary within `budget` tokens.
-pub(crate) fn render(groups: &[Group<'_>], budget: usize) -> String {
-    let mut parts = Parts::gather(groups);
+pub(crate) fn render(groups: &[Group<'_>], notes: &[ConsolidationNote], budget: usize) -> String {
+    let mut parts = Parts::gather(groups, notes);
     let counter = o200k();
     loop {
         let text = parts.render();
@@ -50,7 +56,7 @@ pub(crate) fn render(groups: &[Group<'_>], budget: usize) -> String {
 }
 
 impl Parts {
-    fn gather(groups: &[Group<'_>]) -> Parts {
+    fn gather(groups: &[Group<'_>], notes: &[ConsolidationNote]) -> Parts {
         let all: Vec<(&Group<'_>, &Entry<'_>)> = groups
             .iter()
             .flat_map(|g| g.entries.iter().map(move |e| (g, e)))
@@ -68,6 +74,17 @@ impl Parts {
             tips: tips(groups, &by_time),
             recent: recent(groups),
             older: older(groups),
+            notes: notes
+                .iter()
+                .rev()
+                .map(|note| {
+                    format!(
+                        "{} (`{}`)",
+                        capped(&note_line(note), MAX_NOTE_CHARS),
+                        one_line(&note.path)
+                    )
+                })
+                .collect(),
         }
     }
 
@@ -95,7 +112,7 @@ impl Parts {
             names::MEMORY_FILE,
             names::ROLLOUT_SUMMARIES_DIR
         );
-        if self.recent.is_empty() && self.older.is_empty() {
+        if self.recent.is_empty() && self.older.is_empty() && self.notes.is_empty() {
             out.push_str("Nothing yet.\n");
         }
         let mut last_group: Option<&str> = None;
@@ -118,12 +135,19 @@ impl Parts {
                 let _ = writeln!(out, "- {line}");
             }
         }
+        if !self.notes.is_empty() {
+            out.push_str("\n### Agent Notes\n");
+            for line in &self.notes {
+                let _ = writeln!(out, "- {line}");
+            }
+        }
         out
     }
 
     /// Drops the least important line; false when nothing is left to drop.
     fn drop_one(&mut self) -> bool {
         self.older.pop().is_some()
+            || self.notes.pop().is_some()
             || self.tips.pop().is_some()
             || self.drop_oldest_recent()
             || self.preferences.pop().is_some()

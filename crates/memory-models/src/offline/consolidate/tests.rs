@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use memory_protocol::consolidation::SelectionChanges;
+use memory_protocol::consolidation::{ConsolidationNote, SelectionChanges};
 use memory_sanitize::{TokenCounter, o200k};
 
 fn record(id: &str, cwd: &str, at: i64, raw: &str) -> StageOneOutputRecord {
@@ -38,6 +38,7 @@ fn input(memory_md: &str, selected: Vec<StageOneOutputRecord>) -> ConsolidationI
         changes: SelectionChanges::default(),
         rollout_summary_files,
         summary_token_budget: 2_500,
+        notes: Vec::new(),
     }
 }
 
@@ -241,4 +242,67 @@ proptest! {
         let missing = missing_anchors(&old, &output.memory_md, &output.obsolete);
         prop_assert!(missing.is_empty(), "the phase-2 guard would refuse: {:?}", missing);
     }
+}
+
+fn note(path: &str, body: &str) -> ConsolidationNote {
+    ConsolidationNote {
+        path: path.to_owned(),
+        text: format!("# Agent note\nwritten_at: 2026-03-15T08:02:11Z\n\n{body}\n"),
+    }
+}
+
+#[test]
+fn notes_get_their_own_section_and_leave_it_when_removed() {
+    let selected = vec![record(
+        "t1",
+        "/repo",
+        1_750_000_000,
+        &raw(
+            "fix the build",
+            "success",
+            "use make check",
+            "run it twice",
+            "make",
+        ),
+    )];
+    let mut request = input("", selected.clone());
+    request.notes = vec![
+        note(
+            "notes/2026-03-15T08-02-11Z-0001.md",
+            "Statements use `;` as separator.",
+        ),
+        note(
+            "notes/2026-03-16T08-00-00Z-0002.md",
+            "Deploy with `just release`.",
+        ),
+    ];
+    let first = consolidate(&request);
+    let md = &first.memory_md;
+    let notes_at = md.find(NOTES_HEADING).unwrap();
+    assert!(md.find("# Task Group").unwrap() < notes_at);
+    assert!(
+        md.contains("- `notes/2026-03-15T08-02-11Z-0001.md`: Statements use `;` as separator.\n")
+    );
+    assert!(
+        !md.contains("written_at"),
+        "the header lines stay in the note file"
+    );
+    let summary = &first.memory_summary_md;
+    assert!(
+        summary.contains("### Agent Notes\n- Deploy with `just release`."),
+        "{summary}"
+    );
+    // Stable on its own output.
+    request.memory_md = first.memory_md.clone();
+    assert_eq!(consolidate(&request).memory_md, first.memory_md);
+    // A removed note leaves, its anchors declared obsolete so the guard accepts it.
+    let mut removed = input(&first.memory_md, selected);
+    removed.notes = vec![request.notes[0].clone()];
+    let second = consolidate(&removed);
+    assert!(!second.memory_md.contains("just release"));
+    let missing = missing_anchors(&first.memory_md, &second.memory_md, &second.obsolete);
+    assert!(
+        missing.is_empty(),
+        "the phase-2 guard would refuse: {missing:?}"
+    );
 }

@@ -1,0 +1,122 @@
+//! What the introspection commands (`status`, `search`, `list`, `read`, `note`, `block`, `mcp`)
+//! share: their options, opening the home's memory, and exit codes.
+//!
+//! Exit codes: 0 on success; 3 when memory is disabled or unavailable (the output still says
+//! so); 1 for any other error (bad input, not found, a refused path, a broken config).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agent_memory::introspect::{IntrospectConfig, Introspector};
+use agent_memory::protocol::introspect::{MemoryState, MemoryToolFailure};
+use agent_memory::write::phase_two::DEFAULT_SUMMARY_TOKEN_BUDGET;
+use anyhow::Context;
+use serde::Serialize;
+
+use super::exit::{say, warn_safe};
+use super::home::{config_path, load_config, resolve_home};
+
+/// Exit code when memory is disabled or cannot be read.
+pub(crate) const EXIT_MEMORY_UNAVAILABLE: u8 = 3;
+
+/// The options every introspection command takes.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct MemoryArgs {
+    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ~/.agent-memory).
+    #[arg(long)]
+    pub(crate) home: Option<PathBuf>,
+    /// Config file (default: `<home>/config.toml` when present): `[memories] use_memories` and
+    /// the `[introspect]` table.
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// The home's memory, as every introspection command and the MCP server see it: one
+/// [`Introspector`], so they agree on the root, the state and the mode.
+pub(crate) fn open_memory(args: &MemoryArgs) -> anyhow::Result<Introspector> {
+    let home = resolve_home(args.home.as_deref())?;
+    let loaded = load_config(args.config.as_deref(), &home)?;
+    let mut config = IntrospectConfig {
+        enabled: loaded.memories.use_memories,
+        summary_budget_tokens: DEFAULT_SUMMARY_TOKEN_BUDGET,
+        ..IntrospectConfig::default()
+    };
+    if let Some(path) = config_path(args.config.as_deref(), &home) {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        config
+            .apply_toml(&text)
+            .with_context(|| format!("config file {}", path.display()))?;
+    }
+    Ok(Introspector::open(&home, config)?)
+}
+
+/// The exit code of a command that showed memory in `state`.
+pub(crate) fn state_exit(state: MemoryState) -> ExitCode {
+    match state {
+        MemoryState::Disabled | MemoryState::Unavailable => ExitCode::from(EXIT_MEMORY_UNAVAILABLE),
+        MemoryState::Empty | MemoryState::Ready | MemoryState::Degraded => ExitCode::SUCCESS,
+    }
+}
+
+/// Reports a tool failure (JSON on stdout with `--json`, text on stderr otherwise) and returns
+/// its exit code.
+pub(crate) fn report_failure(failure: &MemoryToolFailure, json: bool) -> ExitCode {
+    if json {
+        print_json(failure);
+    } else {
+        warn_safe!(
+            "error: {}",
+            failure.error.as_deref().unwrap_or("the memory tool failed")
+        );
+        for line in [&failure.warning, &failure.action].into_iter().flatten() {
+            warn_safe!("  {line}");
+        }
+    }
+    if failure.disabled || failure.unavailable {
+        ExitCode::from(EXIT_MEMORY_UNAVAILABLE)
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Reports an error that is not a tool failure; exit code 1.
+pub(crate) fn report_error(error: &anyhow::Error) -> ExitCode {
+    warn_safe!("error: {error:#}");
+    ExitCode::FAILURE
+}
+
+/// Prints `value` as one line of JSON.
+pub(crate) fn print_json(value: &impl Serialize) {
+    match serde_json::to_string(value) {
+        Ok(text) => say!("{text}"),
+        Err(error) => warn_safe!("error: cannot serialize the output: {error}"),
+    }
+}
+
+/// Runs a tool command: opens memory, calls `tool`, prints its result with `print` (or as JSON),
+/// and maps a failure to its exit code.
+pub(crate) fn run_tool<T: Serialize>(
+    args: &MemoryArgs,
+    tool: impl FnOnce(&Introspector) -> Result<T, MemoryToolFailure>,
+    print: impl FnOnce(&T),
+) -> ExitCode {
+    let memory = match open_memory(args) {
+        Ok(memory) => memory,
+        Err(error) => return report_error(&error),
+    };
+    match tool(&memory) {
+        Ok(result) if args.json => {
+            print_json(&result);
+            ExitCode::SUCCESS
+        }
+        Ok(result) => {
+            print(&result);
+            ExitCode::SUCCESS
+        }
+        Err(failure) => report_failure(&failure, args.json),
+    }
+}

@@ -1,0 +1,94 @@
+//! `agent-memory status`: where memory stands, with live numbers (what `memory_status` returns).
+
+use std::process::ExitCode;
+
+use agent_memory::prompts::introspect::format_utc;
+use agent_memory::protocol::introspect::MemoryStatusResult;
+
+use super::exit::print_safe;
+use super::memory::{MemoryArgs, open_memory, print_json, report_error, state_exit};
+
+/// Arguments of `agent-memory status`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct StatusArgs {
+    #[command(flatten)]
+    memory: MemoryArgs,
+}
+
+pub(crate) fn run(args: StatusArgs) -> ExitCode {
+    let memory = match open_memory(&args.memory) {
+        Ok(memory) => memory,
+        Err(error) => return report_error(&error),
+    };
+    let status = memory.status();
+    if args.memory.json {
+        print_json(&status);
+    } else {
+        print_safe(&render(&status));
+    }
+    state_exit(status.state)
+}
+
+/// The status as text, one fact per line.
+fn render(status: &MemoryStatusResult) -> String {
+    let mut out = format!(
+        "state: {}\nmode: {}\nscope: {}\nroot: {}\nfiles: {} ({} bytes), revision {}",
+        status.state.as_str(),
+        wire_name(&status.mode),
+        wire_name(&status.scope),
+        status.root,
+        status.files,
+        status.bytes,
+        status.revision
+    );
+    if let Some(at) = status.last_write_at {
+        out.push_str(&format!(", last write {}", format_utc(at)));
+    }
+    out.push('\n');
+    match status.summary {
+        Some(summary) => out.push_str(&format!(
+            "summary: {}% - {}/{} tokens\n",
+            summary.percent, summary.tokens, summary.budget_tokens
+        )),
+        None => out.push_str("summary: none\n"),
+    }
+    out.push_str(&format!(
+        "index: {}, {} files, {} blocks ({} re-indexed now)",
+        wire_name(&status.index.state),
+        status.index.files,
+        status.index.blocks,
+        status.index.reindexed_files
+    ));
+    if let Some(problem) = &status.index.problem {
+        out.push_str(&format!(": {problem}"));
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "notes: {} files, {} not yet consolidated, {} of {} today (at most {} bytes each)\n",
+        status.notes.files,
+        status.notes.pending,
+        status.notes.today,
+        status.notes.daily_limit,
+        status.notes.max_note_bytes
+    ));
+    if let Some(snapshot) = &status.last_injected {
+        out.push_str(&format!(
+            "last injected: {} as of {}\n",
+            snapshot.state.as_str(),
+            format_utc(snapshot.as_of)
+        ));
+    }
+    if let Some(problem) = &status.problem {
+        out.push_str(&format!("problem: {problem}\n"));
+    }
+    out.push_str(&format!("as of: {}\n", format_utc(status.as_of)));
+    out
+}
+
+/// The wire name of a unit enum (`"read_only"`, `"fresh"`, ...), from its serialization.
+fn wire_name<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}

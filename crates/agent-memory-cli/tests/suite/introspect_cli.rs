@@ -1,0 +1,298 @@
+//! `agent-memory status`, `search`, `list`, `read`, `note` and `block`: the memory tools from a
+//! shell, their exit codes (0, 1 for errors, 3 for disabled or unavailable memory), and
+//! `show --injection` printing exactly what `block` prints.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const HANDBOOK: &str = "# Handbook\n\n## Build\n\nThe project builds with `cargo xtask dist`.\n\n\
+                        ## Tests\n\nRun the suite with cargo nextest; the flaky one is `sync_retry`.\n";
+
+const SUMMARY: &str =
+    "v1\n- The user works on a Rust workspace and prefers short commit messages.\n";
+
+/// A home whose memory root holds a summary and a handbook.
+fn home_with_memory() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("memories");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("MEMORY.md"), HANDBOOK).unwrap();
+    std::fs::write(root.join("memory_summary.md"), SUMMARY).unwrap();
+    home
+}
+
+fn agent_memory(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .args(args)
+        .arg("--home")
+        .arg(home)
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The JSON on stdout of a command that exited with `code`.
+fn json_exit(output: &Output, code: i32) -> Value {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "stdout: {}\nstderr: {}",
+        stdout(output),
+        stderr(output)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn a_note_is_found_by_search_read_list_status_and_the_block_at_once() {
+    let home = home_with_memory();
+    let note = json_exit(
+        &agent_memory(
+            home.path(),
+            &[
+                "note",
+                "The staging database is called hornbeam.",
+                "--topic",
+                "staging",
+                "--json",
+            ],
+        ),
+        0,
+    );
+    let path = note["path"].as_str().unwrap().to_owned();
+    assert!(
+        path.starts_with("notes/") && path.ends_with(".md"),
+        "{note}"
+    );
+    assert_eq!(note["notes_today"], 1);
+
+    let search = json_exit(
+        &agent_memory(home.path(), &["search", "hornbeam", "--json"]),
+        0,
+    );
+    let hits = search["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{search}");
+    assert_eq!(hits[0]["path"], path.as_str());
+    assert!(hits[0]["snippet"].as_str().unwrap().contains("hornbeam"));
+
+    let read = json_exit(&agent_memory(home.path(), &["read", &path, "--json"]), 0);
+    assert!(
+        read["content"]
+            .as_str()
+            .unwrap()
+            .contains("The staging database is called hornbeam.")
+    );
+
+    let list = json_exit(&agent_memory(home.path(), &["list", "notes", "--json"]), 0);
+    let listed: Vec<&str> = list["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [path.as_str()]);
+
+    let status = json_exit(&agent_memory(home.path(), &["status", "--json"]), 0);
+    assert_eq!(status["state"], "ready");
+    assert_eq!(status["notes"]["pending"], 1);
+    assert_eq!(status["index"]["state"], "fresh");
+
+    let block = agent_memory(home.path(), &["block"]);
+    assert!(block.status.success(), "{}", stderr(&block));
+    assert!(stdout(&block).contains("The staging database is called hornbeam."));
+}
+
+#[test]
+fn show_injection_prints_exactly_what_block_prints() {
+    let home = home_with_memory();
+    // The block names the minute its numbers were taken: bracketing `show` between two `block`
+    // runs makes the comparison exact even across a minute boundary.
+    let before = agent_memory(home.path(), &["block"]);
+    let show = agent_memory(home.path(), &["show", "--injection"]);
+    let after = agent_memory(home.path(), &["block"]);
+    for output in [&before, &show, &after] {
+        assert!(output.status.success(), "{}", stderr(output));
+    }
+    let show = stdout(&show);
+    assert!(show.contains("<memory source=\"agent-memory\">"), "{show}");
+    assert!(show.contains("prefers short commit messages"), "{show}");
+    assert!(show == stdout(&before) || show == stdout(&after), "{show}");
+}
+
+#[test]
+fn block_json_adds_state_placement_and_tokens_and_names_the_status_root() {
+    let home = home_with_memory();
+    let block = json_exit(&agent_memory(home.path(), &["block", "--json"]), 0);
+    assert_eq!(block["state"], "ready");
+    assert_eq!(block["placement"], "system");
+    let tokens = block["tokens"].as_u64().unwrap();
+    assert!(tokens > 0 && tokens < 2_000, "{tokens}");
+
+    let plain = agent_memory(home.path(), &["block"]);
+    let text = block["text"].as_str().unwrap();
+    // The two runs may straddle a minute; everything before the "As of" time is the same.
+    let stable = |text: &str| text.split(" As of ").next().unwrap().to_owned();
+    assert_eq!(stable(text), stable(&stdout(&plain)));
+
+    let status = json_exit(&agent_memory(home.path(), &["status", "--json"]), 0);
+    let root = std::path::absolute(home.path().join("memories")).unwrap();
+    assert_eq!(status["root"], root.to_str().unwrap());
+    assert!(
+        text.contains(&format!("Root: {}", root.display())),
+        "the block and status name the same root: {text}"
+    );
+}
+
+#[test]
+fn read_takes_a_line_range_or_a_heading() {
+    let home = home_with_memory();
+    let lines = agent_memory(home.path(), &["read", "MEMORY.md", "--lines", "3:5"]);
+    assert!(lines.status.success(), "{}", stderr(&lines));
+    assert_eq!(
+        stdout(&lines),
+        "## Build\n\nThe project builds with `cargo xtask dist`.\n"
+    );
+
+    let section = json_exit(
+        &agent_memory(
+            home.path(),
+            &["read", "MEMORY.md", "--heading", "Tests", "--json"],
+        ),
+        0,
+    );
+    let content = section["content"].as_str().unwrap();
+    assert!(content.contains("sync_retry"), "{content}");
+    assert!(!content.contains("xtask dist"), "{content}");
+
+    let both = agent_memory(
+        home.path(),
+        &["read", "MEMORY.md", "--lines", "1:2", "--heading", "Tests"],
+    );
+    assert_eq!(both.status.code(), Some(2), "a bad command line is exit 2");
+    let bad = agent_memory(home.path(), &["read", "MEMORY.md", "--lines", "x:2"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("`x` is not a line number"));
+}
+
+#[test]
+fn errors_exit_1_and_are_never_empty_results() {
+    let home = home_with_memory();
+    for (args, message) in [
+        (&["read", "../config.toml"][..], "`..` is refused"),
+        (&["read", "/etc/passwd"][..], "refused"),
+        (&["read", "nothing_here.md"][..], "does not exist"),
+        (&["list", "nothing_here"][..], "does not exist"),
+        (&["search", "   "][..], ""),
+    ] {
+        let output = agent_memory(home.path(), args);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(stdout(&output).is_empty(), "{args:?}");
+        assert!(
+            stderr(&output).contains(message),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    let failure = json_exit(
+        &agent_memory(home.path(), &["read", "../config.toml", "--json"]),
+        1,
+    );
+    assert_eq!(failure["disabled"], false);
+    assert_eq!(failure["unavailable"], false);
+    assert!(
+        failure["error"]
+            .as_str()
+            .unwrap()
+            .contains("`..` is refused")
+    );
+}
+
+#[test]
+fn disabled_memory_exits_3_everywhere_and_injects_nothing() {
+    let home = home_with_memory();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[memories]\nuse_memories = false\n",
+    )
+    .unwrap();
+    let status = json_exit(&agent_memory(home.path(), &["status", "--json"]), 3);
+    assert_eq!(status["state"], "disabled");
+
+    let block = agent_memory(home.path(), &["block"]);
+    assert_eq!(block.status.code(), Some(3));
+    assert_eq!(stdout(&block), "", "disabled injects nothing by default");
+
+    for args in [
+        &["search", "nextest", "--json"][..],
+        &["read", "MEMORY.md", "--json"][..],
+        &["list", "--json"][..],
+        &["note", "remember this", "--json"][..],
+    ] {
+        let failure = json_exit(&agent_memory(home.path(), args), 3);
+        assert_eq!(failure["disabled"], true, "{args:?}: {failure}");
+        assert!(
+            failure["warning"]
+                .as_str()
+                .unwrap()
+                .contains("Tell the user"),
+            "{failure}"
+        );
+    }
+    assert!(
+        !home.path().join("memories/notes").exists(),
+        "no note is written while memory is off"
+    );
+}
+
+#[test]
+fn an_unreadable_summary_is_unavailable_never_empty() {
+    let home = home_with_memory();
+    std::fs::write(
+        home.path().join("memories/memory_summary.md"),
+        b"v1\n\xff\xfe not text\n",
+    )
+    .unwrap();
+    let status = json_exit(&agent_memory(home.path(), &["status", "--json"]), 3);
+    assert_eq!(status["state"], "unavailable");
+    assert!(
+        status["problem"]
+            .as_str()
+            .unwrap()
+            .contains("memory_summary.md: not valid UTF-8"),
+        "{status}"
+    );
+
+    let block = json_exit(&agent_memory(home.path(), &["block", "--json"]), 3);
+    assert_eq!(block["state"], "unavailable");
+    let text = block["text"].as_str().unwrap();
+    assert!(text.contains("[memory: unavailable]"), "{text}");
+    assert!(
+        text.contains("Do not conclude the user never said"),
+        "{text}"
+    );
+    assert!(!text.contains("empty"), "{text}");
+
+    let search = json_exit(
+        &agent_memory(home.path(), &["search", "nextest", "--json"]),
+        3,
+    );
+    assert_eq!(search["unavailable"], true, "{search}");
+    assert!(
+        search.get("hits").is_none(),
+        "a failure, not an empty result"
+    );
+}

@@ -1,0 +1,380 @@
+//! The memory injection: what a model is given about its memory each turn.
+//!
+//! By state:
+//!
+//! - disabled: nothing, or one neutral line when `disabled_line` is set;
+//! - empty: the header and the empty line, fenced;
+//! - unavailable: the unavailable line with its problem, fenced (no numbers: none could be
+//!   taken);
+//! - ready and degraded: the read-path guidance, then the fenced block: header, the degraded
+//!   line when degraded, then each source under its provenance label (the summary cut to its
+//!   budget, notes not yet consolidated, host instruction files the host passed in).
+//!
+//! A line says when the state changed since the last turn. The environment block, when the host
+//! describes itself, follows. Recall for one turn is a separate `<memory-recall>` fence placed
+//! in the user's message.
+
+use std::io::Read;
+
+use memory_prompts::UntrustedText;
+use memory_prompts::introspect::{
+    EnvironmentContext, MemoryHeaderContext, MemorySourceContext, RecallHitContext, SourceKind,
+    StateLineContext, environment, memory_header, memory_source, recall_hit, state_change,
+    state_line,
+};
+use memory_prompts::memories::{ReadPathContext, read_path};
+use memory_protocol::introspect::{MemoryScope, MemorySnapshot, MemoryState};
+use memory_protocol::names::memory_root::{MEMORY_SUMMARY_FILE, NOTES_DIR};
+use memory_sanitize::{TokenCounter, TruncationPolicy, o200k, truncate_middle};
+
+use crate::error::Result;
+use crate::fence::{FenceKind, fence};
+use crate::introspector::Introspector;
+use crate::notes::{note_body, note_files, written_at};
+use crate::paths::{RelativePath, open_file};
+use crate::probe::Probe;
+use crate::query::Combine;
+
+/// Most characters of one recalled passage.
+const RECALL_PASSAGE_CHARS: usize = 600;
+
+/// Where a host puts a rendered text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// In the system prompt (or developer message): stable for the session.
+    System,
+    /// At the start of the user's message, for this turn only.
+    UserMessage,
+}
+
+impl Placement {
+    /// `"system"` or `"user_message"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Placement::System => "system",
+            Placement::UserMessage => "user_message",
+        }
+    }
+}
+
+/// The host describing itself, for the environment block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostEnvironment {
+    /// The harness's name (`codex`, `claude-code`, ...).
+    pub host: String,
+    /// Where the harness keeps its own state.
+    pub host_state_dir: String,
+    /// The project the agent works on.
+    pub project_root: String,
+    /// The operating system.
+    pub os: String,
+    /// The shell, when known.
+    pub shell: Option<String>,
+}
+
+impl HostEnvironment {
+    /// The host named `host` with its state in `host_state_dir`, working on the current
+    /// directory, on this OS, with `$SHELL`'s name when set.
+    pub fn current(host: &str, host_state_dir: &str) -> HostEnvironment {
+        let project_root = std::env::current_dir()
+            .map(|dir| dir.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "unknown".to_owned());
+        let shell = std::env::var_os("SHELL").and_then(|shell| {
+            std::path::Path::new(&shell)
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+        });
+        HostEnvironment {
+            host: host.to_owned(),
+            host_state_dir: host_state_dir.to_owned(),
+            project_root,
+            os: std::env::consts::OS.to_owned(),
+            shell,
+        }
+    }
+}
+
+/// An instruction file the host loaded (such as `AGENTS.md`), to be carried with its label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostInstructionFile {
+    /// Where the host loaded it from.
+    pub path: String,
+    /// How far it reaches.
+    pub scope: MemoryScope,
+    /// Its text.
+    pub text: String,
+}
+
+/// What to render besides memory itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockOptions {
+    /// The state shown last turn; `None` uses the last recorded injection.
+    pub previous_state: Option<MemoryState>,
+    /// The host, for the environment block; no block without it.
+    pub environment: Option<HostEnvironment>,
+    /// Instruction files the host passes in, labelled as such.
+    pub host_files: Vec<HostInstructionFile>,
+}
+
+/// The memory injection for one turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedBlock {
+    /// Exactly what to inject (empty when memory is disabled without a line).
+    pub text: String,
+    /// The state it shows.
+    pub state: MemoryState,
+    /// Where it goes.
+    pub placement: Placement,
+    /// Its o200k tokens.
+    pub tokens: usize,
+    /// The numbers it shows, to record once injected ([`Introspector::record_injection`]).
+    pub snapshot: MemorySnapshot,
+}
+
+/// Recall for one turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedRecall {
+    /// Exactly what to put before the user's message (empty when nothing was recalled).
+    pub text: String,
+    /// The state the search ran in.
+    pub state: MemoryState,
+    /// Where it goes.
+    pub placement: Placement,
+    /// Its o200k tokens.
+    pub tokens: usize,
+    /// Passages recalled.
+    pub hits: usize,
+}
+
+impl Introspector {
+    /// Renders this turn's memory injection (see the module docs).
+    pub fn render_block(&self, options: &BlockOptions) -> Result<RenderedBlock> {
+        let probe = self.probe();
+        let state = probe.state;
+        let previous = match options.previous_state {
+            Some(previous) => Some(previous),
+            None if state == MemoryState::Disabled => None,
+            None => self.last_injection().map(|snapshot| snapshot.state),
+        };
+        let change = match previous {
+            Some(previous) if previous != state => Some(state_change(previous, state)?),
+            _ => None,
+        };
+        let config = self.config();
+        let mut text = match state {
+            MemoryState::Disabled if !config.disabled_line => String::new(),
+            MemoryState::Disabled => fence(FenceKind::Memory, &self.state_line(&probe)?)?,
+            MemoryState::Unavailable => {
+                let body = format!("{}{}", change.unwrap_or_default(), self.state_line(&probe)?);
+                fence(FenceKind::Memory, &body)?
+            }
+            MemoryState::Empty => {
+                let body = format!(
+                    "{}{}{}",
+                    self.header(&probe)?,
+                    change.unwrap_or_default(),
+                    self.state_line(&probe)?
+                );
+                fence(FenceKind::Memory, &body)?
+            }
+            MemoryState::Ready | MemoryState::Degraded => {
+                let mut body = self.header(&probe)?;
+                body.push_str(&change.unwrap_or_default());
+                if state == MemoryState::Degraded {
+                    body.push_str(&self.state_line(&probe)?);
+                }
+                for source in self.sources(&probe, &options.host_files)? {
+                    body.push('\n');
+                    body.push_str(&source);
+                }
+                let guidance = read_path(&ReadPathContext {
+                    summary_token_cap: config.summary_budget_tokens,
+                    tools: config.tools,
+                    writable: config.effective_mode()
+                        == memory_protocol::introspect::MemoryMode::Writable,
+                })?;
+                format!("{guidance}\n{}", fence(FenceKind::Memory, &body)?)
+            }
+        };
+        if let Some(host) = &options.environment
+            && state != MemoryState::Disabled
+        {
+            text.push('\n');
+            text.push_str(&environment(&EnvironmentContext {
+                host: UntrustedText::new(host.host.as_str()),
+                host_state_dir: UntrustedText::new(host.host_state_dir.as_str()),
+                memory_root: UntrustedText::new(self.display_root()),
+                project_root: UntrustedText::new(host.project_root.as_str()),
+                os: UntrustedText::new(host.os.as_str()),
+                shell: host.shell.as_deref().map(UntrustedText::new),
+            })?);
+        }
+        Ok(RenderedBlock {
+            tokens: o200k().count(&text),
+            text,
+            state,
+            placement: Placement::System,
+            snapshot: MemorySnapshot {
+                as_of: probe.as_of,
+                state,
+                summary: probe.summary_use(config.summary_budget_tokens),
+                files: probe.scan.file_count(),
+                revision: probe.scan.revision(),
+            },
+        })
+    }
+
+    /// Recall for one turn: the passages that best match `message` (any of its words), at most
+    /// `max_hits`, in the `<memory-recall>` fence. Nothing is recalled when nothing matches or
+    /// memory is off; when memory cannot be read the fence says so instead of staying silent.
+    pub fn recall(&self, message: &str, max_hits: usize) -> Result<RenderedRecall> {
+        let mut rendered = RenderedRecall {
+            text: String::new(),
+            state: MemoryState::Disabled,
+            placement: Placement::UserMessage,
+            tokens: 0,
+            hits: 0,
+        };
+        let probe = self.probe();
+        rendered.state = probe.state;
+        match probe.state {
+            MemoryState::Disabled => return Ok(rendered),
+            MemoryState::Unavailable => {
+                rendered.text = fence(FenceKind::Recall, &self.state_line(&probe)?)?;
+            }
+            MemoryState::Empty | MemoryState::Ready | MemoryState::Degraded => {
+                let Ok(query) = crate::query::parse(message, Combine::Any) else {
+                    return Ok(rendered);
+                };
+                let hits = match self.search_blocks(&probe, &query.expression, None, max_hits) {
+                    Ok(hits) => hits,
+                    Err(problem) => {
+                        let line = state_line(&StateLineContext {
+                            state: MemoryState::Degraded,
+                            problem: Some(UntrustedText::new(problem)),
+                        })?;
+                        rendered.text = fence(FenceKind::Recall, &line)?;
+                        rendered.tokens = o200k().count(&rendered.text);
+                        return Ok(rendered);
+                    }
+                };
+                if hits.is_empty() {
+                    return Ok(rendered);
+                }
+                let mut body = String::new();
+                if probe.state == MemoryState::Degraded {
+                    body.push_str(&self.state_line(&probe)?);
+                    body.push('\n');
+                }
+                let scope = self.config().scope;
+                for (number, hit) in hits.iter().enumerate() {
+                    if number > 0 {
+                        body.push('\n');
+                    }
+                    let passage = memory_sanitize::truncate_tool_result(
+                        hit.text.trim(),
+                        RECALL_PASSAGE_CHARS,
+                    );
+                    body.push_str(&recall_hit(&RecallHitContext {
+                        path: UntrustedText::new(hit.path.as_str()),
+                        line: hit.start_line,
+                        note: hit.path.starts_with(&format!("{NOTES_DIR}/")),
+                        scope,
+                        text: UntrustedText::new(passage),
+                    })?);
+                }
+                rendered.hits = hits.len();
+                rendered.text = fence(FenceKind::Recall, &body)?;
+            }
+        }
+        rendered.tokens = o200k().count(&rendered.text);
+        Ok(rendered)
+    }
+
+    /// The header of the block, from the probe's numbers.
+    fn header(&self, probe: &Probe) -> Result<String> {
+        let config = self.config();
+        let budget = config.summary_budget_tokens.max(1);
+        let tokens = probe.summary.as_ref().map_or(0, |summary| summary.tokens);
+        Ok(memory_header(&MemoryHeaderContext {
+            root: UntrustedText::new(self.display_root()),
+            scope: config.scope,
+            summary_tokens: tokens,
+            summary_budget_tokens: budget,
+            mode: config.effective_mode(),
+            tools: config.tools,
+            as_of: probe.as_of,
+        })?)
+    }
+
+    /// The state line of a probe that is not ready.
+    fn state_line(&self, probe: &Probe) -> Result<String> {
+        Ok(state_line(&StateLineContext {
+            state: probe.state,
+            problem: probe.short_problem().map(UntrustedText::new),
+        })?)
+    }
+
+    /// Every source of a ready or degraded block, each under its label.
+    fn sources(&self, probe: &Probe, host_files: &[HostInstructionFile]) -> Result<Vec<String>> {
+        let config = self.config();
+        let mut sources = Vec::new();
+        if let Some(summary) = probe.summary.as_ref().filter(|s| !s.body.is_empty()) {
+            let budget = usize::try_from(config.summary_budget_tokens).unwrap_or(usize::MAX);
+            let text = truncate_middle(&summary.body, TruncationPolicy::Tokens(budget), o200k());
+            sources.push(memory_source(&MemorySourceContext {
+                kind: SourceKind::Summary {
+                    cut: summary.tokens > config.summary_budget_tokens,
+                },
+                path: UntrustedText::new(MEMORY_SUMMARY_FILE),
+                scope: config.scope,
+                text: UntrustedText::new(text),
+            })?);
+        }
+        // Notes newer than the summary have not been through a consolidation yet: show them,
+        // newest first, within their budget, so a note is in the next turn's memory.
+        let consolidated_at = probe.summary.as_ref().map_or(i64::MIN, |s| s.written_at);
+        let mut left = usize::try_from(config.pending_notes_tokens).unwrap_or(usize::MAX);
+        for file in note_files(&probe.scan).into_iter().rev() {
+            if file.mtime_seconds() < consolidated_at {
+                continue;
+            }
+            let Some(text) = read_note(self, &file.rel) else {
+                continue;
+            };
+            let source = memory_source(&MemorySourceContext {
+                kind: SourceKind::Note {
+                    written_at: written_at(file),
+                },
+                path: UntrustedText::new(file.rel.as_str()),
+                scope: config.scope,
+                text: UntrustedText::new(note_body(&text)),
+            })?;
+            let cost = o200k().count(&source);
+            if cost > left {
+                break;
+            }
+            left -= cost;
+            sources.push(source);
+        }
+        for file in host_files {
+            sources.push(memory_source(&MemorySourceContext {
+                kind: SourceKind::HostInstructions,
+                path: UntrustedText::new(file.path.as_str()),
+                scope: file.scope,
+                text: UntrustedText::new(file.text.as_str()),
+            })?);
+        }
+        Ok(sources)
+    }
+}
+
+/// A note file's text through the confined open; `None` when it cannot be read (the probe
+/// already reports unreadable files).
+fn read_note(introspector: &Introspector, rel: &str) -> Option<String> {
+    let relative = RelativePath::parse(rel).ok()?;
+    let (mut file, _) = open_file(introspector.root(), &relative).ok()?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).ok()?;
+    Some(text)
+}

@@ -1,0 +1,490 @@
+//! The memory search index: SQLite FTS5 over the blocks of the memory root's Markdown files.
+//!
+//! It lives in its own file (`<home>/memory_index.sqlite`) with its own `PRAGMA user_version`,
+//! so it never touches the write path's database. It is a cache of the files: `refresh`
+//! compares each file's size, modification time and inode with what was indexed and re-reads
+//! only the files that changed, in one transaction. The same file also keeps the last injected
+//! block's numbers and the reads `memory_read` served (usage for selection).
+//!
+//! Block rowids are `file_id << 20 | block number`, so a file's blocks are one rowid range and
+//! re-indexing a file deletes a range instead of scanning the table.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use memory_protocol::introspect::MemorySnapshot;
+use memory_protocol::names::tables::MEMORY_SEARCH_INDEX;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use crate::blocks::split_blocks;
+use crate::error::{Error, Result};
+use crate::paths::{RelativePath, open_file};
+use crate::scan::RootScan;
+
+/// Schema version of the index file.
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+/// Bits of a rowid that number a block within its file.
+const BLOCK_BITS: u32 = 20;
+/// Files larger than this are not indexed (and reported).
+pub(crate) const MAX_INDEXED_FILE_BYTES: u64 = 16 << 20;
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Marks the start and end of a match in `highlight()` output; never in indexed text.
+const MARK_START: char = '\u{2}';
+const MARK_END: char = '\u{3}';
+
+/// Why the index file could not be used.
+#[derive(Debug)]
+pub(crate) enum OpenError {
+    /// There is no index file and none could be created.
+    Missing(String),
+    /// The file exists but cannot be used (corrupt, locked, newer schema).
+    Unavailable(String),
+}
+
+/// What one `refresh` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct RefreshReport {
+    /// Files (re-)indexed because they were new or changed.
+    pub(crate) reindexed: u32,
+    /// Files dropped because they are gone.
+    pub(crate) removed: u32,
+    /// Files that could not be read, with why; none of their old blocks remain.
+    pub(crate) unreadable: Vec<(String, String)>,
+}
+
+/// One block that matched.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct IndexHit {
+    pub(crate) path: String,
+    pub(crate) start_line: u32,
+    pub(crate) heading: Option<String>,
+    pub(crate) text: String,
+    /// Line offset of the first match within the block.
+    pub(crate) match_offset: u32,
+    /// Byte offset of the first match within its line.
+    pub(crate) match_column: usize,
+    /// BM25, higher is better.
+    pub(crate) score: f64,
+}
+
+/// A read `memory_read` served: the file and the threads its text names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryRead {
+    /// File read, relative to the memory root.
+    pub path: String,
+    /// Thread ids named in the text returned (`thread_id: X`, ``thread `X` ``), whose
+    /// memories were used.
+    pub thread_ids: Vec<String>,
+    /// When (Unix seconds).
+    pub read_at: i64,
+}
+
+/// An open index.
+pub(crate) struct MemoryIndex {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for MemoryIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryIndex")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MemoryIndex {
+    /// Opens the index file at `path`, creating it (and its schema) when missing.
+    pub(crate) fn open(path: &Path) -> std::result::Result<MemoryIndex, OpenError> {
+        let existed = path.exists();
+        let fail = |message: String| {
+            if existed {
+                OpenError::Unavailable(message)
+            } else {
+                OpenError::Missing(message)
+            }
+        };
+        if !existed
+            && let Some(parent) = path.parent()
+            && !parent.is_dir()
+        {
+            return Err(OpenError::Missing(format!(
+                "{} does not exist",
+                parent.display()
+            )));
+        }
+        let conn = Connection::open(path).map_err(|error| fail(error.to_string()))?;
+        let mut index = MemoryIndex {
+            conn,
+            path: path.to_owned(),
+        };
+        index
+            .prepare(true)
+            .map_err(|error| fail(error.to_string()))?;
+        Ok(index)
+    }
+
+    /// A transient index in memory, for searching when the file cannot be used.
+    pub(crate) fn in_memory() -> Result<MemoryIndex> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(|error| index_error(&path, error))?;
+        let mut index = MemoryIndex { conn, path };
+        index.prepare(false)?;
+        Ok(index)
+    }
+
+    fn prepare(&mut self, on_disk: bool) -> Result<()> {
+        let path = self.path.clone();
+        let error = |error| index_error(&path, error);
+        self.conn.busy_timeout(BUSY_TIMEOUT).map_err(error)?;
+        if on_disk {
+            // The index is a cache: WAL for concurrent readers, no fsync per commit.
+            let _: String = self
+                .conn
+                .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+                .map_err(error)?;
+            self.conn
+                .pragma_update(None, "synchronous", "NORMAL")
+                .map_err(error)?;
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(error)?;
+        let found: i64 = tx
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(error)?;
+        if found > SCHEMA_VERSION {
+            return Err(Error::Index {
+                path: path.clone(),
+                message: format!(
+                    "schema version {found} is newer than this build supports ({SCHEMA_VERSION})"
+                ),
+            });
+        }
+        if found < SCHEMA_VERSION {
+            tx.execute_batch(&format!(
+                "CREATE TABLE IF NOT EXISTS indexed_files (
+                    file_id INTEGER PRIMARY KEY,
+                    path TEXT NOT NULL UNIQUE,
+                    size INTEGER NOT NULL,
+                    mtime_ns INTEGER NOT NULL,
+                    inode INTEGER NOT NULL,
+                    blocks INTEGER NOT NULL
+                );
+                CREATE VIRTUAL TABLE IF NOT EXISTS {MEMORY_SEARCH_INDEX} USING fts5(
+                    text, heading, start_line UNINDEXED,
+                    tokenize = 'porter unicode61 remove_diacritics 2'
+                );
+                CREATE TABLE IF NOT EXISTS injections (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    snapshot TEXT NOT NULL
+                );
+                CREATE TABLE IF NOT EXISTS memory_reads (
+                    id INTEGER PRIMARY KEY,
+                    path TEXT NOT NULL,
+                    thread_ids TEXT NOT NULL,
+                    read_at INTEGER NOT NULL
+                );"
+            ))
+            .map_err(error)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+                .map_err(error)?;
+        }
+        tx.commit().map_err(error)
+    }
+
+    /// Brings the index in line with `scan`: new and changed Markdown files are (re)read and
+    /// re-indexed, vanished ones dropped. Unchanged files are not read.
+    pub(crate) fn refresh(&mut self, root: &Path, scan: &RootScan) -> Result<RefreshReport> {
+        let path = self.path.clone();
+        let error = |error| index_error(&path, error);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(error)?;
+        let manifest: HashMap<String, (i64, i64, i64, i64)> = {
+            let mut statement = tx
+                .prepare("SELECT path, file_id, size, mtime_ns, inode FROM indexed_files")
+                .map_err(error)?;
+            let rows = statement
+                .query_map([], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        (row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?),
+                    ))
+                })
+                .map_err(error)?;
+            rows.collect::<rusqlite::Result<_>>().map_err(error)?
+        };
+        let mut report = RefreshReport::default();
+        let mut seen = HashSet::new();
+        for file in scan.files.iter().filter(|file| file.indexable()) {
+            seen.insert(file.rel.as_str());
+            let stats = (
+                i64::try_from(file.size).unwrap_or(i64::MAX),
+                file.mtime_ns,
+                file.inode as i64,
+            );
+            let known = manifest.get(&file.rel);
+            if known.is_some_and(|&(_, size, mtime, inode)| (size, mtime, inode) == stats) {
+                continue;
+            }
+            let file_id = match known {
+                Some(&(file_id, ..)) => {
+                    delete_blocks(&tx, file_id).map_err(error)?;
+                    file_id
+                }
+                None => tx
+                    .query_row(
+                        "INSERT INTO indexed_files (path, size, mtime_ns, inode, blocks)
+                         VALUES (?1, -1, 0, 0, 0) RETURNING file_id",
+                        params![file.rel],
+                        |row| row.get(0),
+                    )
+                    .map_err(error)?,
+            };
+            match read_text(root, &file.rel, file.size) {
+                Ok(text) => {
+                    let blocks = split_blocks(&text);
+                    let mut insert = tx
+                        .prepare_cached(&format!(
+                            "INSERT INTO {MEMORY_SEARCH_INDEX} (rowid, text, heading, start_line)
+                             VALUES (?1, ?2, ?3, ?4)"
+                        ))
+                        .map_err(error)?;
+                    let mut count = 0i64;
+                    for (number, block) in blocks.iter().enumerate().take(1 << BLOCK_BITS) {
+                        let rowid = (file_id << BLOCK_BITS) | number as i64;
+                        insert
+                            .execute(params![rowid, block.text, block.heading, block.start_line])
+                            .map_err(error)?;
+                        count += 1;
+                    }
+                    tx.execute(
+                        "UPDATE indexed_files SET size = ?2, mtime_ns = ?3, inode = ?4, blocks = ?5
+                         WHERE file_id = ?1",
+                        params![file_id, stats.0, stats.1, stats.2, count],
+                    )
+                    .map_err(error)?;
+                    report.reindexed += 1;
+                }
+                Err(reason) => {
+                    tx.execute(
+                        "DELETE FROM indexed_files WHERE file_id = ?1",
+                        params![file_id],
+                    )
+                    .map_err(error)?;
+                    report.unreadable.push((file.rel.clone(), reason));
+                }
+            }
+        }
+        for (gone, &(file_id, ..)) in &manifest {
+            if !seen.contains(gone.as_str()) {
+                delete_blocks(&tx, file_id).map_err(error)?;
+                tx.execute(
+                    "DELETE FROM indexed_files WHERE file_id = ?1",
+                    params![file_id],
+                )
+                .map_err(error)?;
+                report.removed += 1;
+            }
+        }
+        tx.commit().map_err(error)?;
+        Ok(report)
+    }
+
+    /// Files and blocks indexed.
+    pub(crate) fn counts(&self) -> Result<(u32, u64)> {
+        self.conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(blocks), 0) FROM indexed_files",
+                [],
+                |row| {
+                    let files: i64 = row.get(0)?;
+                    let blocks: i64 = row.get(1)?;
+                    Ok((
+                        u32::try_from(files).unwrap_or(u32::MAX),
+                        u64::try_from(blocks).unwrap_or(0),
+                    ))
+                },
+            )
+            .map_err(|error| index_error(&self.path, error))
+    }
+
+    /// The best `limit` blocks matching `expression`, optionally only under `prefix` (a file
+    /// or folder relative to the root).
+    pub(crate) fn search(
+        &self,
+        expression: &str,
+        prefix: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<IndexHit>> {
+        let error = |error| index_error(&self.path, error);
+        let prefix = prefix.filter(|prefix| !prefix.is_empty());
+        // Ranking first, rendering after: the inner query scores every match but keeps only
+        // the best `limit` rowids; the text and the highlight, the costly columns, are built
+        // for those alone. (A common word matches most blocks; rendering every match made one
+        // search cost tens of milliseconds.) The path filter joins `indexed_files` only when
+        // there is a prefix: a lookup per match is most of the rest. CROSS JOIN keeps SQLite
+        // from reordering the outer loop, and FTS5 serves `MATCH` with `rowid =` as a seek.
+        let filter = if prefix.is_some() {
+            format!(
+                "JOIN indexed_files ON indexed_files.file_id = ({MEMORY_SEARCH_INDEX}.rowid >> {BLOCK_BITS})
+                 WHERE {MEMORY_SEARCH_INDEX} MATCH ?1
+                   AND (indexed_files.path = ?2 OR substr(indexed_files.path, 1, length(?2) + 1) = ?2 || '/')"
+            )
+        } else {
+            format!("WHERE {MEMORY_SEARCH_INDEX} MATCH ?1 AND ?2 IS NULL")
+        };
+        let sql = format!(
+            "WITH top AS (
+                SELECT {MEMORY_SEARCH_INDEX}.rowid AS id,
+                       bm25({MEMORY_SEARCH_INDEX}, 1.0, 0.5) AS score
+                FROM {MEMORY_SEARCH_INDEX}
+                {filter}
+                ORDER BY score, {MEMORY_SEARCH_INDEX}.rowid
+                LIMIT ?3
+             )
+             SELECT indexed_files.path, start_line, heading, text,
+                    highlight({MEMORY_SEARCH_INDEX}, 0, char(2), char(3)),
+                    top.score
+             FROM top
+             CROSS JOIN {MEMORY_SEARCH_INDEX} ON {MEMORY_SEARCH_INDEX}.rowid = top.id
+             CROSS JOIN indexed_files ON indexed_files.file_id = (top.id >> {BLOCK_BITS})
+             WHERE {MEMORY_SEARCH_INDEX} MATCH ?1
+             ORDER BY top.score, indexed_files.path, start_line"
+        );
+        let mut statement = self.conn.prepare_cached(&sql).map_err(error)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = statement
+            .query_map(params![expression, prefix, limit], |row| {
+                let highlighted: String = row.get(4)?;
+                let (match_offset, match_column) = first_mark(&highlighted);
+                let bm25: f64 = row.get(5)?;
+                Ok(IndexHit {
+                    path: row.get(0)?,
+                    start_line: u32::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
+                    heading: row.get(2)?,
+                    text: row.get(3)?,
+                    match_offset,
+                    match_column,
+                    score: (-bm25 * 1000.0).round() / 1000.0,
+                })
+            })
+            .map_err(error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(error)
+    }
+
+    /// Keeps `snapshot` as the last injected block's numbers.
+    pub(crate) fn record_injection(&self, snapshot: &MemorySnapshot) -> Result<()> {
+        let json = serde_json::to_string(snapshot).map_err(|error| Error::Index {
+            path: self.path.clone(),
+            message: error.to_string(),
+        })?;
+        self.conn
+            .execute(
+                "INSERT INTO injections (id, snapshot) VALUES (1, ?1)
+                 ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot",
+                params![json],
+            )
+            .map_err(|error| index_error(&self.path, error))?;
+        Ok(())
+    }
+
+    /// The last injected block's numbers, when one was recorded (and is readable).
+    pub(crate) fn last_injection(&self) -> Result<Option<MemorySnapshot>> {
+        let json: Option<String> = self
+            .conn
+            .query_row("SELECT snapshot FROM injections WHERE id = 1", [], |row| {
+                row.get(0)
+            })
+            .optional()
+            .map_err(|error| index_error(&self.path, error))?;
+        Ok(json.and_then(|json| serde_json::from_str(&json).ok()))
+    }
+
+    /// Keeps a read for usage accounting.
+    pub(crate) fn record_read(&self, read: &MemoryRead) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO memory_reads (path, thread_ids, read_at) VALUES (?1, ?2, ?3)",
+                params![read.path, read.thread_ids.join("\n"), read.read_at],
+            )
+            .map_err(|error| index_error(&self.path, error))?;
+        Ok(())
+    }
+
+    /// Reads recorded at or after `since` (Unix seconds), oldest first.
+    pub(crate) fn reads_since(&self, since: i64) -> Result<Vec<MemoryRead>> {
+        let error = |error| index_error(&self.path, error);
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT path, thread_ids, read_at FROM memory_reads WHERE read_at >= ?1
+                 ORDER BY read_at, id",
+            )
+            .map_err(error)?;
+        let rows = statement
+            .query_map(params![since], |row| {
+                let ids: String = row.get(1)?;
+                Ok(MemoryRead {
+                    path: row.get(0)?,
+                    thread_ids: ids.lines().map(str::to_owned).collect(),
+                    read_at: row.get(2)?,
+                })
+            })
+            .map_err(error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(error)
+    }
+}
+
+fn delete_blocks(tx: &rusqlite::Transaction<'_>, file_id: i64) -> rusqlite::Result<usize> {
+    tx.execute(
+        &format!("DELETE FROM {MEMORY_SEARCH_INDEX} WHERE rowid >= ?1 AND rowid < ?2"),
+        params![file_id << BLOCK_BITS, (file_id + 1) << BLOCK_BITS],
+    )
+}
+
+/// Reads a memory file for indexing through the confined open, as text.
+fn read_text(root: &Path, rel: &str, size: u64) -> std::result::Result<String, String> {
+    if size > MAX_INDEXED_FILE_BYTES {
+        return Err(format!(
+            "larger than {} MiB, not indexed",
+            MAX_INDEXED_FILE_BYTES >> 20
+        ));
+    }
+    let relative = RelativePath::parse(rel).map_err(|refusal| refusal.reason().to_owned())?;
+    let (mut file, _) =
+        open_file(root, &relative).map_err(|error| crate::resolve_reason(&error))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|error| crate::io_reason(&error))?;
+    String::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_owned())
+}
+
+/// Line offset and byte column of the first match marker.
+fn first_mark(highlighted: &str) -> (u32, usize) {
+    let Some(at) = highlighted.find(MARK_START) else {
+        return (0, 0);
+    };
+    let before = &highlighted[..at];
+    let line = before.matches('\n').count();
+    let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
+    // Markers before the match on the same line are not in the original text.
+    let column = before[line_start..]
+        .chars()
+        .filter(|&ch| ch != MARK_START && ch != MARK_END)
+        .map(char::len_utf8)
+        .sum();
+    (u32::try_from(line).unwrap_or(0), column)
+}
+
+fn index_error(path: &Path, error: rusqlite::Error) -> Error {
+    Error::Index {
+        path: path.to_owned(),
+        message: error.to_string(),
+    }
+}

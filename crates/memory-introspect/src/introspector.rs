@@ -1,0 +1,173 @@
+//! [`Introspector`]: one home's memory, as the model sees it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use memory_protocol::introspect::{MemoryIndexState, MemorySnapshot};
+
+use crate::config::IntrospectConfig;
+use crate::error::{Error, Result};
+use crate::index::{MemoryIndex, MemoryRead, OpenError};
+
+type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// Why the index file could not serve a call.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexProblem {
+    pub(crate) state: MemoryIndexState,
+    pub(crate) message: String,
+}
+
+/// One home's memory: the root, the settings, the search index. Every rendering and every
+/// tool call of the home goes through one of these, so they agree on the root and the state.
+/// It is `Send + Sync`; the index connection is shared behind a mutex.
+pub struct Introspector {
+    home: PathBuf,
+    root: PathBuf,
+    index_path: PathBuf,
+    config: IntrospectConfig,
+    clock: Clock,
+    index: Mutex<Option<MemoryIndex>>,
+}
+
+impl std::fmt::Debug for Introspector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Introspector")
+            .field("root", &self.root)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Introspector {
+    /// The memory of the agent-memory home `home` (made absolute), with `config`. Touches
+    /// nothing on disk.
+    pub fn open(home: &Path, config: IntrospectConfig) -> Result<Introspector> {
+        let root = crate::memory_root(home)?;
+        let index_path = crate::index_file(home)?;
+        let home = root
+            .parent()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| Error::Home {
+                path: home.to_owned(),
+                error: std::io::Error::other("the home has no folder"),
+            })?;
+        Ok(Introspector {
+            home,
+            root,
+            index_path,
+            config,
+            clock: Arc::new(now_unix),
+            index: Mutex::new(None),
+        })
+    }
+
+    /// Uses `clock` (Unix seconds) instead of the system clock, for reproducible output.
+    pub fn with_clock(mut self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> Introspector {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The home folder (absolute).
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// The memory root (absolute), from [`crate::memory_root`].
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The root as the model is shown it: the configured alias, else the absolute path.
+    pub fn display_root(&self) -> String {
+        self.config
+            .root_alias
+            .clone()
+            .unwrap_or_else(|| self.root.to_string_lossy().into_owned())
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &IntrospectConfig {
+        &self.config
+    }
+
+    /// The current time, Unix seconds.
+    pub(crate) fn now(&self) -> i64 {
+        (self.clock)()
+    }
+
+    /// Runs `call` on the index file, opening it first when needed. A failed call drops the
+    /// connection so the next call opens the file again.
+    pub(crate) fn with_index<T>(
+        &self,
+        call: impl FnOnce(&mut MemoryIndex) -> Result<T>,
+    ) -> std::result::Result<T, IndexProblem> {
+        let mut slot = self.index.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot.is_none() {
+            match MemoryIndex::open(&self.index_path) {
+                Ok(index) => *slot = Some(index),
+                Err(OpenError::Missing(message)) => {
+                    return Err(IndexProblem {
+                        state: MemoryIndexState::Missing,
+                        message: format!("cannot create {}: {message}", self.index_path.display()),
+                    });
+                }
+                Err(OpenError::Unavailable(message)) => {
+                    return Err(IndexProblem {
+                        state: MemoryIndexState::Unavailable,
+                        message: format!("cannot open {}: {message}", self.index_path.display()),
+                    });
+                }
+            }
+        }
+        let Some(index) = slot.as_mut() else {
+            return Err(IndexProblem {
+                state: MemoryIndexState::Unavailable,
+                message: "the index is not open".to_owned(),
+            });
+        };
+        call(index).map_err(|error| {
+            *slot = None;
+            IndexProblem {
+                state: MemoryIndexState::Stale,
+                message: error.to_string(),
+            }
+        })
+    }
+
+    /// Keeps `snapshot` as the numbers of the block just injected: `memory_status` reports it,
+    /// and the next block says so when the state changed.
+    pub fn record_injection(&self, snapshot: &MemorySnapshot) -> Result<()> {
+        self.with_index(|index| index.record_injection(snapshot))
+            .map_err(|problem| Error::Index {
+                path: self.index_path.clone(),
+                message: problem.message,
+            })
+    }
+
+    /// The last recorded injection's numbers, if any.
+    pub(crate) fn last_injection(&self) -> Option<MemorySnapshot> {
+        self.with_index(|index| index.last_injection())
+            .ok()
+            .flatten()
+    }
+
+    /// The reads `memory_read` served at or after `since` (Unix seconds), with the threads
+    /// they used: the input of usage-based selection on the write path.
+    pub fn reads_since(&self, since: i64) -> Result<Vec<MemoryRead>> {
+        self.with_index(|index| index.reads_since(since))
+            .map_err(|problem| Error::Index {
+                path: self.index_path.clone(),
+                message: problem.message,
+            })
+    }
+}
+
+fn now_unix() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |duration| {
+            i64::try_from(duration.as_secs()).unwrap_or(i64::MAX)
+        })
+}

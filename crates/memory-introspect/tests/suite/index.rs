@@ -1,0 +1,202 @@
+//! The search index: incremental, never stale when searched, and a broken index degrades the
+//! answer instead of emptying it.
+
+use memory_introspect::ToolOutcome;
+use memory_protocol::introspect::{
+    MemoryIndexState, MemorySearchRequest, MemorySearchResult, MemoryState,
+};
+use serde_json::json;
+
+use super::*;
+
+fn search(introspector: &Introspector, query: &str) -> MemorySearchResult {
+    introspector
+        .search(&MemorySearchRequest {
+            query: query.to_owned(),
+            ..MemorySearchRequest::default()
+        })
+        .unwrap()
+}
+
+fn paths(result: &MemorySearchResult) -> Vec<&str> {
+    result.hits.iter().map(|hit| hit.path.as_str()).collect()
+}
+
+#[test]
+fn only_new_and_changed_files_are_read_again() {
+    let home = Home::new();
+    home.consolidated();
+    let introspector = home.introspector();
+    let first = introspector.status().index;
+    assert_eq!(first.state, MemoryIndexState::Fresh);
+    assert_eq!((first.files, first.reindexed_files), (4, 4));
+    assert!(first.blocks >= 6, "{first:?}");
+    assert_eq!(
+        introspector.status().index.reindexed_files,
+        0,
+        "nothing changed"
+    );
+
+    home.write("MEMORY.md", "# Memory\n\n- the bank writes noon as 12:00\n");
+    let changed = introspector.status().index;
+    assert_eq!(changed.reindexed_files, 1);
+    std::fs::remove_file(home.root().join("raw_memories.md")).unwrap();
+    let removed = introspector.status().index;
+    assert_eq!((removed.files, removed.reindexed_files), (3, 0));
+
+    // A new introspector on the same home finds the index current.
+    assert_eq!(home.introspector().status().index.reindexed_files, 0);
+}
+
+#[test]
+fn a_search_after_files_changed_behind_the_index_sees_the_change() {
+    let home = Home::new();
+    home.consolidated();
+    let introspector = home.introspector();
+    assert_eq!(paths(&search(&introspector, "midnight")), vec!["MEMORY.md"]);
+    // Another process (phase 2) rewrites the handbook; the index does not know yet.
+    home.write(
+        "MEMORY.md",
+        "# Memory\n\n- statements arrive as semicolon CSV\n",
+    );
+    let after = search(&introspector, "semicolon");
+    assert_eq!(paths(&after), vec!["MEMORY.md"]);
+    assert_eq!(after.index, MemoryIndexState::Fresh);
+    assert_eq!(after.warning, None);
+    assert!(
+        search(&introspector, "midnight").hits.is_empty(),
+        "old text is gone"
+    );
+}
+
+#[test]
+fn a_broken_index_answers_degraded_with_a_warning_never_empty() {
+    let home = Home::new();
+    home.consolidated();
+    std::fs::write(
+        home.path().join("memory_index.sqlite"),
+        "this is not a database, it was damaged".repeat(200),
+    )
+    .unwrap();
+    let introspector = home.introspector();
+    let result = search(&introspector, "midnight");
+    assert_eq!(
+        paths(&result),
+        vec!["MEMORY.md"],
+        "the files were searched directly"
+    );
+    assert_eq!(result.state, MemoryState::Degraded);
+    assert_eq!(result.index, MemoryIndexState::Unavailable);
+    let warning = result.warning.unwrap();
+    assert!(
+        warning.contains("the search index is unavailable"),
+        "{warning}"
+    );
+    assert!(warning.contains("read the files directly"), "{warning}");
+    let status = introspector.status();
+    assert_eq!(status.state, MemoryState::Degraded);
+    assert!(
+        status
+            .problem
+            .unwrap()
+            .starts_with("search index: cannot open")
+    );
+    // Over the tool interface too, the answer is a result with its warning.
+    let ToolOutcome::Ok(value) = introspector
+        .call_tool("memory_search", json!({ "query": "midnight" }))
+        .unwrap()
+    else {
+        panic!("degraded search answers");
+    };
+    assert_eq!(value["index"], "unavailable");
+}
+
+#[test]
+fn an_index_path_that_cannot_be_opened_degrades_and_searches_still_answer() {
+    let home = Home::new();
+    home.consolidated();
+    std::fs::create_dir(home.path().join("memory_index.sqlite")).unwrap();
+    let introspector = home.introspector();
+    let result = search(&introspector, "parse_timestamp");
+    assert_eq!(paths(&result), vec!["MEMORY.md"]);
+    assert_eq!(result.state, MemoryState::Degraded);
+    assert!(result.warning.is_some());
+}
+
+#[test]
+fn the_index_keeps_its_own_file_and_schema_version() {
+    let home = Home::new();
+    home.consolidated();
+    // The write path's database with a schema version of its own.
+    let state = rusqlite_version(&home.path().join("state.sqlite"), Some(3));
+    assert_eq!(state, 3);
+    home.introspector().status();
+    assert_eq!(rusqlite_version(&home.path().join("state.sqlite"), None), 3);
+    assert_eq!(
+        rusqlite_version(&home.path().join("memory_index.sqlite"), None),
+        1
+    );
+    // An index written by a newer build is left alone, and searches still answer.
+    rusqlite_version(&home.path().join("memory_index.sqlite"), Some(99));
+    let result = search(&home.introspector(), "midnight");
+    assert_eq!(paths(&result), vec!["MEMORY.md"]);
+    assert!(result.warning.unwrap().contains("newer than this build"));
+    assert_eq!(
+        rusqlite_version(&home.path().join("memory_index.sqlite"), None),
+        99
+    );
+}
+
+/// Reads (and with `set`, first writes) a database file's `user_version`.
+fn rusqlite_version(path: &std::path::Path, set: Option<i64>) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    if let Some(version) = set {
+        conn.pragma_update(None, "user_version", version).unwrap();
+    }
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap()
+}
+
+/// Ranking keeps the best rowids first and renders snippets for those alone: a small limit
+/// must give exactly the head of a larger one, best first, each snippet showing the match.
+#[test]
+fn a_small_limit_is_the_head_of_a_larger_one() {
+    let home = Home::new();
+    for file in 0..12 {
+        // File `n` says "deploy" n + 1 times among the same filler, so scores differ.
+        let mut text = format!("# Session {file}\n\n");
+        for _ in 0..=file {
+            text.push_str("deploy ");
+        }
+        text.push_str("the staging cluster after review.\n\nUnrelated paragraph about lunch.\n");
+        home.write(&format!("rollout_summaries/s{file:02}.md"), &text);
+    }
+    let introspector = home.introspector();
+    let many = introspector
+        .search(&MemorySearchRequest {
+            query: "deploy".to_owned(),
+            max_results: Some(50),
+            ..MemorySearchRequest::default()
+        })
+        .unwrap();
+    assert_eq!(many.hits.len(), 12);
+    assert!(!many.truncated);
+    let scores: Vec<f64> = many.hits.iter().map(|hit| hit.score).collect();
+    assert!(
+        scores.windows(2).all(|pair| pair[0] >= pair[1]),
+        "best first: {scores:?}"
+    );
+    assert_eq!(many.hits[0].path, "rollout_summaries/s11.md");
+    for hit in &many.hits {
+        assert!(hit.snippet.to_lowercase().contains("deploy"), "{hit:?}");
+    }
+    let few = introspector
+        .search(&MemorySearchRequest {
+            query: "deploy".to_owned(),
+            max_results: Some(3),
+            ..MemorySearchRequest::default()
+        })
+        .unwrap();
+    assert!(few.truncated);
+    assert_eq!(few.hits, many.hits[..3]);
+}
