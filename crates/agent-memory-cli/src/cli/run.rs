@@ -104,8 +104,8 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     let (model, context_window) = (built.client, built.context_window);
 
     let mut store = StateStore::open_home(&home)?;
-    let pruned = prune_stale_memories(&mut store, &config, agent_memory::write::store::now_unix())?;
-    let scan_options = ScanOptions::from_config(&config);
+    let pruned = prune_stale_memories(&mut store, config, agent_memory::write::store::now_unix())?;
+    let scan_options = ScanOptions::from_config(config);
     let scan = scan_rollouts(
         &mut store,
         &rollouts_dir,
