@@ -7,6 +7,7 @@
 //! says so on standard error (uncaptured, so it shows even when the tests pass).
 
 mod phase_two;
+mod postgres_errors;
 mod stage_one;
 mod threads;
 
@@ -111,7 +112,7 @@ pub(crate) fn unique_schema(test: &str) -> String {
     )
 }
 
-fn say_skipped() {
+pub(crate) fn say_skipped() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = writeln!(
