@@ -16,6 +16,7 @@ mod json;
 mod redact;
 mod run;
 mod show;
+mod store;
 
 /// agent-memory: turn coding-agent session transcripts into durable memories.
 #[derive(Debug, Parser)]

@@ -51,7 +51,9 @@ async fn a_schema_written_by_a_newer_build_is_refused() {
     tokio::spawn(connection);
     client
         .execute(
-            &format!("UPDATE {schema}.schema_versions SET version = 99 WHERE owner = 'memory-write'"),
+            &format!(
+                "UPDATE {schema}.schema_versions SET version = 99 WHERE owner = 'memory-write'"
+            ),
             &[],
         )
         .await
@@ -59,9 +61,7 @@ async fn a_schema_written_by_a_newer_build_is_refused() {
     let error = PgStore::connect_with(&url, &options).await.unwrap_err();
     assert_eq!(
         error.to_string(),
-        format!(
-            "state database schema version 99 is newer than this build supports ({supported})"
-        )
+        format!("state database schema version 99 is newer than this build supports ({supported})")
     );
     // Other owners' versions in the same table are left alone by a migration.
     client
