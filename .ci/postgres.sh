@@ -10,12 +10,20 @@ set -euo pipefail
 
 pg_bin() {
   local dir
+  # Debian's packages keep the server binaries off PATH, in a folder per major version.
   for dir in /usr/lib/postgresql/*/bin; do
-    if [ -x "$dir/initdb" ]; then
+    if [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then
       echo "$dir"
       return 0
     fi
   done
+  # Elsewhere (other distributions, a build from source, links in /usr/local/bin) they are on
+  # PATH; pg_ctl finds postgres beside the real initdb, so links are followed.
+  if dir=$(command -v initdb 2>/dev/null) && command -v pg_ctl >/dev/null 2>&1; then
+    dir=$(readlink -f "$dir")
+    echo "${dir%/*}"
+    return 0
+  fi
   return 1
 }
 
@@ -32,6 +40,8 @@ install_postgres() {
   fi
 }
 
+# PostgreSQL refuses to run as root, so as root the server runs as the `postgres` user (created
+# when the machine has none).
 run_as_owner() {
   if [ "$(id -u)" -eq 0 ]; then
     runuser -u postgres -- "$@"
@@ -40,22 +50,37 @@ run_as_owner() {
   fi
 }
 
+ensure_owner() {
+  if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+    useradd --system --no-create-home --shell /usr/sbin/nologin postgres
+  fi
+}
+
 start() {
   install_postgres
-  local bin dir port
+  ensure_owner
+  local bin dir port first
   bin=$(pg_bin)
   dir=$(mktemp -d /tmp/agent-memory-pg.XXXXXX)
-  port=${AGENT_MEMORY_TEST_PG_PORT:-54329}
   if [ "$(id -u)" -eq 0 ]; then
     chown postgres "$dir"
   fi
   run_as_owner "$bin/initdb" -D "$dir/data" -A trust -U agent >/dev/null
-  run_as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off" \
-    start >/dev/null
-  export AGENT_MEMORY_TEST_PG_DIR="$dir"
-  export AGENT_MEMORY_TEST_PG_URL="postgres://agent@127.0.0.1:$port/postgres"
-  echo "PostgreSQL running at $AGENT_MEMORY_TEST_PG_URL (data in $dir)"
+  # Another server (another checkout's tests) may hold the port: try the next ones.
+  first=${AGENT_MEMORY_TEST_PG_PORT:-54329}
+  for port in $(seq "$first" $((first + 20))); do
+    if run_as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off" \
+      start >/dev/null; then
+      export AGENT_MEMORY_TEST_PG_DIR="$dir"
+      export AGENT_MEMORY_TEST_PG_URL="postgres://agent@127.0.0.1:$port/postgres"
+      echo "PostgreSQL running at $AGENT_MEMORY_TEST_PG_URL (data in $dir)"
+      return 0
+    fi
+  done
+  echo "PostgreSQL did not start; its log:" >&2
+  cat "$dir/server.log" >&2 || true
+  return 1
 }
 
 stop() {

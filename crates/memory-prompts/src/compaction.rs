@@ -1,34 +1,12 @@
 //! Compaction prompts: the summarizer's system prompt, the summary formats and the user
 //! message that wraps the conversation, the previous summary and extra context.
 
-use memory_protocol::names::boundary_tags;
-
-use crate::engine::{Template, Vars, template};
+use crate::engine::{Template, Vars};
 use crate::error::{Error, Result};
+use crate::registry::compaction::{
+    REQUEST, SHORT_SUMMARY, SUMMARY, SYSTEM, TURN_PREFIX, UPDATE_SUMMARY,
+};
 use crate::untrusted::UntrustedText;
-
-pub(crate) const SYSTEM: Template = template!("compaction/system.md", &[]);
-pub(crate) const SUMMARY: Template = template!("compaction/summary.md", &[]);
-pub(crate) const UPDATE_SUMMARY: Template = template!("compaction/update_summary.md", &[]);
-pub(crate) const SHORT_SUMMARY: Template = template!("compaction/short_summary.md", &[]);
-pub(crate) const TURN_PREFIX: Template = template!("compaction/turn_prefix.md", &[]);
-pub(crate) const REQUEST: Template = template!(
-    "compaction/request.md",
-    &[
-        boundary_tags::CONVERSATION,
-        boundary_tags::PREVIOUS_SUMMARY,
-        boundary_tags::ADDITIONAL_CONTEXT,
-    ]
-);
-
-pub(crate) const TEMPLATES: &[&Template] = &[
-    &SYSTEM,
-    &SUMMARY,
-    &UPDATE_SUMMARY,
-    &SHORT_SUMMARY,
-    &TURN_PREFIX,
-    &REQUEST,
-];
 
 /// The system prompt of every summarizer call: strict format, all inputs are untrusted data,
 /// never continue the conversation.

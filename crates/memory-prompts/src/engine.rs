@@ -1,5 +1,5 @@
-//! The template registry, the minijinja environment and the variable builder every render
-//! function goes through.
+//! The minijinja environment (built from [`crate::registry`]) and the variable builder every
+//! render function goes through.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -7,40 +7,12 @@ use std::sync::OnceLock;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 
 use crate::error::{Error, Result};
+pub(crate) use crate::registry::Template;
 use crate::untrusted::UntrustedText;
-
-/// One embedded template: its name (its path under `prompts/`), its source, and the boundary
-/// tags untrusted text must not be able to open or close inside it.
-#[derive(Debug)]
-pub(crate) struct Template {
-    pub(crate) name: &'static str,
-    pub(crate) source: &'static str,
-    pub(crate) boundary_tags: &'static [&'static str],
-}
-
-macro_rules! template {
-    ($name:literal, $tags:expr) => {
-        $crate::engine::Template {
-            name: $name,
-            source: include_str!(concat!("../../../prompts/", $name)),
-            boundary_tags: $tags,
-        }
-    };
-}
-pub(crate) use template;
 
 /// Every template, so the environment can resolve `{% include %}` and tests can walk them.
 pub(crate) fn all_templates() -> impl Iterator<Item = &'static Template> {
-    [
-        crate::memories::TEMPLATES,
-        crate::compaction::TEMPLATES,
-        crate::working_memory::TEMPLATES,
-        crate::goals::TEMPLATES,
-        crate::introspect::TEMPLATES,
-    ]
-    .into_iter()
-    .flatten()
-    .copied()
+    crate::registry::all()
 }
 
 type LoadResult = std::result::Result<Environment<'static>, (&'static str, String)>;
@@ -202,7 +174,7 @@ mod tests {
     #[test]
     fn an_unknown_variable_is_an_error() {
         // The continuation template needs `objective` and the budget lines; leave them out.
-        let vars = Vars::new(&crate::goals::CONTINUATION).number("tokens_used", 1);
+        let vars = Vars::new(&crate::registry::goals::CONTINUATION).number("tokens_used", 1);
         let err = vars.render().unwrap_err();
         assert!(
             matches!(

@@ -68,45 +68,62 @@ pub fn all() -> Vec<Fixture> {
         Fixture { template, build }
     }
     vec![
-        fixture(&memories::STAGE_ONE_SYSTEM, |_| {
+        fixture(&crate::registry::memories::STAGE_ONE_SYSTEM, |_| {
             Ok(memories::stage_one_system_vars())
         }),
-        fixture(&memories::STAGE_ONE_INPUT, stage_one_input),
-        fixture(&memories::CONSOLIDATION_SYSTEM, |_| {
+        fixture(&crate::registry::memories::STAGE_ONE_INPUT, stage_one_input),
+        fixture(&crate::registry::memories::CONSOLIDATION_SYSTEM, |_| {
             Ok(memories::consolidation_system_vars())
         }),
-        fixture(&memories::CONSOLIDATION_INPUT, consolidation_input),
-        fixture(&memories::READ_PATH, read_path),
-        fixture(&compaction::SYSTEM, |_| Ok(Vars::new(&compaction::SYSTEM))),
-        fixture(&compaction::SUMMARY, |_| {
-            Ok(Vars::new(&compaction::SUMMARY))
+        fixture(
+            &crate::registry::memories::CONSOLIDATION_INPUT,
+            consolidation_input,
+        ),
+        fixture(&crate::registry::memories::READ_PATH, read_path),
+        fixture(&crate::registry::compaction::SYSTEM, |_| {
+            Ok(Vars::new(&crate::registry::compaction::SYSTEM))
         }),
-        fixture(&compaction::UPDATE_SUMMARY, |_| {
-            Ok(Vars::new(&compaction::UPDATE_SUMMARY))
+        fixture(&crate::registry::compaction::SUMMARY, |_| {
+            Ok(Vars::new(&crate::registry::compaction::SUMMARY))
         }),
-        fixture(&compaction::SHORT_SUMMARY, |_| {
-            Ok(Vars::new(&compaction::SHORT_SUMMARY))
+        fixture(&crate::registry::compaction::UPDATE_SUMMARY, |_| {
+            Ok(Vars::new(&crate::registry::compaction::UPDATE_SUMMARY))
         }),
-        fixture(&compaction::TURN_PREFIX, |_| {
-            Ok(Vars::new(&compaction::TURN_PREFIX))
+        fixture(&crate::registry::compaction::SHORT_SUMMARY, |_| {
+            Ok(Vars::new(&crate::registry::compaction::SHORT_SUMMARY))
         }),
-        fixture(&compaction::REQUEST, summary_request),
-        fixture(&working_memory::CREATE, working_memory_create),
-        fixture(&working_memory::UPDATE, working_memory_update),
-        fixture(&working_memory::ASSEMBLE, working_memory_assemble),
-        fixture(&goals::CONTINUATION, continuation),
-        fixture(&goals::BUDGET_LIMIT, budget_limit),
-        fixture(&goals::OBJECTIVE_UPDATED, objective_updated),
-        fixture(&introspect::MEMORY_BLOCK, memory_block),
-        fixture(&introspect::MEMORY_HEADER, memory_header),
-        fixture(&introspect::MEMORY_SOURCE, memory_source),
-        fixture(&introspect::RECALL, recall),
-        fixture(&introspect::RECALL_HIT, recall_hit),
-        fixture(&introspect::STATE_LINE, state_line),
-        fixture(&introspect::STATE_CHANGE, |_| {
+        fixture(&crate::registry::compaction::TURN_PREFIX, |_| {
+            Ok(Vars::new(&crate::registry::compaction::TURN_PREFIX))
+        }),
+        fixture(&crate::registry::compaction::REQUEST, summary_request),
+        fixture(
+            &crate::registry::working_memory::CREATE,
+            working_memory_create,
+        ),
+        fixture(
+            &crate::registry::working_memory::UPDATE,
+            working_memory_update,
+        ),
+        fixture(
+            &crate::registry::working_memory::ASSEMBLE,
+            working_memory_assemble,
+        ),
+        fixture(&crate::registry::goals::CONTINUATION, continuation),
+        fixture(&crate::registry::goals::BUDGET_LIMIT, budget_limit),
+        fixture(
+            &crate::registry::goals::OBJECTIVE_UPDATED,
+            objective_updated,
+        ),
+        fixture(&crate::registry::introspect::MEMORY_BLOCK, memory_block),
+        fixture(&crate::registry::introspect::MEMORY_HEADER, memory_header),
+        fixture(&crate::registry::introspect::MEMORY_SOURCE, memory_source),
+        fixture(&crate::registry::introspect::RECALL, recall),
+        fixture(&crate::registry::introspect::RECALL_HIT, recall_hit),
+        fixture(&crate::registry::introspect::STATE_LINE, state_line),
+        fixture(&crate::registry::introspect::STATE_CHANGE, |_| {
             introspect::state_change_vars(MemoryState::Unavailable, MemoryState::Ready)
         }),
-        fixture(&introspect::ENVIRONMENT, environment),
+        fixture(&crate::registry::introspect::ENVIRONMENT, environment),
     ]
 }
 

@@ -2,22 +2,11 @@
 //! objective-updated notice. Objectives are escaped as XML text, so they cannot form any tag.
 
 use memory_protocol::goal::ThreadGoal;
-use memory_protocol::names::boundary_tags;
 
-use crate::engine::{Template, Vars, template};
+use crate::engine::Vars;
 use crate::error::Result;
+use crate::registry::goals::{BUDGET_LIMIT, CONTINUATION, OBJECTIVE_UPDATED};
 use crate::untrusted::UntrustedText;
-
-pub(crate) const CONTINUATION: Template =
-    template!("goals/continuation.md", &[boundary_tags::OBJECTIVE]);
-pub(crate) const BUDGET_LIMIT: Template =
-    template!("goals/budget_limit.md", &[boundary_tags::OBJECTIVE]);
-pub(crate) const OBJECTIVE_UPDATED: Template = template!(
-    "goals/objective_updated.md",
-    &[boundary_tags::UNTRUSTED_OBJECTIVE]
-);
-
-pub(crate) const TEMPLATES: &[&Template] = &[&CONTINUATION, &BUDGET_LIMIT, &OBJECTIVE_UPDATED];
 
 /// Shown for the budget when the goal has none.
 pub const NO_BUDGET: &str = "none";

@@ -7,41 +7,14 @@
 //! the other templates and owns stripping an existing fence (so fencing is idempotent).
 
 use memory_protocol::introspect::{MemoryMode, MemoryScope, MemoryState};
-use memory_protocol::names::boundary_tags;
 
-use crate::engine::{Template, Vars, template};
+use crate::engine::Vars;
 use crate::error::{Error, Result};
+use crate::registry::introspect::{
+    ENVIRONMENT, MEMORY_BLOCK, MEMORY_HEADER, MEMORY_SOURCE, RECALL, RECALL_HIT, STATE_CHANGE,
+    STATE_LINE,
+};
 use crate::untrusted::UntrustedText;
-
-/// The tags text inside any memory fence may neither open nor close.
-const MEMORY_TAGS: &[&str] = &[boundary_tags::MEMORY, boundary_tags::MEMORY_RECALL];
-
-pub(crate) const MEMORY_BLOCK: Template = template!("introspect/memory_block.md", MEMORY_TAGS);
-pub(crate) const MEMORY_HEADER: Template = template!("introspect/memory_header.md", MEMORY_TAGS);
-pub(crate) const MEMORY_SOURCE: Template = template!("introspect/memory_source.md", MEMORY_TAGS);
-pub(crate) const RECALL: Template = template!("introspect/recall.md", MEMORY_TAGS);
-pub(crate) const RECALL_HIT: Template = template!("introspect/recall_hit.md", MEMORY_TAGS);
-pub(crate) const STATE_LINE: Template = template!("introspect/state_line.md", MEMORY_TAGS);
-pub(crate) const STATE_CHANGE: Template = template!("introspect/state_change.md", MEMORY_TAGS);
-pub(crate) const ENVIRONMENT: Template = template!(
-    "introspect/environment.md",
-    &[
-        boundary_tags::ENVIRONMENT,
-        boundary_tags::MEMORY,
-        boundary_tags::MEMORY_RECALL
-    ]
-);
-
-pub(crate) const TEMPLATES: &[&Template] = &[
-    &MEMORY_BLOCK,
-    &MEMORY_HEADER,
-    &MEMORY_SOURCE,
-    &RECALL,
-    &RECALL_HIT,
-    &STATE_LINE,
-    &STATE_CHANGE,
-    &ENVIRONMENT,
-];
 
 /// The always-on fence: `<memory source="agent-memory">`, the body, `</memory>`.
 pub fn memory_fence(body: &UntrustedText) -> Result<String> {

@@ -14,6 +14,7 @@
 
 mod engine;
 mod error;
+mod registry;
 mod untrusted;
 
 pub mod compaction;

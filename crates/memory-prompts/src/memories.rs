@@ -4,32 +4,14 @@
 use memory_protocol::memory_format::{
     RAW_TASK_HEADING, SUMMARY_TASK_HEADING, TaskOutcome, keys, sections,
 };
-use memory_protocol::names::{REDACTED_SECRET, boundary_tags, citation, memory_root};
+use memory_protocol::names::{REDACTED_SECRET, citation, memory_root};
 
-use crate::engine::{Template, Vars, template};
+use crate::engine::Vars;
 use crate::error::Result;
+use crate::registry::memories::{
+    CONSOLIDATION_INPUT, CONSOLIDATION_SYSTEM, READ_PATH, STAGE_ONE_INPUT, STAGE_ONE_SYSTEM,
+};
 use crate::untrusted::UntrustedText;
-
-pub(crate) const STAGE_ONE_SYSTEM: Template = template!("memories/stage_one_system.md", &[]);
-pub(crate) const STAGE_ONE_INPUT: Template = template!(
-    "memories/stage_one_input.md",
-    &[boundary_tags::ROLLOUT_CONTENT]
-);
-pub(crate) const CONSOLIDATION_SYSTEM: Template =
-    template!("memories/consolidation_system.md", &[]);
-pub(crate) const CONSOLIDATION_INPUT: Template = template!(
-    "memories/consolidation_input.md",
-    &[boundary_tags::MEMORY_FILE, boundary_tags::RAW_MEMORY]
-);
-pub(crate) const READ_PATH: Template = template!("memories/read_path.md", &[]);
-
-pub(crate) const TEMPLATES: &[&Template] = &[
-    &STAGE_ONE_SYSTEM,
-    &STAGE_ONE_INPUT,
-    &CONSOLIDATION_SYSTEM,
-    &CONSOLIDATION_INPUT,
-    &READ_PATH,
-];
 
 /// The stage-one system prompt: what makes a memory worth keeping, the no-op answer and the
 /// exact formats of [`memory_protocol::StageOneOutput`]'s fields, in the names of

@@ -3,31 +3,12 @@
 //! instructions that come with an archived working memory when a session's context is
 //! assembled.
 
-use memory_protocol::names::boundary_tags;
 use memory_protocol::working_memory::{WorkingMemorySection, limits};
 
-use crate::engine::{Template, Vars, template};
+use crate::engine::Vars;
 use crate::error::Result;
+use crate::registry::working_memory::{ASSEMBLE, CREATE, UPDATE};
 use crate::untrusted::UntrustedText;
-
-pub(crate) const CREATE: Template = template!(
-    "working_memory/create.md",
-    &[boundary_tags::CONVERSATION, boundary_tags::PREVIOUS_SUMMARY]
-);
-pub(crate) const UPDATE: Template = template!(
-    "working_memory/update.md",
-    &[
-        boundary_tags::WORKING_MEMORY,
-        boundary_tags::CONVERSATION,
-        boundary_tags::SECTION_SIZE_WARNINGS
-    ]
-);
-pub(crate) const ASSEMBLE: Template = template!(
-    "working_memory/assemble.md",
-    &[boundary_tags::WORKING_MEMORY]
-);
-
-pub(crate) const TEMPLATES: &[&Template] = &[&CREATE, &UPDATE, &ASSEMBLE];
 
 /// Name of the tool the update prompt asks the model to call.
 pub const UPDATE_TOOL: &str = memory_protocol::working_memory::UPDATE_TOOL_NAME;

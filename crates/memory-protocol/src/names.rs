@@ -76,8 +76,9 @@ pub mod tables {
     /// Owned by `goal-steering`: one row per turn charged to a goal.
     pub const GOAL_TURNS: &str = "goal_turns";
     /// Shared: the schema version of each owner's tables, one row per owner (see
-    /// [`super::schema_owners`]). `memory-write` versions its tables with `PRAGMA user_version`;
-    /// every other owner uses this table, so the two never collide.
+    /// [`super::schema_owners`]). On SQLite `memory-write` versions its tables with
+    /// `PRAGMA user_version` and every other owner uses this table, so the two never collide;
+    /// on PostgreSQL every owner, `memory-write` included, uses this table.
     pub const SCHEMA_VERSIONS: &str = "schema_versions";
     /// Owned by `memory-introspect`: the memory search index.
     pub const MEMORY_SEARCH_INDEX: &str = "memory_search_index";
@@ -87,6 +88,8 @@ pub mod tables {
 pub mod schema_owners {
     /// The goal tables ([`super::tables::THREAD_GOALS`], [`super::tables::GOAL_TURNS`]).
     pub const GOAL_STEERING: &str = "goal-steering";
+    /// The write path's tables on PostgreSQL (on SQLite they keep `PRAGMA user_version`).
+    pub const MEMORY_WRITE: &str = "memory-write";
 }
 
 /// Hidden internal-context messages: user-role input a host sends to the model without showing

@@ -30,7 +30,7 @@ use memory_protocol::names::memory_root as names;
 
 use crate::error::Result;
 use crate::memory_root::MemoryRoot;
-use crate::store::{AsyncStateStore, now_unix};
+use crate::store::{WriteStore, now_unix};
 
 /// Longest thread id accepted from a citation.
 const MAX_ID_CHARS: usize = 100;
@@ -147,7 +147,7 @@ pub fn cited_threads(citations: &[Citation], root: &MemoryRoot) -> Result<BTreeS
 /// Parses the citations in an assistant message, resolves them against the memory root, and
 /// records one use (now) for every cited thread's stored memory.
 pub async fn record_citations(
-    store: &AsyncStateStore,
+    store: &dyn WriteStore,
     root: &MemoryRoot,
     message: &str,
 ) -> Result<UsageReport> {
@@ -157,10 +157,7 @@ pub async fn record_citations(
     let recorded = if ids.is_empty() {
         0
     } else {
-        let ids = ids.clone();
-        store
-            .call(move |store| store.record_memory_usage(&ids, now_unix()))
-            .await?
+        store.record_memory_usage(&ids, now_unix()).await?
     };
     Ok(UsageReport {
         blocks: citations.len(),

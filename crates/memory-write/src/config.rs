@@ -255,6 +255,39 @@ pub fn parse_model_config(text: &str) -> Result<ModelToml> {
     Ok(parsed)
 }
 
+/// The `[store]` table of a config file: `url = "postgres://..."` keeps the state in a
+/// PostgreSQL server shared by several machines; absent (or `"sqlite"`), the state stays in
+/// `<home>/state.sqlite`.
+pub fn parse_store_url(text: &str) -> Result<Option<String>> {
+    let document: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        Error::InvalidConfig(format!("invalid toml: {}", e.to_string().trim_end()))
+    })?;
+    let Some(table) = document.get("store") else {
+        return Ok(None);
+    };
+    let table = table
+        .as_table()
+        .ok_or_else(|| Error::InvalidConfig("`store` must be a table".to_owned()))?;
+    let mut url = None;
+    for (key, value) in table {
+        match key.as_str() {
+            "url" => url = Some(string("store.url", value).map_err(Error::InvalidConfig)?),
+            other => {
+                return Err(Error::InvalidConfig(format!(
+                    "unknown key `store.{other}` (known: url)"
+                )));
+            }
+        }
+    }
+    Ok(url.filter(|url| !url.trim().is_empty()))
+}
+
+/// Reads the `[store]` table of a config file (see [`parse_store_url`]).
+pub fn load_store_url(path: &Path) -> Result<Option<String>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    parse_store_url(&text).map_err(|error| error.in_file(path))
+}
+
 /// `minimal`, `low`, `medium` or `high`, in any case.
 pub fn parse_reasoning_effort(text: &str) -> Option<ReasoningEffort> {
     match text.trim().to_ascii_lowercase().as_str() {
@@ -454,6 +487,11 @@ consolidation_cooldown_hours = 1
     }
 
     proptest::proptest! {
+        #[test]
+        fn parse_store_url_never_panics(text in ".{0,200}") {
+            let _ = parse_store_url(&text);
+        }
+
         #[test]
         fn parse_config_never_panics(text in ".{0,200}") {
             let _ = parse_config(&text);

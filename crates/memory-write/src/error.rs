@@ -29,6 +29,25 @@ pub enum Error {
         /// Newest version this build knows.
         supported: i64,
     },
+    /// A store URL that cannot be used.
+    #[error("state store {url}: {message}")]
+    StoreUrl {
+        /// The URL, without its password.
+        url: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The PostgreSQL server cannot be reached (or refused the connection).
+    #[error("cannot reach the state store at {url}: {message}")]
+    Unreachable {
+        /// The server, without a password.
+        url: String,
+        /// Why, as the driver said it.
+        message: String,
+    },
+    /// A PostgreSQL store operation failed.
+    #[error("state store (postgres): {0}")]
+    Postgres(String),
     /// A file or folder could not be read or written.
     #[error("{path}: {error}")]
     Io {
@@ -85,6 +104,13 @@ pub enum Error {
     /// A blocking store task could not run to completion.
     #[error("state store task failed: {0}")]
     Task(String),
+}
+
+#[cfg(feature = "postgres")]
+impl From<tokio_postgres::Error> for Error {
+    fn from(error: tokio_postgres::Error) -> Error {
+        Error::Postgres(crate::store::postgres::postgres_message(&error))
+    }
 }
 
 impl Error {

@@ -13,7 +13,8 @@
 //! - **failed**: the error text is kept and the job is retried after a back-off.
 //!
 //! File reading and the CPU-bound steps run on tokio's blocking pool; the store is reached
-//! through [`AsyncStateStore`].
+//! through [`WriteStore`] (SQLite's
+//! [`crate::store::AsyncStateStore`] or the PostgreSQL store).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,7 +28,7 @@ use crate::rate_limit::{RateLimitProbe, rate_limit_allows};
 use crate::stage_one_request::{
     Loaded, MIN_ROLLOUT_TOKEN_BUDGET, load_rollout, parse_stage_one_output, render_request,
 };
-use crate::store::{AsyncStateStore, ClaimParams, ClaimedJob, now_unix};
+use crate::store::{ClaimParams, ClaimedJob, WriteStore, now_unix};
 
 /// Jobs in flight at once, per process.
 pub const CONCURRENCY_LIMIT: usize = 8;
@@ -170,8 +171,8 @@ impl PhaseOneReport {
 
 /// Runs phase 1: claims and runs jobs until the claim budget is spent or nothing is eligible.
 /// Job failures are recorded, not returned; an error means the store itself failed.
-pub async fn run_phase_one(
-    store: &AsyncStateStore,
+pub async fn run_phase_one<S: WriteStore + Clone + 'static>(
+    store: &S,
     model: Arc<dyn ModelClient>,
     options: &PhaseOneOptions,
     hooks: PhaseOneHooks<'_>,
@@ -184,13 +185,10 @@ pub async fn run_phase_one(
             return Ok(report);
         }
     }
-    let params = options.claim.clone();
     // Jobs left running by a crashed process on this host are counted (and claimed) at once.
+    store.reclaim_jobs_of_gone_owners(now_unix()).await?;
     report.candidates = store
-        .call(move |s| {
-            s.reclaim_jobs_of_gone_owners(now_unix())?;
-            s.count_stage_one_candidates(&params, now_unix())
-        })
+        .count_stage_one_candidates(&options.claim, now_unix())
         .await?;
     let budget = options.max_claims.unwrap_or(usize::MAX);
     if let Some(observer) = &hooks.observer {
@@ -241,8 +239,8 @@ enum Stop {
     RateLimit(f64),
 }
 
-struct Worker {
-    store: AsyncStateStore,
+struct Worker<S> {
+    store: S,
     model: Arc<dyn ModelClient>,
     claim: ClaimParams,
     retry_delay: Duration,
@@ -252,14 +250,13 @@ struct Worker {
     observer: Option<Arc<dyn PhaseOneObserver>>,
 }
 
-impl Worker {
+impl<S: WriteStore> Worker<S> {
     async fn run(&self) -> Result<Vec<JobReport>> {
         let mut reports = Vec::new();
         while self.may_claim() && self.take_claim() {
-            let params = self.claim.clone();
             let claimed = self
                 .store
-                .call(move |s| s.claim_next_stage_one_job(&params, now_unix()))
+                .claim_next_stage_one_job(&self.claim, now_unix())
                 .await?;
             let Some(job) = claimed else {
                 break;
@@ -311,36 +308,32 @@ impl Worker {
         let extracted = extract(self.model.as_ref(), &job).await;
         let (outcome, message, usage) = match extracted {
             Extraction::Output { output, usage } => {
-                let job = job.clone();
                 let owned = self
                     .store
-                    .call(move |s| s.mark_stage_one_succeeded(&job, &output, now_unix()))
+                    .mark_stage_one_succeeded(&job, &output, now_unix())
                     .await?;
                 (owned.then_some(JobOutcome::Succeeded), None, usage)
             }
             Extraction::Nothing { reason, usage } => {
-                let job = job.clone();
                 let owned = self
                     .store
-                    .call(move |s| s.mark_stage_one_no_output(&job, now_unix()))
+                    .mark_stage_one_no_output(&job, now_unix())
                     .await?;
                 (owned.then_some(JobOutcome::NoOutput), Some(reason), usage)
             }
             Extraction::Failed { error, retry_after } => {
                 let delay = retry_after.map_or(self.retry_delay, |d| d.max(self.retry_delay));
-                let (job, text) = (job.clone(), error.clone());
                 let owned = self
                     .store
-                    .call(move |s| s.mark_stage_one_failed(&job, &text, delay, now_unix()))
+                    .mark_stage_one_failed(&job, &error, delay, now_unix())
                     .await?;
                 (owned.then_some(JobOutcome::Failed), Some(error), None)
             }
             Extraction::Fatal { error } => {
                 self.stop_for(&error);
-                let (job, text) = (job.clone(), error.to_string());
                 let owned = self
                     .store
-                    .call(move |s| s.release_stage_one_job(&job, &text))
+                    .release_stage_one_job(&job, &error.to_string())
                     .await?;
                 (
                     owned.then_some(JobOutcome::Released),

@@ -34,8 +34,8 @@ use crate::error::{Error, Result};
 use crate::memory_root::{MemoryRoot, raw_memory_block, render_rollout_summary, with_version_line};
 use crate::stage_one_request::MIN_ROLLOUT_TOKEN_BUDGET;
 use crate::store::{
-    AsyncStateStore, BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease,
-    PhaseTwoState, PhaseTwoSuccess, now_unix,
+    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
+    PhaseTwoSuccess, WriteStore, now_unix,
 };
 
 /// Token budget of `memory_summary.md`, and the default cap of the read path.
@@ -151,7 +151,7 @@ pub struct PhaseTwoReport {
 
 /// Runs one phase-2 pass (see the module docs).
 pub async fn run_phase_two(
-    store: &AsyncStateStore,
+    store: &dyn WriteStore,
     root: &MemoryRoot,
     model: &dyn ModelClient,
     options: &PhaseTwoOptions,
@@ -159,9 +159,7 @@ pub async fn run_phase_two(
     // Missing or damaged files are rebuilt now, not after the cooldown: they count as new input.
     let repaired = damage(store, root).await?;
     if !repaired.is_empty() {
-        store
-            .call(|store| store.enqueue_phase_two(now_unix()))
-            .await?;
+        store.enqueue_phase_two(now_unix()).await?;
     }
     let force = options.force || !repaired.is_empty();
     let deadline = tokio::time::Instant::now() + options.wait_for_holder;
@@ -173,17 +171,14 @@ pub async fn run_phase_two(
             cooldown_seconds: options.cooldown_seconds,
             force,
         };
-        match store
-            .call(move |store| store.claim_phase_two(params))
-            .await?
-        {
+        match store.claim_phase_two(params).await? {
             PhaseTwoClaim::Claimed(lease) => break lease,
             PhaseTwoClaim::SkippedRunning { .. } if tokio::time::Instant::now() < deadline => {
                 waited = true;
                 tokio::time::sleep(WAIT_POLL_INTERVAL.min(options.wait_for_holder)).await;
             }
             skipped => {
-                let state = store.call(|store| store.phase_two_state()).await?;
+                let state = store.phase_two_state().await?;
                 let pending = matches!(skipped, PhaseTwoClaim::SkippedRunning { .. })
                     || unconsolidated(&state);
                 let reason = match skipped.skip_reason() {
@@ -221,7 +216,7 @@ pub async fn run_phase_two(
     match outcome {
         Ok(()) => {
             if report.skipped.is_none() {
-                let state = store.call(|store| store.phase_two_state()).await?;
+                let state = store.phase_two_state().await?;
                 report.pending = unconsolidated(&state);
             }
             Ok(report)
@@ -229,19 +224,15 @@ pub async fn run_phase_two(
         Err(Error::Model(model_error)) if model_error.is_fatal() => {
             // Credentials or configuration, not this pass: give the lease back without the
             // failure back-off, so the run after the fix consolidates at once.
-            let token = lease.owner_token.clone();
-            let _ = store
-                .call(move |store| store.release_phase_two(&token))
-                .await;
+            let _ = store.release_phase_two(&lease.owner_token).await;
             Err(Error::Model(model_error))
         }
         Err(error) => {
-            let token = lease.owner_token.clone();
             let message = error.to_string();
             let backoff = options.failure_backoff_seconds;
             // The pass's own error matters more than a failure to record it.
             let _ = store
-                .call(move |store| store.fail_phase_two(&token, now_unix(), &message, backoff))
+                .fail_phase_two(&lease.owner_token, now_unix(), &message, backoff)
                 .await;
             Err(error)
         }
@@ -260,21 +251,18 @@ enum Round {
 
 /// Missing or damaged memory-root files, when a pass succeeded before (before the first
 /// success there is nothing to repair).
-async fn damage(store: &AsyncStateStore, root: &MemoryRoot) -> Result<Vec<String>> {
+async fn damage(store: &dyn WriteStore, root: &MemoryRoot) -> Result<Vec<String>> {
+    if store.phase_two_state().await?.last_success_at.is_none() {
+        return Ok(Vec::new());
+    }
+    let selected: Vec<StageOneOutputRecord> = store
+        .stage_one_outputs()
+        .await?
+        .into_iter()
+        .filter(|record| record.selected)
+        .collect();
     let root = root.clone();
-    store
-        .call(move |store| {
-            if store.phase_two_state()?.last_success_at.is_none() {
-                return Ok(Vec::new());
-            }
-            let selected: Vec<StageOneOutputRecord> = store
-                .stage_one_outputs()?
-                .into_iter()
-                .filter(|record| record.selected)
-                .collect();
-            Ok(root.damage(&selected))
-        })
-        .await
+    blocking(move || Ok(root.damage(&selected))).await
 }
 
 /// True when stage-one outputs changed after the last successful pass began.
@@ -285,7 +273,7 @@ fn unconsolidated(state: &PhaseTwoState) -> bool {
 /// The input watermark now, when it moved past the lease's (new outputs arrived during the
 /// pass) and another pass is allowed; extends the lease meanwhile.
 async fn newer_input(
-    store: &AsyncStateStore,
+    store: &dyn WriteStore,
     lease: &PhaseTwoLease,
     options: &PhaseTwoOptions,
     may_repeat: bool,
@@ -293,22 +281,18 @@ async fn newer_input(
     if !may_repeat {
         return Ok(None);
     }
-    let token = lease.owner_token.clone();
-    let lease_seconds = options.lease_seconds;
-    let watermark = store
-        .call(move |store| {
-            if !store.heartbeat_phase_two(&token, now_unix(), lease_seconds)? {
-                return Ok(None);
-            }
-            Ok(Some(store.phase_two_state()?.input_watermark))
-        })
+    if !store
+        .heartbeat_phase_two(&lease.owner_token, now_unix(), options.lease_seconds)
         .await?
-        .ok_or(Error::LeaseLost)?;
+    {
+        return Err(Error::LeaseLost);
+    }
+    let watermark = store.phase_two_state().await?.input_watermark;
     Ok(Some(watermark).filter(|watermark| *watermark > lease.input_watermark))
 }
 
 async fn consolidate(
-    store: &AsyncStateStore,
+    store: &dyn WriteStore,
     root: &MemoryRoot,
     model: &dyn ModelClient,
     options: &PhaseTwoOptions,
@@ -324,10 +308,10 @@ async fn consolidate(
         options.max_selected,
     );
     report.pruned += store
-        .call(move |store| store.prune_phase_two_outputs(now_unix(), max_unused_days, prune_limit))
+        .prune_phase_two_outputs(now_unix(), max_unused_days, prune_limit)
         .await?;
     let selected = store
-        .call(move |store| store.select_phase_two_inputs(now_unix(), max_selected, max_unused_days))
+        .select_phase_two_inputs(now_unix(), max_selected, max_unused_days)
         .await?;
     report.selected = selected.len();
 
@@ -343,7 +327,7 @@ async fn consolidate(
     .await?;
     report.files_written += sync.files_written + sync.files_removed;
     let baseline = baseline_entries(&selected, &sync.stems);
-    let previous = store.call(|store| store.phase_two_baseline()).await?;
+    let previous = store.phase_two_baseline().await?;
     let changes = selection_changes(&previous, &baseline);
     report.changes = changes.clone();
 
@@ -377,11 +361,7 @@ async fn consolidate(
         if let Some(watermark) = newer_input(store, lease, options, may_repeat).await? {
             return Ok(Round::Again { watermark, hash });
         }
-        let token = lease.owner_token.clone();
-        if !store
-            .call(move |store| store.release_phase_two(&token))
-            .await?
-        {
+        if !store.release_phase_two(&lease.owner_token).await? {
             return Err(Error::LeaseLost);
         }
         report.skipped = Some("no memories to consolidate yet".to_owned());
@@ -535,7 +515,7 @@ fn forgettable(previous: &[BaselineEntry], current: &[BaselineEntry]) -> BTreeSe
 
 /// Completes the lease after a pass, or asks for another pass when new outputs arrived.
 async fn finish(
-    store: &AsyncStateStore,
+    store: &dyn WriteStore,
     lease: &PhaseTwoLease,
     options: &PhaseTwoOptions,
     may_repeat: bool,
@@ -549,19 +529,12 @@ async fn finish(
             hash: hash.to_owned(),
         });
     }
-    let lease = lease.clone();
-    let hash = hash.to_owned();
-    let consumed = baseline.to_vec();
-    let owned = store
-        .call(move |store| {
-            let success = PhaseTwoSuccess {
-                now: now_unix(),
-                input_hash: &hash,
-                selected: &consumed,
-            };
-            store.complete_phase_two(&lease, &success)
-        })
-        .await?;
+    let success = PhaseTwoSuccess {
+        now: now_unix(),
+        input_hash: hash,
+        selected: baseline,
+    };
+    let owned = store.complete_phase_two(lease, &success).await?;
     if !owned {
         return Err(Error::LeaseLost);
     }
@@ -597,7 +570,7 @@ fn redacted_input(
 /// Calls the model, extending the lease every heartbeat interval while it runs. Losing the
 /// lease abandons the call.
 async fn complete_with_heartbeat(
-    store: &AsyncStateStore,
+    store: &dyn WriteStore,
     model: &dyn ModelClient,
     request: ModelRequest,
     lease: &PhaseTwoLease,
@@ -613,11 +586,10 @@ async fn complete_with_heartbeat(
         tokio::select! {
             response = &mut call => return response.map_err(Error::Model),
             _ = ticker.tick() => {
-                let token = lease.owner_token.clone();
                 let lease_seconds = options.lease_seconds;
                 let alive = store
-                    .call(move |store| store.heartbeat_phase_two(&token, now_unix(), lease_seconds))
-                    .await?;
+                    .heartbeat_phase_two(&lease.owner_token, now_unix(), lease_seconds)
+            .await?;
                 if !alive {
                     return Err(Error::LeaseLost);
                 }
@@ -727,13 +699,8 @@ fn input_hash(
 
 /// Records that the memories of `thread_ids` were used now (usage count and last use), which
 /// ranks them higher in the next selection. Returns how many stored memories were updated.
-pub async fn record_memory_usage(
-    store: &AsyncStateStore,
-    thread_ids: Vec<String>,
-) -> Result<usize> {
-    store
-        .call(move |store| store.record_memory_usage(&thread_ids, now_unix()))
-        .await
+pub async fn record_memory_usage(store: &dyn WriteStore, thread_ids: Vec<String>) -> Result<usize> {
+    store.record_memory_usage(&thread_ids, now_unix()).await
 }
 
 async fn blocking<T: Send + 'static>(

@@ -26,7 +26,7 @@
 //! (when enabled) reads the whole file. Lines are matched on raw bytes first and parsed only
 //! when they may be what is looked for.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -39,7 +39,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::MemoriesConfig;
 use crate::error::{Error, Result};
-use crate::store::{MemoryMode, StateStore, ThreadRegistration};
+use crate::store::{KnownFile, MemoryMode, StateStore, ThreadRegistration, WriteStore};
 
 /// The skip reason of a rollout in which the user never wrote anything.
 pub const NO_USER_MESSAGE: &str = "no_user_message";
@@ -128,6 +128,47 @@ pub fn scan_rollouts(
     options: &ScanOptions,
     now: i64,
 ) -> Result<ScanReport> {
+    let known = store.thread_file_states()?;
+    scan_files(root, options, &known, &mut |batch| {
+        store.upsert_threads(batch, now)
+    })
+}
+
+/// Registers every rollout under `root` in any [`WriteStore`] (a PostgreSQL store shared by
+/// several machines, say): the files are read on the blocking pool, then registered in
+/// batches.
+pub async fn scan_rollouts_into(
+    store: &dyn WriteStore,
+    root: &Path,
+    options: &ScanOptions,
+    now: i64,
+) -> Result<ScanReport> {
+    let known = store.thread_file_states().await?;
+    let (root, options) = (root.to_owned(), *options);
+    let (mut report, registrations) = tokio::task::spawn_blocking(move || {
+        let mut registrations = Vec::new();
+        let report = scan_files(&root, &options, &known, &mut |batch| {
+            registrations.extend_from_slice(batch);
+            Ok(crate::store::UpsertCounts::default())
+        })?;
+        Ok::<_, Error>((report, registrations))
+    })
+    .await
+    .map_err(|e| Error::Task(e.to_string()))??;
+    for batch in registrations.chunks(BATCH) {
+        add_counts(&mut report, store.upsert_threads(batch, now).await?);
+    }
+    Ok(report)
+}
+
+/// The scan itself: every rollout under `root` not already known with the same size and
+/// mtime is inspected and handed to `register` in batches.
+fn scan_files(
+    root: &Path,
+    options: &ScanOptions,
+    known: &HashMap<String, KnownFile>,
+    register: &mut dyn FnMut(&[ThreadRegistration]) -> Result<crate::store::UpsertCounts>,
+) -> Result<ScanReport> {
     let root = root.canonicalize().map_err(|e| Error::io(root, e))?;
     // The folder itself must be readable; anything below it that is not is a warning.
     crate::fault::check(crate::fault::FaultPoint::ReadDir, &root)
@@ -137,7 +178,6 @@ pub fn scan_rollouts(
     let mut unreadable = Vec::new();
     collect_rollouts(&root, &mut files, &mut unreadable);
     files.sort();
-    let known = store.thread_file_states()?;
     let mut report = ScanReport {
         root: root.clone(),
         files: files.len(),
@@ -190,11 +230,11 @@ pub fn scan_rollouts(
             Err(e) => report.unreadable.push((path, e.to_string())),
         }
         if pending.len() >= BATCH {
-            add_counts(&mut report, store.upsert_threads(&pending, now)?);
+            add_counts(&mut report, register(&pending)?);
             pending.clear();
         }
     }
-    add_counts(&mut report, store.upsert_threads(&pending, now)?);
+    add_counts(&mut report, register(&pending)?);
     Ok(report)
 }
 

@@ -105,15 +105,21 @@ pub(crate) struct LoadedConfig {
     pub(crate) file: MemoriesToml,
     pub(crate) memories: MemoriesConfig,
     pub(crate) model: ModelToml,
+    /// `[store] url`, when the file names a shared store.
+    pub(crate) store_url: Option<String>,
 }
 
 /// The config file (the flag, else `<home>/config.toml` when present, else defaults). Clamping
 /// warnings go to stderr.
 pub(crate) fn load_config(flag: Option<&Path>, home: &Path) -> anyhow::Result<LoadedConfig> {
     let path = config_path(flag, home);
-    let (file, model) = match &path {
-        Some(path) => (load_config_file(path)?, load_model_config_file(path)?),
-        None => (MemoriesToml::default(), ModelToml::default()),
+    let (file, model, store_url) = match &path {
+        Some(path) => (
+            load_config_file(path)?,
+            load_model_config_file(path)?,
+            agent_memory::write::config::load_store_url(path)?,
+        ),
+        None => (MemoriesToml::default(), ModelToml::default(), None),
     };
     let (memories, warnings) = MemoriesConfig::resolve(&file);
     for warning in warnings {
@@ -123,6 +129,7 @@ pub(crate) fn load_config(flag: Option<&Path>, home: &Path) -> anyhow::Result<Lo
         file,
         memories,
         model,
+        store_url,
     })
 }
 

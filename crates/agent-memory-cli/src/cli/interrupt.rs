@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use agent_memory::write::AsyncStateStore;
+use agent_memory::write::store::WriteStore;
 
 /// Which signal stopped the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,7 @@ async fn next_signal() -> Signal {
 /// abandoned), every lease this process holds on `store` is given back, and the result is the
 /// [`Stopped`] error. A second signal while giving back exits at once.
 pub(crate) async fn until_signal<T>(
-    store: &AsyncStateStore,
+    store: &dyn WriteStore,
     work: impl Future<Output = anyhow::Result<T>>,
 ) -> anyhow::Result<T> {
     let signal = tokio::select! {
@@ -82,7 +82,7 @@ pub(crate) async fn until_signal<T>(
     }
     .exit_code();
     let released = tokio::select! {
-        released = store.call(|store| store.release_leases_of_this_process()) => released?,
+        released = store.release_leases_of_this_process() => released?,
         _ = next_signal() => std::process::exit(i32::from(code)),
     };
     Err(Stopped {

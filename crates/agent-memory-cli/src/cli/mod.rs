@@ -25,6 +25,7 @@ mod run;
 mod search;
 mod show;
 mod status;
+mod store;
 mod wm;
 
 /// agent-memory: turn coding-agent session transcripts into durable memories.

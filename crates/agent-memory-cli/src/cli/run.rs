@@ -16,14 +16,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_memory::write::config::{MemoriesConfig, MemoriesToml};
-use agent_memory::write::housekeeping::prune_stale_memories;
 use agent_memory::write::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
 use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
 use agent_memory::write::store::ClaimParams;
-use agent_memory::write::{
-    AsyncStateStore, PhaseOneOptions, PhaseOneReport, ScanOptions, ScanReport, StateStore,
-    run_phase_one, scan_rollouts,
-};
+use agent_memory::write::{PhaseOneOptions, PhaseOneReport, ScanReport, run_phase_one};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -62,6 +58,11 @@ pub(crate) struct RunArgs {
     /// that consolidation is still pending.
     #[arg(long, default_value_t = DEFAULT_CONSOLIDATION_WAIT_SECS)]
     consolidation_wait: u64,
+    /// The state store: `postgres://USER@HOST:PORT/DB` for one store shared by several
+    /// machines, or `sqlite` (default: $AGENT_MEMORY_STORE, else `[store] url` in the config
+    /// file, else <home>/state.sqlite).
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
 }
 
 /// How long `run` waits for another process's consolidation by default.
@@ -103,16 +104,9 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     let built = build(&runtime, &spec, &model_options)?;
     let (model, context_window) = (built.client, built.context_window);
 
-    let mut store = StateStore::open_home(&home)?;
-    let pruned = prune_stale_memories(&mut store, config, agent_memory::write::store::now_unix())?;
-    let scan_options = ScanOptions::from_config(config);
-    let scan = scan_rollouts(
-        &mut store,
-        &rollouts_dir,
-        &scan_options,
-        agent_memory::write::store::now_unix(),
-    )
-    .with_context(|| format!("cannot scan {}", rollouts_dir.display()))?;
+    let store_url = super::store::selected_url(args.store.as_deref(), loaded.store_url.as_deref());
+    let (store, pruned, scan) =
+        super::store::open_and_scan(&runtime, &home, store_url.as_deref(), config, &rollouts_dir)?;
     for (path, reason) in &scan.unreadable {
         let warning = format!("warning: skipped {}: {reason}", path.display());
         eprintln!("{}", display_safe(&redact_secrets(&warning)));
@@ -132,7 +126,6 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     };
     let observer = (!args.json && std::io::stderr().is_terminal())
         .then(|| Arc::new(Progress::default()) as Arc<dyn PhaseOneObserver>);
-    let store = AsyncStateStore::new(store);
     let consolidation_model = match &config.consolidation_model {
         Some(spec) if args.common.model.is_none() => build(&runtime, spec, &model_options)?.client,
         _ => Arc::clone(&model),
@@ -163,7 +156,7 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
             })
         } else {
             run_phase_two(
-                &store,
+                store.as_ref(),
                 &root,
                 consolidation_model.as_ref(),
                 &phase_two_options,
@@ -173,7 +166,7 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         Ok((report, phase_two))
     };
     // Ctrl-C or SIGTERM gives back every held lease before exiting.
-    let (report, phase_two) = runtime.block_on(until_signal(&store, work))?;
+    let (report, phase_two) = runtime.block_on(until_signal(store.as_ref(), work))?;
     drop(observer);
 
     if pruned > 0 && !args.json {

@@ -10,4 +10,5 @@ mod model_server;
 mod redact_cli;
 mod reliability_cli;
 mod run_cli;
+mod shared_store_cli;
 mod wm_cli;

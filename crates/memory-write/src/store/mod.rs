@@ -9,9 +9,12 @@
 //! [`StateStore`] is synchronous and `Send`; async code reaches it through [`AsyncStateStore`],
 //! which runs each call on tokio's blocking pool so the runtime never waits on SQLite.
 
+mod backend;
 mod forget;
 mod lease_owner;
 mod phase_two;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod stage_one;
 mod stored_paths;
 mod threads;
@@ -28,6 +31,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use crate::error::{Error, Result};
 
+pub use self::backend::{SharedStore, WriteStore};
 pub use self::forget::{ForgetReport, ResetReport, ThreadMatch};
 pub use self::lease_owner::{LeaseOwner, ReleasedLeases};
 pub use self::phase_two::{

@@ -256,6 +256,28 @@ impl StateStore {
         Ok(usize::try_from(count).unwrap_or(0))
     }
 
+    /// Extends a held job's lease to `now + lease_seconds`, for extractions that may outlast
+    /// it. Returns false, writing nothing, when `job` no longer owns the lease.
+    pub fn heartbeat_stage_one_job(
+        &mut self,
+        job: &ClaimedJob,
+        now: i64,
+        lease_seconds: i64,
+    ) -> Result<bool> {
+        let changed = self.conn.execute(
+            &format!(
+                "UPDATE {STAGE_ONE_JOBS} SET lease_expires_at = ?3
+                 WHERE thread_id = ?1 AND status = 'running' AND owner_token = ?2"
+            ),
+            params![
+                job.thread_id,
+                job.owner_token,
+                now.saturating_add(lease_seconds)
+            ],
+        )?;
+        Ok(changed > 0)
+    }
+
     /// Records a successful extraction: the job is done for its watermark and the output is
     /// stored (replacing an older one), in one transaction. Returns false, writing nothing,
     /// when `job` no longer owns the lease.

@@ -1,5 +1,6 @@
 //! Integration tests of memory-write, one module per topic.
 
+mod conformance;
 mod fake_model;
 mod fault_harness;
 mod forgetting;

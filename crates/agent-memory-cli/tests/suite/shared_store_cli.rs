@@ -1,0 +1,138 @@
+//! `run` on a PostgreSQL store shared by two "machines" (two homes): a rollout is extracted
+//! once, wherever it was registered, and each machine writes its own copy of the memory files.
+//! Runs when `AGENT_MEMORY_TEST_PG_URL` names a server (CI starts one); skipped, saying so,
+//! otherwise.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn examples() -> &'static Path {
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/rollouts"
+    ))
+}
+
+fn run(home: &Path, store: Option<&str>, env_store: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-memory"));
+    command
+        .args(["run", "--json", "--home"])
+        .arg(home)
+        .arg(examples());
+    command.env_remove("AGENT_MEMORY_STORE");
+    if let Some(url) = store {
+        command.args(["--store", url]);
+    }
+    if let Some(url) = env_store {
+        command.env("AGENT_MEMORY_STORE", url);
+    }
+    command.output().unwrap()
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not json ({e}): {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// A fresh database on the test server, named after the test and this process.
+fn fresh_database(server: &str, name: &str) -> String {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let database = format!("{name}_{}", std::process::id());
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(server, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {database}"))
+            .await
+            .unwrap();
+        client
+            .batch_execute(&format!("CREATE DATABASE {database}"))
+            .await
+            .unwrap();
+    });
+    let base = server.rsplit_once('/').map_or(server, |(base, _)| base);
+    format!("{base}/{database}")
+}
+
+#[test]
+fn two_homes_on_one_postgres_store_extract_each_rollout_once() {
+    let Some(server) = std::env::var("AGENT_MEMORY_TEST_PG_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+    else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: shared-store CLI test (AGENT_MEMORY_TEST_PG_URL is not set)"
+        );
+        return;
+    };
+    let url = fresh_database(&server, "cli_shared");
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+
+    let output = run(first.path(), Some(&url), None);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = json(&output);
+    assert!(report["succeeded"].as_u64().unwrap() >= 4, "{report}");
+    assert_eq!(report["phase2"]["ran"], true, "{report}");
+    // The state lives on the server, not in the home.
+    assert!(!first.path().join("state.sqlite").exists());
+    assert!(first.path().join("memories/MEMORY.md").is_file());
+
+    // The second machine, pointed at the store by the environment, finds nothing to extract
+    // and writes its own copy of the memory files from the shared outputs.
+    let output = run(second.path(), None, Some(&url));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = json(&output);
+    assert_eq!(report["claimed"], 0, "{report}");
+    assert!(!second.path().join("state.sqlite").exists());
+    let memory = |home: &Path| std::fs::read_to_string(home.join("memories/MEMORY.md")).unwrap();
+    assert_eq!(memory(first.path()), memory(second.path()));
+
+    // `--store sqlite` overrides the environment: back to the home's own file.
+    let output = run(second.path(), Some("sqlite"), Some(&url));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(json(&output)["succeeded"].as_u64().unwrap() >= 4);
+    assert!(second.path().join("state.sqlite").is_file());
+}
+
+#[test]
+fn an_unreachable_store_is_a_clear_error_without_the_password() {
+    let home = tempfile::tempdir().unwrap();
+    let output = run(
+        home.path(),
+        Some("postgres://agent:hunter2@127.0.0.1:1/memory"),
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot reach the state store at postgres://127.0.0.1:1/memory"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}

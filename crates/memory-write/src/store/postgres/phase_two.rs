@@ -1,0 +1,434 @@
+//! Phase 2 on PostgreSQL: the one-row consolidation lease, selection, pruning, the baseline and
+//! memory usage (rules as in the SQLite store's `phase_two` module).
+//!
+//! Every claim, failure and completion reads the lease row `FOR UPDATE`, so they are serialized
+//! on it exactly as SQLite's `BEGIN IMMEDIATE` serializes them; a connection lost mid-claim
+//! rolls back and leaves the row as it was.
+
+use memory_protocol::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
+use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
+
+use super::stage_one::{output_from_row, output_query};
+use super::{PgStore, to_i64};
+use crate::error::Result;
+use crate::store::{
+    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
+    PhaseTwoSuccess,
+};
+
+const DAY_SECONDS: i64 = 24 * 3600;
+/// Upper bound of the failure backoff, however many attempts failed.
+const MAX_BACKOFF_SECONDS: i64 = 24 * 3600;
+/// A memory's activity time in `stage1_outputs` aliased `o`: its last use, else its rollout's
+/// update time.
+const ACTIVITY: &str = "COALESCE(o.last_used_at, o.source_updated_at)";
+/// The whitespace SQLite's `TRIM(x, char(32, 9, 10, 13))` removes.
+const BLANK: &str = "E' \\t\\n\\r'";
+
+const STATE_COLUMNS: &str = "status, owner_token, lease_expires_at, heartbeat_at, attempts, \
+     input_watermark, last_success_watermark, last_success_at, last_input_hash, last_error, \
+     retry_after_at, owner_host, owner_pid, owner_started";
+
+fn state_from_row(row: &tokio_postgres::Row) -> PhaseTwoState {
+    PhaseTwoState {
+        // An unknown stored status is read as an error row: never as running.
+        status: JobStatus::parse(row.get(0)).unwrap_or(JobStatus::Error),
+        owner_token: row.get(1),
+        lease_expires_at: row.get(2),
+        heartbeat_at: row.get(3),
+        attempts: row.get(4),
+        input_watermark: row.get(5),
+        last_success_watermark: row.get(6),
+        last_success_at: row.get(7),
+        last_input_hash: row.get(8),
+        last_error: row.get(9),
+        retry_after_at: row.get(10),
+    }
+}
+
+fn empty_state() -> PhaseTwoState {
+    PhaseTwoState {
+        status: JobStatus::Pending,
+        owner_token: None,
+        lease_expires_at: None,
+        heartbeat_at: None,
+        attempts: 0,
+        input_watermark: 0,
+        last_success_watermark: None,
+        last_success_at: None,
+        last_input_hash: None,
+        last_error: None,
+        retry_after_at: None,
+    }
+}
+
+/// The lease row, locked for the rest of the transaction.
+async fn lock_state(
+    tx: &deadpool_postgres::Transaction<'_>,
+) -> Result<(PhaseTwoState, Option<(String, u32, Option<String>)>)> {
+    let row = tx
+        .query_opt(
+            &format!("SELECT {STATE_COLUMNS} FROM {PHASE_TWO_LEASE} WHERE id = 1 FOR UPDATE"),
+            &[],
+        )
+        .await?;
+    Ok(match row {
+        Some(row) => {
+            let holder = match (
+                row.get::<_, Option<String>>(11),
+                row.get::<_, Option<i64>>(12),
+            ) {
+                (Some(host), Some(pid)) => Some((
+                    host,
+                    u32::try_from(pid).unwrap_or(u32::MAX),
+                    row.get::<_, Option<String>>(13),
+                )),
+                _ => None,
+            };
+            (state_from_row(&row), holder)
+        }
+        None => (empty_state(), None),
+    })
+}
+
+impl PgStore {
+    pub(super) async fn pg_claim_phase_two(
+        &self,
+        params: PhaseTwoClaimParams,
+    ) -> Result<PhaseTwoClaim> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        // The row is created by the migration; re-create it if someone deleted it.
+        tx.execute(
+            &format!("INSERT INTO {PHASE_TWO_LEASE} (id) VALUES (1) ON CONFLICT DO NOTHING"),
+            &[],
+        )
+        .await?;
+        let (mut state, holder) = lock_state(&tx).await?;
+        let now = params.now;
+        // A lease whose holder on this host is gone counts as expired.
+        if state.status == JobStatus::Running
+            && state.lease_expires_at.is_some_and(|expires| expires > now)
+            && let Some((host, pid, started)) = &holder
+            && self.owner.is_gone(host, *pid, started.as_deref())
+        {
+            state.lease_expires_at = Some(now);
+        }
+        let new_input = state.input_watermark > state.last_success_watermark.unwrap_or(-1);
+        let forced = params.force && new_input;
+        if state.status == JobStatus::Running
+            && let Some(expires) = state.lease_expires_at.filter(|expires| *expires > now)
+        {
+            return Ok(PhaseTwoClaim::SkippedRunning {
+                lease_expires_at: expires,
+            });
+        }
+        if !forced {
+            if let Some(until) = state.retry_after_at.filter(|until| *until > now) {
+                return Ok(PhaseTwoClaim::SkippedBackoff { until });
+            }
+            if state.last_error.is_none()
+                && let Some(success) = state.last_success_at
+            {
+                let until = success.saturating_add(params.cooldown_seconds);
+                if until > now {
+                    return Ok(PhaseTwoClaim::SkippedCooldown { until });
+                }
+            }
+        }
+        let owner_token = uuid::Uuid::new_v4().to_string();
+        let lease_expires_at = now.saturating_add(params.lease_seconds);
+        tx.execute(
+            &format!(
+                "UPDATE {PHASE_TWO_LEASE}
+                 SET status = 'running', owner_token = $1, lease_expires_at = $2,
+                     heartbeat_at = $3, owner_host = $4, owner_pid = $5, owner_started = $6
+                 WHERE id = 1"
+            ),
+            &[
+                &owner_token,
+                &lease_expires_at,
+                &now,
+                &self.owner.host,
+                &i64::from(self.owner.pid),
+                &self.owner.started,
+            ],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(PhaseTwoClaim::Claimed(PhaseTwoLease {
+            owner_token,
+            lease_expires_at,
+            input_watermark: state.input_watermark,
+            last_input_hash: state.last_input_hash,
+        }))
+    }
+
+    pub(super) async fn pg_heartbeat_phase_two(
+        &self,
+        owner_token: &str,
+        now: i64,
+        lease_seconds: i64,
+    ) -> Result<bool> {
+        let client = self.client().await?;
+        let changed = client
+            .execute(
+                &format!(
+                    "UPDATE {PHASE_TWO_LEASE} SET lease_expires_at = $1, heartbeat_at = $2
+                     WHERE id = 1 AND status = 'running' AND owner_token = $3"
+                ),
+                &[&now.saturating_add(lease_seconds), &now, &owner_token],
+            )
+            .await?;
+        Ok(changed == 1)
+    }
+
+    pub(super) async fn pg_release_phase_two(&self, owner_token: &str) -> Result<bool> {
+        let client = self.client().await?;
+        let changed = client
+            .execute(
+                &format!(
+                    "UPDATE {PHASE_TWO_LEASE}
+                     SET status = 'pending', owner_token = NULL, lease_expires_at = NULL
+                     WHERE id = 1 AND status = 'running' AND owner_token = $1"
+                ),
+                &[&owner_token],
+            )
+            .await?;
+        Ok(changed == 1)
+    }
+
+    pub(super) async fn pg_complete_phase_two(
+        &self,
+        lease: &PhaseTwoLease,
+        success: &PhaseTwoSuccess<'_>,
+    ) -> Result<bool> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let changed = tx
+            .execute(
+                &format!(
+                    "UPDATE {PHASE_TWO_LEASE}
+                     SET status = 'done', owner_token = NULL, lease_expires_at = NULL,
+                         attempts = 0, last_error = NULL, retry_after_at = NULL,
+                         last_success_at = $1, last_input_hash = $2,
+                         last_success_watermark = GREATEST(COALESCE(last_success_watermark, $3), $3)
+                     WHERE id = 1 AND status = 'running' AND owner_token = $4"
+                ),
+                &[
+                    &success.now,
+                    &success.input_hash,
+                    &lease.input_watermark,
+                    &lease.owner_token,
+                ],
+            )
+            .await?;
+        if changed != 1 {
+            return Ok(false);
+        }
+        tx.execute(
+            &format!(
+                "UPDATE {STAGE_ONE_OUTPUTS}
+                 SET selected = FALSE, selected_source_updated_at = NULL
+                 WHERE selected OR selected_source_updated_at IS NOT NULL"
+            ),
+            &[],
+        )
+        .await?;
+        tx.execute(&format!("DELETE FROM {PHASE_TWO_BASELINE}"), &[])
+            .await?;
+        let mark = tx
+            .prepare_cached(&format!(
+                "UPDATE {STAGE_ONE_OUTPUTS} SET selected = TRUE, selected_source_updated_at = $2
+                 WHERE thread_id = $1 AND source_updated_at = $2"
+            ))
+            .await?;
+        let baseline = tx
+            .prepare_cached(&format!(
+                "INSERT INTO {PHASE_TWO_BASELINE} (thread_id, source_updated_at, material)
+                 VALUES ($1, $2, $3)
+                 ON CONFLICT (thread_id) DO UPDATE SET
+                    source_updated_at = excluded.source_updated_at,
+                    material = excluded.material"
+            ))
+            .await?;
+        for entry in success.selected {
+            tx.execute(&mark, &[&entry.thread_id, &entry.source_updated_at])
+                .await?;
+            tx.execute(
+                &baseline,
+                &[&entry.thread_id, &entry.source_updated_at, &entry.material],
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    pub(super) async fn pg_fail_phase_two(
+        &self,
+        owner_token: &str,
+        now: i64,
+        error: &str,
+        backoff_seconds: i64,
+    ) -> Result<bool> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let (state, _) = lock_state(&tx).await?;
+        if state.status != JobStatus::Running || state.owner_token.as_deref() != Some(owner_token) {
+            return Ok(false);
+        }
+        let attempts = state.attempts.saturating_add(1);
+        let shift = u32::try_from(attempts.saturating_sub(1).clamp(0, 20)).unwrap_or(20);
+        let backoff = backoff_seconds
+            .max(0)
+            .saturating_mul(1i64 << shift)
+            .min(MAX_BACKOFF_SECONDS.max(backoff_seconds));
+        tx.execute(
+            &format!(
+                "UPDATE {PHASE_TWO_LEASE}
+                 SET status = 'error', owner_token = NULL, lease_expires_at = NULL,
+                     attempts = $1, last_error = $2, retry_after_at = $3
+                 WHERE id = 1"
+            ),
+            &[&attempts, &error, &now.saturating_add(backoff)],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    pub(super) async fn pg_enqueue_phase_two(&self, now: i64) -> Result<()> {
+        let client = self.client().await?;
+        client
+            .execute(
+                &format!(
+                    "UPDATE {PHASE_TWO_LEASE}
+                     SET input_watermark = GREATEST(input_watermark + 1, $1) WHERE id = 1"
+                ),
+                &[&now],
+            )
+            .await?;
+        Ok(())
+    }
+
+    pub(super) async fn pg_phase_two_state(&self) -> Result<PhaseTwoState> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                &format!("SELECT {STATE_COLUMNS} FROM {PHASE_TWO_LEASE} WHERE id = 1"),
+                &[],
+            )
+            .await?;
+        Ok(row.as_ref().map_or_else(empty_state, state_from_row))
+    }
+
+    pub(super) async fn pg_memory_clock(&self, now: i64) -> Result<i64> {
+        let client = self.client().await?;
+        let newest: Option<i64> = client
+            .query_one(
+                &format!(
+                    "SELECT MAX(GREATEST(o.source_updated_at, COALESCE(o.last_used_at, 0)))
+                     FROM {STAGE_ONE_OUTPUTS} o"
+                ),
+                &[],
+            )
+            .await?
+            .get(0);
+        Ok(newest.map_or(now, |newest| newest.min(now)))
+    }
+
+    pub(super) async fn pg_select_phase_two_inputs(
+        &self,
+        now: i64,
+        limit: usize,
+        max_unused_days: i64,
+    ) -> Result<Vec<StageOneOutputRecord>> {
+        let clock = self.pg_memory_clock(now).await?;
+        let cutoff = clock.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &output_query(&format!(
+                    "WHERE t.memory_mode = 'enabled'
+                       AND (btrim(o.raw_memory, {BLANK}) <> ''
+                            OR btrim(o.rollout_summary, {BLANK}) <> '')
+                       AND {ACTIVITY} >= $1
+                     ORDER BY o.usage_count DESC, {ACTIVITY} DESC, o.source_updated_at DESC,
+                              o.thread_id DESC
+                     LIMIT $2"
+                )),
+                &[&cutoff, &to_i64(limit)],
+            )
+            .await?;
+        let mut records: Vec<StageOneOutputRecord> = rows.iter().map(output_from_row).collect();
+        records.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+        Ok(records)
+    }
+
+    pub(super) async fn pg_prune_phase_two_outputs(
+        &self,
+        now: i64,
+        max_unused_days: i64,
+        limit: usize,
+    ) -> Result<usize> {
+        let clock = self.pg_memory_clock(now).await?;
+        let cutoff = clock.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
+        let client = self.client().await?;
+        let deleted = client
+            .execute(
+                &format!(
+                    "DELETE FROM {STAGE_ONE_OUTPUTS} WHERE thread_id IN (
+                         SELECT o.thread_id FROM {STAGE_ONE_OUTPUTS} o
+                         WHERE NOT o.selected AND {ACTIVITY} < $1
+                         ORDER BY {ACTIVITY} ASC, o.thread_id ASC
+                         LIMIT $2)"
+                ),
+                &[&cutoff, &to_i64(limit)],
+            )
+            .await?;
+        Ok(usize::try_from(deleted).unwrap_or(usize::MAX))
+    }
+
+    pub(super) async fn pg_phase_two_baseline(&self) -> Result<Vec<BaselineEntry>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT thread_id, source_updated_at, material FROM {PHASE_TWO_BASELINE}
+                     ORDER BY thread_id"
+                ),
+                &[],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| BaselineEntry {
+                thread_id: row.get(0),
+                source_updated_at: row.get(1),
+                material: row.get(2),
+            })
+            .collect())
+    }
+
+    pub(super) async fn pg_record_memory_usage(
+        &self,
+        thread_ids: &[String],
+        now: i64,
+    ) -> Result<usize> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let statement = tx
+            .prepare_cached(&format!(
+                "UPDATE {STAGE_ONE_OUTPUTS}
+                 SET usage_count = usage_count + 1, last_used_at = $2 WHERE thread_id = $1"
+            ))
+            .await?;
+        let mut updated = 0;
+        for thread_id in thread_ids {
+            updated += tx.execute(&statement, &[thread_id, &now]).await?;
+        }
+        tx.commit().await?;
+        Ok(usize::try_from(updated).unwrap_or(usize::MAX))
+    }
+}

@@ -1,0 +1,158 @@
+//! Versioned migrations of the write path's tables on PostgreSQL.
+//!
+//! Versions live in `schema_versions`, one row per owner (this crate's is
+//! [`schema_owners::MEMORY_WRITE`]), so other owners' tables in the same database version on
+//! their own. Migrations run in one transaction under an advisory lock: machines opening a
+//! fresh database at once apply each exactly once, and a failed migration leaves nothing
+//! half-applied.
+
+use memory_protocol::names::schema_owners;
+use memory_protocol::names::tables::{
+    PHASE_TWO_BASELINE, PHASE_TWO_LEASE, SCHEMA_VERSIONS, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS,
+    THREADS,
+};
+
+use crate::error::{Error, Result};
+
+/// Key of the advisory lock every migrating process takes (any fixed number; this one spells
+/// "agentmem" in ASCII).
+const MIGRATION_LOCK: i64 = 0x6167_656e_746d_656d;
+
+/// One migration per version; index `i` brings the schema to version `i + 1`. Version 1 is
+/// the SQLite schema at its version 3 (lease owners, git branches, the phase-2 baseline).
+fn migrations() -> [String; 1] {
+    [format!(
+        "CREATE TABLE {THREADS} (
+            id TEXT PRIMARY KEY,
+            rollout_path TEXT NOT NULL,
+            cwd TEXT,
+            git_branch TEXT,
+            source TEXT,
+            skip_reason TEXT,
+            created_at BIGINT NOT NULL,
+            updated_at BIGINT NOT NULL,
+            last_activity_at BIGINT NOT NULL,
+            memory_mode TEXT NOT NULL DEFAULT 'enabled',
+            source_watermark BIGINT NOT NULL,
+            source_fingerprint TEXT NOT NULL,
+            file_size BIGINT NOT NULL,
+            file_mtime_ns BIGINT NOT NULL
+        );
+        CREATE INDEX {THREADS}_activity ON {THREADS} (last_activity_at DESC, id DESC);
+        CREATE INDEX {THREADS}_path ON {THREADS} (rollout_path);
+        CREATE TABLE {STAGE_ONE_JOBS} (
+            thread_id TEXT PRIMARY KEY,
+            status TEXT NOT NULL,
+            owner_token TEXT,
+            lease_expires_at BIGINT,
+            attempts BIGINT NOT NULL DEFAULT 0,
+            retry_after_at BIGINT,
+            last_error TEXT,
+            input_watermark BIGINT NOT NULL,
+            last_success_watermark BIGINT,
+            started_at BIGINT,
+            finished_at BIGINT,
+            owner_host TEXT,
+            owner_pid BIGINT,
+            owner_started TEXT
+        );
+        CREATE INDEX {STAGE_ONE_JOBS}_status ON {STAGE_ONE_JOBS} (status, lease_expires_at);
+        CREATE TABLE {STAGE_ONE_OUTPUTS} (
+            thread_id TEXT PRIMARY KEY,
+            raw_memory TEXT NOT NULL,
+            rollout_summary TEXT NOT NULL,
+            rollout_slug TEXT,
+            source_updated_at BIGINT NOT NULL,
+            generated_at BIGINT NOT NULL,
+            usage_count BIGINT NOT NULL DEFAULT 0,
+            last_used_at BIGINT,
+            selected BOOLEAN NOT NULL DEFAULT FALSE,
+            selected_source_updated_at BIGINT
+        );
+        CREATE INDEX {STAGE_ONE_OUTPUTS}_source
+            ON {STAGE_ONE_OUTPUTS} (source_updated_at DESC, thread_id DESC);
+        CREATE TABLE {PHASE_TWO_LEASE} (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            status TEXT NOT NULL DEFAULT 'pending',
+            owner_token TEXT,
+            lease_expires_at BIGINT,
+            heartbeat_at BIGINT,
+            attempts BIGINT NOT NULL DEFAULT 0,
+            input_watermark BIGINT NOT NULL DEFAULT 0,
+            last_success_watermark BIGINT,
+            last_success_at BIGINT,
+            last_input_hash TEXT,
+            last_error TEXT,
+            retry_after_at BIGINT,
+            owner_host TEXT,
+            owner_pid BIGINT,
+            owner_started TEXT
+        );
+        INSERT INTO {PHASE_TWO_LEASE} (id) VALUES (1);
+        CREATE TABLE {PHASE_TWO_BASELINE} (
+            thread_id TEXT PRIMARY KEY,
+            source_updated_at BIGINT NOT NULL,
+            material TEXT NOT NULL
+        );"
+    )]
+}
+
+/// The newest version this build knows.
+pub(super) fn supported_version() -> i64 {
+    i64::try_from(migrations().len()).unwrap_or(i64::MAX)
+}
+
+/// Brings the write path's tables up to date, or refuses a schema newer than this build.
+pub(super) async fn migrate(client: &mut deadpool_postgres::Client) -> Result<()> {
+    let migrations = migrations();
+    let supported = supported_version();
+    let tx = client.transaction().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await?;
+    tx.batch_execute(&format!(
+        "CREATE TABLE IF NOT EXISTS {SCHEMA_VERSIONS} (
+            owner TEXT PRIMARY KEY,
+            version BIGINT NOT NULL
+        )"
+    ))
+    .await?;
+    let found: i64 = tx
+        .query_opt(
+            &format!("SELECT version FROM {SCHEMA_VERSIONS} WHERE owner = $1"),
+            &[&schema_owners::MEMORY_WRITE],
+        )
+        .await?
+        .map_or(0, |row| row.get(0));
+    if found > supported {
+        return Err(Error::SchemaTooNew { found, supported });
+    }
+    for (index, sql) in migrations.iter().enumerate() {
+        let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
+        if version > found {
+            tx.batch_execute(sql).await?;
+        }
+    }
+    if supported > found {
+        tx.execute(
+            &format!(
+                "INSERT INTO {SCHEMA_VERSIONS} (owner, version) VALUES ($1, $2)
+                 ON CONFLICT (owner) DO UPDATE SET version = excluded.version"
+            ),
+            &[&schema_owners::MEMORY_WRITE, &supported],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The version recorded for this crate's tables.
+pub(super) async fn version(client: &deadpool_postgres::Client) -> Result<i64> {
+    Ok(client
+        .query_opt(
+            &format!("SELECT version FROM {SCHEMA_VERSIONS} WHERE owner = $1"),
+            &[&schema_owners::MEMORY_WRITE],
+        )
+        .await?
+        .map_or(0, |row| row.get(0)))
+}

@@ -1,0 +1,558 @@
+//! Leased stage-one jobs and their outputs on PostgreSQL (rules as in the SQLite store's
+//! `stage_one` module; how claims exclude each other is in the parent module's docs).
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use memory_protocol::StageOneOutput;
+use memory_protocol::names::REDACTED_SECRET;
+use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
+use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
+use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
+
+use super::super::stored_paths;
+use super::{PgStore, to_i64};
+use crate::error::Result;
+use crate::store::{ClaimParams, ClaimedJob, ReleasedLeases};
+
+/// Candidates a claim tries before concluding that racing claimers took them all. A candidate
+/// lost to a race is invisible to the next statement, so this only bounds pathological churn.
+const CLAIM_TRIES: usize = 8;
+
+/// Key of the advisory lock that makes the running cap exact across machines.
+const RUNNING_CAP_LOCK: i64 = 0x6167_656e_7463_6170;
+
+/// The eligibility rule shared by claiming and counting; parameters `$1` now, `$2` idle
+/// cutoff, `$3` age cutoff, `$4` path prefix, `$5` excluded thread, `$6` max attempts, `$7`
+/// threads whose real path this process knows, `$8` the redaction marker.
+fn candidate_filter() -> String {
+    format!(
+        "t.skip_reason IS NULL AND t.memory_mode = 'enabled'
+         AND t.last_activity_at <= $2
+         AND ($3::BIGINT IS NULL OR t.last_activity_at >= $3::BIGINT)
+         AND ($4::TEXT IS NULL OR left(t.rollout_path, length($4::TEXT)) = $4::TEXT)
+         AND ($5::TEXT IS NULL OR t.id <> $5::TEXT)
+         AND (strpos(t.rollout_path, $8::TEXT) = 0 OR t.id = ANY($7::TEXT[]))
+         AND NOT EXISTS (SELECT 1 FROM {STAGE_ONE_OUTPUTS} o
+             WHERE o.thread_id = t.id AND o.source_updated_at >= t.source_watermark)
+         AND NOT EXISTS (SELECT 1 FROM {STAGE_ONE_JOBS} j WHERE j.thread_id = t.id AND (
+             j.last_success_watermark >= t.source_watermark
+             OR (j.status = 'running' AND j.lease_expires_at > $1)
+             OR (j.input_watermark >= t.source_watermark
+                 AND (j.retry_after_at > $1 OR j.attempts >= $6))))"
+    )
+}
+
+/// The values of [`candidate_filter`]'s parameters.
+struct FilterArgs {
+    now: i64,
+    idle_cutoff: i64,
+    age_cutoff: Option<i64>,
+    prefix: Option<String>,
+    exclude: Option<String>,
+    max_attempts: i64,
+    known: Vec<String>,
+}
+
+impl FilterArgs {
+    fn new(store: &PgStore, params: &ClaimParams, now: i64) -> FilterArgs {
+        FilterArgs {
+            now,
+            idle_cutoff: now.saturating_sub(params.min_idle_hours.saturating_mul(3600)),
+            age_cutoff: params
+                .max_age_days
+                .map(|days| now.saturating_sub(days.saturating_mul(86_400))),
+            prefix: params
+                .rollout_prefix
+                .as_deref()
+                .map(|prefix| stored_paths::storable(prefix).into_owned()),
+            exclude: params.exclude_thread_id.clone(),
+            max_attempts: i64::from(params.max_attempts),
+            known: store.known_real_path_ids(),
+        }
+    }
+
+    fn values(&self) -> [&(dyn ToSql + Sync); 8] {
+        [
+            &self.now,
+            &self.idle_cutoff,
+            &self.age_cutoff,
+            &self.prefix,
+            &self.exclude,
+            &self.max_attempts,
+            &self.known,
+            &REDACTED_SECRET,
+        ]
+    }
+}
+
+const JOB_COLUMNS: &str = "thread_id, status, owner_token, lease_expires_at, attempts, \
+     retry_after_at, last_error, input_watermark, last_success_watermark";
+
+fn job_from_row(row: &Row) -> StageOneJob {
+    StageOneJob {
+        thread_id: row.get(0),
+        // Only this module writes statuses; an unknown one reads as an error to retry.
+        status: JobStatus::parse(row.get(1)).unwrap_or(JobStatus::Error),
+        owner_token: row.get(2),
+        lease_expires_at: row.get(3),
+        attempts: u32::try_from(row.get::<_, i64>(4)).unwrap_or(u32::MAX),
+        retry_after_at: row.get(5),
+        last_error: row.get(6),
+        input_watermark: row.get(7),
+        last_success_watermark: row.get(8),
+    }
+}
+
+pub(super) fn output_from_row(row: &Row) -> StageOneOutputRecord {
+    StageOneOutputRecord {
+        thread_id: row.get(0),
+        cwd: row.get(1),
+        rollout_path: row.get::<_, Option<String>>(2).unwrap_or_default(),
+        git_branch: row.get(11),
+        raw_memory: row.get(3),
+        rollout_summary: row.get(4),
+        rollout_slug: row.get(5),
+        source_updated_at: row.get(6),
+        generated_at: row.get(7),
+        usage_count: u64::try_from(row.get::<_, i64>(8)).unwrap_or(0),
+        last_used_at: row.get(9),
+        selected: row.get(10),
+    }
+}
+
+pub(super) fn output_query(filter: &str) -> String {
+    format!(
+        "SELECT o.thread_id, t.cwd, t.rollout_path, o.raw_memory, o.rollout_summary,
+                o.rollout_slug, o.source_updated_at, o.generated_at, o.usage_count,
+                o.last_used_at, o.selected, t.git_branch
+         FROM {STAGE_ONE_OUTPUTS} o LEFT JOIN {THREADS} t ON t.id = o.thread_id {filter}"
+    )
+}
+
+impl PgStore {
+    pub(super) async fn pg_claim_next_stage_one_job(
+        &self,
+        params: &ClaimParams,
+        now: i64,
+    ) -> Result<Option<ClaimedJob>> {
+        if self.claims_closed() {
+            return Ok(None);
+        }
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        // Jobs of a crashed process on this host are free at once, not when their lease ends.
+        reclaim_gone_jobs(&tx, self, now).await?;
+        if let Some(cap) = params.max_running {
+            // Counting and claiming under one lock keeps the cap exact across machines.
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&RUNNING_CAP_LOCK])
+                .await?;
+            let running: i64 = tx
+                .query_one(
+                    &format!(
+                        "SELECT COUNT(*) FROM {STAGE_ONE_JOBS}
+                         WHERE status = 'running' AND lease_expires_at > $1"
+                    ),
+                    &[&now],
+                )
+                .await?
+                .get(0);
+            if running >= i64::from(cap) {
+                return Ok(None);
+            }
+        }
+        let args = FilterArgs::new(self, params, now);
+        let pick = tx
+            .prepare_cached(&format!(
+                "SELECT t.id, t.rollout_path, t.cwd, t.source_watermark FROM {THREADS} t
+                 WHERE {} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT 1
+                 FOR UPDATE OF t SKIP LOCKED",
+                candidate_filter()
+            ))
+            .await?;
+        // The job is taken only if its row, read under the upsert's lock, still allows it: a
+        // claimer whose snapshot predates another's commit cannot lease the same job.
+        let take = tx
+            .prepare_cached(&format!(
+                "INSERT INTO {STAGE_ONE_JOBS} AS j (thread_id, status, owner_token,
+                    lease_expires_at, attempts, input_watermark, started_at, owner_host,
+                    owner_pid, owner_started)
+                 VALUES ($1, 'running', $2, $3, 0, $4, $5, $6, $7, $8)
+                 ON CONFLICT (thread_id) DO UPDATE SET
+                    status = 'running',
+                    owner_token = excluded.owner_token,
+                    lease_expires_at = excluded.lease_expires_at,
+                    attempts = CASE WHEN excluded.input_watermark > j.input_watermark
+                        THEN 0 ELSE j.attempts END,
+                    retry_after_at = NULL,
+                    input_watermark = excluded.input_watermark,
+                    started_at = excluded.started_at,
+                    finished_at = NULL,
+                    owner_host = excluded.owner_host,
+                    owner_pid = excluded.owner_pid,
+                    owner_started = excluded.owner_started
+                 WHERE (j.last_success_watermark >= excluded.input_watermark) IS NOT TRUE
+                    AND (j.status = 'running' AND j.lease_expires_at > $5) IS NOT TRUE
+                    AND (j.input_watermark >= excluded.input_watermark
+                         AND (j.retry_after_at > $5 OR j.attempts >= $9)) IS NOT TRUE
+                 RETURNING j.thread_id"
+            ))
+            .await?;
+        for _ in 0..CLAIM_TRIES {
+            let Some(row) = tx.query_opt(&pick, &args.values()).await? else {
+                break;
+            };
+            let thread_id: String = row.get(0);
+            let rollout_path: String = row.get(1);
+            let cwd: Option<String> = row.get(2);
+            let watermark: i64 = row.get(3);
+            let owner_token = uuid::Uuid::new_v4().to_string();
+            let taken = tx
+                .query_opt(
+                    &take,
+                    &[
+                        &thread_id,
+                        &owner_token,
+                        &now.saturating_add(params.lease_seconds),
+                        &watermark,
+                        &now,
+                        &self.owner.host,
+                        &i64::from(self.owner.pid),
+                        &self.owner.started,
+                        &args.max_attempts,
+                    ],
+                )
+                .await?;
+            if taken.is_some() {
+                tx.commit().await?;
+                return Ok(Some(ClaimedJob {
+                    open_path: self.open_path(&thread_id, &rollout_path),
+                    thread_id,
+                    rollout_path,
+                    cwd,
+                    owner_token,
+                    input_watermark: watermark,
+                }));
+            }
+        }
+        tx.commit().await?;
+        Ok(None)
+    }
+
+    pub(super) async fn pg_count_stage_one_candidates(
+        &self,
+        params: &ClaimParams,
+        now: i64,
+    ) -> Result<usize> {
+        let client = self.client().await?;
+        let args = FilterArgs::new(self, params, now);
+        let count: i64 = client
+            .query_one(
+                &format!(
+                    "SELECT COUNT(*) FROM {THREADS} t WHERE {}",
+                    candidate_filter()
+                ),
+                &args.values(),
+            )
+            .await?
+            .get(0);
+        Ok(usize::try_from(count).unwrap_or(0))
+    }
+
+    pub(super) async fn pg_heartbeat_stage_one_job(
+        &self,
+        job: &ClaimedJob,
+        now: i64,
+        lease_seconds: i64,
+    ) -> Result<bool> {
+        let client = self.client().await?;
+        let changed = client
+            .execute(
+                &format!(
+                    "UPDATE {STAGE_ONE_JOBS} SET lease_expires_at = $3
+                     WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
+                ),
+                &[
+                    &job.thread_id,
+                    &job.owner_token,
+                    &now.saturating_add(lease_seconds),
+                ],
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+
+    pub(super) async fn pg_mark_stage_one_succeeded(
+        &self,
+        job: &ClaimedJob,
+        output: &StageOneOutput,
+        now: i64,
+    ) -> Result<bool> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        if !finish_owned(&tx, job, now).await? {
+            return Ok(false);
+        }
+        tx.execute(
+            &format!(
+                "INSERT INTO {STAGE_ONE_OUTPUTS} AS o (thread_id, raw_memory, rollout_summary,
+                    rollout_slug, source_updated_at, generated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (thread_id) DO UPDATE SET
+                    raw_memory = excluded.raw_memory,
+                    rollout_summary = excluded.rollout_summary,
+                    rollout_slug = excluded.rollout_slug,
+                    source_updated_at = excluded.source_updated_at,
+                    generated_at = excluded.generated_at
+                 WHERE excluded.source_updated_at >= o.source_updated_at"
+            ),
+            &[
+                &job.thread_id,
+                &output.raw_memory,
+                &output.rollout_summary,
+                &output.rollout_slug,
+                &job.input_watermark,
+                &now,
+            ],
+        )
+        .await?;
+        signal_phase_two(&tx, job.input_watermark).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    pub(super) async fn pg_mark_stage_one_no_output(
+        &self,
+        job: &ClaimedJob,
+        now: i64,
+    ) -> Result<bool> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        if !finish_owned(&tx, job, now).await? {
+            return Ok(false);
+        }
+        let deleted = tx
+            .execute(
+                &format!("DELETE FROM {STAGE_ONE_OUTPUTS} WHERE thread_id = $1"),
+                &[&job.thread_id],
+            )
+            .await?;
+        if deleted > 0 {
+            signal_phase_two(&tx, job.input_watermark).await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    pub(super) async fn pg_mark_stage_one_failed(
+        &self,
+        job: &ClaimedJob,
+        error: &str,
+        retry_delay: Duration,
+        now: i64,
+    ) -> Result<bool> {
+        let delay = to_i64(retry_delay.as_secs());
+        let client = self.client().await?;
+        let changed = client
+            .execute(
+                &format!(
+                    "UPDATE {STAGE_ONE_JOBS} SET status = 'error', owner_token = NULL,
+                        lease_expires_at = NULL, attempts = attempts + 1, retry_after_at = $3,
+                        last_error = $4, finished_at = $5
+                     WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
+                ),
+                &[
+                    &job.thread_id,
+                    &job.owner_token,
+                    &now.saturating_add(delay),
+                    &error,
+                    &now,
+                ],
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+
+    pub(super) async fn pg_release_stage_one_job(
+        &self,
+        job: &ClaimedJob,
+        note: &str,
+    ) -> Result<bool> {
+        let client = self.client().await?;
+        let changed = client
+            .execute(
+                &format!(
+                    "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
+                        lease_expires_at = NULL, retry_after_at = NULL, last_error = $3
+                     WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
+                ),
+                &[&job.thread_id, &job.owner_token, &note],
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+
+    pub(super) async fn pg_stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                &format!("SELECT {JOB_COLUMNS} FROM {STAGE_ONE_JOBS} WHERE thread_id = $1"),
+                &[&thread_id],
+            )
+            .await?;
+        Ok(row.as_ref().map(job_from_row))
+    }
+
+    pub(super) async fn pg_stage_one_jobs(&self) -> Result<Vec<StageOneJob>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!("SELECT {JOB_COLUMNS} FROM {STAGE_ONE_JOBS} ORDER BY thread_id"),
+                &[],
+            )
+            .await?;
+        Ok(rows.iter().map(job_from_row).collect())
+    }
+
+    pub(super) async fn pg_stage_one_output(
+        &self,
+        thread_id: &str,
+    ) -> Result<Option<StageOneOutputRecord>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(&output_query("WHERE o.thread_id = $1"), &[&thread_id])
+            .await?;
+        Ok(row.as_ref().map(output_from_row))
+    }
+
+    pub(super) async fn pg_stage_one_outputs(&self) -> Result<Vec<StageOneOutputRecord>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(&output_query("ORDER BY o.thread_id"), &[])
+            .await?;
+        Ok(rows.iter().map(output_from_row).collect())
+    }
+
+    pub(super) async fn pg_reclaim_jobs_of_gone_owners(&self, now: i64) -> Result<usize> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let reclaimed = reclaim_gone_jobs(&tx, self, now).await?;
+        tx.commit().await?;
+        Ok(reclaimed)
+    }
+
+    pub(super) async fn pg_release_leases_of_this_process(&self) -> Result<ReleasedLeases> {
+        self.claims_closed.store(true, Ordering::SeqCst);
+        let owner = &self.owner;
+        let pid = i64::from(owner.pid);
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let jobs = tx
+            .execute(
+                &format!(
+                    "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
+                        lease_expires_at = NULL, retry_after_at = NULL,
+                        last_error = 'interrupted before finishing'
+                     WHERE status = 'running' AND owner_host = $1 AND owner_pid = $2
+                        AND owner_started IS NOT DISTINCT FROM $3"
+                ),
+                &[&owner.host, &pid, &owner.started],
+            )
+            .await?;
+        let phase_two = tx
+            .execute(
+                &format!(
+                    "UPDATE {PHASE_TWO_LEASE}
+                     SET status = 'pending', owner_token = NULL, lease_expires_at = NULL
+                     WHERE id = 1 AND status = 'running' AND owner_host = $1 AND owner_pid = $2
+                        AND owner_started IS NOT DISTINCT FROM $3"
+                ),
+                &[&owner.host, &pid, &owner.started],
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(ReleasedLeases {
+            jobs: usize::try_from(jobs).unwrap_or(usize::MAX),
+            phase_two: phase_two > 0,
+        })
+    }
+}
+
+/// Live jobs of gone processes on this host back to pending (no attempt spent), inside the
+/// caller's transaction. Other hosts' jobs are never judged here: they keep the expiry rule.
+async fn reclaim_gone_jobs(
+    tx: &deadpool_postgres::Transaction<'_>,
+    store: &PgStore,
+    now: i64,
+) -> Result<usize> {
+    let me = &store.owner;
+    let held = tx
+        .query(
+            &format!(
+                "SELECT thread_id, owner_token, owner_pid, owner_started FROM {STAGE_ONE_JOBS}
+                 WHERE status = 'running' AND lease_expires_at > $1 AND owner_host = $2
+                    AND owner_pid IS NOT NULL AND owner_token IS NOT NULL"
+            ),
+            &[&now, &me.host],
+        )
+        .await?;
+    let mut reclaimed = 0;
+    for row in held {
+        let pid = u32::try_from(row.get::<_, i64>(2)).unwrap_or(u32::MAX);
+        let started: Option<String> = row.get(3);
+        if me.is_gone(&me.host, pid, started.as_deref()) {
+            let thread_id: String = row.get(0);
+            let token: String = row.get(1);
+            let changed = tx
+                .execute(
+                    &format!(
+                        "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
+                            lease_expires_at = NULL,
+                            last_error = 'its process ended before finishing'
+                         WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
+                    ),
+                    &[&thread_id, &token],
+                )
+                .await?;
+            reclaimed += usize::try_from(changed).unwrap_or(0);
+        }
+    }
+    Ok(reclaimed)
+}
+
+/// Marks the owned running job done for its watermark. False when not owned.
+async fn finish_owned(
+    tx: &deadpool_postgres::Transaction<'_>,
+    job: &ClaimedJob,
+    now: i64,
+) -> Result<bool> {
+    let changed = tx
+        .execute(
+            &format!(
+                "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
+                    lease_expires_at = NULL, attempts = 0, retry_after_at = NULL,
+                    last_error = NULL, last_success_watermark = input_watermark, finished_at = $3
+                 WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
+            ),
+            &[&job.thread_id, &job.owner_token, &now],
+        )
+        .await?;
+    Ok(changed > 0)
+}
+
+/// Tells phase 2 there is new input (see the SQLite store's `signal_phase_two`).
+pub(super) async fn signal_phase_two(
+    tx: &deadpool_postgres::Transaction<'_>,
+    watermark: i64,
+) -> Result<()> {
+    tx.execute(
+        &format!(
+            "UPDATE {PHASE_TWO_LEASE} SET input_watermark = GREATEST(input_watermark + 1, $1)
+             WHERE id = 1"
+        ),
+        &[&watermark],
+    )
+    .await?;
+    Ok(())
+}

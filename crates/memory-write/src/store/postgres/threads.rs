@@ -1,0 +1,190 @@
+//! The `threads` table on PostgreSQL (rules as in the SQLite store's `threads` module).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use memory_protocol::names::tables::THREADS;
+use tokio_postgres::Row;
+
+use super::super::stored_paths;
+use super::{PgStore, to_i64};
+use crate::error::Result;
+use crate::store::{KnownFile, MemoryMode, ThreadRecord, ThreadRegistration, UpsertCounts};
+
+const THREAD_COLUMNS: &str = "id, rollout_path, cwd, source, skip_reason, created_at, updated_at, \
+     last_activity_at, memory_mode, source_watermark, source_fingerprint, file_size, file_mtime_ns, \
+     git_branch";
+
+fn thread_from_row(row: &Row) -> ThreadRecord {
+    ThreadRecord {
+        id: row.get(0),
+        rollout_path: row.get(1),
+        cwd: row.get(2),
+        source: row.get(3),
+        skip_reason: row.get(4),
+        created_at: row.get(5),
+        updated_at: row.get(6),
+        last_activity_at: row.get(7),
+        memory_mode: MemoryMode::parse(row.get(8)),
+        source_watermark: row.get(9),
+        source_fingerprint: row.get(10),
+        file_size: u64::try_from(row.get::<_, i64>(11)).unwrap_or(0),
+        file_mtime_ns: row.get(12),
+        git_branch: row.get(13),
+    }
+}
+
+impl PgStore {
+    pub(super) async fn pg_thread(&self, id: &str) -> Result<Option<ThreadRecord>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                &format!("SELECT {THREAD_COLUMNS} FROM {THREADS} WHERE id = $1"),
+                &[&id],
+            )
+            .await?;
+        Ok(row.as_ref().map(thread_from_row))
+    }
+
+    pub(super) async fn pg_threads(&self) -> Result<Vec<ThreadRecord>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT {THREAD_COLUMNS} FROM {THREADS}
+                     ORDER BY last_activity_at DESC, id DESC"
+                ),
+                &[],
+            )
+            .await?;
+        Ok(rows.iter().map(thread_from_row).collect())
+    }
+
+    pub(super) async fn pg_thread_file_states(&self) -> Result<HashMap<String, KnownFile>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT rollout_path, file_size, file_mtime_ns, skip_reason FROM {THREADS}"
+                ),
+                &[],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                (
+                    row.get::<_, String>(0),
+                    KnownFile {
+                        size: u64::try_from(row.get::<_, i64>(1)).unwrap_or(0),
+                        mtime_ns: row.get(2),
+                        skip_reason: row.get(3),
+                    },
+                )
+            })
+            .collect())
+    }
+
+    pub(super) async fn pg_upsert_threads(
+        &self,
+        rows: &[ThreadRegistration],
+        now: i64,
+    ) -> Result<UpsertCounts> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let existing = tx
+            .prepare_cached(&format!(
+                "SELECT source_fingerprint FROM {THREADS} WHERE id = $1"
+            ))
+            .await?;
+        let upsert = tx
+            .prepare_cached(&format!(
+                "INSERT INTO {THREADS} AS t (id, rollout_path, cwd, source, skip_reason,
+                    created_at, updated_at, last_activity_at, memory_mode, source_watermark,
+                    source_fingerprint, file_size, file_mtime_ns, git_branch)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8, $10, $11, $12, $13)
+                 ON CONFLICT (id) DO UPDATE SET
+                    rollout_path = excluded.rollout_path,
+                    cwd = excluded.cwd,
+                    git_branch = excluded.git_branch,
+                    memory_mode = CASE
+                        WHEN excluded.memory_mode = 'polluted' AND t.memory_mode = 'enabled'
+                            THEN 'polluted'
+                        ELSE t.memory_mode
+                    END,
+                    source = excluded.source,
+                    skip_reason = excluded.skip_reason,
+                    updated_at = excluded.updated_at,
+                    last_activity_at = excluded.last_activity_at,
+                    source_watermark = CASE
+                        WHEN t.source_fingerprint = excluded.source_fingerprint
+                            THEN t.source_watermark
+                        ELSE GREATEST(t.source_watermark + 1, excluded.source_watermark)
+                    END,
+                    source_fingerprint = excluded.source_fingerprint,
+                    file_size = excluded.file_size,
+                    file_mtime_ns = excluded.file_mtime_ns
+                 WHERE excluded.rollout_path = t.rollout_path
+                    OR excluded.last_activity_at > t.last_activity_at"
+            ))
+            .await?;
+        let mut counts = UpsertCounts::default();
+        let mut secret_paths = Vec::new();
+        for row in rows {
+            let previous: Option<String> =
+                tx.query_opt(&existing, &[&row.id]).await?.map(|r| r.get(0));
+            // Paths are stored redacted; a real path that differs is kept in memory only.
+            let stored_path = stored_paths::storable(&row.rollout_path);
+            if stored_path != row.rollout_path.as_str() {
+                secret_paths.push((row.id.clone(), PathBuf::from(&row.rollout_path)));
+            }
+            let cwd = row.cwd.as_deref().map(stored_paths::storable);
+            let changed = tx
+                .execute(
+                    &upsert,
+                    &[
+                        &row.id,
+                        &stored_path.as_ref(),
+                        &cwd.as_deref(),
+                        &row.source,
+                        &row.skip_reason,
+                        &row.created_at,
+                        &now,
+                        &row.last_activity_at,
+                        &row.memory_mode.as_str(),
+                        &row.fingerprint,
+                        &to_i64(row.file_size),
+                        &row.file_mtime_ns,
+                        &row.git_branch,
+                    ],
+                )
+                .await?;
+            match previous {
+                None => counts.inserted += 1,
+                Some(fingerprint) if changed > 0 && fingerprint != row.fingerprint => {
+                    counts.changed += 1;
+                }
+                Some(_) => counts.unchanged += 1,
+            }
+        }
+        tx.commit().await?;
+        self.remember_real_paths(secret_paths);
+        Ok(counts)
+    }
+
+    pub(super) async fn pg_set_thread_memory_mode(
+        &self,
+        id: &str,
+        mode: MemoryMode,
+        now: i64,
+    ) -> Result<bool> {
+        let client = self.client().await?;
+        let changed = client
+            .execute(
+                &format!("UPDATE {THREADS} SET memory_mode = $2, updated_at = $3 WHERE id = $1"),
+                &[&id, &mode.as_str(), &now],
+            )
+            .await?;
+        Ok(changed > 0)
+    }
+}

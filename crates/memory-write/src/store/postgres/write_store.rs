@@ -1,0 +1,198 @@
+//! [`WriteStore`] on PostgreSQL: each method is the `pg_` method of the same name.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use memory_protocol::StageOneOutput;
+use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
+
+use super::{PgStore, schema};
+use crate::error::Result;
+use crate::store::{
+    BaselineEntry, ClaimParams, ClaimedJob, KnownFile, MemoryMode, PhaseTwoClaim,
+    PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
+    ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
+};
+
+#[async_trait::async_trait]
+impl WriteStore for PgStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    async fn schema_version(&self) -> Result<i64> {
+        let client = self.client().await?;
+        schema::version(&client).await
+    }
+
+    async fn upsert_threads(&self, rows: &[ThreadRegistration], now: i64) -> Result<UpsertCounts> {
+        self.pg_upsert_threads(rows, now).await
+    }
+
+    async fn thread_file_states(&self) -> Result<HashMap<String, KnownFile>> {
+        self.pg_thread_file_states().await
+    }
+
+    async fn thread(&self, id: &str) -> Result<Option<ThreadRecord>> {
+        self.pg_thread(id).await
+    }
+
+    async fn threads(&self) -> Result<Vec<ThreadRecord>> {
+        self.pg_threads().await
+    }
+
+    async fn set_thread_memory_mode(&self, id: &str, mode: MemoryMode, now: i64) -> Result<bool> {
+        self.pg_set_thread_memory_mode(id, mode, now).await
+    }
+
+    async fn claim_next_stage_one_job(
+        &self,
+        params: &ClaimParams,
+        now: i64,
+    ) -> Result<Option<ClaimedJob>> {
+        self.pg_claim_next_stage_one_job(params, now).await
+    }
+
+    async fn count_stage_one_candidates(&self, params: &ClaimParams, now: i64) -> Result<usize> {
+        self.pg_count_stage_one_candidates(params, now).await
+    }
+
+    async fn heartbeat_stage_one_job(
+        &self,
+        job: &ClaimedJob,
+        now: i64,
+        lease_seconds: i64,
+    ) -> Result<bool> {
+        self.pg_heartbeat_stage_one_job(job, now, lease_seconds)
+            .await
+    }
+
+    async fn mark_stage_one_succeeded(
+        &self,
+        job: &ClaimedJob,
+        output: &StageOneOutput,
+        now: i64,
+    ) -> Result<bool> {
+        self.pg_mark_stage_one_succeeded(job, output, now).await
+    }
+
+    async fn mark_stage_one_no_output(&self, job: &ClaimedJob, now: i64) -> Result<bool> {
+        self.pg_mark_stage_one_no_output(job, now).await
+    }
+
+    async fn mark_stage_one_failed(
+        &self,
+        job: &ClaimedJob,
+        error: &str,
+        retry_delay: Duration,
+        now: i64,
+    ) -> Result<bool> {
+        self.pg_mark_stage_one_failed(job, error, retry_delay, now)
+            .await
+    }
+
+    async fn release_stage_one_job(&self, job: &ClaimedJob, note: &str) -> Result<bool> {
+        self.pg_release_stage_one_job(job, note).await
+    }
+
+    async fn stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>> {
+        self.pg_stage_one_job(thread_id).await
+    }
+
+    async fn stage_one_jobs(&self) -> Result<Vec<StageOneJob>> {
+        self.pg_stage_one_jobs().await
+    }
+
+    async fn stage_one_output(&self, thread_id: &str) -> Result<Option<StageOneOutputRecord>> {
+        self.pg_stage_one_output(thread_id).await
+    }
+
+    async fn stage_one_outputs(&self) -> Result<Vec<StageOneOutputRecord>> {
+        self.pg_stage_one_outputs().await
+    }
+
+    async fn reclaim_jobs_of_gone_owners(&self, now: i64) -> Result<usize> {
+        self.pg_reclaim_jobs_of_gone_owners(now).await
+    }
+
+    async fn release_leases_of_this_process(&self) -> Result<ReleasedLeases> {
+        self.pg_release_leases_of_this_process().await
+    }
+
+    async fn claim_phase_two(&self, params: PhaseTwoClaimParams) -> Result<PhaseTwoClaim> {
+        self.pg_claim_phase_two(params).await
+    }
+
+    async fn heartbeat_phase_two(
+        &self,
+        owner_token: &str,
+        now: i64,
+        lease_seconds: i64,
+    ) -> Result<bool> {
+        self.pg_heartbeat_phase_two(owner_token, now, lease_seconds)
+            .await
+    }
+
+    async fn release_phase_two(&self, owner_token: &str) -> Result<bool> {
+        self.pg_release_phase_two(owner_token).await
+    }
+
+    async fn complete_phase_two(
+        &self,
+        lease: &PhaseTwoLease,
+        success: &PhaseTwoSuccess<'_>,
+    ) -> Result<bool> {
+        self.pg_complete_phase_two(lease, success).await
+    }
+
+    async fn fail_phase_two(
+        &self,
+        owner_token: &str,
+        now: i64,
+        error: &str,
+        backoff_seconds: i64,
+    ) -> Result<bool> {
+        self.pg_fail_phase_two(owner_token, now, error, backoff_seconds)
+            .await
+    }
+
+    async fn enqueue_phase_two(&self, now: i64) -> Result<()> {
+        self.pg_enqueue_phase_two(now).await
+    }
+
+    async fn phase_two_state(&self) -> Result<PhaseTwoState> {
+        self.pg_phase_two_state().await
+    }
+
+    async fn memory_clock(&self, now: i64) -> Result<i64> {
+        self.pg_memory_clock(now).await
+    }
+
+    async fn select_phase_two_inputs(
+        &self,
+        now: i64,
+        limit: usize,
+        max_unused_days: i64,
+    ) -> Result<Vec<StageOneOutputRecord>> {
+        self.pg_select_phase_two_inputs(now, limit, max_unused_days)
+            .await
+    }
+
+    async fn prune_phase_two_outputs(
+        &self,
+        now: i64,
+        max_unused_days: i64,
+        limit: usize,
+    ) -> Result<usize> {
+        self.pg_prune_phase_two_outputs(now, max_unused_days, limit)
+            .await
+    }
+
+    async fn phase_two_baseline(&self) -> Result<Vec<BaselineEntry>> {
+        self.pg_phase_two_baseline().await
+    }
+
+    async fn record_memory_usage(&self, thread_ids: &[String], now: i64) -> Result<usize> {
+        self.pg_record_memory_usage(thread_ids, now).await
+    }
+}

@@ -1,0 +1,175 @@
+//! The store conformance suite: the same tests against every backend of
+//! [`memory_write::store::WriteStore`].
+//!
+//! SQLite always runs. PostgreSQL runs when `AGENT_MEMORY_TEST_PG_URL` names a server (CI starts
+//! one with `.ci/postgres.sh`); each test then works in a schema of its own, so tests run in
+//! parallel on one database. Without the variable the PostgreSQL half is skipped, and the run
+//! says so on standard error (uncaptured, so it shows even when the tests pass).
+
+mod phase_two;
+mod postgres_errors;
+mod stage_one;
+mod threads;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use memory_protocol::StageOneOutput;
+use memory_write::store::postgres::{PgStore, PgStoreOptions};
+use memory_write::store::{
+    AsyncStateStore, ClaimParams, LeaseOwner, MemoryMode, SharedStore, StateStore,
+    ThreadRegistration,
+};
+
+/// The environment variable naming a PostgreSQL server for these tests.
+pub(crate) const PG_URL_VAR: &str = "AGENT_MEMORY_TEST_PG_URL";
+
+pub(crate) const NOW: i64 = 1_800_000_000;
+pub(crate) const HOUR: i64 = 3600;
+
+/// One backend's database for one test; [`Backend::open`] gives handles on it.
+pub(crate) enum Backend {
+    Sqlite {
+        _dir: tempfile::TempDir,
+        path: PathBuf,
+    },
+    Postgres {
+        url: String,
+        schema: String,
+    },
+}
+
+impl Backend {
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Backend::Sqlite { .. } => "sqlite",
+            Backend::Postgres { .. } => "postgres",
+        }
+    }
+
+    /// A new handle (a new connection or pool: another process, as far as the store can tell,
+    /// except for the lease owner) recording leases as this process.
+    pub(crate) async fn open(&self) -> SharedStore {
+        self.open_as(LeaseOwner::current()).await
+    }
+
+    /// A new handle recording leases under `owner`.
+    pub(crate) async fn open_as(&self, owner: LeaseOwner) -> SharedStore {
+        match self {
+            Backend::Sqlite { path, .. } => {
+                let mut store = StateStore::open(path).unwrap();
+                store.set_lease_owner(owner);
+                std::sync::Arc::new(AsyncStateStore::new(store))
+            }
+            Backend::Postgres { url, schema } => {
+                let options = PgStoreOptions {
+                    schema: Some(schema.clone()),
+                    pool_size: 12,
+                    ..PgStoreOptions::default()
+                };
+                let mut store = PgStore::connect_with(url, &options).await.unwrap();
+                store.set_lease_owner(owner);
+                std::sync::Arc::new(store)
+            }
+        }
+    }
+}
+
+/// The backends a test runs against: SQLite, and PostgreSQL when a server is configured.
+pub(crate) fn backends(test: &str) -> Vec<Backend> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite");
+    let mut backends = vec![Backend::Sqlite { _dir: dir, path }];
+    match pg_url() {
+        Some(url) => backends.push(Backend::Postgres {
+            url,
+            schema: unique_schema(test),
+        }),
+        None => say_skipped(),
+    }
+    backends
+}
+
+/// The configured server, if any.
+pub(crate) fn pg_url() -> Option<String> {
+    std::env::var(PG_URL_VAR).ok().filter(|url| !url.is_empty())
+}
+
+/// A schema name no other test or run uses.
+pub(crate) fn unique_schema(test: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let short: String = test.chars().take(24).collect();
+    format!(
+        "t_{short}_{}_{nanos}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+pub(crate) fn say_skipped() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: PostgreSQL store conformance tests ({PG_URL_VAR} is not set; \
+             `source .ci/postgres.sh start` starts a server); SQLite ran"
+        );
+    });
+}
+
+pub(crate) fn thread(id: &str, activity: i64, fingerprint: &str) -> ThreadRegistration {
+    ThreadRegistration {
+        id: id.to_owned(),
+        rollout_path: format!("/sessions/{id}.jsonl"),
+        cwd: Some("/work".to_owned()),
+        git_branch: Some("main".to_owned()),
+        source: Some("cli".to_owned()),
+        skip_reason: None,
+        created_at: activity - 60,
+        last_activity_at: activity,
+        memory_mode: MemoryMode::Enabled,
+        fingerprint: fingerprint.to_owned(),
+        file_size: 10,
+        file_mtime_ns: 7,
+    }
+}
+
+pub(crate) fn params() -> ClaimParams {
+    ClaimParams {
+        min_idle_hours: 6,
+        max_age_days: Some(10),
+        ..ClaimParams::default()
+    }
+}
+
+pub(crate) fn output(text: &str) -> StageOneOutput {
+    StageOneOutput {
+        raw_memory: format!("memory {text}"),
+        rollout_summary: format!("# summary {text}"),
+        rollout_slug: Some(text.to_owned()),
+    }
+}
+
+/// Another machine: leases it records are never judged by this host's process table.
+pub(crate) fn other_machine(name: &str) -> LeaseOwner {
+    LeaseOwner {
+        host: format!("machine-{name}"),
+        pid: 4242,
+        started: None,
+    }
+}
+
+/// A process of this host that has exited.
+pub(crate) fn exited_process() -> LeaseOwner {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    let owner = LeaseOwner::of_process(pid);
+    child.wait().unwrap();
+    owner
+}

@@ -1,0 +1,311 @@
+//! The phase-2 lease, selection, baseline, pruning and usage on every backend.
+
+use memory_protocol::stage_one::JobStatus;
+use memory_write::store::{
+    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess, SharedStore,
+};
+
+use super::{HOUR, NOW, backends, exited_process, other_machine, output, params, thread};
+
+const DAY: i64 = 24 * HOUR;
+
+fn claim_params(now: i64) -> PhaseTwoClaimParams {
+    PhaseTwoClaimParams {
+        now,
+        lease_seconds: 600,
+        cooldown_seconds: 6 * HOUR,
+        force: false,
+    }
+}
+
+fn claimed(claim: PhaseTwoClaim) -> PhaseTwoLease {
+    match claim {
+        PhaseTwoClaim::Claimed(lease) => lease,
+        other => panic!("expected a claim, got {other:?}"),
+    }
+}
+
+/// Registers and extracts `ids` (activity `NOW - 10h - i`), so each has a stored output.
+async fn extracted(store: &SharedStore, ids: &[&str]) {
+    let rows: Vec<_> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| thread(id, NOW - 10 * HOUR - i64::try_from(i).unwrap(), "f"))
+        .collect();
+    store.upsert_threads(&rows, NOW).await.unwrap();
+    while let Some(job) = store
+        .claim_next_stage_one_job(&params(), NOW)
+        .await
+        .unwrap()
+    {
+        let text = job.thread_id.clone();
+        assert!(
+            store
+                .mark_stage_one_succeeded(&job, &output(&text), NOW)
+                .await
+                .unwrap()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_consolidator_at_a_time_with_heartbeats_takeover_and_fencing() {
+    for backend in backends("p2_lease") {
+        let name = backend.name();
+        let a = backend.open_as(other_machine("a")).await;
+        let b = backend.open_as(other_machine("b")).await;
+        let lease = claimed(a.claim_phase_two(claim_params(NOW)).await.unwrap());
+        assert_eq!(
+            b.claim_phase_two(claim_params(NOW + 1)).await.unwrap(),
+            PhaseTwoClaim::SkippedRunning {
+                lease_expires_at: NOW + 600
+            },
+            "{name}"
+        );
+        assert!(
+            a.heartbeat_phase_two(&lease.owner_token, NOW + 500, 600)
+                .await
+                .unwrap()
+        );
+        let state = b.phase_two_state().await.unwrap();
+        assert_eq!(
+            (state.status, state.heartbeat_at),
+            (JobStatus::Running, Some(NOW + 500))
+        );
+        assert!(matches!(
+            b.claim_phase_two(claim_params(NOW + 1000)).await.unwrap(),
+            PhaseTwoClaim::SkippedRunning { .. }
+        ));
+        // The holder went silent: the lease expires and another machine takes it.
+        let taken = claimed(b.claim_phase_two(claim_params(NOW + 1101)).await.unwrap());
+        assert_ne!(taken.owner_token, lease.owner_token, "{name}");
+        assert!(
+            !a.heartbeat_phase_two(&lease.owner_token, NOW + 1102, 600)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !a.release_phase_two(&lease.owner_token).await.unwrap(),
+            "{name}"
+        );
+        assert!(
+            !a.fail_phase_two(&lease.owner_token, NOW, "late", 60)
+                .await
+                .unwrap()
+        );
+        let late = PhaseTwoSuccess {
+            now: NOW,
+            input_hash: "h",
+            selected: &[],
+        };
+        assert!(
+            !a.complete_phase_two(&lease, &late).await.unwrap(),
+            "{name}"
+        );
+        assert!(
+            b.release_phase_two(&taken.owner_token).await.unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            b.phase_two_state().await.unwrap().status,
+            JobStatus::Pending
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gone_holder_on_this_host_loses_the_lease_at_once() {
+    for backend in backends("p2_gone") {
+        let dead = backend.open_as(exited_process()).await;
+        claimed(dead.claim_phase_two(claim_params(NOW)).await.unwrap());
+        let me = backend.open().await;
+        let lease = claimed(me.claim_phase_two(claim_params(NOW + 1)).await.unwrap());
+        // And a stopping process gives its own lease back.
+        let released = me.release_leases_of_this_process().await.unwrap();
+        assert!(released.phase_two, "{}", backend.name());
+        assert!(
+            !me.heartbeat_phase_two(&lease.owner_token, NOW + 2, 600)
+                .await
+                .unwrap()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn success_records_the_baseline_and_cooldown_failures_back_off_doubling() {
+    for backend in backends("p2_success") {
+        let name = backend.name();
+        let store = backend.open().await;
+        extracted(&store, &["a", "b", "c"]).await;
+        let lease = claimed(store.claim_phase_two(claim_params(NOW)).await.unwrap());
+        let selected = store.select_phase_two_inputs(NOW, 2, 30).await.unwrap();
+        // Ranked by activity (newest first), returned by thread id.
+        let ids: Vec<_> = selected.iter().map(|r| r.thread_id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"], "{name}");
+        let baseline: Vec<BaselineEntry> = selected
+            .iter()
+            .map(|r| BaselineEntry {
+                thread_id: r.thread_id.clone(),
+                source_updated_at: r.source_updated_at,
+                material: format!("material {}", r.thread_id),
+            })
+            .collect();
+        let success = PhaseTwoSuccess {
+            now: NOW + 10,
+            input_hash: "hash-1",
+            selected: &baseline,
+        };
+        assert!(
+            store.complete_phase_two(&lease, &success).await.unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            store.phase_two_baseline().await.unwrap(),
+            baseline,
+            "{name}"
+        );
+        let outputs = store.stage_one_outputs().await.unwrap();
+        let flags: Vec<_> = outputs
+            .iter()
+            .map(|o| (o.thread_id.as_str(), o.selected))
+            .collect();
+        assert_eq!(flags, [("a", true), ("b", true), ("c", false)], "{name}");
+        let state = store.phase_two_state().await.unwrap();
+        assert_eq!(state.status, JobStatus::Done, "{name}");
+        assert_eq!(state.last_input_hash.as_deref(), Some("hash-1"), "{name}");
+        assert_eq!(
+            state.last_success_watermark,
+            Some(lease.input_watermark),
+            "{name}"
+        );
+
+        // Cooldown, unless forced with new input.
+        assert_eq!(
+            store.claim_phase_two(claim_params(NOW + 20)).await.unwrap(),
+            PhaseTwoClaim::SkippedCooldown {
+                until: NOW + 10 + 6 * HOUR
+            },
+            "{name}"
+        );
+        let forced = PhaseTwoClaimParams {
+            force: true,
+            ..claim_params(NOW + 20)
+        };
+        assert!(matches!(
+            store.claim_phase_two(forced).await.unwrap(),
+            PhaseTwoClaim::SkippedCooldown { .. }
+        ));
+        store.enqueue_phase_two(NOW + 20).await.unwrap();
+        let lease = claimed(store.claim_phase_two(forced).await.unwrap());
+        assert_eq!(lease.last_input_hash.as_deref(), Some("hash-1"), "{name}");
+
+        // Failures back off, doubling.
+        assert!(
+            store
+                .fail_phase_two(&lease.owner_token, NOW + 30, "boom", 100)
+                .await
+                .unwrap()
+        );
+        assert_eq!(
+            store.claim_phase_two(claim_params(NOW + 31)).await.unwrap(),
+            PhaseTwoClaim::SkippedBackoff { until: NOW + 130 },
+            "{name}"
+        );
+        let lease = claimed(
+            store
+                .claim_phase_two(claim_params(NOW + 130))
+                .await
+                .unwrap(),
+        );
+        assert!(
+            store
+                .fail_phase_two(&lease.owner_token, NOW + 200, "boom", 100)
+                .await
+                .unwrap()
+        );
+        let state = store.phase_two_state().await.unwrap();
+        assert_eq!(
+            (state.attempts, state.retry_after_at),
+            (2, Some(NOW + 400)),
+            "{name}"
+        );
+        assert_eq!(state.last_error.as_deref(), Some("boom"), "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
+    for backend in backends("p2_usage") {
+        let name = backend.name();
+        let store = backend.open().await;
+        extracted(&store, &["a", "b", "c"]).await;
+        assert_eq!(
+            store.memory_clock(NOW).await.unwrap(),
+            NOW - 10 * HOUR,
+            "{name}"
+        );
+        let ids = ["c".to_owned(), "c".to_owned(), "missing".to_owned()];
+        assert_eq!(
+            store.record_memory_usage(&ids, NOW - HOUR).await.unwrap(),
+            2,
+            "{name}"
+        );
+        let c = store.stage_one_output("c").await.unwrap().unwrap();
+        assert_eq!(
+            (c.usage_count, c.last_used_at),
+            (2, Some(NOW - HOUR)),
+            "{name}"
+        );
+        let top: Vec<_> = store
+            .select_phase_two_inputs(NOW, 1, 30)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.thread_id)
+            .collect();
+        assert_eq!(top, ["c"], "{name}");
+        // Select "c" in a pass, then let 40 days pass on the memory clock by a new memory.
+        let lease = claimed(store.claim_phase_two(claim_params(NOW)).await.unwrap());
+        let c = store.stage_one_output("c").await.unwrap().unwrap();
+        let entry = BaselineEntry {
+            thread_id: "c".to_owned(),
+            source_updated_at: c.source_updated_at,
+            material: String::new(),
+        };
+        let success = PhaseTwoSuccess {
+            now: NOW,
+            input_hash: "h",
+            selected: &[entry],
+        };
+        assert!(store.complete_phase_two(&lease, &success).await.unwrap());
+        let later = NOW + 40 * DAY;
+        store
+            .upsert_threads(&[thread("d", later - 7 * HOUR, "f")], later)
+            .await
+            .unwrap();
+        let job = store
+            .claim_next_stage_one_job(&params(), later)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            store
+                .mark_stage_one_succeeded(&job, &output("d"), later)
+                .await
+                .unwrap()
+        );
+        assert_eq!(
+            store.prune_phase_two_outputs(later, 30, 10).await.unwrap(),
+            2,
+            "{name}"
+        );
+        let left: Vec<_> = store
+            .stage_one_outputs()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.thread_id)
+            .collect();
+        assert_eq!(left, ["c", "d"], "{name}");
+    }
+}

@@ -1,0 +1,446 @@
+//! Stage-one leases on every backend: claims, heartbeats, fencing, failures, releases, the
+//! dead-owner shortcut, concurrent claimers.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use memory_protocol::stage_one::JobStatus;
+use memory_write::store::{ClaimParams, SharedStore};
+
+use super::{HOUR, NOW, backends, exited_process, other_machine, output, params, thread};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_take_the_newest_eligible_thread_and_finished_jobs_are_not_claimed_again() {
+    for backend in backends("claims") {
+        let name = backend.name();
+        let store = backend.open().await;
+        store
+            .upsert_threads(
+                &[
+                    thread("old", NOW - 30 * HOUR, "f"),
+                    thread("new", NOW - 8 * HOUR, "f"),
+                    thread("busy", NOW - HOUR, "f"),
+                ],
+                NOW,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            store
+                .count_stage_one_candidates(&params(), NOW)
+                .await
+                .unwrap(),
+            2
+        );
+        let first = store
+            .claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(first.thread_id, "new", "{name}");
+        assert!(
+            store
+                .mark_stage_one_succeeded(&first, &output("n"), NOW)
+                .await
+                .unwrap()
+        );
+        // Finishing twice is refused: the token no longer owns the job.
+        assert!(
+            !store
+                .mark_stage_one_succeeded(&first, &output("n"), NOW)
+                .await
+                .unwrap()
+        );
+        let second = store
+            .claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(second.thread_id, "old", "{name}");
+        assert!(store.mark_stage_one_no_output(&second, NOW).await.unwrap());
+        assert!(
+            store
+                .claim_next_stage_one_job(&params(), NOW)
+                .await
+                .unwrap()
+                .is_none()
+        );
+
+        let job = store.stage_one_job("new").await.unwrap().unwrap();
+        assert_eq!(job.status, JobStatus::Done, "{name}");
+        assert_eq!(job.last_success_watermark, Some(NOW - 8 * HOUR), "{name}");
+        let stored = store.stage_one_output("new").await.unwrap().unwrap();
+        assert_eq!(stored.raw_memory, "memory n", "{name}");
+        assert_eq!(stored.cwd.as_deref(), Some("/work"), "{name}");
+        assert_eq!(stored.git_branch.as_deref(), Some("main"), "{name}");
+        assert!(
+            store.stage_one_output("old").await.unwrap().is_none(),
+            "{name}"
+        );
+        assert_eq!(store.stage_one_jobs().await.unwrap().len(), 2, "{name}");
+        // A stored output moved phase 2's input watermark.
+        assert!(store.phase_two_state().await.unwrap().input_watermark >= NOW - 8 * HOUR);
+
+        // A changed rollout is extracted again.
+        store
+            .upsert_threads(&[thread("new", NOW - 7 * HOUR, "g")], NOW)
+            .await
+            .unwrap();
+        let again = store
+            .claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (again.thread_id.as_str(), again.input_watermark),
+            ("new", NOW - 7 * HOUR)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_is_fenced() {
+    for backend in backends("leases") {
+        let name = backend.name();
+        let first = backend.open_as(other_machine("a")).await;
+        let second = backend.open_as(other_machine("b")).await;
+        first
+            .upsert_threads(&[thread("t", NOW - 10 * HOUR, "f")], NOW)
+            .await
+            .unwrap();
+        let lease = ClaimParams {
+            lease_seconds: 600,
+            ..params()
+        };
+        let job = first
+            .claim_next_stage_one_job(&lease, NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            second
+                .claim_next_stage_one_job(&lease, NOW + 599)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // A heartbeat keeps it alive past the first expiry.
+        assert!(
+            first
+                .heartbeat_stage_one_job(&job, NOW + 500, 600)
+                .await
+                .unwrap(),
+            "{name}"
+        );
+        assert!(
+            second
+                .claim_next_stage_one_job(&lease, NOW + 1000)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // Another machine's silent owner is reclaimed only once the lease ran out.
+        let stolen = second
+            .claim_next_stage_one_job(&lease, NOW + 1101)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_ne!(stolen.owner_token, job.owner_token, "{name}");
+        assert!(
+            !first
+                .heartbeat_stage_one_job(&job, NOW + 1102, 600)
+                .await
+                .unwrap(),
+            "{name}"
+        );
+        assert!(
+            !first
+                .mark_stage_one_succeeded(&job, &output("x"), NOW)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !first
+                .mark_stage_one_failed(&job, "late", Duration::ZERO, NOW)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !first.release_stage_one_job(&job, "late").await.unwrap(),
+            "{name}"
+        );
+        assert!(
+            second
+                .mark_stage_one_succeeded(&stolen, &output("y"), NOW)
+                .await
+                .unwrap()
+        );
+        let stored = second.stage_one_output("t").await.unwrap().unwrap();
+        assert_eq!(stored.raw_memory, "memory y", "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_nothing() {
+    for backend in backends("failures") {
+        let name = backend.name();
+        let store = backend.open().await;
+        store
+            .upsert_threads(&[thread("t", NOW - 10 * HOUR, "f")], NOW)
+            .await
+            .unwrap();
+        let job = store
+            .claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            store
+                .release_stage_one_job(&job, "model unavailable")
+                .await
+                .unwrap()
+        );
+        let row = store.stage_one_job("t").await.unwrap().unwrap();
+        assert_eq!(
+            (row.status, row.attempts),
+            (JobStatus::Pending, 0),
+            "{name}"
+        );
+        assert_eq!(
+            row.last_error.as_deref(),
+            Some("model unavailable"),
+            "{name}"
+        );
+        let mut now = NOW;
+        for attempt in 1..=3 {
+            let job = store
+                .claim_next_stage_one_job(&params(), now)
+                .await
+                .unwrap()
+                .unwrap();
+            let delay = Duration::from_secs(60);
+            assert!(
+                store
+                    .mark_stage_one_failed(&job, "boom", delay, now)
+                    .await
+                    .unwrap()
+            );
+            let row = store.stage_one_job("t").await.unwrap().unwrap();
+            assert_eq!(
+                (row.status, row.attempts),
+                (JobStatus::Error, attempt),
+                "{name}"
+            );
+            // Backing off: not claimable until the delay passed.
+            assert!(
+                store
+                    .claim_next_stage_one_job(&params(), now + 59)
+                    .await
+                    .unwrap()
+                    .is_none()
+            );
+            now += 61;
+        }
+        assert!(
+            store
+                .claim_next_stage_one_job(&params(), now)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // A new version of the rollout starts over.
+        store
+            .upsert_threads(&[thread("t", NOW - 9 * HOUR, "g")], now)
+            .await
+            .unwrap();
+        let job = store
+            .claim_next_stage_one_job(&params(), now)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            store.stage_one_job("t").await.unwrap().unwrap().attempts,
+            0,
+            "{name}"
+        );
+        // Giving back every lease of this process closes its claims.
+        let released = store.release_leases_of_this_process().await.unwrap();
+        assert_eq!((released.jobs, released.phase_two), (1, false), "{name}");
+        assert!(
+            store
+                .claim_next_stage_one_job(&params(), now)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            !store.mark_stage_one_no_output(&job, now).await.unwrap(),
+            "{name}"
+        );
+        let fresh = backend.open().await;
+        assert!(
+            fresh
+                .claim_next_stage_one_job(&params(), now)
+                .await
+                .unwrap()
+                .is_some()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gone_owner_on_this_host_is_taken_at_once_and_other_hosts_wait_for_expiry() {
+    for backend in backends("gone_owner") {
+        let name = backend.name();
+        let dead = backend.open_as(exited_process()).await;
+        let remote = backend.open_as(other_machine("r")).await;
+        dead.upsert_threads(
+            &[
+                thread("a", NOW - 10 * HOUR, "f"),
+                thread("b", NOW - 11 * HOUR, "f"),
+            ],
+            NOW,
+        )
+        .await
+        .unwrap();
+        dead.claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        remote
+            .claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        let me = backend.open().await;
+        assert_eq!(
+            me.reclaim_jobs_of_gone_owners(NOW + 1).await.unwrap(),
+            1,
+            "{name}"
+        );
+        let taken = me
+            .claim_next_stage_one_job(&params(), NOW + 1)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(taken.thread_id, "a", "{name}");
+        assert!(
+            me.claim_next_stage_one_job(&params(), NOW + 2)
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_and_the_running_cap_apply() {
+    for backend in backends("filters") {
+        let name = backend.name();
+        let store = backend.open().await;
+        let mut skipped = thread("skipped", NOW - 10 * HOUR, "f");
+        skipped.skip_reason = Some("subagent".to_owned());
+        let mut elsewhere = thread("elsewhere", NOW - 10 * HOUR, "f");
+        elsewhere.rollout_path = "/other/elsewhere.jsonl".to_owned();
+        store
+            .upsert_threads(
+                &[
+                    skipped,
+                    elsewhere,
+                    thread("too-old", NOW - 20 * 24 * HOUR, "f"),
+                    thread("excluded", NOW - 10 * HOUR, "f"),
+                    thread("one", NOW - 12 * HOUR, "f"),
+                    thread("two", NOW - 13 * HOUR, "f"),
+                ],
+                NOW,
+            )
+            .await
+            .unwrap();
+        let filtered = ClaimParams {
+            rollout_prefix: Some("/sessions/".to_owned()),
+            exclude_thread_id: Some("excluded".to_owned()),
+            max_running: Some(1),
+            ..params()
+        };
+        assert_eq!(
+            store
+                .count_stage_one_candidates(&filtered, NOW)
+                .await
+                .unwrap(),
+            2
+        );
+        let job = store
+            .claim_next_stage_one_job(&filtered, NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(job.thread_id, "one", "{name}");
+        assert!(
+            store
+                .claim_next_stage_one_job(&filtered, NOW)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            store
+                .mark_stage_one_succeeded(&job, &output("1"), NOW)
+                .await
+                .unwrap()
+        );
+        let next = store
+            .claim_next_stage_one_job(&filtered, NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(next.thread_id, "two", "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_claimers_on_separate_handles_never_share_a_job() {
+    for backend in backends("concurrent") {
+        let name = backend.name();
+        let seed = backend.open().await;
+        let rows: Vec<_> = (0..48)
+            .map(|i| thread(&format!("t{i:02}"), NOW - 10 * HOUR - i, "f"))
+            .collect();
+        seed.upsert_threads(&rows, NOW).await.unwrap();
+        let mut handles: Vec<SharedStore> = Vec::new();
+        for i in 0..4 {
+            handles.push(backend.open_as(other_machine(&i.to_string())).await);
+        }
+        let mut tasks = tokio::task::JoinSet::new();
+        for worker in 0..8 {
+            let store = handles[worker % handles.len()].clone();
+            tasks.spawn(async move {
+                let mut mine = Vec::new();
+                while let Some(job) = store
+                    .claim_next_stage_one_job(&params(), NOW)
+                    .await
+                    .unwrap()
+                {
+                    assert!(
+                        store
+                            .mark_stage_one_succeeded(&job, &output("c"), NOW)
+                            .await
+                            .unwrap()
+                    );
+                    mine.push(job.thread_id);
+                }
+                mine
+            });
+        }
+        let mut all = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            all.extend(joined.unwrap());
+        }
+        let unique: HashSet<_> = all.iter().cloned().collect();
+        assert_eq!(
+            (all.len(), unique.len()),
+            (48, 48),
+            "{name}: claimed {all:?}"
+        );
+        assert_eq!(seed.stage_one_outputs().await.unwrap().len(), 48, "{name}");
+    }
+}

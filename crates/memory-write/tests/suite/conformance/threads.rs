@@ -1,0 +1,150 @@
+//! Threads on every backend: schema, registration, watermarks, redacted paths.
+
+use memory_write::store::{MemoryMode, UpsertCounts};
+
+use super::{HOUR, NOW, backends, params, thread};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_schema_is_migrated_once_and_reopening_keeps_it() {
+    for backend in backends("schema") {
+        let store = backend.open().await;
+        let version = store.schema_version().await.unwrap();
+        assert!(version >= 1, "{}", backend.name());
+        let again = backend.open().await;
+        assert_eq!(again.schema_version().await.unwrap(), version);
+        assert_eq!(store.backend(), backend.name());
+        assert_eq!(store.phase_two_state().await.unwrap().input_watermark, 0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registration_counts_changes_and_advances_watermarks_strictly() {
+    for backend in backends("register") {
+        let store = backend.open().await;
+        let name = backend.name();
+        let counts = store
+            .upsert_threads(
+                &[
+                    thread("a", NOW - 10 * HOUR, "f1"),
+                    thread("b", NOW - 9 * HOUR, "f1"),
+                ],
+                NOW,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            counts,
+            UpsertCounts {
+                inserted: 2,
+                changed: 0,
+                unchanged: 0
+            },
+            "{name}"
+        );
+        let a = store.thread("a").await.unwrap().unwrap();
+        assert_eq!(a.source_watermark, NOW - 10 * HOUR, "{name}");
+        assert_eq!(a.git_branch.as_deref(), Some("main"), "{name}");
+        assert_eq!((a.file_size, a.file_mtime_ns), (10, 7), "{name}");
+
+        // A changed fingerprint with the same activity time still moves the watermark forward.
+        let counts = store
+            .upsert_threads(
+                &[
+                    thread("a", NOW - 10 * HOUR, "f2"),
+                    thread("b", NOW - 9 * HOUR, "f1"),
+                ],
+                NOW + 1,
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            counts,
+            UpsertCounts {
+                inserted: 0,
+                changed: 1,
+                unchanged: 1
+            },
+            "{name}"
+        );
+        let a2 = store.thread("a").await.unwrap().unwrap();
+        assert_eq!(a2.source_watermark, a.source_watermark + 1, "{name}");
+
+        // Newest activity first; file states keyed by the stored path.
+        let ids: Vec<String> = store
+            .threads()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.id)
+            .collect();
+        assert_eq!(ids, ["b", "a"], "{name}");
+        let files = store.thread_file_states().await.unwrap();
+        assert_eq!(files["/sessions/a.jsonl"].size, 10, "{name}");
+
+        // Memory modes: polluted sticks to an enabled thread, unknown ids change nothing.
+        let mut polluted = thread("b", NOW - 9 * HOUR, "f1");
+        polluted.memory_mode = MemoryMode::Polluted;
+        store.upsert_threads(&[polluted], NOW + 2).await.unwrap();
+        assert_eq!(
+            store.thread("b").await.unwrap().unwrap().memory_mode,
+            MemoryMode::Polluted
+        );
+        assert!(
+            store
+                .set_thread_memory_mode("a", MemoryMode::Disabled, NOW)
+                .await
+                .unwrap()
+        );
+        assert!(
+            !store
+                .set_thread_memory_mode("zz", MemoryMode::Disabled, NOW)
+                .await
+                .unwrap()
+        );
+        assert_eq!(
+            store
+                .count_stage_one_candidates(&params(), NOW)
+                .await
+                .unwrap(),
+            0,
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_in_a_rollout_path_is_stored_redacted_and_claimed_only_where_it_is_known() {
+    for backend in backends("secret_path") {
+        let name = backend.name();
+        let scanner = backend.open().await;
+        let other = backend.open().await;
+        let mut row = thread("s", NOW - 10 * HOUR, "f");
+        let secret = "ghp_EXAMPLEfakeTokenForDocs0123456789abc";
+        row.rollout_path = format!("/sessions/{secret}/s.jsonl");
+        row.cwd = Some(format!("/work/{secret}"));
+        scanner.upsert_threads(&[row.clone()], NOW).await.unwrap();
+        let stored = scanner.thread("s").await.unwrap().unwrap();
+        assert!(!stored.rollout_path.contains(secret), "{name}");
+        assert!(!stored.cwd.unwrap().contains(secret), "{name}");
+        // Another handle never scanned it, so it cannot open the file: it leaves it alone.
+        assert!(
+            other
+                .claim_next_stage_one_job(&params(), NOW)
+                .await
+                .unwrap()
+                .is_none(),
+            "{name}"
+        );
+        let job = scanner
+            .claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            job.open_path.to_str(),
+            Some(row.rollout_path.as_str()),
+            "{name}"
+        );
+        assert_eq!(job.rollout_path, stored.rollout_path, "{name}");
+    }
+}
