@@ -406,7 +406,7 @@ fn open(output: &Output) -> anyhow::Result<GoalStore> {
     open_at(&resolve_home(output.home.as_deref())?)
 }
 
-fn open_at(home: &Path) -> anyhow::Result<GoalStore> {
+pub(crate) fn open_at(home: &Path) -> anyhow::Result<GoalStore> {
     let config = GoalConfig::load(&home.join(CONFIG_FILE_NAME))?;
     GoalStore::open_home(home, config)
         .with_context(|| format!("cannot open the goal store in {}", home.display()))

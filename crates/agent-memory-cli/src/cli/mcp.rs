@@ -5,14 +5,18 @@
 //! with `isError: true`, the structured failure; its output schema admits both), with the same
 //! JSON as text content for clients that read only text. An unknown tool is a protocol error.
 //!
-//! The goal tools (`get_goal`, `update_goal`) are not served yet: this server lists only tools
-//! it can answer, so a model never sees a tool that always fails.
+//! With `--thread THREAD` it also serves that thread's goal tools (`get_goal`, `update_goal`)
+//! from the home's goal store, answered exactly as `agent-memory goal update` answers: a refusal
+//! is a structured error (`isError: true`). Without a thread no goal tool is listed, so a model
+//! never sees a tool that always fails.
 
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use agent_memory::goals::{GoalStore, GoalToolContext, GoalToolOutcome};
 use agent_memory::introspect::{Introspector, ToolOutcome};
 use agent_memory::protocol::introspect::MemoryToolFailure;
+use agent_memory::protocol::tools::{GET_GOAL_TOOL, UPDATE_GOAL_TOOL, goal_tools};
 use anyhow::Context;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -22,7 +26,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use super::home::runtime;
+use super::goal::open_at;
+use super::home::{resolve_home, runtime};
 use super::memory::{MemoryArgs, open_memory, report_error};
 
 /// What the server tells a client about itself at initialization.
@@ -36,6 +41,9 @@ const INSTRUCTIONS: &str = "agent-memory: the user's long-term memory from past 
 pub(crate) struct McpArgs {
     #[command(flatten)]
     memory: MemoryArgs,
+    /// Also serve this thread's goal tools (`get_goal`, `update_goal`).
+    #[arg(long, value_name = "THREAD")]
+    thread: Option<String>,
 }
 
 pub(crate) fn run(args: McpArgs) -> ExitCode {
@@ -47,7 +55,17 @@ pub(crate) fn run(args: McpArgs) -> ExitCode {
 
 fn serve(args: &McpArgs) -> anyhow::Result<()> {
     let memory = open_memory(&args.memory)?;
-    let server = MemoryServer::new(memory)?;
+    let goals = match &args.thread {
+        Some(thread) => {
+            let home = resolve_home(args.memory.home.as_deref())?;
+            Some(ThreadGoals {
+                thread: thread.clone(),
+                store: Arc::new(Mutex::new(open_at(&home)?)),
+            })
+        }
+        None => None,
+    };
+    let server = MemoryServer::new(memory, goals)?;
     runtime()?.block_on(async move {
         let running = server
             .serve(rmcp::transport::stdio())
@@ -58,17 +76,29 @@ fn serve(args: &McpArgs) -> anyhow::Result<()> {
     })
 }
 
+/// The goal tools of one thread.
+struct ThreadGoals {
+    thread: String,
+    store: Arc<Mutex<GoalStore>>,
+}
+
 /// The MCP server of one home.
 struct MemoryServer {
     memory: Arc<Introspector>,
+    goals: Option<ThreadGoals>,
     tools: Vec<Tool>,
 }
 
 impl MemoryServer {
-    fn new(memory: Introspector) -> anyhow::Result<MemoryServer> {
+    fn new(memory: Introspector, goals: Option<ThreadGoals>) -> anyhow::Result<MemoryServer> {
+        let goal_definitions = goal_tools()
+            .into_iter()
+            .filter(|definition| [GET_GOAL_TOOL, UPDATE_GOAL_TOOL].contains(&definition.name))
+            .filter(|_| goals.is_some());
         let tools = memory
             .tool_definitions()
-            .iter()
+            .into_iter()
+            .chain(goal_definitions)
             .map(|definition| {
                 serde_json::from_value::<Tool>(definition.mcp_tool())
                     .with_context(|| format!("the MCP form of {}", definition.name))
@@ -76,7 +106,36 @@ impl MemoryServer {
             .collect::<anyhow::Result<_>>()?;
         Ok(MemoryServer {
             memory: Arc::new(memory),
+            goals,
             tools,
+        })
+    }
+
+    /// Runs a goal tool on the thread's goal; a refusal is a structured error.
+    async fn call_goal_tool(
+        &self,
+        name: String,
+        arguments: Value,
+    ) -> Result<CallToolResult, McpError> {
+        let Some(goals) = &self.goals else {
+            return Err(McpError::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            ));
+        };
+        let (store, thread) = (Arc::clone(&goals.store), goals.thread.clone());
+        let outcome = tokio::task::spawn_blocking(move || {
+            let mut store = store
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            store.call_goal_tool(&GoalToolContext::thread(&thread), &name, &arguments)
+        })
+        .await
+        .map_err(|error| McpError::internal_error(error.to_string(), None))?
+        .map_err(|error| McpError::internal_error(error.to_string(), None))?;
+        Ok(match &outcome {
+            GoalToolOutcome::Answered(_) => CallToolResult::structured(outcome.to_json()),
+            GoalToolOutcome::Refused(_) => CallToolResult::structured_error(outcome.to_json()),
         })
     }
 }
@@ -112,6 +171,14 @@ impl ServerHandler for MemoryServer {
             ));
         }
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        if [GET_GOAL_TOOL, UPDATE_GOAL_TOOL].contains(&name.as_str()) {
+            let arguments = if arguments.is_null() {
+                Value::Object(serde_json::Map::new())
+            } else {
+                arguments
+            };
+            return Ok(self.call_goal_tool(name, arguments).await?.into());
+        }
         let memory = Arc::clone(&self.memory);
         let tool = name.clone();
         // The tools read files and SQLite: off the async threads.

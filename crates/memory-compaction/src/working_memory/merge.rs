@@ -5,12 +5,12 @@
 //! 1. the operation as read ([`super::ops`]); a missing or unreadable one keeps the section;
 //! 2. an UPDATE whose body is empty (or only says `none`) keeps a non-empty section, so no
 //!    section is emptied by accident (the reference empties Current State this way);
-//! 3. when the old body is non-empty, the section's guard ([`super::guards`]);
+//! 3. when the old body is non-empty, the section's guard (`guards/`);
 //! 4. an APPEND drops items whose normalized key the section (or an earlier item of the same
 //!    APPEND) already has;
 //! 5. the operation is applied: KEEP leaves the body byte for byte, UPDATE replaces it with the
 //!    normalized new body, APPEND adds `- item` lines;
-//! 6. Key Facts & Decisions and Errors & Corrections are bounded ([`super::bound`]): when the
+//! 6. Key Facts & Decisions and Errors & Corrections are bounded (`bound.rs`): when the
 //!    operation grew one past twice its threshold, the oldest entries move to the archive
 //!    behind a pointer.
 //!

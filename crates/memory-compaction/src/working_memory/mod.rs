@@ -5,8 +5,8 @@
 //! the new messages and answers with one operation per section (the `update_working_memory`
 //! tool's arguments, [`memory_protocol::working_memory::WorkingMemoryUpdate`]); [`recover`]
 //! reads those arguments, repairing malformed output section by section; [`ops`] reads each
-//! operation leniently; [`merge`] applies them through the per-section [`guards`], and
-//! [`bound`] keeps the two growing sections within their hard bound. [`reminders`] lists the
+//! operation leniently; [`mod@merge`] applies them through the per-section guards (`guards/`), and
+//! `bound` keeps the two growing sections within their hard bound. [`reminders`] lists the
 //! oversized sections the update prompt warns about. [`session`] keeps the session window:
 //! live messages, commits into archives that update the working memory from the messages it
 //! has not seen, and the assembled context.
