@@ -426,7 +426,7 @@ fn passes(check: Check, text: &[u8], locs: &CaptureLocations, secret: (usize, us
                 && !is_filler(value)
         }
         Check::NotPlaceholder => !is_reference(value) && !is_placeholder(value),
-        Check::UrlPassword => !is_variable(value) && !is_filler(value),
+        Check::EmbeddedPassword => !is_variable(value) && !is_filler(value),
         Check::UrlUserToken => looks_random(value) || (value.len() >= 32 && is_hex(value)),
         Check::FlagValue => {
             !is_reference(value)

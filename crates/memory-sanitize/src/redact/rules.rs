@@ -85,8 +85,9 @@ pub(crate) enum Check {
     DigitAndLetter,
     /// Not a reference, a placeholder or a filler.
     NotPlaceholder,
-    /// A URL password that is not a reference or a filler.
-    UrlPassword,
+    /// A password embedded in a URL or a connection string, where `/`, `*` and `@` are ordinary
+    /// characters: not a variable or a filler.
+    EmbeddedPassword,
     /// A URL user name alone (no password): only when it looks generated (a token as user).
     UrlUserToken,
     /// A flag value: not a reference, a placeholder such as `TOKEN`, or a short lower-case word.

@@ -85,6 +85,30 @@ fn secret_kinds_from_the_issue_are_redacted() {
     ]);
 }
 
+/// A connection-string password may start with `*` or `/`: there it is data, not a pointer or
+/// a path (a CI run once found `Password=*-Aaa0**;` kept). Variables and fillers stay.
+#[test]
+fn connection_string_passwords_starting_with_punctuation_are_caught() {
+    check(&[
+        (
+            "Server=db;User Id=app;Password=*-Qz7kL**;",
+            "Server=db;User Id=app;Password=[REDACTED_SECRET];",
+        ),
+        (
+            "Data Source=x;Pwd=/m4Rk-9vT;",
+            "Data Source=x;Pwd=[REDACTED_SECRET];",
+        ),
+        (
+            "Server=db;User Id=app;Password=${DB_PASSWORD};",
+            "Server=db;User Id=app;Password=${DB_PASSWORD};",
+        ),
+        (
+            "Server=db;User Id=app;Password=********;",
+            "Server=db;User Id=app;Password=********;",
+        ),
+    ]);
+}
+
 #[test]
 fn forms_codex_catches_are_caught() {
     check(&[

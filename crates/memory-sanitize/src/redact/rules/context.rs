@@ -103,7 +103,7 @@ pub(super) const RULES: &[Rule] = &[
         secret_group: 1,
         back: 24,
         forward: 200,
-        check: Check::UrlPassword,
+        check: Check::EmbeddedPassword,
         value_end: ValueEnd::Blank,
         ..token(
             "url-credentials",
@@ -138,7 +138,7 @@ pub(super) const RULES: &[Rule] = &[
         word_start: false,
         secret_group: 1,
         back: 16,
-        check: Check::NotPlaceholder,
+        check: Check::EmbeddedPassword,
         value_end: ValueEnd::Blank,
         ..token(
             "connection-string-password",
