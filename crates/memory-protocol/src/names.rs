@@ -71,6 +71,9 @@ pub mod tables {
     /// Owned by `memory-write`: what the last successful phase-2 pass consolidated, one row
     /// per thread, so the next pass knows what was added, changed and removed.
     pub const PHASE_TWO_BASELINE: &str = "phase2_baseline";
+    /// Owned by `memory-write`, on stores shared by several machines: each rollout's filtered,
+    /// redacted items, uploaded at registration so any machine's worker can extract it.
+    pub const ROLLOUT_CONTENTS: &str = "rollout_contents";
     /// Owned by `goal-steering`: one goal per thread.
     pub const THREAD_GOALS: &str = "thread_goals";
     /// Owned by `goal-steering`: one row per turn charged to a goal.

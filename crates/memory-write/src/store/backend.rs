@@ -19,7 +19,7 @@ use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 use super::{
     AsyncStateStore, BaselineEntry, ClaimParams, ClaimedJob, KnownFile, MemoryMode, PhaseTwoClaim,
     PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
-    ThreadRecord, ThreadRegistration, UpsertCounts,
+    StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
 };
 use crate::error::Result;
 
@@ -45,6 +45,15 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     async fn threads(&self) -> Result<Vec<ThreadRecord>>;
     /// Sets a thread's memory mode; false when the thread is unknown.
     async fn set_thread_memory_mode(&self, id: &str, mode: MemoryMode, now: i64) -> Result<bool>;
+    /// True when workers on other machines claim from this store, so a registration must
+    /// upload the rollout's content ([`WriteStore::store_rollouts`]) and claims need no local
+    /// file. A local store answers false and workers open the rollout file.
+    fn shares_rollouts(&self) -> bool;
+    /// Stores rollout contents for workers elsewhere (see [`WriteStore::shares_rollouts`]); a
+    /// thread whose stored fingerprint differs from its registration is not claimed. Upload
+    /// before registering, so a crash in between leaves a file the next scan registers again.
+    /// A store that does not share rollouts keeps nothing.
+    async fn store_rollouts(&self, rollouts: &[StoredRollout], now: i64) -> Result<()>;
 
     // Stage one.
 
@@ -190,6 +199,16 @@ impl WriteStore for AsyncStateStore {
     async fn set_thread_memory_mode(&self, id: &str, mode: MemoryMode, now: i64) -> Result<bool> {
         let id = id.to_owned();
         on_sqlite!(self, |s| s.set_thread_memory_mode(&id, mode, now))
+    }
+
+    fn shares_rollouts(&self) -> bool {
+        false
+    }
+
+    async fn store_rollouts(&self, rollouts: &[StoredRollout], now: i64) -> Result<()> {
+        // One machine: workers open the rollout files themselves.
+        let _ = (rollouts, now);
+        Ok(())
     }
 
     async fn claim_next_stage_one_job(
@@ -409,6 +428,12 @@ impl<T: WriteStore + ?Sized> WriteStore for Arc<T> {
     }
     async fn set_thread_memory_mode(&self, id: &str, mode: MemoryMode, now: i64) -> Result<bool> {
         (**self).set_thread_memory_mode(id, mode, now).await
+    }
+    fn shares_rollouts(&self) -> bool {
+        (**self).shares_rollouts()
+    }
+    async fn store_rollouts(&self, rollouts: &[StoredRollout], now: i64) -> Result<()> {
+        (**self).store_rollouts(rollouts, now).await
     }
     async fn claim_next_stage_one_job(
         &self,

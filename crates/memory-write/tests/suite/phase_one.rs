@@ -473,7 +473,25 @@ proptest::proptest! {
             cwd: None,
             owner_token: "o".to_owned(),
             input_watermark: 1,
+            stored_items: None,
         };
+        // What a shared store would hold of it, and the same job extracted from that.
+        if let Ok(loaded) = memory_write::stage_one_request::load_rollout(&path) {
+            let stored = memory_write::stage_one_request::stored_items(&loaded).unwrap();
+            for secret in [PLANTED_SECRETS[0], PLANTED_SECRETS[3]] {
+                proptest::prop_assert!(!stored.contains(secret));
+            }
+            let from_store = memory_write::store::ClaimedJob {
+                stored_items: Some(stored),
+                ..job.clone()
+            };
+            let direct = memory_write::stage_one_request::prepare_stage_one_request(&job, Some(2_000));
+            let shared = memory_write::stage_one_request::prepare_stage_one_request(&from_store, Some(2_000));
+            proptest::prop_assert_eq!(
+                direct.unwrap().map(|r| r.request),
+                shared.unwrap().map(|r| r.request)
+            );
+        }
         match memory_write::stage_one_request::prepare_stage_one_request(&job, Some(2_000)) {
             Ok(Some(rendered)) => {
                 let request = rendered.request;

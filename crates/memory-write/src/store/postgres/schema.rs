@@ -8,8 +8,8 @@
 
 use memory_protocol::names::schema_owners;
 use memory_protocol::names::tables::{
-    PHASE_TWO_BASELINE, PHASE_TWO_LEASE, SCHEMA_VERSIONS, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS,
-    THREADS,
+    PHASE_TWO_BASELINE, PHASE_TWO_LEASE, ROLLOUT_CONTENTS, SCHEMA_VERSIONS, STAGE_ONE_JOBS,
+    STAGE_ONE_OUTPUTS, THREADS,
 };
 
 use crate::error::{Error, Result};
@@ -20,9 +20,14 @@ const MIGRATION_LOCK: i64 = 0x6167_656e_746d_656d;
 
 /// One migration per version; index `i` brings the schema to version `i + 1`. Version 1 is
 /// the SQLite schema at its version 3 (lease owners, git branches, the phase-2 baseline).
-fn migrations() -> [String; 1] {
-    [format!(
-        "CREATE TABLE {THREADS} (
+/// Version 2 shares rollouts across machines: each thread records the machine that registered
+/// it, and its filtered, redacted items are stored so any machine's worker can extract it.
+/// Threads registered before it have no stored items; their file sizes are forgotten so the
+/// next scan on their machine inspects them again and uploads them.
+fn migrations() -> [String; 2] {
+    [
+        format!(
+            "CREATE TABLE {THREADS} (
             id TEXT PRIMARY KEY,
             rollout_path TEXT NOT NULL,
             cwd TEXT,
@@ -94,7 +99,19 @@ fn migrations() -> [String; 1] {
             source_updated_at BIGINT NOT NULL,
             material TEXT NOT NULL
         );"
-    )]
+        ),
+        format!(
+            "ALTER TABLE {THREADS} ADD COLUMN machine_id TEXT;
+            CREATE TABLE {ROLLOUT_CONTENTS} (
+                thread_id TEXT NOT NULL,
+                source_fingerprint TEXT NOT NULL,
+                items TEXT NOT NULL,
+                uploaded_at BIGINT NOT NULL,
+                PRIMARY KEY (thread_id, source_fingerprint)
+            );
+            UPDATE {THREADS} SET file_size = -1;"
+        ),
+    ]
 }
 
 /// The newest version this build knows.

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::store::{
     BaselineEntry, ClaimParams, ClaimedJob, KnownFile, MemoryMode, PhaseTwoClaim,
     PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
-    ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
+    StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
 };
 
 #[async_trait::async_trait]
@@ -27,6 +27,14 @@ impl WriteStore for PgStore {
 
     async fn upsert_threads(&self, rows: &[ThreadRegistration], now: i64) -> Result<UpsertCounts> {
         self.pg_upsert_threads(rows, now).await
+    }
+
+    fn shares_rollouts(&self) -> bool {
+        true
+    }
+
+    async fn store_rollouts(&self, rollouts: &[StoredRollout], now: i64) -> Result<()> {
+        self.pg_store_rollouts(rollouts, now).await
     }
 
     async fn thread_file_states(&self) -> Result<HashMap<String, KnownFile>> {

@@ -5,7 +5,7 @@ use memory_write::store::{
     BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess, SharedStore,
 };
 
-use super::{HOUR, NOW, backends, exited_process, other_machine, output, params, thread};
+use super::{HOUR, NOW, backends, exited_process, other_machine, output, params, register, thread};
 
 const DAY: i64 = 24 * HOUR;
 
@@ -32,7 +32,7 @@ async fn extracted(store: &SharedStore, ids: &[&str]) {
         .enumerate()
         .map(|(i, id)| thread(id, NOW - 10 * HOUR - i64::try_from(i).unwrap(), "f"))
         .collect();
-    store.upsert_threads(&rows, NOW).await.unwrap();
+    register(store, &rows, NOW).await;
     while let Some(job) = store
         .claim_next_stage_one_job(&params(), NOW)
         .await
@@ -279,10 +279,7 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
         };
         assert!(store.complete_phase_two(&lease, &success).await.unwrap());
         let later = NOW + 40 * DAY;
-        store
-            .upsert_threads(&[thread("d", later - 7 * HOUR, "f")], later)
-            .await
-            .unwrap();
+        register(&*store, &[thread("d", later - 7 * HOUR, "f")], later).await;
         let job = store
             .claim_next_stage_one_job(&params(), later)
             .await
