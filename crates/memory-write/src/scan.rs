@@ -138,7 +138,7 @@ pub fn scan_rollouts(
 
 /// Registers every rollout under `root` in any [`WriteStore`] (a PostgreSQL store shared by
 /// several machines, say): the files are read on the blocking pool, then registered in
-/// batches. When the store shares rollouts ([`WriteStore::shares_rollouts`]), each extractable
+/// batches. When the store shares rollouts ([`WriteStore::is_shared`]), each extractable
 /// rollout's filtered, redacted items are uploaded before its registration, so a worker on
 /// any machine can extract it; a rollout that cannot be loaded is reported unreadable and left
 /// unregistered, so the next scan tries it again.
@@ -150,7 +150,7 @@ pub async fn scan_rollouts_into(
 ) -> Result<ScanReport> {
     let known = store.thread_file_states().await?;
     let (root, options) = (root.to_owned(), *options);
-    let shares = store.shares_rollouts();
+    let shares = store.is_shared();
     let (mut report, registrations, uploads) = tokio::task::spawn_blocking(move || {
         let mut registrations = Vec::new();
         let mut report = scan_files(&root, &options, &known, &mut |batch| {

@@ -22,6 +22,7 @@ use super::{
     StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
 };
 use crate::error::Result;
+use crate::shared_root::RootRevision;
 
 /// A state store for the write path. See the module docs; each method's contract is the one
 /// documented on the SQLite [`super::StateStore`] method of the same name.
@@ -48,8 +49,8 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     /// True when workers on other machines claim from this store, so a registration must
     /// upload the rollout's content ([`WriteStore::store_rollouts`]) and claims need no local
     /// file. A local store answers false and workers open the rollout file.
-    fn shares_rollouts(&self) -> bool;
-    /// Stores rollout contents for workers elsewhere (see [`WriteStore::shares_rollouts`]); a
+    fn is_shared(&self) -> bool;
+    /// Stores rollout contents for workers elsewhere (see [`WriteStore::is_shared`]); a
     /// thread whose stored fingerprint differs from its registration is not claimed. Upload
     /// before registering, so a crash in between leaves a file the next scan registers again.
     /// A store that does not share rollouts keeps nothing.
@@ -155,6 +156,9 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     async fn phase_two_baseline(&self) -> Result<Vec<BaselineEntry>>;
     /// Records that the memories of `thread_ids` were used at `now`.
     async fn record_memory_usage(&self, thread_ids: &[String], now: i64) -> Result<usize>;
+    /// The newest published memory root, when it is newer than `known` (see
+    /// [`crate::shared_root`]). A local store publishes none.
+    async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>>;
 }
 
 /// A store chosen at run time (SQLite or PostgreSQL) is used through this.
@@ -201,7 +205,7 @@ impl WriteStore for AsyncStateStore {
         on_sqlite!(self, |s| s.set_thread_memory_mode(&id, mode, now))
     }
 
-    fn shares_rollouts(&self) -> bool {
+    fn is_shared(&self) -> bool {
         false
     }
 
@@ -337,6 +341,8 @@ impl WriteStore for AsyncStateStore {
                 now,
                 input_hash: &hash,
                 selected: &selected,
+                // The files on disk are the root: nothing to publish.
+                root: &[],
             }
         ))
     }
@@ -403,6 +409,12 @@ impl WriteStore for AsyncStateStore {
         let ids = thread_ids.to_vec();
         on_sqlite!(self, |s| s.record_memory_usage(&ids, now))
     }
+
+    async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>> {
+        // One machine: the files on disk are the root.
+        let _ = known;
+        Ok(None)
+    }
 }
 
 /// A shared store is a store, so code generic over [`WriteStore`] takes a [`SharedStore`].
@@ -429,8 +441,8 @@ impl<T: WriteStore + ?Sized> WriteStore for Arc<T> {
     async fn set_thread_memory_mode(&self, id: &str, mode: MemoryMode, now: i64) -> Result<bool> {
         (**self).set_thread_memory_mode(id, mode, now).await
     }
-    fn shares_rollouts(&self) -> bool {
-        (**self).shares_rollouts()
+    fn is_shared(&self) -> bool {
+        (**self).is_shared()
     }
     async fn store_rollouts(&self, rollouts: &[StoredRollout], now: i64) -> Result<()> {
         (**self).store_rollouts(rollouts, now).await
@@ -566,5 +578,8 @@ impl<T: WriteStore + ?Sized> WriteStore for Arc<T> {
     }
     async fn record_memory_usage(&self, thread_ids: &[String], now: i64) -> Result<usize> {
         (**self).record_memory_usage(thread_ids, now).await
+    }
+    async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>> {
+        (**self).latest_memory_root(known).await
     }
 }

@@ -17,6 +17,7 @@
 //! time, the material it was given), so the next pass can tell the model what was added,
 //! changed and removed, and the guard can accept removals of what only removed threads said.
 
+use crate::shared_root::RootFile;
 use memory_protocol::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
 use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
@@ -132,6 +133,10 @@ pub struct PhaseTwoSuccess<'a> {
     pub input_hash: &'a str,
     /// Each selected output: marked selected, and recorded as the new baseline.
     pub selected: &'a [BaselineEntry],
+    /// The memory root the pass wrote: a shared store publishes it as a new revision with the
+    /// completion (see [`crate::shared_root`]); a local store ignores it. Empty when nothing
+    /// is to be published.
+    pub root: &'a [RootFile],
 }
 
 /// One thread a successful pass consolidated.

@@ -19,6 +19,7 @@
 
 mod phase_two;
 mod schema;
+mod shared_root;
 mod stage_one;
 mod threads;
 mod write_store;

@@ -261,6 +261,7 @@ impl PgStore {
             )
             .await?;
         }
+        super::shared_root::publish(&tx, success.root, &self.owner.host, success.now).await?;
         tx.commit().await?;
         Ok(true)
     }

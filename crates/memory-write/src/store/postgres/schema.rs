@@ -8,8 +8,8 @@
 
 use memory_protocol::names::schema_owners;
 use memory_protocol::names::tables::{
-    PHASE_TWO_BASELINE, PHASE_TWO_LEASE, ROLLOUT_CONTENTS, SCHEMA_VERSIONS, STAGE_ONE_JOBS,
-    STAGE_ONE_OUTPUTS, THREADS,
+    MEMORY_ROOT_REVISIONS, PHASE_TWO_BASELINE, PHASE_TWO_LEASE, ROLLOUT_CONTENTS, SCHEMA_VERSIONS,
+    STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
 };
 
 use crate::error::{Error, Result};
@@ -20,8 +20,9 @@ const MIGRATION_LOCK: i64 = 0x6167_656e_746d_656d;
 
 /// One migration per version; index `i` brings the schema to version `i + 1`. Version 1 is
 /// the SQLite schema at its version 3 (lease owners, git branches, the phase-2 baseline).
-/// Version 2 shares rollouts across machines: each thread records the machine that registered
-/// it, and its filtered, redacted items are stored so any machine's worker can extract it.
+/// Version 2 shares rollouts and the memory root across machines: each thread records the
+/// machine that registered it, its filtered, redacted items are stored so any machine's worker
+/// can extract it, and each successful consolidation publishes the root it wrote.
 /// Threads registered before it have no stored items; their file sizes are forgotten so the
 /// next scan on their machine inspects them again and uploads them.
 fn migrations() -> [String; 2] {
@@ -109,7 +110,13 @@ fn migrations() -> [String; 2] {
                 uploaded_at BIGINT NOT NULL,
                 PRIMARY KEY (thread_id, source_fingerprint)
             );
-            UPDATE {THREADS} SET file_size = -1;"
+            UPDATE {THREADS} SET file_size = -1;
+            CREATE TABLE {MEMORY_ROOT_REVISIONS} (
+                revision BIGINT PRIMARY KEY,
+                files TEXT NOT NULL,
+                machine_id TEXT,
+                created_at BIGINT NOT NULL
+            );"
         ),
     ]
 }

@@ -8,6 +8,7 @@ use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 
 use super::{PgStore, schema};
 use crate::error::Result;
+use crate::shared_root::RootRevision;
 use crate::store::{
     BaselineEntry, ClaimParams, ClaimedJob, KnownFile, MemoryMode, PhaseTwoClaim,
     PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
@@ -29,7 +30,7 @@ impl WriteStore for PgStore {
         self.pg_upsert_threads(rows, now).await
     }
 
-    fn shares_rollouts(&self) -> bool {
+    fn is_shared(&self) -> bool {
         true
     }
 
@@ -202,5 +203,9 @@ impl WriteStore for PgStore {
 
     async fn record_memory_usage(&self, thread_ids: &[String], now: i64) -> Result<usize> {
         self.pg_record_memory_usage(thread_ids, now).await
+    }
+
+    async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>> {
+        self.pg_latest_memory_root(known).await
     }
 }

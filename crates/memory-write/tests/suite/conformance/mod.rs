@@ -8,7 +8,7 @@
 
 mod phase_two;
 mod postgres_errors;
-mod shared_rollouts;
+mod shared_store;
 mod stage_one;
 mod threads;
 
@@ -148,7 +148,7 @@ pub(crate) async fn register(
     rows: &[ThreadRegistration],
     now: i64,
 ) -> UpsertCounts {
-    if store.shares_rollouts() {
+    if store.is_shared() {
         let uploads: Vec<StoredRollout> = rows
             .iter()
             .map(|row| StoredRollout {

@@ -97,6 +97,7 @@ async fn one_consolidator_at_a_time_with_heartbeats_takeover_and_fencing() {
             now: NOW,
             input_hash: "h",
             selected: &[],
+            root: &[],
         };
         assert!(
             !a.complete_phase_two(&lease, &late).await.unwrap(),
@@ -154,6 +155,7 @@ async fn success_records_the_baseline_and_cooldown_failures_back_off_doubling() 
             now: NOW + 10,
             input_hash: "hash-1",
             selected: &baseline,
+            root: &[],
         };
         assert!(
             store.complete_phase_two(&lease, &success).await.unwrap(),
@@ -276,6 +278,7 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
             now: NOW,
             input_hash: "h",
             selected: &[entry],
+            root: &[],
         };
         assert!(store.complete_phase_two(&lease, &success).await.unwrap());
         let later = NOW + 40 * DAY;

@@ -131,7 +131,7 @@ async fn a_secret_in_a_rollout_path_is_stored_redacted_and_never_needed_to_extra
             .claim_next_stage_one_job(&params(), NOW)
             .await
             .unwrap();
-        if scanner.shares_rollouts() {
+        if scanner.is_shared() {
             let job = other_claim.unwrap();
             assert_eq!(job.rollout_path, stored.rollout_path, "{name}");
             assert!(
