@@ -568,6 +568,11 @@ async fn finish(
     if !owned {
         return Err(Error::LeaseLost);
     }
+    if store.is_shared() {
+        // Record the revision just published as this root's, so the next run does not take
+        // it for another machine's.
+        shared_root::sync_shared_root(store, root).await?;
+    }
     report.ran = true;
     Ok(Round::Done)
 }

@@ -82,6 +82,12 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
 /// The human summary of a phase-2 pass, shared with `run`.
 pub(crate) fn summary_text(report: &PhaseTwoReport, model: &str) -> String {
     let mut out = String::new();
+    if let Some(revision) = report.materialized_revision {
+        out.push_str(&format!(
+            "shared memory root: revision {revision}, consolidated on another machine, \
+             materialized here\n"
+        ));
+    }
     if !report.repaired.is_empty() {
         out.push_str(&format!(
             "memory root damaged ({}): rebuilding it whatever the cooldown\n",

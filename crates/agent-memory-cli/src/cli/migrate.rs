@@ -6,6 +6,7 @@
 use std::process::ExitCode;
 
 use agent_memory::protocol::names::schema_owners;
+use agent_memory::sanitize::redact_secrets;
 use agent_memory::write::store::STATE_FILE_NAME;
 
 use super::exit::{print_json, print_safe};
@@ -47,7 +48,8 @@ fn execute(args: &MigrateArgs) -> anyhow::Result<()> {
         owners.push((schema_owners::GOAL_STEERING, goals.schema_version()?));
     }
     let place = match &selection.url {
-        Some(_) => format!("{} store", store.backend()),
+        // A password in the URL is not printed.
+        Some(url) => format!("{} store {}", store.backend(), redact_secrets(url)),
         None => home.join(STATE_FILE_NAME).display().to_string(),
     };
     if args.json {
