@@ -24,7 +24,9 @@ const MIGRATION_LOCK: i64 = 0x6167_656e_746d_656d;
 /// machine that registered it, its filtered, redacted items are stored so any machine's worker
 /// can extract it, and each successful consolidation publishes the root it wrote.
 /// Threads registered before it have no stored items; their file sizes are forgotten so the
-/// next scan on their machine inspects them again and uploads them.
+/// next scan on their machine inspects them again and uploads them. It also keeps on each
+/// thread the watermark last extracted (`done_watermark`), so a claim walks a partial index of
+/// the threads still to extract instead of every thread, done ones included.
 fn migrations() -> [String; 2] {
     [
         format!(
@@ -103,6 +105,13 @@ fn migrations() -> [String; 2] {
         ),
         format!(
             "ALTER TABLE {THREADS} ADD COLUMN machine_id TEXT;
+            ALTER TABLE {THREADS} ADD COLUMN done_watermark BIGINT NOT NULL DEFAULT -1;
+            UPDATE {THREADS} t SET done_watermark = j.last_success_watermark
+                FROM {STAGE_ONE_JOBS} j
+                WHERE j.thread_id = t.id AND j.last_success_watermark IS NOT NULL;
+            CREATE INDEX {THREADS}_claimable ON {THREADS} (last_activity_at DESC, id DESC)
+                WHERE skip_reason IS NULL AND memory_mode = 'enabled'
+                    AND source_watermark > done_watermark;
             CREATE TABLE {ROLLOUT_CONTENTS} (
                 thread_id TEXT NOT NULL,
                 source_fingerprint TEXT NOT NULL,

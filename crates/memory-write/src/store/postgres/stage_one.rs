@@ -28,10 +28,13 @@ const RUNNING_CAP_LOCK: i64 = 0x6167_656e_7463_6170;
 /// The eligibility rule shared by claiming and counting; parameters `$1` now, `$2` idle
 /// cutoff, `$3` age cutoff, `$4` path prefix, `$5` excluded thread, `$6` max attempts. Only a
 /// thread whose stored items match its registration is eligible: the worker extracts from
-/// them, wherever the file is.
+/// them, wherever the file is. `source_watermark > done_watermark` says again what the job row
+/// says of a finished extraction, so the claim walks the partial index of threads still to
+/// extract (`threads_claimable`) instead of passing over every done thread first.
 fn candidate_filter() -> String {
     format!(
         "t.skip_reason IS NULL AND t.memory_mode = 'enabled'
+         AND t.source_watermark > t.done_watermark
          AND t.last_activity_at <= $2
          AND ($3::BIGINT IS NULL OR t.last_activity_at >= $3::BIGINT)
          AND ($4::TEXT IS NULL OR left(t.rollout_path, length($4::TEXT)) = $4::TEXT)
@@ -541,6 +544,13 @@ async fn finish_owned(
     job: &ClaimedJob,
     now: i64,
 ) -> Result<bool> {
+    // Thread row first, job row second: the order a claim takes them in, so a finishing
+    // worker and a claimer holding the thread can never wait on each other.
+    tx.execute(
+        &format!("SELECT 1 FROM {THREADS} WHERE id = $1 FOR UPDATE"),
+        &[&job.thread_id],
+    )
+    .await?;
     let changed = tx
         .execute(
             &format!(
@@ -552,7 +562,18 @@ async fn finish_owned(
             &[&job.thread_id, &job.owner_token, &now],
         )
         .await?;
-    Ok(changed > 0)
+    if changed == 0 {
+        return Ok(false);
+    }
+    // The claim's partial index leaves the thread until its rollout changes.
+    tx.execute(
+        &format!(
+            "UPDATE {THREADS} SET done_watermark = GREATEST(done_watermark, $2) WHERE id = $1"
+        ),
+        &[&job.thread_id, &job.input_watermark],
+    )
+    .await?;
+    Ok(true)
 }
 
 /// Tells phase 2 there is new input (see the SQLite store's `signal_phase_two`).
