@@ -80,6 +80,9 @@ pub mod tables {
     /// Owned by `memory-write`, on stores shared by several machines: the memory root each
     /// successful consolidation wrote, one row per revision; machines materialize the newest.
     pub const MEMORY_ROOT_REVISIONS: &str = "memory_root_revisions";
+    /// Owned by `memory-write`, on stores shared by several machines: every machine's agent
+    /// notes (`notes/`), so a note written on one is read and searched on all.
+    pub const SHARED_NOTES: &str = "shared_notes";
     /// Owned by `goal-steering`: one goal per thread.
     pub const THREAD_GOALS: &str = "thread_goals";
     /// Owned by `goal-steering`: one row per turn charged to a goal.

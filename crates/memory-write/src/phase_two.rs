@@ -162,7 +162,7 @@ pub async fn run_phase_two(
 ) -> Result<PhaseTwoReport> {
     // On a shared store this machine's root first catches up with the newest published one,
     // so a machine that never consolidated does not take its empty root for damage.
-    let materialized = shared_root::sync_shared_root(store, root).await?;
+    let materialized = shared_root::sync_shared_root(store, root).await?.revision;
     // Missing or damaged files are rebuilt now, not after the cooldown: they count as new input.
     let repaired = damage(store, root).await?;
     if !repaired.is_empty() {
@@ -198,6 +198,7 @@ pub async fn run_phase_two(
                 // Another machine may have published while this one waited.
                 let materialized_revision = shared_root::sync_shared_root(store, root)
                     .await?
+                    .revision
                     .or(materialized);
                 return Ok(PhaseTwoReport {
                     skipped: Some(reason.to_owned()),

@@ -10,17 +10,23 @@
 //!
 //! A revision is data from other machines: only the memory-root layout is accepted (the three
 //! files and `rollout_summaries/<stem>.md`); anything else refuses the whole revision.
+//!
+//! Agent notes (`notes/`) are not part of a revision: every machine adds its own at any time.
+//! Each sync uploads this machine's notes the store does not have (redacted again, in case one
+//! was written by hand) and writes the store's notes this machine does not have, so a note
+//! written on one machine is read, searched and consolidated on all.
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 
 use memory_protocol::names::memory_root as names;
+use memory_sanitize::redact_secrets;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::memory_root::MemoryRoot;
-use crate::store::WriteStore;
+use crate::store::{WriteStore, now_unix};
 
 /// One file of the memory root, by its path relative to the root (`/`-separated).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,21 +128,89 @@ pub fn materialize(root: &MemoryRoot, revision: &RootRevision) -> Result<usize> 
     Ok(changed)
 }
 
-/// Brings `root` up to the store's newest revision when the store is shared and the revision
-/// changed since the last materialization here. Returns the revision materialized, if any.
-pub async fn sync_shared_root(store: &dyn WriteStore, root: &MemoryRoot) -> Result<Option<i64>> {
+/// What one sync with a shared store did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SharedSync {
+    /// The revision materialized here, when the store had a newer one.
+    pub revision: Option<i64>,
+    /// Notes of this machine uploaded.
+    pub notes_sent: usize,
+    /// Notes of other machines written here.
+    pub notes_received: usize,
+}
+
+/// Brings `root` up to the store's newest revision (when it changed since the last
+/// materialization here) and exchanges notes, when the store is shared; does nothing on a
+/// local store.
+pub async fn sync_shared_root(store: &dyn WriteStore, root: &MemoryRoot) -> Result<SharedSync> {
+    let mut sync = SharedSync::default();
     if !store.is_shared() {
-        return Ok(None);
+        return Ok(sync);
     }
     let owned = root.clone();
     let known = blocking(move || local_revision(&owned)).await?;
-    let Some(revision) = store.latest_memory_root(known).await? else {
-        return Ok(None);
-    };
-    let number = revision.revision;
+    if let Some(revision) = store.latest_memory_root(known).await? {
+        sync.revision = Some(revision.revision);
+        let owned = root.clone();
+        blocking(move || materialize(&owned, &revision)).await?;
+    }
     let owned = root.clone();
-    blocking(move || materialize(&owned, &revision)).await?;
-    Ok(Some(number))
+    let local = blocking(move || owned.read_notes()).await?;
+    let shared = store.shared_notes().await?;
+    let shared_paths: BTreeSet<&str> = shared.iter().map(|note| note.path.as_str()).collect();
+    let outgoing: Vec<RootFile> = local
+        .iter()
+        .filter(|note| !shared_paths.contains(note.path.as_str()) && is_note_path(&note.path))
+        .map(|note| RootFile {
+            path: note.path.clone(),
+            text: redact_secrets(&note.text).into_owned(),
+        })
+        .collect();
+    if !outgoing.is_empty() {
+        store.share_notes(&outgoing, now_unix()).await?;
+        sync.notes_sent = outgoing.len();
+    }
+    let local_paths: BTreeSet<String> = local.into_iter().map(|note| note.path).collect();
+    let incoming: Vec<RootFile> = shared
+        .into_iter()
+        .filter(|note| !local_paths.contains(&note.path))
+        .collect();
+    if !incoming.is_empty() {
+        sync.notes_received = incoming.len();
+        let owned = root.clone();
+        blocking(move || write_notes(&owned, &incoming)).await?;
+    }
+    Ok(sync)
+}
+
+/// Writes notes of other machines into `notes/`; a path that is not a note's is refused.
+fn write_notes(root: &MemoryRoot, notes: &[RootFile]) -> Result<()> {
+    let dir = root.dir().join(names::NOTES_DIR);
+    fs::create_dir_all(&dir).map_err(|source| Error::io(&dir, source))?;
+    for note in notes {
+        if !is_note_path(&note.path) {
+            return Err(Error::UnsafeMemoryRoot {
+                path: root.dir().join(&note.path),
+                reason: "a shared note outside notes/".to_owned(),
+            });
+        }
+        root.write_atomic(&root.dir().join(&note.path), &note.text)?;
+    }
+    Ok(())
+}
+
+/// `notes/<name>.md` with a name of `[0-9A-Za-z_.-]` not starting with a dot.
+fn is_note_path(path: &str) -> bool {
+    path.strip_prefix(names::NOTES_DIR)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|name| name.strip_suffix(".md"))
+        .is_some_and(|stem| {
+            !stem.is_empty()
+                && !stem.starts_with('.')
+                && stem
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        })
 }
 
 /// `MEMORY.md`, `memory_summary.md`, `raw_memories.md` or `rollout_summaries/<stem>.md` with a

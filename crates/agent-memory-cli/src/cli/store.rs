@@ -7,12 +7,16 @@ use std::sync::Arc;
 
 use agent_memory::write::config::{MemoriesConfig, StoreToml};
 use agent_memory::write::housekeeping::prune_stale_memories;
+use agent_memory::write::memory_root::MemoryRoot;
 use agent_memory::write::phase_two::DEFAULT_PRUNE_LIMIT;
+use agent_memory::write::shared_root::sync_shared_root;
 use agent_memory::write::store::{LeaseOwner, SharedStore, WriteStore, now_unix};
 use agent_memory::write::{
     AsyncStateStore, ScanOptions, ScanReport, StateStore, scan_rollouts, scan_rollouts_into,
 };
 use anyhow::{Context, bail};
+
+use super::home::runtime;
 
 /// The environment variable that names the store when `--store` is not given.
 pub(crate) const STORE_ENV: &str = "AGENT_MEMORY_STORE";
@@ -135,4 +139,17 @@ fn connect(
 ) -> anyhow::Result<SharedStore> {
     let _ = url;
     bail!("this build has no PostgreSQL store (cargo feature `postgres`)")
+}
+
+/// Syncs `<home>/memories` with the selected store when it is shared (see
+/// [`agent_memory::write::shared_root::sync_shared_root`]); nothing on the SQLite file.
+pub(crate) fn sync_shared_memory(home: &Path, selection: &StoreSelection) -> anyhow::Result<()> {
+    if selection.url.is_none() {
+        return Ok(());
+    }
+    let runtime = runtime()?;
+    let store = open(&runtime, home, selection)?;
+    let root = MemoryRoot::under_home(home);
+    runtime.block_on(sync_shared_root(store.as_ref(), &root))?;
+    Ok(())
 }

@@ -22,7 +22,7 @@ use super::{
     StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
 };
 use crate::error::Result;
-use crate::shared_root::RootRevision;
+use crate::shared_root::{RootFile, RootRevision};
 
 /// A state store for the write path. See the module docs; each method's contract is the one
 /// documented on the SQLite [`super::StateStore`] method of the same name.
@@ -159,6 +159,11 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     /// The newest published memory root, when it is newer than `known` (see
     /// [`crate::shared_root`]). A local store publishes none.
     async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>>;
+    /// Keeps agent notes (`notes/<name>.md`, redacted) for every machine; a note already kept
+    /// under the same path stays as it is. A local store keeps nothing.
+    async fn share_notes(&self, notes: &[RootFile], now: i64) -> Result<()>;
+    /// Every note kept for the fleet, by path. A local store has none.
+    async fn shared_notes(&self) -> Result<Vec<RootFile>>;
 }
 
 /// A store chosen at run time (SQLite or PostgreSQL) is used through this.
@@ -415,6 +420,15 @@ impl WriteStore for AsyncStateStore {
         let _ = known;
         Ok(None)
     }
+
+    async fn share_notes(&self, notes: &[RootFile], now: i64) -> Result<()> {
+        let _ = (notes, now);
+        Ok(())
+    }
+
+    async fn shared_notes(&self) -> Result<Vec<RootFile>> {
+        Ok(Vec::new())
+    }
 }
 
 /// A shared store is a store, so code generic over [`WriteStore`] takes a [`SharedStore`].
@@ -581,5 +595,11 @@ impl<T: WriteStore + ?Sized> WriteStore for Arc<T> {
     }
     async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>> {
         (**self).latest_memory_root(known).await
+    }
+    async fn share_notes(&self, notes: &[RootFile], now: i64) -> Result<()> {
+        (**self).share_notes(notes, now).await
+    }
+    async fn shared_notes(&self) -> Result<Vec<RootFile>> {
+        (**self).shared_notes().await
     }
 }

@@ -9,7 +9,7 @@
 use memory_protocol::names::schema_owners;
 use memory_protocol::names::tables::{
     MEMORY_ROOT_REVISIONS, PHASE_TWO_BASELINE, PHASE_TWO_LEASE, ROLLOUT_CONTENTS, SCHEMA_VERSIONS,
-    STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
+    SHARED_NOTES, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
 };
 
 use crate::error::{Error, Result};
@@ -22,7 +22,8 @@ const MIGRATION_LOCK: i64 = 0x6167_656e_746d_656d;
 /// the SQLite schema at its version 3 (lease owners, git branches, the phase-2 baseline).
 /// Version 2 shares rollouts and the memory root across machines: each thread records the
 /// machine that registered it, its filtered, redacted items are stored so any machine's worker
-/// can extract it, and each successful consolidation publishes the root it wrote.
+/// can extract it, each successful consolidation publishes the root it wrote, and agent notes
+/// are kept for every machine.
 /// Threads registered before it have no stored items; their file sizes are forgotten so the
 /// next scan on their machine inspects them again and uploads them. It also keeps on each
 /// thread the watermark last extracted (`done_watermark`), so a claim walks a partial index of
@@ -120,6 +121,12 @@ fn migrations() -> [String; 2] {
                 PRIMARY KEY (thread_id, source_fingerprint)
             );
             UPDATE {THREADS} SET file_size = -1;
+            CREATE TABLE {SHARED_NOTES} (
+                path TEXT PRIMARY KEY,
+                text TEXT NOT NULL,
+                machine_id TEXT,
+                created_at BIGINT NOT NULL
+            );
             CREATE TABLE {MEMORY_ROOT_REVISIONS} (
                 revision BIGINT PRIMARY KEY,
                 files TEXT NOT NULL,

@@ -1,6 +1,6 @@
 //! Revisions of the shared memory root on PostgreSQL (see [`crate::shared_root`]).
 
-use memory_protocol::names::tables::MEMORY_ROOT_REVISIONS;
+use memory_protocol::names::tables::{MEMORY_ROOT_REVISIONS, SHARED_NOTES};
 
 use super::PgStore;
 use crate::error::{Error, Result};
@@ -70,5 +70,39 @@ impl PgStore {
                 message: e.to_string(),
             })?;
         Ok(Some(RootRevision { revision, files }))
+    }
+
+    pub(super) async fn pg_share_notes(&self, notes: &[RootFile], now: i64) -> Result<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let insert = tx
+            .prepare_cached(&format!(
+                "INSERT INTO {SHARED_NOTES} (path, text, machine_id, created_at)
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (path) DO NOTHING"
+            ))
+            .await?;
+        for note in notes {
+            tx.execute(&insert, &[&note.path, &note.text, &self.owner.host, &now])
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub(super) async fn pg_shared_notes(&self) -> Result<Vec<RootFile>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!("SELECT path, text FROM {SHARED_NOTES} ORDER BY path"),
+                &[],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|row| RootFile {
+                path: row.get(0),
+                text: row.get(1),
+            })
+            .collect())
     }
 }

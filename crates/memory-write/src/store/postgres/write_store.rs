@@ -8,7 +8,7 @@ use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 
 use super::{PgStore, schema};
 use crate::error::Result;
-use crate::shared_root::RootRevision;
+use crate::shared_root::{RootFile, RootRevision};
 use crate::store::{
     BaselineEntry, ClaimParams, ClaimedJob, KnownFile, MemoryMode, PhaseTwoClaim,
     PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
@@ -207,5 +207,13 @@ impl WriteStore for PgStore {
 
     async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>> {
         self.pg_latest_memory_root(known).await
+    }
+
+    async fn share_notes(&self, notes: &[RootFile], now: i64) -> Result<()> {
+        self.pg_share_notes(notes, now).await
+    }
+
+    async fn shared_notes(&self) -> Result<Vec<RootFile>> {
+        self.pg_shared_notes().await
     }
 }

@@ -8,7 +8,7 @@ use memory_protocol::names::memory_root as names;
 use memory_write::memory_root::MemoryRoot;
 use memory_write::phase_one::PhaseOneHooks;
 use memory_write::phase_two::{PhaseTwoOptions, run_phase_two};
-use memory_write::shared_root::RootFile;
+use memory_write::shared_root::{RootFile, sync_shared_root};
 use memory_write::stage_one_request::{Loaded, load_job_rollout};
 use memory_write::store::{
     ClaimParams, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoSuccess, StoredRollout,
@@ -290,6 +290,63 @@ async fn a_second_machine_reads_the_memory_root_the_first_consolidated() {
             .await
             .unwrap();
         assert_eq!(third.materialized_revision, None, "{third:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notes_travel_between_machines_redacted_both_ways() {
+    for backend in shared_backends("shared_notes") {
+        let (home_a, home_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (root_a, root_b) = (
+            MemoryRoot::under_home(home_a.path()),
+            MemoryRoot::under_home(home_b.path()),
+        );
+        let a = backend.open_as(other_machine("a")).await;
+        let b = backend.open_as(other_machine("b")).await;
+        let secret = "ghp_EXAMPLEfakeTokenForDocs0123456789abc";
+        let notes_a = home_a.path().join("memories/notes");
+        std::fs::create_dir_all(&notes_a).unwrap();
+        // Written by hand, so never redacted on its way in.
+        std::fs::write(
+            notes_a.join("2026-12-01T06-00-00Z-a1b2.md"),
+            format!("# Agent note\n\ndeploys use token {secret}\n"),
+        )
+        .unwrap();
+        std::fs::write(notes_a.join(".hidden.md"), "not a note").unwrap();
+        let sent = sync_shared_root(&*a, &root_a).await.unwrap();
+        assert_eq!((sent.notes_sent, sent.notes_received), (1, 0));
+
+        let received = sync_shared_root(&*b, &root_b).await.unwrap();
+        assert_eq!((received.notes_sent, received.notes_received), (0, 1));
+        let text = root_b
+            .read("notes/2026-12-01T06-00-00Z-a1b2.md")
+            .unwrap()
+            .unwrap();
+        assert!(text.contains("deploys use token"), "{text}");
+        assert!(!text.contains(secret), "{text}");
+        assert!(!home_b.path().join("memories/notes/.hidden.md").exists());
+
+        std::fs::write(
+            home_b
+                .path()
+                .join("memories/notes/2026-12-01T07-00-00Z-c3d4.md"),
+            "# Agent note\n\nthe staging database is read-only on Fridays\n",
+        )
+        .unwrap();
+        assert_eq!(sync_shared_root(&*b, &root_b).await.unwrap().notes_sent, 1);
+        assert_eq!(
+            sync_shared_root(&*a, &root_a).await.unwrap().notes_received,
+            1
+        );
+        assert!(
+            root_a
+                .read("notes/2026-12-01T07-00-00Z-c3d4.md")
+                .unwrap()
+                .is_some()
+        );
+        // Nothing new either way: a sync does nothing.
+        let idle = sync_shared_root(&*a, &root_a).await.unwrap();
+        assert_eq!((idle.notes_sent, idle.notes_received), (0, 0));
     }
 }
 
