@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use memory_models::openai::{ApiFlavour, OpenAiClient, OpenAiConfig};
 use memory_protocol::StageOneOutput;
 use memory_write::phase_one::{CONCURRENCY_LIMIT, PhaseOneHooks};
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
@@ -24,7 +23,7 @@ use memory_write::store::{ClaimParams, LeaseOwner, WriteStore, now_unix};
 use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts_into};
 use tokio::net::TcpListener;
 
-use super::pipeline::{JOBS, SERVER_DELAY, generate_rollouts, measure_claims, serve};
+use super::pipeline::{JOBS, SERVER_DELAY, bench_model, generate_rollouts, measure_claims, serve};
 
 const PROCESSES: usize = 4;
 const CLAIM_WORKERS: [usize; 3] = [1, 4, 16];
@@ -129,11 +128,7 @@ fn worker(plan: &str) -> Result<()> {
         .build()?;
     runtime.block_on(async {
         let store = Arc::new(open(url, schema, machine, CONCURRENCY_LIMIT + 2).await?);
-        let mut config = OpenAiConfig::new("bench-model");
-        config.base_url = format!("http://{server}/v1");
-        config.api_key_env = None;
-        config.flavour = ApiFlavour::ChatCompletions;
-        let model = Arc::new(OpenAiClient::new(config)?);
+        let model = Arc::new(bench_model(server)?);
         let options = PhaseOneOptions {
             claim: any_thread(),
             max_claims: None,

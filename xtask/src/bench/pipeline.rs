@@ -71,11 +71,7 @@ async fn measure() -> Result<()> {
     let scan_s = scan_started.elapsed().as_secs_f64();
     println!("scan: {} files in {scan_s:.2} s", scan.files);
 
-    let mut config = OpenAiConfig::new("bench-model");
-    config.base_url = format!("http://{address}/v1");
-    config.api_key_env = None;
-    config.flavour = ApiFlavour::ChatCompletions;
-    let model = Arc::new(OpenAiClient::new(config)?);
+    let model = Arc::new(bench_model(&address.to_string())?);
     let options = PhaseOneOptions {
         claim: ClaimParams {
             min_idle_hours: 1,
@@ -137,6 +133,15 @@ pub(super) fn measure_claims(rollouts: &Path, home: &Path) -> Result<f64> {
         bail!("claimed {claims} jobs, expected {JOBS}");
     }
     Ok(claims as f64 / started.elapsed().as_secs_f64())
+}
+
+/// The facade's HTTP client, pointed at the benchmark's server (`HOST:PORT`).
+pub(super) fn bench_model(server: &str) -> Result<OpenAiClient> {
+    let mut config = OpenAiConfig::new("bench-model");
+    config.base_url = format!("http://{server}/v1");
+    config.api_key_env = None;
+    config.flavour = ApiFlavour::ChatCompletions;
+    Ok(OpenAiClient::new(config)?)
 }
 
 /// A minimal HTTP/1.1 server: every request gets a Chat Completions answer after the delay.

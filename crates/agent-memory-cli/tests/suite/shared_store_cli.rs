@@ -42,6 +42,20 @@ fn json(output: &Output) -> Value {
     })
 }
 
+/// The test server, when `AGENT_MEMORY_TEST_PG_URL` names one; else says the test is skipped.
+fn pg_server() -> Option<String> {
+    let server = std::env::var("AGENT_MEMORY_TEST_PG_URL")
+        .ok()
+        .filter(|url| !url.is_empty());
+    if server.is_none() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: shared-store CLI test (AGENT_MEMORY_TEST_PG_URL is not set)"
+        );
+    }
+    server
+}
+
 /// A fresh database on the test server, named after the test and this process.
 fn fresh_database(server: &str, name: &str) -> String {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -69,14 +83,7 @@ fn fresh_database(server: &str, name: &str) -> String {
 
 #[test]
 fn two_homes_on_one_postgres_store_extract_each_rollout_once() {
-    let Some(server) = std::env::var("AGENT_MEMORY_TEST_PG_URL")
-        .ok()
-        .filter(|url| !url.is_empty())
-    else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: shared-store CLI test (AGENT_MEMORY_TEST_PG_URL is not set)"
-        );
+    let Some(server) = pg_server() else {
         return;
     };
     let url = fresh_database(&server, "cli_shared");
@@ -152,14 +159,7 @@ fn agent_memory(home: &Path, args: &[&str]) -> Output {
 /// second machine that never ran reads the same memory summary and finds the note by search.
 #[test]
 fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
-    let Some(server) = std::env::var("AGENT_MEMORY_TEST_PG_URL")
-        .ok()
-        .filter(|url| !url.is_empty())
-    else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: shared-store CLI test (AGENT_MEMORY_TEST_PG_URL is not set)"
-        );
+    let Some(server) = pg_server() else {
         return;
     };
     let url = fresh_database(&server, "cli_fleet");

@@ -256,3 +256,17 @@ pub(crate) fn write_rollouts_numbered(dir: &Path, indexes: std::ops::Range<usize
         })
         .collect()
 }
+
+/// Every file under `dir`, recursively.
+pub(crate) fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(all_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

@@ -16,7 +16,7 @@ use memory_write::{
     scan_rollouts,
 };
 
-use super::fake_model::{Answer, FakeModel, write_rollouts};
+use super::fake_model::{Answer, FakeModel, all_files, write_rollouts};
 use super::scan::{copy_tree, examples_dir};
 
 /// Credentials planted in `examples/rollouts`; none may reach a model or the state store.
@@ -516,7 +516,7 @@ async fn a_context_overflow_answer_leads_to_a_smaller_request_and_never_the_same
     let rollouts = tempfile::tempdir().unwrap();
     write_rollouts(rollouts.path(), 1);
     // One long tool output, so cutting the transcript shortens the prompt.
-    let file = walk_files(rollouts.path()).remove(0);
+    let file = all_files(rollouts.path()).remove(0);
     let log: String = (0..6_000)
         .map(|i| format!("line {i} of the build log\\n"))
         .collect();
@@ -548,19 +548,6 @@ async fn a_context_overflow_answer_leads_to_a_smaller_request_and_never_the_same
         job.attempts, 0,
         "a request that fit after cutting spends no attempt"
     );
-}
-
-fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            found.extend(walk_files(&path));
-        } else {
-            found.push(path);
-        }
-    }
-    found
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

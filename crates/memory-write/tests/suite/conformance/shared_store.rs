@@ -16,7 +16,7 @@ use memory_write::store::{
 use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts_into};
 
 use super::{Backend, HOUR, NOW, backends, items_of, other_machine, params, register, thread};
-use crate::suite::fake_model::{Answer, FakeModel, write_rollouts};
+use crate::suite::fake_model::{Answer, FakeModel, all_files, write_rollouts};
 
 fn shared_backends(test: &str) -> Vec<Backend> {
     backends(test)
@@ -41,7 +41,7 @@ async fn a_rollout_scanned_on_one_machine_is_extracted_on_another_from_redacted_
         let ids = write_rollouts(dir.path(), 1);
         // A secret in the transcript must not leave machine a.
         let secret = "ghp_EXAMPLEfakeTokenForDocs0123456789abc";
-        let file = walk(dir.path()).remove(0);
+        let file = all_files(dir.path()).remove(0);
         let text = std::fs::read_to_string(&file)
             .unwrap()
             .replace("make the build green", &format!("use token {secret}"));
@@ -348,17 +348,4 @@ async fn notes_travel_between_machines_redacted_both_ways() {
         let idle = sync_shared_root(&*a, &root_a).await.unwrap();
         assert_eq!((idle.notes_sent, idle.notes_received), (0, 0));
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
