@@ -22,6 +22,9 @@ pub mod memory_root {
     /// Folder of the notes agents add with `memory_note`, one file each; phase 2 reads them as
     /// input of every consolidation.
     pub const NOTES_DIR: &str = "notes";
+    /// On a machine that shares its memory through a store: the revision of the shared memory
+    /// root last materialized here (a dot file, so listings and searches pass over it).
+    pub const SHARED_REVISION_FILE: &str = ".shared_revision";
 }
 
 /// Files directly in the agent-memory home, beside the memory root.
@@ -71,6 +74,15 @@ pub mod tables {
     /// Owned by `memory-write`: what the last successful phase-2 pass consolidated, one row
     /// per thread, so the next pass knows what was added, changed and removed.
     pub const PHASE_TWO_BASELINE: &str = "phase2_baseline";
+    /// Owned by `memory-write`, on stores shared by several machines: each rollout's filtered,
+    /// redacted items, uploaded at registration so any machine's worker can extract it.
+    pub const ROLLOUT_CONTENTS: &str = "rollout_contents";
+    /// Owned by `memory-write`, on stores shared by several machines: the memory root each
+    /// successful consolidation wrote, one row per revision; machines materialize the newest.
+    pub const MEMORY_ROOT_REVISIONS: &str = "memory_root_revisions";
+    /// Owned by `memory-write`, on stores shared by several machines: every machine's agent
+    /// notes (`notes/`), so a note written on one is read and searched on all.
+    pub const SHARED_NOTES: &str = "shared_notes";
     /// Owned by `goal-steering`: one goal per thread.
     pub const THREAD_GOALS: &str = "thread_goals";
     /// Owned by `goal-steering`: one row per turn charged to a goal.

@@ -255,37 +255,54 @@ pub fn parse_model_config(text: &str) -> Result<ModelToml> {
     Ok(parsed)
 }
 
-/// The `[store]` table of a config file: `url = "postgres://..."` keeps the state in a
-/// PostgreSQL server shared by several machines; absent (or `"sqlite"`), the state stays in
-/// `<home>/state.sqlite`.
-pub fn parse_store_url(text: &str) -> Result<Option<String>> {
+/// The `[store]` table of a config file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreToml {
+    /// `url = "postgres://..."` keeps the state in a PostgreSQL server shared by several
+    /// machines; absent (or `"sqlite"`), the state stays in `<home>/state.sqlite`.
+    pub url: Option<String>,
+    /// `machine_id = "..."`: the name this machine registers its rollouts and takes leases
+    /// under on a shared store (default: the host name). Two machines must not share one.
+    pub machine_id: Option<String>,
+}
+
+/// Parses the `[store]` table of a config file (see [`StoreToml`]); unknown keys are errors.
+pub fn parse_store_config(text: &str) -> Result<StoreToml> {
     let document: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         Error::InvalidConfig(format!("invalid toml: {}", e.to_string().trim_end()))
     })?;
     let Some(table) = document.get("store") else {
-        return Ok(None);
+        return Ok(StoreToml::default());
     };
     let table = table
         .as_table()
         .ok_or_else(|| Error::InvalidConfig("`store` must be a table".to_owned()))?;
-    let mut url = None;
+    let mut store = StoreToml::default();
     for (key, value) in table {
-        match key.as_str() {
-            "url" => url = Some(string("store.url", value).map_err(Error::InvalidConfig)?),
+        let value = match key.as_str() {
+            "url" | "machine_id" => string(&format!("store.{key}"), value)
+                .map_err(Error::InvalidConfig)?
+                .trim()
+                .to_owned(),
             other => {
                 return Err(Error::InvalidConfig(format!(
-                    "unknown key `store.{other}` (known: url)"
+                    "unknown key `store.{other}` (known: url, machine_id)"
                 )));
             }
+        };
+        let value = (!value.is_empty()).then_some(value);
+        match key.as_str() {
+            "url" => store.url = value,
+            _ => store.machine_id = value,
         }
     }
-    Ok(url.filter(|url| !url.trim().is_empty()))
+    Ok(store)
 }
 
-/// Reads the `[store]` table of a config file (see [`parse_store_url`]).
-pub fn load_store_url(path: &Path) -> Result<Option<String>> {
+/// Reads the `[store]` table of a config file (see [`parse_store_config`]).
+pub fn load_store_config(path: &Path) -> Result<StoreToml> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse_store_url(&text).map_err(|error| error.in_file(path))
+    parse_store_config(&text).map_err(|error| error.in_file(path))
 }
 
 /// `minimal`, `low`, `medium` or `high`, in any case.
@@ -373,6 +390,26 @@ fn wrong_type(field: &str, expected: &str, value: &toml::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_store_table_names_a_url_and_a_machine_id_and_refuses_others() {
+        let parsed = parse_store_config(
+            "[store]\nurl = \"postgres://agent@db/memory\"\nmachine_id = \" ci-runner-3 \"\n",
+        )
+        .unwrap();
+        assert_eq!(parsed.url.as_deref(), Some("postgres://agent@db/memory"));
+        assert_eq!(parsed.machine_id.as_deref(), Some("ci-runner-3"));
+        assert_eq!(parse_store_config("").unwrap(), StoreToml::default());
+        let blank = parse_store_config("[store]\nmachine_id = \"  \"\n").unwrap();
+        assert_eq!(blank.machine_id, None);
+        let unknown = parse_store_config("[store]\nhost = \"x\"\n").unwrap_err();
+        assert!(
+            unknown.to_string().contains("known: url, machine_id"),
+            "{unknown}"
+        );
+        let wrong = parse_store_config("[store]\nmachine_id = 3\n").unwrap_err();
+        assert!(wrong.to_string().contains("must be a string"), "{wrong}");
+    }
 
     #[test]
     fn defaults_match_codex() {
@@ -488,8 +525,8 @@ consolidation_cooldown_hours = 1
 
     proptest::proptest! {
         #[test]
-        fn parse_store_url_never_panics(text in ".{0,200}") {
-            let _ = parse_store_url(&text);
+        fn parse_store_config_never_panics(text in ".{0,200}") {
+            let _ = parse_store_config(&text);
         }
 
         #[test]

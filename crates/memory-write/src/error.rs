@@ -86,6 +86,14 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A memory root published on a shared store cannot be read back.
+    #[error("shared memory-root revision {revision} is not valid: {message}")]
+    InvalidSharedRoot {
+        /// The revision.
+        revision: i64,
+        /// What is wrong with it.
+        message: String,
+    },
     /// Another worker took over the phase-2 lease (this one's expired).
     #[error("the phase-2 lease was lost to another worker")]
     LeaseLost,

@@ -22,6 +22,7 @@ pub mod phase_two;
 pub mod rate_limit;
 pub mod safe_file;
 pub mod scan;
+pub mod shared_root;
 pub mod stage_one_request;
 pub mod store;
 

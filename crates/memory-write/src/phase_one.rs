@@ -12,6 +12,10 @@
 //!   and any earlier output of the thread is deleted;
 //! - **failed**: the error text is kept and the job is retried after a back-off.
 //!
+//! While a job runs, its lease is extended every third of the lease length, so a lease can be
+//! short (a worker on another machine that dies is replaced within one lease) however long
+//! the model takes; a job whose lease was taken over stops waiting for its model call.
+//!
 //! File reading and the CPU-bound steps run on tokio's blocking pool; the store is reached
 //! through [`WriteStore`] (SQLite's
 //! [`crate::store::AsyncStateStore`] or the PostgreSQL store).
@@ -26,7 +30,7 @@ use tokio::task::JoinSet;
 use crate::error::{Error, Result};
 use crate::rate_limit::{RateLimitProbe, rate_limit_allows};
 use crate::stage_one_request::{
-    Loaded, MIN_ROLLOUT_TOKEN_BUDGET, load_rollout, parse_stage_one_output, render_request,
+    Loaded, MIN_ROLLOUT_TOKEN_BUDGET, load_job_rollout, parse_stage_one_output, render_request,
 };
 use crate::store::{ClaimParams, ClaimedJob, WriteStore, now_unix};
 
@@ -304,8 +308,42 @@ impl<S: WriteStore> Worker<S> {
             .is_ok()
     }
 
+    /// Runs the job's extraction while extending its lease. `None` when the lease was lost
+    /// on the way (another worker took the job over): the model's answer would be refused.
+    async fn extract_with_heartbeats(&self, job: &ClaimedJob) -> Option<Extraction> {
+        let lease_seconds = self.claim.lease_seconds;
+        let period = heartbeat_period(lease_seconds);
+        let extraction = extract(self.model.as_ref(), job);
+        tokio::pin!(extraction);
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        loop {
+            tokio::select! {
+                done = &mut extraction => return Some(done),
+                _ = ticker.tick() => {
+                    match self.store.heartbeat_stage_one_job(job, now_unix(), lease_seconds).await {
+                        Ok(true) => {}
+                        Ok(false) => return None,
+                        // A store hiccup is not a lost lease: the next tick tries again, and
+                        // recording the outcome reports a store that stays down.
+                        Err(error) => {
+                            tracing::warn!(thread = %job.thread_id, %error, "lease heartbeat failed");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     async fn run_job(&self, job: ClaimedJob) -> Result<JobReport> {
-        let extracted = extract(self.model.as_ref(), &job).await;
+        let Some(extracted) = self.extract_with_heartbeats(&job).await else {
+            return Ok(JobReport {
+                thread_id: job.thread_id,
+                rollout_path: job.rollout_path,
+                outcome: JobOutcome::LeaseLost,
+                message: Some("another worker took the job over".to_owned()),
+                usage: None,
+            });
+        };
         let (outcome, message, usage) = match extracted {
             Extraction::Output { output, usage } => {
                 let owned = self
@@ -352,6 +390,12 @@ impl<S: WriteStore> Worker<S> {
     }
 }
 
+/// How often a running job's lease is extended: a third of its length, so two heartbeats can
+/// fail before it lapses; at least once a second.
+fn heartbeat_period(lease_seconds: i64) -> Duration {
+    Duration::from_secs(u64::try_from(lease_seconds / 3).unwrap_or(0).max(1))
+}
+
 /// What running one job produced, before it is recorded.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Extraction {
@@ -380,8 +424,8 @@ pub(crate) enum Extraction {
 /// sent and the request rebuilt, down to [`MIN_ROLLOUT_TOKEN_BUDGET`]; the same input is never
 /// sent twice.
 pub(crate) async fn extract(model: &dyn ModelClient, job: &ClaimedJob) -> Extraction {
-    let path = job.open_path.clone();
-    let material = match blocking(move || load_rollout(&path)).await {
+    let owned_job = job.clone();
+    let material = match blocking(move || load_job_rollout(&owned_job)).await {
         Ok(Loaded::Material(material)) => Arc::new(material),
         Ok(Loaded::Nothing(reason)) => {
             return Extraction::Nothing {

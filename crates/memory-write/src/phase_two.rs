@@ -32,6 +32,7 @@ use crate::consolidation_guard::{forgettable_anchors, guard_consolidation};
 use crate::consolidation_prompt::{consolidation_request, prompt_budget};
 use crate::error::{Error, Result};
 use crate::memory_root::{MemoryRoot, raw_memory_block, render_rollout_summary, with_version_line};
+use crate::shared_root;
 use crate::stage_one_request::MIN_ROLLOUT_TOKEN_BUDGET;
 use crate::store::{
     BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
@@ -143,6 +144,9 @@ pub struct PhaseTwoReport {
     /// Missing or damaged memory-root files found before the pass, which made it run whatever
     /// the cooldown.
     pub repaired: Vec<String>,
+    /// On a store shared by several machines: the revision of the shared memory root
+    /// materialized into this machine's root (published by another machine's pass), if one was.
+    pub materialized_revision: Option<i64>,
     /// Old `MEMORY.md` anchors dropped because only removed threads supported them.
     pub forgotten: usize,
     /// How the selection changed since the last successful pass.
@@ -156,6 +160,9 @@ pub async fn run_phase_two(
     model: &dyn ModelClient,
     options: &PhaseTwoOptions,
 ) -> Result<PhaseTwoReport> {
+    // On a shared store this machine's root first catches up with the newest published one,
+    // so a machine that never consolidated does not take its empty root for damage.
+    let materialized = shared_root::sync_shared_root(store, root).await?.revision;
     // Missing or damaged files are rebuilt now, not after the cooldown: they count as new input.
     let repaired = damage(store, root).await?;
     if !repaired.is_empty() {
@@ -188,10 +195,16 @@ pub async fn run_phase_two(
                     Some(reason) => reason,
                     None => "",
                 };
+                // Another machine may have published while this one waited.
+                let materialized_revision = shared_root::sync_shared_root(store, root)
+                    .await?
+                    .revision
+                    .or(materialized);
                 return Ok(PhaseTwoReport {
                     skipped: Some(reason.to_owned()),
                     pending,
                     repaired,
+                    materialized_revision,
                     ..PhaseTwoReport::default()
                 });
             }
@@ -199,6 +212,7 @@ pub async fn run_phase_two(
     };
     let mut report = PhaseTwoReport {
         repaired,
+        materialized_revision: materialized,
         ..PhaseTwoReport::default()
     };
     let outcome = loop {
@@ -346,7 +360,10 @@ async fn consolidate(
         && artifacts_valid(old_memory.as_deref(), old_summary.as_deref())
     {
         report.unchanged = true;
-        return finish(store, lease, options, may_repeat, &hash, &baseline, report).await;
+        return finish(
+            store, root, lease, options, may_repeat, &hash, &baseline, report,
+        )
+        .await;
     }
 
     if selected.is_empty()
@@ -438,7 +455,10 @@ async fn consolidate(
         Some(&memory_md),
         Some(&summary),
     );
-    finish(store, lease, options, may_repeat, &hash, &baseline, report).await
+    finish(
+        store, root, lease, options, may_repeat, &hash, &baseline, report,
+    )
+    .await
 }
 
 /// What this pass is given for each selected thread: its `raw_memories.md` block and its
@@ -514,8 +534,10 @@ fn forgettable(previous: &[BaselineEntry], current: &[BaselineEntry]) -> BTreeSe
 }
 
 /// Completes the lease after a pass, or asks for another pass when new outputs arrived.
+#[allow(clippy::too_many_arguments)]
 async fn finish(
     store: &dyn WriteStore,
+    root: &MemoryRoot,
     lease: &PhaseTwoLease,
     options: &PhaseTwoOptions,
     may_repeat: bool,
@@ -529,14 +551,28 @@ async fn finish(
             hash: hash.to_owned(),
         });
     }
+    // A shared store publishes the root this pass wrote with the completion, so other
+    // machines materialize exactly what this lease produced.
+    let snapshot = if store.is_shared() {
+        let owned = root.clone();
+        blocking(move || shared_root::snapshot(&owned)).await?
+    } else {
+        Vec::new()
+    };
     let success = PhaseTwoSuccess {
         now: now_unix(),
         input_hash: hash,
         selected: baseline,
+        root: &snapshot,
     };
     let owned = store.complete_phase_two(lease, &success).await?;
     if !owned {
         return Err(Error::LeaseLost);
+    }
+    if store.is_shared() {
+        // Record the revision just published as this root's, so the next run does not take
+        // it for another machine's.
+        shared_root::sync_shared_root(store, root).await?;
     }
     report.ran = true;
     Ok(Round::Done)

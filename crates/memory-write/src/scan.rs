@@ -39,7 +39,9 @@ use sha2::{Digest, Sha256};
 
 use crate::config::MemoriesConfig;
 use crate::error::{Error, Result};
-use crate::store::{KnownFile, MemoryMode, StateStore, ThreadRegistration, WriteStore};
+use crate::store::{
+    KnownFile, MemoryMode, StateStore, StoredRollout, ThreadRegistration, WriteStore,
+};
 
 /// The skip reason of a rollout in which the user never wrote anything.
 pub const NO_USER_MESSAGE: &str = "no_user_message";
@@ -136,7 +138,10 @@ pub fn scan_rollouts(
 
 /// Registers every rollout under `root` in any [`WriteStore`] (a PostgreSQL store shared by
 /// several machines, say): the files are read on the blocking pool, then registered in
-/// batches.
+/// batches. When the store shares rollouts ([`WriteStore::is_shared`]), each extractable
+/// rollout's filtered, redacted items are uploaded before its registration, so a worker on
+/// any machine can extract it; a rollout that cannot be loaded is reported unreadable and left
+/// unregistered, so the next scan tries it again.
 pub async fn scan_rollouts_into(
     store: &dyn WriteStore,
     root: &Path,
@@ -145,20 +150,58 @@ pub async fn scan_rollouts_into(
 ) -> Result<ScanReport> {
     let known = store.thread_file_states().await?;
     let (root, options) = (root.to_owned(), *options);
-    let (mut report, registrations) = tokio::task::spawn_blocking(move || {
+    let shares = store.is_shared();
+    let (mut report, registrations, uploads) = tokio::task::spawn_blocking(move || {
         let mut registrations = Vec::new();
-        let report = scan_files(&root, &options, &known, &mut |batch| {
+        let mut report = scan_files(&root, &options, &known, &mut |batch| {
             registrations.extend_from_slice(batch);
             Ok(crate::store::UpsertCounts::default())
         })?;
-        Ok::<_, Error>((report, registrations))
+        let mut uploads = HashMap::new();
+        if shares {
+            registrations.retain(|row| match stored_rollout(row) {
+                Ok(Some(stored)) => {
+                    uploads.insert(row.id.clone(), stored);
+                    true
+                }
+                Ok(None) => true,
+                Err(e) => {
+                    report
+                        .unreadable
+                        .push((PathBuf::from(&row.rollout_path), e.to_string()));
+                    false
+                }
+            });
+        }
+        Ok::<_, Error>((report, registrations, uploads))
     })
     .await
     .map_err(|e| Error::Task(e.to_string()))??;
     for batch in registrations.chunks(BATCH) {
+        let batch_uploads: Vec<StoredRollout> = batch
+            .iter()
+            .filter_map(|row| uploads.get(&row.id).cloned())
+            .collect();
+        if !batch_uploads.is_empty() {
+            store.store_rollouts(&batch_uploads, now).await?;
+        }
         add_counts(&mut report, store.upsert_threads(batch, now).await?);
     }
     Ok(report)
+}
+
+/// What a shared store keeps of a registered rollout: nothing for one never extracted (a
+/// skip reason), else its filtered, redacted items.
+fn stored_rollout(row: &ThreadRegistration) -> Result<Option<StoredRollout>> {
+    if row.skip_reason.is_some() {
+        return Ok(None);
+    }
+    let loaded = crate::stage_one_request::load_rollout(Path::new(&row.rollout_path))?;
+    Ok(Some(StoredRollout {
+        thread_id: row.id.clone(),
+        source_fingerprint: row.fingerprint.clone(),
+        items: crate::stage_one_request::stored_items(&loaded)?,
+    }))
 }
 
 /// The scan itself: every rollout under `root` not already known with the same size and

@@ -78,6 +78,43 @@ pub fn load_rollout(path: &Path) -> Result<Loaded> {
     Ok(Loaded::Material(RolloutMaterial { items, text }))
 }
 
+/// The loaded rollout as a shared store keeps it: its filtered, redacted items as a JSON
+/// array (`[]` when there is nothing to extract from). [`load_stored_items`] reads it back.
+pub fn stored_items(loaded: &Loaded) -> Result<String> {
+    let items: &[ResponseItem] = match loaded {
+        Loaded::Material(material) => &material.items,
+        Loaded::Nothing(_) => &[],
+    };
+    serde_json::to_string(items).map_err(Error::Serialize)
+}
+
+/// Loads a rollout from its stored items (see [`stored_items`]). The text is serialized and
+/// redacted again on this machine, so a store written by an older build cannot carry a secret
+/// this build's rules catch.
+pub fn load_stored_items(thread_id: &str, items: &str) -> Result<Loaded> {
+    let items: Vec<ResponseItem> =
+        serde_json::from_str(items).map_err(|e| Error::UnreadableRollout {
+            path: PathBuf::from(format!("stored rollout of {thread_id}")),
+            message: format!("the stored items are not valid: {e}"),
+        })?;
+    if items.is_empty() {
+        return Ok(Loaded::Nothing(
+            "the rollout has no messages or tool activity to extract from".to_owned(),
+        ));
+    }
+    let text = redact_secrets(&serialize_for_memory(&items)).into_owned();
+    Ok(Loaded::Material(RolloutMaterial { items, text }))
+}
+
+/// Loads the rollout a job names: its stored items when the store shares rollouts, else the
+/// file.
+pub fn load_job_rollout(job: &ClaimedJob) -> Result<Loaded> {
+    match &job.stored_items {
+        Some(items) => load_stored_items(&job.thread_id, items),
+        None => load_rollout(&job.open_path),
+    }
+}
+
 fn read_regular_rollout(path: &Path) -> Result<RolloutRead> {
     let io_error = |error| {
         Error::Rollout(memory_sanitize::Error::Io {
@@ -149,7 +186,7 @@ pub fn prepare_stage_one_request(
     job: &ClaimedJob,
     context_window: Option<u64>,
 ) -> Result<Option<RenderedRequest>> {
-    match load_rollout(&job.open_path)? {
+    match load_job_rollout(job)? {
         Loaded::Nothing(_) => Ok(None),
         Loaded::Material(material) => render_request(
             job,

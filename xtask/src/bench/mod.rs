@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 mod compaction;
+mod fleet;
 mod pipeline;
 mod redact_fp;
 mod sanitize;
@@ -14,8 +15,9 @@ mod search;
 mod wm;
 
 /// Benchmark names.
-pub(crate) const NAMES: [&str; 6] = [
+pub(crate) const NAMES: [&str; 7] = [
     "compaction",
+    "fleet",
     "pipeline",
     "redact-fp",
     "sanitize",
@@ -26,6 +28,7 @@ pub(crate) const NAMES: [&str; 6] = [
 pub(crate) fn run(args: &[&str]) -> Result<()> {
     match args {
         ["compaction", rest @ ..] => compaction::run(rest),
+        ["fleet", rest @ ..] => fleet::run(rest),
         ["pipeline"] => pipeline::run(),
         ["redact-fp", rest @ ..] => redact_fp::run(rest),
         ["sanitize", rest @ ..] => sanitize::run(rest),

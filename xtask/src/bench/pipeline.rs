@@ -22,8 +22,8 @@ use memory_write::{
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-const JOBS: usize = 1000;
-const SERVER_DELAY: Duration = Duration::from_millis(50);
+pub(super) const JOBS: usize = 1000;
+pub(super) const SERVER_DELAY: Duration = Duration::from_millis(50);
 
 pub(crate) fn run() -> Result<()> {
     if cfg!(debug_assertions) {
@@ -71,11 +71,7 @@ async fn measure() -> Result<()> {
     let scan_s = scan_started.elapsed().as_secs_f64();
     println!("scan: {} files in {scan_s:.2} s", scan.files);
 
-    let mut config = OpenAiConfig::new("bench-model");
-    config.base_url = format!("http://{address}/v1");
-    config.api_key_env = None;
-    config.flavour = ApiFlavour::ChatCompletions;
-    let model = Arc::new(OpenAiClient::new(config)?);
+    let model = Arc::new(bench_model(&address.to_string())?);
     let options = PhaseOneOptions {
         claim: ClaimParams {
             min_idle_hours: 1,
@@ -113,7 +109,7 @@ async fn measure() -> Result<()> {
 }
 
 /// Claims and records every job of a freshly scanned store, one at a time.
-fn measure_claims(rollouts: &Path, home: &Path) -> Result<f64> {
+pub(super) fn measure_claims(rollouts: &Path, home: &Path) -> Result<f64> {
     let mut store = StateStore::open_home(home)?;
     let now = now_unix();
     scan_rollouts(&mut store, rollouts, &ScanOptions::default(), now)?;
@@ -139,8 +135,17 @@ fn measure_claims(rollouts: &Path, home: &Path) -> Result<f64> {
     Ok(claims as f64 / started.elapsed().as_secs_f64())
 }
 
+/// The facade's HTTP client, pointed at the benchmark's server (`HOST:PORT`).
+pub(super) fn bench_model(server: &str) -> Result<OpenAiClient> {
+    let mut config = OpenAiConfig::new("bench-model");
+    config.base_url = format!("http://{server}/v1");
+    config.api_key_env = None;
+    config.flavour = ApiFlavour::ChatCompletions;
+    Ok(OpenAiClient::new(config)?)
+}
+
 /// A minimal HTTP/1.1 server: every request gets a Chat Completions answer after the delay.
-async fn serve(listener: TcpListener) {
+pub(super) async fn serve(listener: TcpListener) {
     while let Ok((stream, _)) = listener.accept().await {
         tokio::spawn(async move {
             let _ = answer_requests(stream).await;
@@ -209,7 +214,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// Writes `count` rollouts of a realistic shape (session meta, AGENTS.md block, developer
 /// message, a task, shell calls with logs, a patch, reasoning, events, a final answer), a few
 /// KB each. Returns the bytes written.
-fn generate_rollouts(dir: &Path, count: usize) -> Result<u64> {
+pub(super) fn generate_rollouts(dir: &Path, count: usize) -> Result<u64> {
     let mut total = 0u64;
     for index in 0..count {
         let day = 1 + index % 28;

@@ -130,6 +130,7 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
                 open_path: PathBuf::from(&thread.rollout_path),
                 owner_token: String::new(),
                 input_watermark: thread.source_watermark,
+                stored_items: None,
             };
             match prepare_stage_one_request(&job, engine.context_window())
                 .map_err(anyhow::Error::msg)?

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
-use agent_memory::write::{AsyncStateStore, StateStore};
 use anyhow::Context;
 
 use agent_memory::models::DEFAULT_MODEL_SPEC;
@@ -33,6 +32,8 @@ pub(crate) struct ConsolidateArgs {
     /// that consolidation is still pending.
     #[arg(long, default_value_t = super::run::DEFAULT_CONSOLIDATION_WAIT_SECS)]
     consolidation_wait: u64,
+    #[command(flatten)]
+    store: super::store::StoreArgs,
 }
 
 pub(crate) fn run(args: ConsolidateArgs) -> ExitCode {
@@ -54,7 +55,7 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
     let runtime = runtime()?;
     let model = build(&runtime, &spec, &args.common.model_options(&loaded.model))?.client;
-    let store = AsyncStateStore::new(StateStore::open_home(&home)?);
+    let store = super::store::open(&runtime, &home, &args.store.selection(&loaded.store))?;
     let root = args.root.memory_root(&home)?;
     let options = PhaseTwoOptions {
         force: !args.no_force,
@@ -62,12 +63,12 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
         ..PhaseTwoOptions::from_config(&config)
     };
     let pass = async {
-        run_phase_two(&store, &root, model.as_ref(), &options)
+        run_phase_two(store.as_ref(), &root, model.as_ref(), &options)
             .await
             .context("phase 2 (consolidation) failed")
     };
     // Ctrl-C or SIGTERM gives the lease back before exiting.
-    let report = runtime.block_on(until_signal(&store, pass))?;
+    let report = runtime.block_on(until_signal(store.as_ref(), pass))?;
     if args.json {
         let json = ConsolidateJson::new(&report, model.name(), root.dir().display().to_string());
         print_json(serde_json::to_value(&json)?);
@@ -81,6 +82,12 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
 /// The human summary of a phase-2 pass, shared with `run`.
 pub(crate) fn summary_text(report: &PhaseTwoReport, model: &str) -> String {
     let mut out = String::new();
+    if let Some(revision) = report.materialized_revision {
+        out.push_str(&format!(
+            "shared memory root: revision {revision}, consolidated on another machine, \
+             materialized here\n"
+        ));
+    }
     if !report.repaired.is_empty() {
         out.push_str(&format!(
             "memory root damaged ({}): rebuilding it whatever the cooldown\n",

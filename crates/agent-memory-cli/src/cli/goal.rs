@@ -19,10 +19,9 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::json;
 
-use super::home::resolve_home;
+use super::home::{CONFIG_FILE_NAME, resolve_home};
 
 /// The config file read from the home for the `[goals]` table.
-const CONFIG_FILE_NAME: &str = "config.toml";
 /// Exit status when the `update_goal` tool refused the call (its answer is still printed).
 const REFUSED_EXIT_STATUS: u8 = 3;
 

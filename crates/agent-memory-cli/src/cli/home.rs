@@ -7,7 +7,7 @@ use std::time::Duration;
 use agent_memory::models::{BuiltModel, ModelOptions, build_model};
 use agent_memory::protocol::model::ReasoningEffort;
 use agent_memory::write::config::{
-    MemoriesConfig, MemoriesToml, ModelToml, load_config_file, load_model_config_file,
+    MemoriesConfig, MemoriesToml, ModelToml, StoreToml, load_config_file, load_model_config_file,
     parse_reasoning_effort,
 };
 use anyhow::{Context, bail};
@@ -18,7 +18,7 @@ const HOME_ENV: &str = "AGENT_MEMORY_HOME";
 /// names one.
 const DEFAULT_HOME: &str = ".agent-memory";
 /// Config file looked for in the home when `--config` is not given.
-const CONFIG_FILE_NAME: &str = "config.toml";
+pub(crate) const CONFIG_FILE_NAME: &str = "config.toml";
 
 /// The options of every command that runs the write path.
 #[derive(Debug, clap::Args)]
@@ -105,21 +105,25 @@ pub(crate) struct LoadedConfig {
     pub(crate) file: MemoriesToml,
     pub(crate) memories: MemoriesConfig,
     pub(crate) model: ModelToml,
-    /// `[store] url`, when the file names a shared store.
-    pub(crate) store_url: Option<String>,
+    /// The `[store]` table.
+    pub(crate) store: StoreToml,
 }
 
 /// The config file (the flag, else `<home>/config.toml` when present, else defaults). Clamping
 /// warnings go to stderr.
 pub(crate) fn load_config(flag: Option<&Path>, home: &Path) -> anyhow::Result<LoadedConfig> {
     let path = config_path(flag, home);
-    let (file, model, store_url) = match &path {
+    let (file, model, store) = match &path {
         Some(path) => (
             load_config_file(path)?,
             load_model_config_file(path)?,
-            agent_memory::write::config::load_store_url(path)?,
+            agent_memory::write::config::load_store_config(path)?,
         ),
-        None => (MemoriesToml::default(), ModelToml::default(), None),
+        None => (
+            MemoriesToml::default(),
+            ModelToml::default(),
+            StoreToml::default(),
+        ),
     };
     let (memories, warnings) = MemoriesConfig::resolve(&file);
     for warning in warnings {
@@ -129,7 +133,7 @@ pub(crate) fn load_config(flag: Option<&Path>, home: &Path) -> anyhow::Result<Lo
         file,
         memories,
         model,
-        store_url,
+        store,
     })
 }
 

@@ -32,6 +32,8 @@ pub(crate) struct MemoryArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) store: super::store::StoreArgs,
 }
 
 /// The home's memory, as every introspection command and the MCP server see it: one
@@ -97,13 +99,30 @@ pub(crate) fn print_json(value: &impl Serialize) {
     }
 }
 
-/// Runs a tool command: opens memory, calls `tool`, prints its result with `print` (or as JSON),
+/// On a shared store, brings this machine's memory root up to the fleet's (the newest
+/// consolidated files, every machine's notes) and sends its own notes. A store that cannot be
+/// reached is a warning: the command goes on with this machine's copy.
+pub(crate) fn sync_shared(args: &MemoryArgs) {
+    let synced = (|| {
+        let home = resolve_home(args.home.as_deref())?;
+        let loaded = load_config(args.config.as_deref(), &home)?;
+        super::store::sync_shared_memory(&home, &args.store.selection(&loaded.store))
+    })();
+    if let Err(error) = synced {
+        warn_safe!(
+            "warning: cannot sync with the shared store ({error:#}); using this machine's copy"
+        );
+    }
+}
+
+/// Runs a tool command: syncs with a shared store, opens memory, calls `tool`, prints its result with `print` (or as JSON),
 /// and maps a failure to its exit code.
 pub(crate) fn run_tool<T: Serialize>(
     args: &MemoryArgs,
     tool: impl FnOnce(&Introspector) -> Result<T, MemoryToolFailure>,
     print: impl FnOnce(&T),
 ) -> ExitCode {
+    sync_shared(args);
     let memory = match open_memory(args) {
         Ok(memory) => memory,
         Err(error) => return report_error(&error),

@@ -18,6 +18,7 @@ mod json;
 mod list;
 mod mcp;
 mod memory;
+mod migrate;
 mod note;
 mod read;
 mod redact;
@@ -72,6 +73,8 @@ enum Command {
     Block(block::BlockArgs),
     /// Serve the memory tools over MCP on stdin/stdout.
     Mcp(mcp::McpArgs),
+    /// Bring the state store's schema up to this build and print each owner's version.
+    Migrate(migrate::MigrateArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -94,5 +97,6 @@ pub(crate) fn main() -> ExitCode {
         Command::Note(args) => note::run(args),
         Command::Block(args) => block::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Migrate(args) => migrate::run(args),
     }
 }

@@ -24,7 +24,10 @@ pub(crate) fn run(args: NoteArgs) -> ExitCode {
         text: args.text,
         topic: args.topic,
     };
-    run_tool(&args.memory, |memory| memory.note(&request), print)
+    let code = run_tool(&args.memory, |memory| memory.note(&request), print);
+    // On a shared store the note goes to the other machines now, not at the next sync.
+    super::memory::sync_shared(&args.memory);
+    code
 }
 
 fn print(result: &MemoryNoteResult) {

@@ -58,11 +58,8 @@ pub(crate) struct RunArgs {
     /// that consolidation is still pending.
     #[arg(long, default_value_t = DEFAULT_CONSOLIDATION_WAIT_SECS)]
     consolidation_wait: u64,
-    /// The state store: `postgres://USER@HOST:PORT/DB` for one store shared by several
-    /// machines, or `sqlite` (default: $AGENT_MEMORY_STORE, else `[store] url` in the config
-    /// file, else <home>/state.sqlite).
-    #[arg(long, value_name = "URL")]
-    store: Option<String>,
+    #[command(flatten)]
+    store: super::store::StoreArgs,
 }
 
 /// How long `run` waits for another process's consolidation by default.
@@ -104,9 +101,9 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     let built = build(&runtime, &spec, &model_options)?;
     let (model, context_window) = (built.client, built.context_window);
 
-    let store_url = super::store::selected_url(args.store.as_deref(), loaded.store_url.as_deref());
+    let selection = args.store.selection(&loaded.store);
     let (store, pruned, scan) =
-        super::store::open_and_scan(&runtime, &home, store_url.as_deref(), config, &rollouts_dir)?;
+        super::store::open_and_scan(&runtime, &home, &selection, config, &rollouts_dir)?;
     for (path, reason) in &scan.unreadable {
         let warning = format!("warning: skipped {}: {reason}", path.display());
         eprintln!("{}", display_safe(&redact_secrets(&warning)));
@@ -116,7 +113,9 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         claim: ClaimParams {
             min_idle_hours: config.min_rollout_idle_hours,
             max_age_days: plan.max_age_days,
-            rollout_prefix: Some(scan.rollout_prefix()),
+            // A shared store's workers take any machine's threads (from their stored items);
+            // a local run keeps to the folder it scanned.
+            rollout_prefix: (!store.is_shared()).then(|| scan.rollout_prefix()),
             max_running: plan.max_running,
             ..ClaimParams::default()
         },

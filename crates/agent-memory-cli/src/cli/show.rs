@@ -52,6 +52,7 @@ fn execute(args: &ShowArgs) -> anyhow::Result<()> {
             home: args.home.clone(),
             config: args.config.clone(),
             json: false,
+            store: super::store::StoreArgs::default(),
         })?;
         print_safe(&injection(&memory)?.text);
         return Ok(());

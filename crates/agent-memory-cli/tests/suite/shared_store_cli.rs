@@ -1,5 +1,5 @@
-//! `run` on a PostgreSQL store shared by two "machines" (two homes): a rollout is extracted
-//! once, wherever it was registered, and each machine writes its own copy of the memory files.
+//! The CLI on a PostgreSQL store shared by "machines" (homes): a rollout is extracted once,
+//! wherever it was registered; every machine reads the same memory files and notes.
 //! Runs when `AGENT_MEMORY_TEST_PG_URL` names a server (CI starts one); skipped, saying so,
 //! otherwise.
 
@@ -42,6 +42,20 @@ fn json(output: &Output) -> Value {
     })
 }
 
+/// The test server, when `AGENT_MEMORY_TEST_PG_URL` names one; else says the test is skipped.
+fn pg_server() -> Option<String> {
+    let server = std::env::var("AGENT_MEMORY_TEST_PG_URL")
+        .ok()
+        .filter(|url| !url.is_empty());
+    if server.is_none() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: shared-store CLI test (AGENT_MEMORY_TEST_PG_URL is not set)"
+        );
+    }
+    server
+}
+
 /// A fresh database on the test server, named after the test and this process.
 fn fresh_database(server: &str, name: &str) -> String {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -69,14 +83,7 @@ fn fresh_database(server: &str, name: &str) -> String {
 
 #[test]
 fn two_homes_on_one_postgres_store_extract_each_rollout_once() {
-    let Some(server) = std::env::var("AGENT_MEMORY_TEST_PG_URL")
-        .ok()
-        .filter(|url| !url.is_empty())
-    else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: shared-store CLI test (AGENT_MEMORY_TEST_PG_URL is not set)"
-        );
+    let Some(server) = pg_server() else {
         return;
     };
     let url = fresh_database(&server, "cli_shared");
@@ -135,4 +142,79 @@ fn an_unreachable_store_is_a_clear_error_without_the_password() {
         "{stderr}"
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+fn agent_memory(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .args(args)
+        .arg("--home")
+        .arg(home)
+        .env_remove("AGENT_MEMORY_STORE")
+        .env_remove("AGENT_MEMORY_MACHINE_ID")
+        .output()
+        .unwrap()
+}
+
+/// The user story of a fleet: migrate once, one machine runs and notes something, a host on a
+/// second machine that never ran reads the same memory summary and finds the note by search.
+#[test]
+fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
+    let Some(server) = pg_server() else {
+        return;
+    };
+    let url = fresh_database(&server, "cli_fleet");
+    let (laptop, sandbox) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ok = |output: &Output| {
+        assert!(
+            output.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+
+    let migrated = agent_memory(laptop.path(), &["migrate", "--json", "--store", &url]);
+    ok(&migrated);
+    let report = json(&migrated);
+    assert_eq!(report["backend"], "postgres", "{report}");
+    assert_eq!(report["owners"][0]["owner"], "memory-write", "{report}");
+    assert!(
+        report["owners"][0]["version"].as_i64().unwrap() >= 2,
+        "{report}"
+    );
+
+    let store = ["--store", url.as_str(), "--machine-id"];
+    let mut args = vec!["run"];
+    args.extend(store);
+    args.push("laptop");
+    let examples = examples().to_string_lossy().into_owned();
+    args.push(&examples);
+    ok(&agent_memory(laptop.path(), &args));
+    let fact = "the staging database is read-only on Fridays";
+    ok(&agent_memory(
+        laptop.path(),
+        &["note", fact, "--store", &url, "--machine-id", "laptop"],
+    ));
+
+    let found = agent_memory(
+        sandbox.path(),
+        &[
+            "search",
+            "staging Fridays",
+            "--json",
+            "--store",
+            &url,
+            "--machine-id",
+            "sandbox",
+        ],
+    );
+    ok(&found);
+    let hits = json(&found);
+    let text = hits.to_string();
+    assert!(text.contains("notes/"), "{text}");
+    assert!(text.contains("read-only on Fridays"), "{text}");
+    let summary =
+        |home: &Path| std::fs::read_to_string(home.join("memories/memory_summary.md")).unwrap();
+    assert_eq!(summary(sandbox.path()), summary(laptop.path()));
+    assert!(!sandbox.path().join("state.sqlite").exists());
 }

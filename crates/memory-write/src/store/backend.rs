@@ -19,9 +19,10 @@ use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 use super::{
     AsyncStateStore, BaselineEntry, ClaimParams, ClaimedJob, KnownFile, MemoryMode, PhaseTwoClaim,
     PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
-    ThreadRecord, ThreadRegistration, UpsertCounts,
+    StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
 };
 use crate::error::Result;
+use crate::shared_root::{RootFile, RootRevision};
 
 /// A state store for the write path. See the module docs; each method's contract is the one
 /// documented on the SQLite [`super::StateStore`] method of the same name.
@@ -45,6 +46,15 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     async fn threads(&self) -> Result<Vec<ThreadRecord>>;
     /// Sets a thread's memory mode; false when the thread is unknown.
     async fn set_thread_memory_mode(&self, id: &str, mode: MemoryMode, now: i64) -> Result<bool>;
+    /// True when workers on other machines claim from this store, so a registration must
+    /// upload the rollout's content ([`WriteStore::store_rollouts`]) and claims need no local
+    /// file. A local store answers false and workers open the rollout file.
+    fn is_shared(&self) -> bool;
+    /// Stores rollout contents for workers elsewhere (see [`WriteStore::is_shared`]); a
+    /// thread whose stored fingerprint differs from its registration is not claimed. Upload
+    /// before registering, so a crash in between leaves a file the next scan registers again.
+    /// A store that does not share rollouts keeps nothing.
+    async fn store_rollouts(&self, rollouts: &[StoredRollout], now: i64) -> Result<()>;
 
     // Stage one.
 
@@ -146,6 +156,14 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     async fn phase_two_baseline(&self) -> Result<Vec<BaselineEntry>>;
     /// Records that the memories of `thread_ids` were used at `now`.
     async fn record_memory_usage(&self, thread_ids: &[String], now: i64) -> Result<usize>;
+    /// The newest published memory root, when it is newer than `known` (see
+    /// [`crate::shared_root`]). A local store publishes none.
+    async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>>;
+    /// Keeps agent notes (`notes/<name>.md`, redacted) for every machine; a note already kept
+    /// under the same path stays as it is. A local store keeps nothing.
+    async fn share_notes(&self, notes: &[RootFile], now: i64) -> Result<()>;
+    /// Every note kept for the fleet, by path. A local store has none.
+    async fn shared_notes(&self) -> Result<Vec<RootFile>>;
 }
 
 /// A store chosen at run time (SQLite or PostgreSQL) is used through this.
@@ -190,6 +208,16 @@ impl WriteStore for AsyncStateStore {
     async fn set_thread_memory_mode(&self, id: &str, mode: MemoryMode, now: i64) -> Result<bool> {
         let id = id.to_owned();
         on_sqlite!(self, |s| s.set_thread_memory_mode(&id, mode, now))
+    }
+
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    async fn store_rollouts(&self, rollouts: &[StoredRollout], now: i64) -> Result<()> {
+        // One machine: workers open the rollout files themselves.
+        let _ = (rollouts, now);
+        Ok(())
     }
 
     async fn claim_next_stage_one_job(
@@ -318,6 +346,8 @@ impl WriteStore for AsyncStateStore {
                 now,
                 input_hash: &hash,
                 selected: &selected,
+                // The files on disk are the root: nothing to publish.
+                root: &[],
             }
         ))
     }
@@ -384,6 +414,21 @@ impl WriteStore for AsyncStateStore {
         let ids = thread_ids.to_vec();
         on_sqlite!(self, |s| s.record_memory_usage(&ids, now))
     }
+
+    async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>> {
+        // One machine: the files on disk are the root.
+        let _ = known;
+        Ok(None)
+    }
+
+    async fn share_notes(&self, notes: &[RootFile], now: i64) -> Result<()> {
+        let _ = (notes, now);
+        Ok(())
+    }
+
+    async fn shared_notes(&self) -> Result<Vec<RootFile>> {
+        Ok(Vec::new())
+    }
 }
 
 /// A shared store is a store, so code generic over [`WriteStore`] takes a [`SharedStore`].
@@ -409,6 +454,12 @@ impl<T: WriteStore + ?Sized> WriteStore for Arc<T> {
     }
     async fn set_thread_memory_mode(&self, id: &str, mode: MemoryMode, now: i64) -> Result<bool> {
         (**self).set_thread_memory_mode(id, mode, now).await
+    }
+    fn is_shared(&self) -> bool {
+        (**self).is_shared()
+    }
+    async fn store_rollouts(&self, rollouts: &[StoredRollout], now: i64) -> Result<()> {
+        (**self).store_rollouts(rollouts, now).await
     }
     async fn claim_next_stage_one_job(
         &self,
@@ -541,5 +592,14 @@ impl<T: WriteStore + ?Sized> WriteStore for Arc<T> {
     }
     async fn record_memory_usage(&self, thread_ids: &[String], now: i64) -> Result<usize> {
         (**self).record_memory_usage(thread_ids, now).await
+    }
+    async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>> {
+        (**self).latest_memory_root(known).await
+    }
+    async fn share_notes(&self, notes: &[RootFile], now: i64) -> Result<()> {
+        (**self).share_notes(notes, now).await
+    }
+    async fn shared_notes(&self) -> Result<Vec<RootFile>> {
+        (**self).shared_notes().await
     }
 }

@@ -39,7 +39,9 @@ pub use self::phase_two::{
     PhaseTwoSuccess,
 };
 pub use self::stage_one::{ClaimParams, ClaimedJob, DEFAULT_MAX_ATTEMPTS};
-pub use self::threads::{KnownFile, MemoryMode, ThreadRecord, ThreadRegistration, UpsertCounts};
+pub use self::threads::{
+    KnownFile, MemoryMode, StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
+};
 
 /// File name of the state database under the agent-memory home.
 pub const STATE_FILE_NAME: &str = "state.sqlite";

@@ -17,6 +17,7 @@
 //! time, the material it was given), so the next pass can tell the model what was added,
 //! changed and removed, and the guard can accept removals of what only removed threads said.
 
+use crate::shared_root::RootFile;
 use memory_protocol::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
 use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
@@ -132,6 +133,10 @@ pub struct PhaseTwoSuccess<'a> {
     pub input_hash: &'a str,
     /// Each selected output: marked selected, and recorded as the new baseline.
     pub selected: &'a [BaselineEntry],
+    /// The memory root the pass wrote: a shared store publishes it as a new revision with the
+    /// completion (see [`crate::shared_root`]); a local store ignores it. Empty when nothing
+    /// is to be published.
+    pub root: &'a [RootFile],
 }
 
 /// One thread a successful pass consolidated.
@@ -144,6 +149,69 @@ pub struct BaselineEntry {
     /// What the pass was given for it (its `raw_memories.md` block and rollout summary file),
     /// so a later pass knows what only this thread supported.
     pub material: String,
+}
+
+impl PhaseTwoState {
+    /// The lease row of a store no pass ever claimed (or whose row someone deleted).
+    pub(crate) fn never_claimed() -> PhaseTwoState {
+        PhaseTwoState {
+            status: JobStatus::Pending,
+            owner_token: None,
+            lease_expires_at: None,
+            heartbeat_at: None,
+            attempts: 0,
+            input_watermark: 0,
+            last_success_watermark: None,
+            last_success_at: None,
+            last_input_hash: None,
+            last_error: None,
+            retry_after_at: None,
+        }
+    }
+}
+
+/// Why a phase-2 claim may not take the lease, judged from the lease row as read under the
+/// claim's lock (every backend decides with this): a live lease is never taken; a failure's
+/// back-off and a success's cooldown hold unless the claim is forced and there is new input.
+/// `None`: take it.
+pub(crate) fn claim_refusal(
+    state: &PhaseTwoState,
+    params: &PhaseTwoClaimParams,
+) -> Option<PhaseTwoClaim> {
+    let now = params.now;
+    if state.status == JobStatus::Running
+        && let Some(expires) = state.lease_expires_at.filter(|expires| *expires > now)
+    {
+        return Some(PhaseTwoClaim::SkippedRunning {
+            lease_expires_at: expires,
+        });
+    }
+    let new_input = state.input_watermark > state.last_success_watermark.unwrap_or(-1);
+    if params.force && new_input {
+        return None;
+    }
+    if let Some(until) = state.retry_after_at.filter(|until| *until > now) {
+        return Some(PhaseTwoClaim::SkippedBackoff { until });
+    }
+    if state.last_error.is_none()
+        && let Some(success) = state.last_success_at
+    {
+        let until = success.saturating_add(params.cooldown_seconds);
+        if until > now {
+            return Some(PhaseTwoClaim::SkippedCooldown { until });
+        }
+    }
+    None
+}
+
+/// The back-off after the `attempts`-th failed pass in a row: `backoff_seconds` doubled per
+/// further failure, capped at a day (or at `backoff_seconds` when that is longer).
+pub(crate) fn failure_backoff(attempts: i64, backoff_seconds: i64) -> i64 {
+    let shift = u32::try_from(attempts.saturating_sub(1).clamp(0, 20)).unwrap_or(20);
+    backoff_seconds
+        .max(0)
+        .saturating_mul(1i64 << shift)
+        .min(MAX_BACKOFF_SECONDS.max(backoff_seconds))
 }
 
 impl StateStore {
@@ -161,28 +229,8 @@ impl StateStore {
         lease_owner::expire_gone_phase_two_owner(&tx, &self.owner, params.now)?;
         let state = read_state(&tx)?;
         let now = params.now;
-        let new_input = state.input_watermark > state.last_success_watermark.unwrap_or(-1);
-        let forced = params.force && new_input;
-
-        if state.status == JobStatus::Running
-            && let Some(expires) = state.lease_expires_at.filter(|expires| *expires > now)
-        {
-            return Ok(PhaseTwoClaim::SkippedRunning {
-                lease_expires_at: expires,
-            });
-        }
-        if !forced {
-            if let Some(until) = state.retry_after_at.filter(|until| *until > now) {
-                return Ok(PhaseTwoClaim::SkippedBackoff { until });
-            }
-            if state.last_error.is_none()
-                && let Some(success) = state.last_success_at
-            {
-                let until = success.saturating_add(params.cooldown_seconds);
-                if until > now {
-                    return Ok(PhaseTwoClaim::SkippedCooldown { until });
-                }
-            }
+        if let Some(refusal) = claim_refusal(&state, &params) {
+            return Ok(refusal);
         }
 
         let owner_token = uuid::Uuid::new_v4().to_string();
@@ -317,11 +365,7 @@ impl StateStore {
             return Ok(false);
         }
         let attempts = state.attempts.saturating_add(1);
-        let shift = u32::try_from(attempts.saturating_sub(1).clamp(0, 20)).unwrap_or(20);
-        let backoff = backoff_seconds
-            .max(0)
-            .saturating_mul(1i64 << shift)
-            .min(MAX_BACKOFF_SECONDS.max(backoff_seconds));
+        let backoff = failure_backoff(attempts, backoff_seconds);
         tx.execute(
             &format!(
                 "UPDATE {PHASE_TWO_LEASE}
@@ -484,17 +528,5 @@ fn read_state(conn: &rusqlite::Connection) -> Result<PhaseTwoState> {
             },
         )
         .optional()?;
-    Ok(state.unwrap_or(PhaseTwoState {
-        status: JobStatus::Pending,
-        owner_token: None,
-        lease_expires_at: None,
-        heartbeat_at: None,
-        attempts: 0,
-        input_watermark: 0,
-        last_success_watermark: None,
-        last_success_at: None,
-        last_input_hash: None,
-        last_error: None,
-        retry_after_at: None,
-    }))
+    Ok(state.unwrap_or_else(PhaseTwoState::never_claimed))
 }

@@ -69,6 +69,10 @@ pub struct ClaimedJob {
     pub owner_token: String,
     /// The source watermark being extracted.
     pub input_watermark: i64,
+    /// The rollout as a shared store keeps it (its filtered, redacted items as JSON, see
+    /// [`super::StoredRollout`]): when present the worker extracts from it instead of opening
+    /// `open_path`, so a worker on any machine can take any thread. `None` on a local store.
+    pub stored_items: Option<String>,
 }
 
 /// The eligibility rule shared by claiming and counting (named parameters `:now`,
@@ -225,6 +229,7 @@ impl StateStore {
         tx.commit()?;
         Ok(Some(ClaimedJob {
             open_path: self.open_path(&thread_id, &rollout_path),
+            stored_items: None,
             thread_id,
             rollout_path,
             cwd,

@@ -107,6 +107,23 @@ pub struct ThreadRecord {
     pub file_size: u64,
     /// File modification time (ns) when last scanned.
     pub file_mtime_ns: i64,
+    /// The machine that registered it, on a store shared by several machines (its lease
+    /// owner's host name, or the configured machine id); `None` on a local store.
+    pub machine_id: Option<String>,
+}
+
+/// A rollout's content as a store shared by several machines keeps it: uploaded by the machine
+/// that has the file, read by whichever worker claims the thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRollout {
+    /// Thread id.
+    pub thread_id: String,
+    /// The registration's content fingerprint: a claim takes the thread only while the stored
+    /// items match the registered file.
+    pub source_fingerprint: String,
+    /// The rollout's items after filtering and redaction, as a JSON array (see
+    /// [`crate::stage_one_request::stored_items`]). Nothing unredacted leaves the machine.
+    pub items: String,
 }
 
 /// A known rollout file, as last scanned.
@@ -151,6 +168,7 @@ fn thread_from_row(row: &Row<'_>) -> rusqlite::Result<ThreadRecord> {
         file_size: u64::try_from(row.get::<_, i64>(11)?).unwrap_or(0),
         file_mtime_ns: row.get(12)?,
         git_branch: row.get(13)?,
+        machine_id: None,
     })
 }
 

@@ -221,7 +221,12 @@ impl ModelClient for FakeModel {
 /// Writes `count` small interactive rollouts (last active in 2025) and returns their thread
 /// ids, in index order.
 pub(crate) fn write_rollouts(dir: &Path, count: usize) -> Vec<String> {
-    (0..count)
+    write_rollouts_numbered(dir, 0..count)
+}
+
+/// [`write_rollouts`] numbered from `indexes` (distinct thread ids for another "machine").
+pub(crate) fn write_rollouts_numbered(dir: &Path, indexes: std::ops::Range<usize>) -> Vec<String> {
+    indexes
         .map(|index| {
             let id = format!("0199{index:04x}-0000-7000-8000-000000000000");
             let day = 1 + index % 28;
@@ -250,4 +255,18 @@ pub(crate) fn write_rollouts(dir: &Path, count: usize) -> Vec<String> {
             id
         })
         .collect()
+}
+
+/// Every file under `dir`, recursively.
+pub(crate) fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(all_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

@@ -12,6 +12,8 @@ use memory_protocol::names::memory_root as names;
 use memory_protocol::stage_one::StageOneOutputRecord;
 use memory_write::memory_root::{MemoryRoot, rollout_summary_stem};
 
+use super::fake_model::all_files;
+
 fn record(thread_id: &str, slug: Option<&str>, raw: &str) -> StageOneOutputRecord {
     StageOneOutputRecord {
         thread_id: thread_id.to_owned(),
@@ -36,20 +38,6 @@ fn files_in(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-/// Every file under `dir`, recursively, as paths.
-fn all_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(all_files(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[test]

@@ -3,6 +3,7 @@
 mod conformance;
 mod fake_model;
 mod fault_harness;
+mod fleet;
 mod forgetting;
 mod guard;
 mod lease_owner;

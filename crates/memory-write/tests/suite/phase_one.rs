@@ -16,7 +16,7 @@ use memory_write::{
     scan_rollouts,
 };
 
-use super::fake_model::{Answer, FakeModel, write_rollouts};
+use super::fake_model::{Answer, FakeModel, all_files, write_rollouts};
 use super::scan::{copy_tree, examples_dir};
 
 /// Credentials planted in `examples/rollouts`; none may reach a model or the state store.
@@ -473,7 +473,25 @@ proptest::proptest! {
             cwd: None,
             owner_token: "o".to_owned(),
             input_watermark: 1,
+            stored_items: None,
         };
+        // What a shared store would hold of it, and the same job extracted from that.
+        if let Ok(loaded) = memory_write::stage_one_request::load_rollout(&path) {
+            let stored = memory_write::stage_one_request::stored_items(&loaded).unwrap();
+            for secret in [PLANTED_SECRETS[0], PLANTED_SECRETS[3]] {
+                proptest::prop_assert!(!stored.contains(secret));
+            }
+            let from_store = memory_write::store::ClaimedJob {
+                stored_items: Some(stored),
+                ..job.clone()
+            };
+            let direct = memory_write::stage_one_request::prepare_stage_one_request(&job, Some(2_000));
+            let shared = memory_write::stage_one_request::prepare_stage_one_request(&from_store, Some(2_000));
+            proptest::prop_assert_eq!(
+                direct.unwrap().map(|r| r.request),
+                shared.unwrap().map(|r| r.request)
+            );
+        }
         match memory_write::stage_one_request::prepare_stage_one_request(&job, Some(2_000)) {
             Ok(Some(rendered)) => {
                 let request = rendered.request;
@@ -498,7 +516,7 @@ async fn a_context_overflow_answer_leads_to_a_smaller_request_and_never_the_same
     let rollouts = tempfile::tempdir().unwrap();
     write_rollouts(rollouts.path(), 1);
     // One long tool output, so cutting the transcript shortens the prompt.
-    let file = walk_files(rollouts.path()).remove(0);
+    let file = all_files(rollouts.path()).remove(0);
     let log: String = (0..6_000)
         .map(|i| format!("line {i} of the build log\\n"))
         .collect();
@@ -530,19 +548,6 @@ async fn a_context_overflow_answer_leads_to_a_smaller_request_and_never_the_same
         job.attempts, 0,
         "a request that fit after cutting spends no attempt"
     );
-}
-
-fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            found.extend(walk_files(&path));
-        } else {
-            found.push(path);
-        }
-    }
-    found
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

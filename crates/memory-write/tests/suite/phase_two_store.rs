@@ -96,6 +96,7 @@ fn succeed(store: &mut StateStore, lease: &PhaseTwoLease, now: i64, selected: &[
         now,
         input_hash: "hash",
         selected: &selected,
+        root: &[],
     };
     assert!(store.complete_phase_two(lease, &success).unwrap());
 }
@@ -170,6 +171,7 @@ fn an_expired_lease_is_taken_over_and_the_old_owner_is_locked_out() {
         now: NOW + 602,
         input_hash: "stale",
         selected: &[],
+        root: &[],
     };
     assert!(!store.complete_phase_two(&stale, &success).unwrap());
     let state = store.phase_two_state().unwrap();

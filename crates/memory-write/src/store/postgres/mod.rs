@@ -19,14 +19,12 @@
 
 mod phase_two;
 mod schema;
+mod shared_root;
 mod stage_one;
 mod threads;
 mod write_store;
 
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -65,9 +63,6 @@ pub struct PgStore {
     owner: LeaseOwner,
     /// Set once this process gave its leases back: no more stage-one claims.
     claims_closed: AtomicBool,
-    /// Real rollout paths of threads stored under a redacted path, learned by this process's
-    /// registrations; never written to the server.
-    real_paths: Mutex<HashMap<String, PathBuf>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -127,7 +122,6 @@ impl PgStore {
             display_url,
             owner: LeaseOwner::current(),
             claims_closed: AtomicBool::new(false),
-            real_paths: Mutex::new(HashMap::new()),
         };
         let mut client = store.client().await?;
         if let Some(schema) = &options.schema {
@@ -149,8 +143,8 @@ impl PgStore {
         &self.owner
     }
 
-    /// Records leases taken from now on under `owner`: a machine id other than the host name,
-    /// or a test that plays another machine.
+    /// Registers rollouts and records leases from now on under `owner`: a machine id other
+    /// than the host name, or a test that plays another machine.
     pub fn set_lease_owner(&mut self, owner: LeaseOwner) {
         self.owner = owner;
     }
@@ -167,34 +161,9 @@ impl PgStore {
         self.claims_closed.load(Ordering::SeqCst)
     }
 
-    fn remember_real_paths(&self, paths: Vec<(String, PathBuf)>) {
-        if paths.is_empty() {
-            return;
-        }
-        self.real_paths
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend(paths);
-    }
-
-    /// Threads whose real (unredacted) rollout path this process knows.
-    fn known_real_path_ids(&self) -> Vec<String> {
-        self.real_paths
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect()
-    }
-
-    /// The file to open for `thread_id`, whose stored (possibly redacted) path is `stored`.
-    fn open_path(&self, thread_id: &str, stored: &str) -> PathBuf {
-        self.real_paths
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(thread_id)
-            .cloned()
-            .unwrap_or_else(|| PathBuf::from(stored))
+    /// The machine this store registers rollouts and takes leases as.
+    pub fn machine_id(&self) -> &str {
+        &self.owner.host
     }
 }
 

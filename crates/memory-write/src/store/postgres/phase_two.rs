@@ -11,14 +11,13 @@ use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
 use super::stage_one::{output_from_row, output_query};
 use super::{PgStore, to_i64};
 use crate::error::Result;
+use crate::store::phase_two::{claim_refusal, failure_backoff};
 use crate::store::{
     BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
     PhaseTwoSuccess,
 };
 
 const DAY_SECONDS: i64 = 24 * 3600;
-/// Upper bound of the failure backoff, however many attempts failed.
-const MAX_BACKOFF_SECONDS: i64 = 24 * 3600;
 /// A memory's activity time in `stage1_outputs` aliased `o`: its last use, else its rollout's
 /// update time.
 const ACTIVITY: &str = "COALESCE(o.last_used_at, o.source_updated_at)";
@@ -43,22 +42,6 @@ fn state_from_row(row: &tokio_postgres::Row) -> PhaseTwoState {
         last_input_hash: row.get(8),
         last_error: row.get(9),
         retry_after_at: row.get(10),
-    }
-}
-
-fn empty_state() -> PhaseTwoState {
-    PhaseTwoState {
-        status: JobStatus::Pending,
-        owner_token: None,
-        lease_expires_at: None,
-        heartbeat_at: None,
-        attempts: 0,
-        input_watermark: 0,
-        last_success_watermark: None,
-        last_success_at: None,
-        last_input_hash: None,
-        last_error: None,
-        retry_after_at: None,
     }
 }
 
@@ -87,7 +70,7 @@ async fn lock_state(
             };
             (state_from_row(&row), holder)
         }
-        None => (empty_state(), None),
+        None => (PhaseTwoState::never_claimed(), None),
     })
 }
 
@@ -114,27 +97,8 @@ impl PgStore {
         {
             state.lease_expires_at = Some(now);
         }
-        let new_input = state.input_watermark > state.last_success_watermark.unwrap_or(-1);
-        let forced = params.force && new_input;
-        if state.status == JobStatus::Running
-            && let Some(expires) = state.lease_expires_at.filter(|expires| *expires > now)
-        {
-            return Ok(PhaseTwoClaim::SkippedRunning {
-                lease_expires_at: expires,
-            });
-        }
-        if !forced {
-            if let Some(until) = state.retry_after_at.filter(|until| *until > now) {
-                return Ok(PhaseTwoClaim::SkippedBackoff { until });
-            }
-            if state.last_error.is_none()
-                && let Some(success) = state.last_success_at
-            {
-                let until = success.saturating_add(params.cooldown_seconds);
-                if until > now {
-                    return Ok(PhaseTwoClaim::SkippedCooldown { until });
-                }
-            }
+        if let Some(refusal) = claim_refusal(&state, &params) {
+            return Ok(refusal);
         }
         let owner_token = uuid::Uuid::new_v4().to_string();
         let lease_expires_at = now.saturating_add(params.lease_seconds);
@@ -261,6 +225,7 @@ impl PgStore {
             )
             .await?;
         }
+        super::shared_root::publish(&tx, success.root, &self.owner.host, success.now).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -279,11 +244,7 @@ impl PgStore {
             return Ok(false);
         }
         let attempts = state.attempts.saturating_add(1);
-        let shift = u32::try_from(attempts.saturating_sub(1).clamp(0, 20)).unwrap_or(20);
-        let backoff = backoff_seconds
-            .max(0)
-            .saturating_mul(1i64 << shift)
-            .min(MAX_BACKOFF_SECONDS.max(backoff_seconds));
+        let backoff = failure_backoff(attempts, backoff_seconds);
         tx.execute(
             &format!(
                 "UPDATE {PHASE_TWO_LEASE}
@@ -320,7 +281,7 @@ impl PgStore {
                 &[],
             )
             .await?;
-        Ok(row.as_ref().map_or_else(empty_state, state_from_row))
+        Ok(row.as_ref().map_or_else(PhaseTwoState::never_claimed, state_from_row))
     }
 
     pub(super) async fn pg_memory_clock(&self, now: i64) -> Result<i64> {

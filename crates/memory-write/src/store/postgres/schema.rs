@@ -8,8 +8,8 @@
 
 use memory_protocol::names::schema_owners;
 use memory_protocol::names::tables::{
-    PHASE_TWO_BASELINE, PHASE_TWO_LEASE, SCHEMA_VERSIONS, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS,
-    THREADS,
+    MEMORY_ROOT_REVISIONS, PHASE_TWO_BASELINE, PHASE_TWO_LEASE, ROLLOUT_CONTENTS, SCHEMA_VERSIONS,
+    SHARED_NOTES, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
 };
 
 use crate::error::{Error, Result};
@@ -20,9 +20,18 @@ const MIGRATION_LOCK: i64 = 0x6167_656e_746d_656d;
 
 /// One migration per version; index `i` brings the schema to version `i + 1`. Version 1 is
 /// the SQLite schema at its version 3 (lease owners, git branches, the phase-2 baseline).
-fn migrations() -> [String; 1] {
-    [format!(
-        "CREATE TABLE {THREADS} (
+/// Version 2 shares rollouts and the memory root across machines: each thread records the
+/// machine that registered it, its filtered, redacted items are stored so any machine's worker
+/// can extract it, each successful consolidation publishes the root it wrote, and agent notes
+/// are kept for every machine.
+/// Threads registered before it have no stored items; their file sizes are forgotten so the
+/// next scan on their machine inspects them again and uploads them. It also keeps on each
+/// thread the watermark last extracted (`done_watermark`), so a claim walks a partial index of
+/// the threads still to extract instead of every thread, done ones included.
+fn migrations() -> [String; 2] {
+    [
+        format!(
+            "CREATE TABLE {THREADS} (
             id TEXT PRIMARY KEY,
             rollout_path TEXT NOT NULL,
             cwd TEXT,
@@ -94,7 +103,38 @@ fn migrations() -> [String; 1] {
             source_updated_at BIGINT NOT NULL,
             material TEXT NOT NULL
         );"
-    )]
+        ),
+        format!(
+            "ALTER TABLE {THREADS} ADD COLUMN machine_id TEXT;
+            ALTER TABLE {THREADS} ADD COLUMN done_watermark BIGINT NOT NULL DEFAULT -1;
+            UPDATE {THREADS} t SET done_watermark = j.last_success_watermark
+                FROM {STAGE_ONE_JOBS} j
+                WHERE j.thread_id = t.id AND j.last_success_watermark IS NOT NULL;
+            CREATE INDEX {THREADS}_claimable ON {THREADS} (last_activity_at DESC, id DESC)
+                WHERE skip_reason IS NULL AND memory_mode = 'enabled'
+                    AND source_watermark > done_watermark;
+            CREATE TABLE {ROLLOUT_CONTENTS} (
+                thread_id TEXT NOT NULL,
+                source_fingerprint TEXT NOT NULL,
+                items TEXT NOT NULL,
+                uploaded_at BIGINT NOT NULL,
+                PRIMARY KEY (thread_id, source_fingerprint)
+            );
+            UPDATE {THREADS} SET file_size = -1;
+            CREATE TABLE {SHARED_NOTES} (
+                path TEXT PRIMARY KEY,
+                text TEXT NOT NULL,
+                machine_id TEXT,
+                created_at BIGINT NOT NULL
+            );
+            CREATE TABLE {MEMORY_ROOT_REVISIONS} (
+                revision BIGINT PRIMARY KEY,
+                files TEXT NOT NULL,
+                machine_id TEXT,
+                created_at BIGINT NOT NULL
+            );"
+        ),
+    ]
 }
 
 /// The newest version this build knows.

@@ -1,12 +1,14 @@
 //! Leased stage-one jobs and their outputs on PostgreSQL (rules as in the SQLite store's
 //! `stage_one` module; how claims exclude each other is in the parent module's docs).
 
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use memory_protocol::StageOneOutput;
-use memory_protocol::names::REDACTED_SECRET;
-use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
+use memory_protocol::names::tables::{
+    PHASE_TWO_LEASE, ROLLOUT_CONTENTS, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
+};
 use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
@@ -24,16 +26,21 @@ const CLAIM_TRIES: usize = 8;
 const RUNNING_CAP_LOCK: i64 = 0x6167_656e_7463_6170;
 
 /// The eligibility rule shared by claiming and counting; parameters `$1` now, `$2` idle
-/// cutoff, `$3` age cutoff, `$4` path prefix, `$5` excluded thread, `$6` max attempts, `$7`
-/// threads whose real path this process knows, `$8` the redaction marker.
+/// cutoff, `$3` age cutoff, `$4` path prefix, `$5` excluded thread, `$6` max attempts. Only a
+/// thread whose stored items match its registration is eligible: the worker extracts from
+/// them, wherever the file is. `source_watermark > done_watermark` says again what the job row
+/// says of a finished extraction, so the claim walks the partial index of threads still to
+/// extract (`threads_claimable`) instead of passing over every done thread first.
 fn candidate_filter() -> String {
     format!(
         "t.skip_reason IS NULL AND t.memory_mode = 'enabled'
+         AND t.source_watermark > t.done_watermark
          AND t.last_activity_at <= $2
          AND ($3::BIGINT IS NULL OR t.last_activity_at >= $3::BIGINT)
          AND ($4::TEXT IS NULL OR left(t.rollout_path, length($4::TEXT)) = $4::TEXT)
          AND ($5::TEXT IS NULL OR t.id <> $5::TEXT)
-         AND (strpos(t.rollout_path, $8::TEXT) = 0 OR t.id = ANY($7::TEXT[]))
+         AND EXISTS (SELECT 1 FROM {ROLLOUT_CONTENTS} c
+             WHERE c.thread_id = t.id AND c.source_fingerprint = t.source_fingerprint)
          AND NOT EXISTS (SELECT 1 FROM {STAGE_ONE_OUTPUTS} o
              WHERE o.thread_id = t.id AND o.source_updated_at >= t.source_watermark)
          AND NOT EXISTS (SELECT 1 FROM {STAGE_ONE_JOBS} j WHERE j.thread_id = t.id AND (
@@ -52,11 +59,10 @@ struct FilterArgs {
     prefix: Option<String>,
     exclude: Option<String>,
     max_attempts: i64,
-    known: Vec<String>,
 }
 
 impl FilterArgs {
-    fn new(store: &PgStore, params: &ClaimParams, now: i64) -> FilterArgs {
+    fn new(params: &ClaimParams, now: i64) -> FilterArgs {
         FilterArgs {
             now,
             idle_cutoff: now.saturating_sub(params.min_idle_hours.saturating_mul(3600)),
@@ -69,11 +75,10 @@ impl FilterArgs {
                 .map(|prefix| stored_paths::storable(prefix).into_owned()),
             exclude: params.exclude_thread_id.clone(),
             max_attempts: i64::from(params.max_attempts),
-            known: store.known_real_path_ids(),
         }
     }
 
-    fn values(&self) -> [&(dyn ToSql + Sync); 8] {
+    fn values(&self) -> [&(dyn ToSql + Sync); 6] {
         [
             &self.now,
             &self.idle_cutoff,
@@ -81,8 +86,6 @@ impl FilterArgs {
             &self.prefix,
             &self.exclude,
             &self.max_attempts,
-            &self.known,
-            &REDACTED_SECRET,
         ]
     }
 }
@@ -162,10 +165,11 @@ impl PgStore {
                 return Ok(None);
             }
         }
-        let args = FilterArgs::new(self, params, now);
+        let args = FilterArgs::new(params, now);
         let pick = tx
             .prepare_cached(&format!(
-                "SELECT t.id, t.rollout_path, t.cwd, t.source_watermark FROM {THREADS} t
+                "SELECT t.id, t.rollout_path, t.cwd, t.source_watermark, t.source_fingerprint
+                 FROM {THREADS} t
                  WHERE {} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT 1
                  FOR UPDATE OF t SKIP LOCKED",
                 candidate_filter()
@@ -199,6 +203,12 @@ impl PgStore {
                  RETURNING j.thread_id"
             ))
             .await?;
+        let items = tx
+            .prepare_cached(&format!(
+                "SELECT items FROM {ROLLOUT_CONTENTS}
+                 WHERE thread_id = $1 AND source_fingerprint = $2"
+            ))
+            .await?;
         for _ in 0..CLAIM_TRIES {
             let Some(row) = tx.query_opt(&pick, &args.values()).await? else {
                 break;
@@ -207,6 +217,7 @@ impl PgStore {
             let rollout_path: String = row.get(1);
             let cwd: Option<String> = row.get(2);
             let watermark: i64 = row.get(3);
+            let fingerprint: String = row.get(4);
             let owner_token = uuid::Uuid::new_v4().to_string();
             let taken = tx
                 .query_opt(
@@ -225,9 +236,15 @@ impl PgStore {
                 )
                 .await?;
             if taken.is_some() {
+                // The thread row is locked: its stored items cannot change under the claim.
+                let items: String = tx
+                    .query_one(&items, &[&thread_id, &fingerprint])
+                    .await?
+                    .get(0);
                 tx.commit().await?;
                 return Ok(Some(ClaimedJob {
-                    open_path: self.open_path(&thread_id, &rollout_path),
+                    open_path: PathBuf::from(&rollout_path),
+                    stored_items: Some(items),
                     thread_id,
                     rollout_path,
                     cwd,
@@ -246,7 +263,7 @@ impl PgStore {
         now: i64,
     ) -> Result<usize> {
         let client = self.client().await?;
-        let args = FilterArgs::new(self, params, now);
+        let args = FilterArgs::new(params, now);
         let count: i64 = client
             .query_one(
                 &format!(
@@ -527,6 +544,13 @@ async fn finish_owned(
     job: &ClaimedJob,
     now: i64,
 ) -> Result<bool> {
+    // Thread row first, job row second: the order a claim takes them in, so a finishing
+    // worker and a claimer holding the thread can never wait on each other.
+    tx.execute(
+        &format!("SELECT 1 FROM {THREADS} WHERE id = $1 FOR UPDATE"),
+        &[&job.thread_id],
+    )
+    .await?;
     let changed = tx
         .execute(
             &format!(
@@ -538,7 +562,18 @@ async fn finish_owned(
             &[&job.thread_id, &job.owner_token, &now],
         )
         .await?;
-    Ok(changed > 0)
+    if changed == 0 {
+        return Ok(false);
+    }
+    // The claim's partial index leaves the thread until its rollout changes.
+    tx.execute(
+        &format!(
+            "UPDATE {THREADS} SET done_watermark = GREATEST(done_watermark, $2) WHERE id = $1"
+        ),
+        &[&job.thread_id, &job.input_watermark],
+    )
+    .await?;
+    Ok(true)
 }
 
 /// Tells phase 2 there is new input (see the SQLite store's `signal_phase_two`).

@@ -1,19 +1,20 @@
 //! The `threads` table on PostgreSQL (rules as in the SQLite store's `threads` module).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
-use memory_protocol::names::tables::THREADS;
+use memory_protocol::names::tables::{ROLLOUT_CONTENTS, THREADS};
 use tokio_postgres::Row;
 
 use super::super::stored_paths;
 use super::{PgStore, to_i64};
 use crate::error::Result;
-use crate::store::{KnownFile, MemoryMode, ThreadRecord, ThreadRegistration, UpsertCounts};
+use crate::store::{
+    KnownFile, MemoryMode, StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
+};
 
 const THREAD_COLUMNS: &str = "id, rollout_path, cwd, source, skip_reason, created_at, updated_at, \
      last_activity_at, memory_mode, source_watermark, source_fingerprint, file_size, file_mtime_ns, \
-     git_branch";
+     git_branch, machine_id";
 
 fn thread_from_row(row: &Row) -> ThreadRecord {
     ThreadRecord {
@@ -31,6 +32,7 @@ fn thread_from_row(row: &Row) -> ThreadRecord {
         file_size: u64::try_from(row.get::<_, i64>(11)).unwrap_or(0),
         file_mtime_ns: row.get(12),
         git_branch: row.get(13),
+        machine_id: row.get(14),
     }
 }
 
@@ -65,9 +67,10 @@ impl PgStore {
         let rows = client
             .query(
                 &format!(
-                    "SELECT rollout_path, file_size, file_mtime_ns, skip_reason FROM {THREADS}"
+                    "SELECT rollout_path, file_size, file_mtime_ns, skip_reason FROM {THREADS}
+                     WHERE machine_id = $1 OR machine_id IS NULL"
                 ),
-                &[],
+                &[&self.owner.host],
             )
             .await?;
         Ok(rows
@@ -101,8 +104,8 @@ impl PgStore {
             .prepare_cached(&format!(
                 "INSERT INTO {THREADS} AS t (id, rollout_path, cwd, source, skip_reason,
                     created_at, updated_at, last_activity_at, memory_mode, source_watermark,
-                    source_fingerprint, file_size, file_mtime_ns, git_branch)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8, $10, $11, $12, $13)
+                    source_fingerprint, file_size, file_mtime_ns, git_branch, machine_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8, $10, $11, $12, $13, $14)
                  ON CONFLICT (id) DO UPDATE SET
                     rollout_path = excluded.rollout_path,
                     cwd = excluded.cwd,
@@ -123,21 +126,27 @@ impl PgStore {
                     END,
                     source_fingerprint = excluded.source_fingerprint,
                     file_size = excluded.file_size,
-                    file_mtime_ns = excluded.file_mtime_ns
+                    file_mtime_ns = excluded.file_mtime_ns,
+                    machine_id = excluded.machine_id
                  WHERE excluded.rollout_path = t.rollout_path
                     OR excluded.last_activity_at > t.last_activity_at"
             ))
             .await?;
+        // Stored items of versions other than the registered one can never be claimed.
+        let stale_items = tx
+            .prepare_cached(&format!(
+                "DELETE FROM {ROLLOUT_CONTENTS} c USING {THREADS} t
+                 WHERE c.thread_id = $1 AND t.id = $1
+                    AND c.source_fingerprint <> t.source_fingerprint"
+            ))
+            .await?;
         let mut counts = UpsertCounts::default();
-        let mut secret_paths = Vec::new();
         for row in rows {
             let previous: Option<String> =
                 tx.query_opt(&existing, &[&row.id]).await?.map(|r| r.get(0));
-            // Paths are stored redacted; a real path that differs is kept in memory only.
+            // Paths are stored redacted: a worker extracts from the stored items, never the
+            // path.
             let stored_path = stored_paths::storable(&row.rollout_path);
-            if stored_path != row.rollout_path.as_str() {
-                secret_paths.push((row.id.clone(), PathBuf::from(&row.rollout_path)));
-            }
             let cwd = row.cwd.as_deref().map(stored_paths::storable);
             let changed = tx
                 .execute(
@@ -156,9 +165,13 @@ impl PgStore {
                         &to_i64(row.file_size),
                         &row.file_mtime_ns,
                         &row.git_branch,
+                        &self.owner.host,
                     ],
                 )
                 .await?;
+            if changed > 0 {
+                tx.execute(&stale_items, &[&row.id]).await?;
+            }
             match previous {
                 None => counts.inserted += 1,
                 Some(fingerprint) if changed > 0 && fingerprint != row.fingerprint => {
@@ -168,8 +181,39 @@ impl PgStore {
             }
         }
         tx.commit().await?;
-        self.remember_real_paths(secret_paths);
         Ok(counts)
+    }
+
+    pub(super) async fn pg_store_rollouts(
+        &self,
+        rollouts: &[StoredRollout],
+        now: i64,
+    ) -> Result<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let insert = tx
+            .prepare_cached(&format!(
+                "INSERT INTO {ROLLOUT_CONTENTS} (thread_id, source_fingerprint, items, uploaded_at)
+                 VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (thread_id, source_fingerprint) DO UPDATE SET
+                    items = excluded.items,
+                    uploaded_at = excluded.uploaded_at"
+            ))
+            .await?;
+        for rollout in rollouts {
+            tx.execute(
+                &insert,
+                &[
+                    &rollout.thread_id,
+                    &rollout.source_fingerprint,
+                    &rollout.items,
+                    &now,
+                ],
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     pub(super) async fn pg_set_thread_memory_mode(

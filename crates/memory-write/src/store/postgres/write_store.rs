@@ -8,10 +8,11 @@ use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 
 use super::{PgStore, schema};
 use crate::error::Result;
+use crate::shared_root::{RootFile, RootRevision};
 use crate::store::{
     BaselineEntry, ClaimParams, ClaimedJob, KnownFile, MemoryMode, PhaseTwoClaim,
     PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
-    ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
+    StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
 };
 
 #[async_trait::async_trait]
@@ -27,6 +28,14 @@ impl WriteStore for PgStore {
 
     async fn upsert_threads(&self, rows: &[ThreadRegistration], now: i64) -> Result<UpsertCounts> {
         self.pg_upsert_threads(rows, now).await
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    async fn store_rollouts(&self, rollouts: &[StoredRollout], now: i64) -> Result<()> {
+        self.pg_store_rollouts(rollouts, now).await
     }
 
     async fn thread_file_states(&self) -> Result<HashMap<String, KnownFile>> {
@@ -194,5 +203,17 @@ impl WriteStore for PgStore {
 
     async fn record_memory_usage(&self, thread_ids: &[String], now: i64) -> Result<usize> {
         self.pg_record_memory_usage(thread_ids, now).await
+    }
+
+    async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>> {
+        self.pg_latest_memory_root(known).await
+    }
+
+    async fn share_notes(&self, notes: &[RootFile], now: i64) -> Result<()> {
+        self.pg_share_notes(notes, now).await
+    }
+
+    async fn shared_notes(&self) -> Result<Vec<RootFile>> {
+        self.pg_shared_notes().await
     }
 }

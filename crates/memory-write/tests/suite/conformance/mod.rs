@@ -8,6 +8,7 @@
 
 mod phase_two;
 mod postgres_errors;
+mod shared_store;
 mod stage_one;
 mod threads;
 
@@ -19,8 +20,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use memory_protocol::StageOneOutput;
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
 use memory_write::store::{
-    AsyncStateStore, ClaimParams, LeaseOwner, MemoryMode, SharedStore, StateStore,
-    ThreadRegistration,
+    AsyncStateStore, ClaimParams, LeaseOwner, MemoryMode, SharedStore, StateStore, StoredRollout,
+    ThreadRegistration, UpsertCounts, WriteStore,
 };
 
 /// The environment variable naming a PostgreSQL server for these tests.
@@ -138,6 +139,37 @@ pub(crate) fn thread(id: &str, activity: i64, fingerprint: &str) -> ThreadRegist
         file_size: 10,
         file_mtime_ns: 7,
     }
+}
+
+/// Registers rows as a scan does: on a store that shares rollouts, each row's items (one user
+/// message naming the thread, see [`items_of`]) are uploaded first.
+pub(crate) async fn register(
+    store: &dyn WriteStore,
+    rows: &[ThreadRegistration],
+    now: i64,
+) -> UpsertCounts {
+    if store.is_shared() {
+        let uploads: Vec<StoredRollout> = rows
+            .iter()
+            .map(|row| StoredRollout {
+                thread_id: row.id.clone(),
+                source_fingerprint: row.fingerprint.clone(),
+                items: items_of(&row.id, &row.fingerprint),
+            })
+            .collect();
+        store.store_rollouts(&uploads, now).await.unwrap();
+    }
+    store.upsert_threads(rows, now).await.unwrap()
+}
+
+/// Stored items of one user message, `thread ID at FINGERPRINT`.
+pub(crate) fn items_of(id: &str, fingerprint: &str) -> String {
+    serde_json::json!([{
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": format!("thread {id} at {fingerprint}")}],
+    }])
+    .to_string()
 }
 
 pub(crate) fn params() -> ClaimParams {

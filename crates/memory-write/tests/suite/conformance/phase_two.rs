@@ -5,7 +5,7 @@ use memory_write::store::{
     BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess, SharedStore,
 };
 
-use super::{HOUR, NOW, backends, exited_process, other_machine, output, params, thread};
+use super::{HOUR, NOW, backends, exited_process, other_machine, output, params, register, thread};
 
 const DAY: i64 = 24 * HOUR;
 
@@ -32,7 +32,7 @@ async fn extracted(store: &SharedStore, ids: &[&str]) {
         .enumerate()
         .map(|(i, id)| thread(id, NOW - 10 * HOUR - i64::try_from(i).unwrap(), "f"))
         .collect();
-    store.upsert_threads(&rows, NOW).await.unwrap();
+    register(store, &rows, NOW).await;
     while let Some(job) = store
         .claim_next_stage_one_job(&params(), NOW)
         .await
@@ -97,6 +97,7 @@ async fn one_consolidator_at_a_time_with_heartbeats_takeover_and_fencing() {
             now: NOW,
             input_hash: "h",
             selected: &[],
+            root: &[],
         };
         assert!(
             !a.complete_phase_two(&lease, &late).await.unwrap(),
@@ -154,6 +155,7 @@ async fn success_records_the_baseline_and_cooldown_failures_back_off_doubling() 
             now: NOW + 10,
             input_hash: "hash-1",
             selected: &baseline,
+            root: &[],
         };
         assert!(
             store.complete_phase_two(&lease, &success).await.unwrap(),
@@ -276,13 +278,11 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
             now: NOW,
             input_hash: "h",
             selected: &[entry],
+            root: &[],
         };
         assert!(store.complete_phase_two(&lease, &success).await.unwrap());
         let later = NOW + 40 * DAY;
-        store
-            .upsert_threads(&[thread("d", later - 7 * HOUR, "f")], later)
-            .await
-            .unwrap();
+        register(&*store, &[thread("d", later - 7 * HOUR, "f")], later).await;
         let job = store
             .claim_next_stage_one_job(&params(), later)
             .await

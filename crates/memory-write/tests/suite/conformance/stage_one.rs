@@ -7,24 +7,23 @@ use std::time::Duration;
 use memory_protocol::stage_one::JobStatus;
 use memory_write::store::{ClaimParams, SharedStore};
 
-use super::{HOUR, NOW, backends, exited_process, other_machine, output, params, thread};
+use super::{HOUR, NOW, backends, exited_process, other_machine, output, params, register, thread};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_take_the_newest_eligible_thread_and_finished_jobs_are_not_claimed_again() {
     for backend in backends("claims") {
         let name = backend.name();
         let store = backend.open().await;
-        store
-            .upsert_threads(
-                &[
-                    thread("old", NOW - 30 * HOUR, "f"),
-                    thread("new", NOW - 8 * HOUR, "f"),
-                    thread("busy", NOW - HOUR, "f"),
-                ],
-                NOW,
-            )
-            .await
-            .unwrap();
+        register(
+            &*store,
+            &[
+                thread("old", NOW - 30 * HOUR, "f"),
+                thread("new", NOW - 8 * HOUR, "f"),
+                thread("busy", NOW - HOUR, "f"),
+            ],
+            NOW,
+        )
+        .await;
         assert_eq!(
             store
                 .count_stage_one_candidates(&params(), NOW)
@@ -82,10 +81,7 @@ async fn claims_take_the_newest_eligible_thread_and_finished_jobs_are_not_claime
         assert!(store.phase_two_state().await.unwrap().input_watermark >= NOW - 8 * HOUR);
 
         // A changed rollout is extracted again.
-        store
-            .upsert_threads(&[thread("new", NOW - 7 * HOUR, "g")], NOW)
-            .await
-            .unwrap();
+        register(&*store, &[thread("new", NOW - 7 * HOUR, "g")], NOW).await;
         let again = store
             .claim_next_stage_one_job(&params(), NOW)
             .await
@@ -104,10 +100,7 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
         let name = backend.name();
         let first = backend.open_as(other_machine("a")).await;
         let second = backend.open_as(other_machine("b")).await;
-        first
-            .upsert_threads(&[thread("t", NOW - 10 * HOUR, "f")], NOW)
-            .await
-            .unwrap();
+        register(&*first, &[thread("t", NOW - 10 * HOUR, "f")], NOW).await;
         let lease = ClaimParams {
             lease_seconds: 600,
             ..params()
@@ -185,10 +178,7 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
     for backend in backends("failures") {
         let name = backend.name();
         let store = backend.open().await;
-        store
-            .upsert_threads(&[thread("t", NOW - 10 * HOUR, "f")], NOW)
-            .await
-            .unwrap();
+        register(&*store, &[thread("t", NOW - 10 * HOUR, "f")], NOW).await;
         let job = store
             .claim_next_stage_one_job(&params(), NOW)
             .await
@@ -249,10 +239,7 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
                 .is_none()
         );
         // A new version of the rollout starts over.
-        store
-            .upsert_threads(&[thread("t", NOW - 9 * HOUR, "g")], now)
-            .await
-            .unwrap();
+        register(&*store, &[thread("t", NOW - 9 * HOUR, "g")], now).await;
         let job = store
             .claim_next_stage_one_job(&params(), now)
             .await
@@ -294,15 +281,15 @@ async fn a_gone_owner_on_this_host_is_taken_at_once_and_other_hosts_wait_for_exp
         let name = backend.name();
         let dead = backend.open_as(exited_process()).await;
         let remote = backend.open_as(other_machine("r")).await;
-        dead.upsert_threads(
+        register(
+            &*dead,
             &[
                 thread("a", NOW - 10 * HOUR, "f"),
                 thread("b", NOW - 11 * HOUR, "f"),
             ],
             NOW,
         )
-        .await
-        .unwrap();
+        .await;
         dead.claim_next_stage_one_job(&params(), NOW)
             .await
             .unwrap()
@@ -342,20 +329,19 @@ async fn filters_and_the_running_cap_apply() {
         skipped.skip_reason = Some("subagent".to_owned());
         let mut elsewhere = thread("elsewhere", NOW - 10 * HOUR, "f");
         elsewhere.rollout_path = "/other/elsewhere.jsonl".to_owned();
-        store
-            .upsert_threads(
-                &[
-                    skipped,
-                    elsewhere,
-                    thread("too-old", NOW - 20 * 24 * HOUR, "f"),
-                    thread("excluded", NOW - 10 * HOUR, "f"),
-                    thread("one", NOW - 12 * HOUR, "f"),
-                    thread("two", NOW - 13 * HOUR, "f"),
-                ],
-                NOW,
-            )
-            .await
-            .unwrap();
+        register(
+            &*store,
+            &[
+                skipped,
+                elsewhere,
+                thread("too-old", NOW - 20 * 24 * HOUR, "f"),
+                thread("excluded", NOW - 10 * HOUR, "f"),
+                thread("one", NOW - 12 * HOUR, "f"),
+                thread("two", NOW - 13 * HOUR, "f"),
+            ],
+            NOW,
+        )
+        .await;
         let filtered = ClaimParams {
             rollout_prefix: Some("/sessions/".to_owned()),
             exclude_thread_id: Some("excluded".to_owned()),
@@ -405,7 +391,7 @@ async fn concurrent_claimers_on_separate_handles_never_share_a_job() {
         let rows: Vec<_> = (0..48)
             .map(|i| thread(&format!("t{i:02}"), NOW - 10 * HOUR - i, "f"))
             .collect();
-        seed.upsert_threads(&rows, NOW).await.unwrap();
+        register(&*seed, &rows, NOW).await;
         let mut handles: Vec<SharedStore> = Vec::new();
         for i in 0..4 {
             handles.push(backend.open_as(other_machine(&i.to_string())).await);

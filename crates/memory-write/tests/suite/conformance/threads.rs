@@ -2,7 +2,7 @@
 
 use memory_write::store::{MemoryMode, UpsertCounts};
 
-use super::{HOUR, NOW, backends, params, thread};
+use super::{HOUR, NOW, backends, params, register, thread};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_schema_is_migrated_once_and_reopening_keeps_it() {
@@ -22,16 +22,15 @@ async fn registration_counts_changes_and_advances_watermarks_strictly() {
     for backend in backends("register") {
         let store = backend.open().await;
         let name = backend.name();
-        let counts = store
-            .upsert_threads(
-                &[
-                    thread("a", NOW - 10 * HOUR, "f1"),
-                    thread("b", NOW - 9 * HOUR, "f1"),
-                ],
-                NOW,
-            )
-            .await
-            .unwrap();
+        let counts = register(
+            &*store,
+            &[
+                thread("a", NOW - 10 * HOUR, "f1"),
+                thread("b", NOW - 9 * HOUR, "f1"),
+            ],
+            NOW,
+        )
+        .await;
         assert_eq!(
             counts,
             UpsertCounts {
@@ -47,16 +46,15 @@ async fn registration_counts_changes_and_advances_watermarks_strictly() {
         assert_eq!((a.file_size, a.file_mtime_ns), (10, 7), "{name}");
 
         // A changed fingerprint with the same activity time still moves the watermark forward.
-        let counts = store
-            .upsert_threads(
-                &[
-                    thread("a", NOW - 10 * HOUR, "f2"),
-                    thread("b", NOW - 9 * HOUR, "f1"),
-                ],
-                NOW + 1,
-            )
-            .await
-            .unwrap();
+        let counts = register(
+            &*store,
+            &[
+                thread("a", NOW - 10 * HOUR, "f2"),
+                thread("b", NOW - 9 * HOUR, "f1"),
+            ],
+            NOW + 1,
+        )
+        .await;
         assert_eq!(
             counts,
             UpsertCounts {
@@ -84,7 +82,7 @@ async fn registration_counts_changes_and_advances_watermarks_strictly() {
         // Memory modes: polluted sticks to an enabled thread, unknown ids change nothing.
         let mut polluted = thread("b", NOW - 9 * HOUR, "f1");
         polluted.memory_mode = MemoryMode::Polluted;
-        store.upsert_threads(&[polluted], NOW + 2).await.unwrap();
+        register(&*store, &[polluted], NOW + 2).await;
         assert_eq!(
             store.thread("b").await.unwrap().unwrap().memory_mode,
             MemoryMode::Polluted
@@ -112,8 +110,11 @@ async fn registration_counts_changes_and_advances_watermarks_strictly() {
     }
 }
 
+/// A rollout path may carry a secret: it is stored redacted. A local store leaves the thread to
+/// the process that registered it (only it knows the real path to open); a shared store hands
+/// it to any worker with the stored items, so no worker ever needs the path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_secret_in_a_rollout_path_is_stored_redacted_and_claimed_only_where_it_is_known() {
+async fn a_secret_in_a_rollout_path_is_stored_redacted_and_never_needed_to_extract() {
     for backend in backends("secret_path") {
         let name = backend.name();
         let scanner = backend.open().await;
@@ -122,19 +123,25 @@ async fn a_secret_in_a_rollout_path_is_stored_redacted_and_claimed_only_where_it
         let secret = "ghp_EXAMPLEfakeTokenForDocs0123456789abc";
         row.rollout_path = format!("/sessions/{secret}/s.jsonl");
         row.cwd = Some(format!("/work/{secret}"));
-        scanner.upsert_threads(&[row.clone()], NOW).await.unwrap();
+        register(&*scanner, &[row.clone()], NOW).await;
         let stored = scanner.thread("s").await.unwrap().unwrap();
         assert!(!stored.rollout_path.contains(secret), "{name}");
         assert!(!stored.cwd.unwrap().contains(secret), "{name}");
+        let other_claim = other
+            .claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap();
+        if scanner.is_shared() {
+            let job = other_claim.unwrap();
+            assert_eq!(job.rollout_path, stored.rollout_path, "{name}");
+            assert!(
+                job.stored_items.unwrap().contains("thread s at f"),
+                "{name}"
+            );
+            continue;
+        }
         // Another handle never scanned it, so it cannot open the file: it leaves it alone.
-        assert!(
-            other
-                .claim_next_stage_one_job(&params(), NOW)
-                .await
-                .unwrap()
-                .is_none(),
-            "{name}"
-        );
+        assert!(other_claim.is_none(), "{name}");
         let job = scanner
             .claim_next_stage_one_job(&params(), NOW)
             .await
@@ -146,5 +153,6 @@ async fn a_secret_in_a_rollout_path_is_stored_redacted_and_claimed_only_where_it
             "{name}"
         );
         assert_eq!(job.rollout_path, stored.rollout_path, "{name}");
+        assert_eq!(job.stored_items, None, "{name}");
     }
 }
