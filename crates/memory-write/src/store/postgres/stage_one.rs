@@ -168,8 +168,10 @@ impl PgStore {
         let args = FilterArgs::new(params, now);
         let pick = tx
             .prepare_cached(&format!(
-                "SELECT t.id, t.rollout_path, t.cwd, t.source_watermark, t.source_fingerprint
+                "SELECT t.id, t.rollout_path, t.cwd, t.source_watermark, c.items
                  FROM {THREADS} t
+                 JOIN {ROLLOUT_CONTENTS} c
+                    ON c.thread_id = t.id AND c.source_fingerprint = t.source_fingerprint
                  WHERE {} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT 1
                  FOR UPDATE OF t SKIP LOCKED",
                 candidate_filter()
@@ -203,12 +205,6 @@ impl PgStore {
                  RETURNING j.thread_id"
             ))
             .await?;
-        let items = tx
-            .prepare_cached(&format!(
-                "SELECT items FROM {ROLLOUT_CONTENTS}
-                 WHERE thread_id = $1 AND source_fingerprint = $2"
-            ))
-            .await?;
         for _ in 0..CLAIM_TRIES {
             let Some(row) = tx.query_opt(&pick, &args.values()).await? else {
                 break;
@@ -217,7 +213,7 @@ impl PgStore {
             let rollout_path: String = row.get(1);
             let cwd: Option<String> = row.get(2);
             let watermark: i64 = row.get(3);
-            let fingerprint: String = row.get(4);
+            let items: String = row.get(4);
             let owner_token = uuid::Uuid::new_v4().to_string();
             let taken = tx
                 .query_opt(
@@ -236,11 +232,6 @@ impl PgStore {
                 )
                 .await?;
             if taken.is_some() {
-                // The thread row is locked: its stored items cannot change under the claim.
-                let items: String = tx
-                    .query_one(&items, &[&thread_id, &fingerprint])
-                    .await?
-                    .get(0);
                 tx.commit().await?;
                 return Ok(Some(ClaimedJob {
                     open_path: PathBuf::from(&rollout_path),
@@ -538,17 +529,21 @@ async fn reclaim_gone_jobs(
     Ok(reclaimed)
 }
 
-/// Marks the owned running job done for its watermark. False when not owned.
+/// Marks the owned running job done for its watermark. False when not owned; the caller then
+/// drops the transaction, which rolls the thread's update back.
 async fn finish_owned(
     tx: &deadpool_postgres::Transaction<'_>,
     job: &ClaimedJob,
     now: i64,
 ) -> Result<bool> {
     // Thread row first, job row second: the order a claim takes them in, so a finishing
-    // worker and a claimer holding the thread can never wait on each other.
+    // worker and a claimer holding the thread can never wait on each other. The claim's
+    // partial index leaves the thread until its rollout changes.
     tx.execute(
-        &format!("SELECT 1 FROM {THREADS} WHERE id = $1 FOR UPDATE"),
-        &[&job.thread_id],
+        &format!(
+            "UPDATE {THREADS} SET done_watermark = GREATEST(done_watermark, $2) WHERE id = $1"
+        ),
+        &[&job.thread_id, &job.input_watermark],
     )
     .await?;
     let changed = tx
@@ -562,18 +557,7 @@ async fn finish_owned(
             &[&job.thread_id, &job.owner_token, &now],
         )
         .await?;
-    if changed == 0 {
-        return Ok(false);
-    }
-    // The claim's partial index leaves the thread until its rollout changes.
-    tx.execute(
-        &format!(
-            "UPDATE {THREADS} SET done_watermark = GREATEST(done_watermark, $2) WHERE id = $1"
-        ),
-        &[&job.thread_id, &job.input_watermark],
-    )
-    .await?;
-    Ok(true)
+    Ok(changed > 0)
 }
 
 /// Tells phase 2 there is new input (see the SQLite store's `signal_phase_two`).
