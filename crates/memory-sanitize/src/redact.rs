@@ -24,6 +24,7 @@
 //! never redacted again.
 
 mod assignment;
+mod assignment_match;
 mod checks;
 mod decode;
 mod engine;

@@ -7,9 +7,7 @@
 //! a value that looks generated. Then the value is parsed in the syntax around it, and refused
 //! when it is a reference, a placeholder or code (`checks.rs`).
 
-use memory_protocol::REDACTED_SECRET;
-use regex::bytes::CaptureLocations;
-
+use super::assignment_match::Groups;
 use super::checks::{
     character_classes, find, is_code, is_filler, is_hex, is_identifier, is_identifier_name,
     is_keyword_value, is_placeholder, is_reference, looks_random, names_a_secret,
@@ -18,6 +16,7 @@ use super::engine::{Scan, is_key_byte};
 use super::multiline::{
     follow_block, follow_quoted, indent_at, line_end, line_end_near, line_start_near, next_line,
 };
+use memory_protocol::REDACTED_SECRET;
 
 /// How surely a key name says its value is a secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,6 +244,16 @@ fn flush(current: &mut Vec<u8>, words: &mut Vec<String>) {
 /// is split with and without its camel-case humps (`apiKey`, but also `api_kEy`), and the
 /// surer judgement wins.
 pub(crate) fn key_strength(key: &[u8]) -> Option<Strength> {
+    // Most keys near a keyword hit name nothing secret (`"type"`, `"call_id"`); they are
+    // refused here without splitting them into words.
+    if !names_a_secret_word(key) {
+        return None;
+    }
+    judge_words(key)
+}
+
+/// [`key_strength`] without the quick refusal.
+fn judge_words(key: &[u8]) -> Option<Strength> {
     let camel_words = without_neutral_suffixes(words(key, true));
     // `withCredentials`, `showPassword`, `isSecret`, `requireToken`: a flag about the secret.
     let flag = camel_words
@@ -263,6 +272,32 @@ pub(crate) fn key_strength(key: &[u8]) -> Option<Strength> {
         Some(Strength::Strong) => Some(Strength::Strong),
         plain => camel.or(plain),
     }
+}
+
+/// Pieces of which every name [`judge`] accepts holds one (ASCII case aside): each word it
+/// accepts ends in, or is, a word that contains one of them (`pw` in `pwd`, `key` in
+/// `apikey`, `contrase` in `contraseña`, `sid` alone). A name without any cannot be a secret's.
+const SECRET_PIECES: [&[u8]; 13] = [
+    b"pass",
+    b"pw",
+    b"cred",
+    b"secret",
+    b"contrase",
+    b"senha",
+    b"token",
+    b"key",
+    b"auth",
+    b"priv",
+    b"session",
+    b"cookie",
+    b"sid",
+];
+
+fn names_a_secret_word(key: &[u8]) -> bool {
+    SECRET_PIECES.iter().any(|piece| {
+        key.windows(piece.len())
+            .any(|window| window.eq_ignore_ascii_case(piece))
+    })
 }
 
 fn without_neutral_suffixes(mut words: Vec<String>) -> Vec<String> {
@@ -351,9 +386,9 @@ enum Style {
     Code,
 }
 
-/// A secret-named key and its separator (groups 1 to 4 of `generic-assignment`): parses the
+/// A secret-named key and its separator (groups 1 to 5 of `generic-assignment`): parses the
 /// value after it.
-pub(crate) fn assignment(text: &[u8], locs: &CaptureLocations, scan: &mut Scan) {
+pub(crate) fn assignment(text: &[u8], locs: &Groups, scan: &mut Scan) {
     let (Some(key), Some(separator)) = (locs.get(1), locs.get(3)) else {
         return;
     };
@@ -876,7 +911,7 @@ pub(crate) fn follow_pending(text: &[u8], from: usize, scan: &mut Scan) {
 
 /// An `Authorization` header (groups 1 to 3 of `authorization-header`): the scheme decides
 /// what the credentials are.
-pub(crate) fn authorization(text: &[u8], locs: &CaptureLocations, scan: &mut Scan) {
+pub(crate) fn authorization(text: &[u8], locs: &regex::bytes::CaptureLocations, scan: &mut Scan) {
     let Some(key) = locs.get(1) else {
         return;
     };
@@ -1021,7 +1056,61 @@ fn parameter(params: &[u8], name: &[u8]) -> Option<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// Names made of the words the judgement knows and a few it does not.
+    fn key_name() -> impl Strategy<Value = String> {
+        let words: Vec<&'static str> = STRONG_ENDINGS
+            .iter()
+            .chain(&STRONG_WORDS)
+            .chain(&SECRET_KEY_PREFIXES)
+            .chain(&PUBLIC_KEY_PREFIXES)
+            .chain(&NON_SECRET_TOKEN_PREFIXES)
+            .chain(&FLAG_PREFIXES)
+            .chain(&NON_SECRET_PASS_PREFIXES)
+            .chain(&NEUTRAL_SUFFIXES)
+            .chain(&[
+                "key",
+                "keys",
+                "Key",
+                "auth",
+                "private",
+                "session",
+                "sessionid",
+                "cookie",
+                "sid",
+                "SID",
+                "Pw",
+                "db",
+                "user",
+                "name",
+                "2",
+            ])
+            .copied()
+            .collect();
+        let separators = vec!["", "_", "-", ".", "$", " "];
+        prop::collection::vec(
+            (
+                prop::sample::select(words),
+                prop::sample::select(separators),
+            ),
+            1..4,
+        )
+        .prop_map(|parts| parts.into_iter().map(|(w, s)| format!("{s}{w}")).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn the_quick_refusal_refuses_only_names_the_judgement_refuses(key in key_name()) {
+            if judge_words(key.as_bytes()).is_some() {
+                prop_assert!(names_a_secret_word(key.as_bytes()), "{key}");
+            }
+        }
+    }
 
     fn strength(key: &str) -> Option<Strength> {
         key_strength(key.as_bytes())

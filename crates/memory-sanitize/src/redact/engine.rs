@@ -13,6 +13,7 @@ use memory_protocol::REDACTED_SECRET;
 use regex::bytes::{CaptureLocations, Regex, RegexBuilder};
 
 use super::assignment;
+use super::assignment_match;
 use super::checks::{
     find, is_code, is_constant_name, is_filler, is_hex, is_identifier_name, is_placeholder,
     is_reference, is_variable, looks_random,
@@ -264,6 +265,10 @@ impl CompiledRule {
         // there changes no match; procedural actions read on in `text` itself.
         let haystack = text.get(..end).unwrap_or(text);
         let rule = self.rule;
+        if rule.action == Action::Assignment {
+            scan_assignments(rule, text, haystack, start, scan);
+            return;
+        }
         let mut at = start;
         while at < haystack.len() {
             let Some(whole) = self.regex.captures_read_at(locs, haystack, at) else {
@@ -282,7 +287,8 @@ impl CompiledRule {
                         scan.push(secret.0, secret.1);
                     }
                 }
-                Action::Assignment => assignment::assignment(text, locs, scan),
+                // Found by `scan_assignments`, never by the regex.
+                Action::Assignment => {}
                 Action::Authorization => assignment::authorization(text, locs, scan),
                 Action::PrivateKey => {
                     multiline::private_key(text, whole.start(), whole.end(), scan);
@@ -300,6 +306,31 @@ impl CompiledRule {
             };
             at = next.max(whole.start() + 1);
         }
+    }
+}
+
+/// [`CompiledRule::scan`] for the `generic-assignment` rule: the same loop over the rule's
+/// matches, found by [`assignment_match::find`] instead of the regex (see there why).
+fn scan_assignments(rule: &Rule, text: &[u8], haystack: &[u8], start: usize, scan: &mut Scan) {
+    let mut at = start;
+    while at < haystack.len() {
+        let Some(groups) = assignment_match::find(haystack, at) else {
+            break;
+        };
+        let Some(whole) = groups.get(0) else {
+            break;
+        };
+        if rule.word_start && !is_word_start(text, whole.0) {
+            at = whole.0 + 1;
+            continue;
+        }
+        assignment::assignment(text, &groups, scan);
+        // As for the regex: read on from the separator's end, so a key inside the value just
+        // parsed is still found.
+        let next = groups
+            .get(3)
+            .map_or(whole.1, |(_, separator_end)| separator_end);
+        at = next.max(whole.0 + 1);
     }
 }
 
