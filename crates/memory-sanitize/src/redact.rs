@@ -29,6 +29,7 @@ mod checks;
 mod decode;
 mod engine;
 mod multiline;
+mod required;
 mod rules;
 
 use std::borrow::Cow;

@@ -19,6 +19,7 @@ use super::checks::{
     is_reference, is_variable, looks_random,
 };
 use super::multiline::{self, Carry};
+use super::required;
 use super::rules::{self, Action, Check, Near, Rule, ValueEnd};
 
 /// Spans found so far in one text, and what continues past its end.
@@ -39,6 +40,8 @@ impl Scan {
 struct CompiledRule {
     rule: &'static Rule,
     regex: Regex,
+    /// Byte sets one byte of each of which every match holds ([`required`]).
+    required: Vec<Vec<u8>>,
 }
 
 /// A keyword automaton and, for each keyword, the rules it triggers.
@@ -71,7 +74,11 @@ impl Engine {
         let mut rules = Vec::new();
         for rule in rules::all() {
             match compile(rule.pattern) {
-                Ok(regex) => rules.push(CompiledRule { rule, regex }),
+                Ok(regex) => rules.push(CompiledRule {
+                    rule,
+                    regex,
+                    required: required::requirements(rule.pattern),
+                }),
                 Err(error) => errors.push(format!("rule `{}`: {error}", rule.id)),
             }
         }
@@ -104,6 +111,11 @@ impl Engine {
             let Some(compiled) = self.rules.get(rule_index) else {
                 continue;
             };
+            // A match lies inside its window, so a window without a byte every match holds
+            // has none.
+            if !required::holds(&compiled.required, text.get(start..end).unwrap_or_default()) {
+                continue;
+            }
             if current.as_ref().map(|(index, _)| *index) != Some(rule_index) {
                 current = Some((rule_index, compiled.regex.capture_locations()));
             }
