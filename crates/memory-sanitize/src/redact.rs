@@ -28,6 +28,7 @@ mod assignment_match;
 mod checks;
 mod decode;
 mod engine;
+mod keyword_dfa;
 mod multiline;
 mod required;
 mod rules;

@@ -1,14 +1,13 @@
 //! The matcher: a keyword prefilter, per-rule regexes in windows around keyword hits, and the
 //! actions that turn a match into secret spans.
 //!
-//! One Aho-Corasick automaton (a DFA, ASCII case-insensitive) holds the keywords of all rules;
-//! a second, case-sensitive one holds the few short keywords that only mean something in one
-//! case (`SK`, `MT`). A rule's regex runs only in a window around a hit of one of its keywords,
+//! One Aho-Corasick automaton (a DFA, ASCII case-insensitive, walked as a flat table by
+//! [`KeywordDfa`]) holds the keywords of all rules; a second, case-sensitive one holds the few
+//! short keywords that only mean something in one case (`SK`, `MT`). A rule's regex runs only in a window around a hit of one of its keywords,
 //! and only when a cheap check of the bytes next to the hit passes ([`Near`]).
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use memory_protocol::REDACTED_SECRET;
 use regex::bytes::{CaptureLocations, Regex, RegexBuilder};
 
@@ -18,6 +17,7 @@ use super::checks::{
     find, is_code, is_constant_name, is_filler, is_hex, is_identifier_name, is_placeholder,
     is_reference, is_variable, looks_random,
 };
+use super::keyword_dfa::{Hit, KeywordDfa};
 use super::multiline::{self, Carry};
 use super::required;
 use super::rules::{self, Action, Check, Near, Rule, ValueEnd};
@@ -47,7 +47,7 @@ struct CompiledRule {
 /// A keyword automaton and, for each keyword, the rules it triggers.
 struct Keywords {
     /// `None` when there are no keywords of this kind or the automaton failed to build.
-    automaton: Option<AhoCorasick>,
+    automaton: Option<KeywordDfa>,
     rules: Vec<Vec<usize>>,
 }
 
@@ -135,12 +135,15 @@ impl Engine {
             StopCache::default(),
             StopCache::default(),
         ];
+        let mut hits: Vec<Hit> = Vec::new();
         for keywords in [&self.insensitive, &self.sensitive] {
             let Some(automaton) = &keywords.automaton else {
                 continue;
             };
-            for hit in automaton.find_overlapping_iter(text) {
-                let Some(rule_indices) = keywords.rules.get(hit.pattern().as_usize()) else {
+            hits.clear();
+            automaton.hits(text, &mut hits);
+            for hit in &hits {
+                let Some(rule_indices) = keywords.rules.get(hit.keyword) else {
                     continue;
                 };
                 for &rule_index in rule_indices {
@@ -148,14 +151,14 @@ impl Engine {
                         continue;
                     };
                     let rule = compiled.rule;
-                    if !rule.near.holds(text, hit.start(), hit.end()) {
+                    if !rule.near.holds(text, hit.start, hit.end) {
                         continue;
                     }
                     // One byte before the key, so a rule's left-boundary class sees a real
                     // boundary.
-                    let start = identifier_start(text, hit.start().saturating_sub(rule.back))
+                    let start = identifier_start(text, hit.start.saturating_sub(rule.back))
                         .saturating_sub(1);
-                    let reach = hit.end().saturating_add(rule.forward).min(text.len());
+                    let reach = hit.end.saturating_add(rule.forward).min(text.len());
                     let end = match rule.value_end {
                         ValueEnd::StopByte => stops[0].next_stop(text, reach, is_stop_byte),
                         ValueEnd::Blank => stops[1].next_stop(text, reach, is_blank_stop),
@@ -213,12 +216,7 @@ impl Keywords {
                 rules: keyword_rules,
             };
         }
-        let automaton = AhoCorasick::builder()
-            .ascii_case_insensitive(!case_sensitive)
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(&keywords);
-        let automaton = match automaton {
+        let automaton = match KeywordDfa::build(&keywords, case_sensitive) {
             Ok(automaton) => Some(automaton),
             Err(error) => {
                 errors.push(format!("keyword automaton: {error}"));
