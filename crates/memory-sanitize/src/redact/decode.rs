@@ -32,7 +32,8 @@ pub(crate) struct DecodedView<'a> {
 impl<'a> DecodedView<'a> {
     /// Decodes `raw`; borrows it when it holds no backslash.
     pub(crate) fn new(raw: &'a [u8]) -> DecodedView<'a> {
-        let Some(first) = raw.iter().position(|&b| b == b'\\') else {
+        // `memchr`, not a byte loop: finding the backslashes is a pass over every byte.
+        let Some(first) = memchr::memchr(b'\\', raw) else {
             return DecodedView {
                 text: Cow::Borrowed(raw),
                 escapes: Vec::new(),
@@ -42,10 +43,7 @@ impl<'a> DecodedView<'a> {
         let mut escapes = Vec::new();
         let mut copied = 0;
         let mut at = first;
-        while let Some(offset) = raw
-            .get(at..)
-            .and_then(|rest| rest.iter().position(|&b| b == b'\\'))
-        {
+        while let Some(offset) = raw.get(at..).and_then(|rest| memchr::memchr(b'\\', rest)) {
             at += offset;
             let run_end = at
                 + raw
