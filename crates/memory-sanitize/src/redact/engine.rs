@@ -2,9 +2,12 @@
 //! actions that turn a match into secret spans.
 //!
 //! One Aho-Corasick automaton (a DFA, ASCII case-insensitive, walked as a flat table by
-//! [`KeywordDfa`]) holds the keywords of all rules; a second, case-sensitive one holds the few
-//! short keywords that only mean something in one case (`SK`, `MT`). A rule's regex runs only in a window around a hit of one of its keywords,
-//! and only when a cheap check of the bytes next to the hit passes ([`Near`]).
+//! [`KeywordDfa`]) holds the keywords of all rules. The few short keywords that only mean
+//! something in one case (`SK`, `MT`) are in it too, and a hit of one counts only when the text
+//! has the keyword's exact case: a second automaton for them cost a second pass over every
+//! byte, as long as the first, while checking the case costs a comparison per hit. A rule's
+//! regex runs only in a window around a hit of one of its keywords, and only when a cheap check
+//! of the bytes next to the hit passes ([`Near`]).
 
 use std::sync::LazyLock;
 
@@ -46,15 +49,22 @@ struct CompiledRule {
 
 /// A keyword automaton and, for each keyword, the rules it triggers.
 struct Keywords {
-    /// `None` when there are no keywords of this kind or the automaton failed to build.
+    /// `None` when there are no keywords or the automaton failed to build.
     automaton: Option<KeywordDfa>,
-    rules: Vec<Vec<usize>>,
+    rules: Vec<Vec<Trigger>>,
+}
+
+/// A rule a keyword triggers.
+#[derive(Clone, Copy)]
+struct Trigger {
+    rule: usize,
+    /// For a case-sensitive rule, the keyword as it must be written.
+    exact: Option<&'static str>,
 }
 
 pub(crate) struct Engine {
     rules: Vec<CompiledRule>,
-    insensitive: Keywords,
-    sensitive: Keywords,
+    keywords: Keywords,
     pub(crate) errors: Vec<String>,
 }
 
@@ -82,12 +92,10 @@ impl Engine {
                 Err(error) => errors.push(format!("rule `{}`: {error}", rule.id)),
             }
         }
-        let insensitive = Keywords::build(&rules, false, &mut errors);
-        let sensitive = Keywords::build(&rules, true, &mut errors);
+        let keywords = Keywords::build(&rules, &mut errors);
         Engine {
             rules,
-            insensitive,
-            sensitive,
+            keywords,
             errors,
         }
     }
@@ -136,36 +144,37 @@ impl Engine {
             StopCache::default(),
         ];
         let mut hits: Vec<Hit> = Vec::new();
-        for keywords in [&self.insensitive, &self.sensitive] {
-            let Some(automaton) = &keywords.automaton else {
+        if let Some(automaton) = &self.keywords.automaton {
+            automaton.hits(text, &mut hits);
+        }
+        for hit in &hits {
+            let Some(triggers) = self.keywords.rules.get(hit.keyword) else {
                 continue;
             };
-            hits.clear();
-            automaton.hits(text, &mut hits);
-            for hit in &hits {
-                let Some(rule_indices) = keywords.rules.get(hit.keyword) else {
+            for trigger in triggers {
+                if let Some(exact) = trigger.exact
+                    && text.get(hit.start..hit.end) != Some(exact.as_bytes())
+                {
+                    continue;
+                }
+                let Some(compiled) = self.rules.get(trigger.rule) else {
                     continue;
                 };
-                for &rule_index in rule_indices {
-                    let Some(compiled) = self.rules.get(rule_index) else {
-                        continue;
-                    };
-                    let rule = compiled.rule;
-                    if !rule.near.holds(text, hit.start, hit.end) {
-                        continue;
-                    }
-                    // One byte before the key, so a rule's left-boundary class sees a real
-                    // boundary.
-                    let start = identifier_start(text, hit.start.saturating_sub(rule.back))
-                        .saturating_sub(1);
-                    let reach = hit.end.saturating_add(rule.forward).min(text.len());
-                    let end = match rule.value_end {
-                        ValueEnd::StopByte => stops[0].next_stop(text, reach, is_stop_byte),
-                        ValueEnd::Blank => stops[1].next_stop(text, reach, is_blank_stop),
-                        ValueEnd::Line => stops[2].next_stop(text, reach, |b| b == b'\n'),
-                    };
-                    windows.push((rule_index, start, end));
+                let rule = compiled.rule;
+                if !rule.near.holds(text, hit.start, hit.end) {
+                    continue;
                 }
+                // One byte before the key, so a rule's left-boundary class sees a real
+                // boundary.
+                let start =
+                    identifier_start(text, hit.start.saturating_sub(rule.back)).saturating_sub(1);
+                let reach = hit.end.saturating_add(rule.forward).min(text.len());
+                let end = match rule.value_end {
+                    ValueEnd::StopByte => stops[0].next_stop(text, reach, is_stop_byte),
+                    ValueEnd::Blank => stops[1].next_stop(text, reach, is_blank_stop),
+                    ValueEnd::Line => stops[2].next_stop(text, reach, |b| b == b'\n'),
+                };
+                windows.push((trigger.rule, start, end));
             }
         }
         windows.sort_unstable();
@@ -181,29 +190,26 @@ impl Engine {
 }
 
 impl Keywords {
-    fn build(rules: &[CompiledRule], case_sensitive: bool, errors: &mut Vec<String>) -> Keywords {
+    fn build(rules: &[CompiledRule], errors: &mut Vec<String>) -> Keywords {
         let mut keywords: Vec<&'static str> = Vec::new();
-        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
-        let same = |a: &str, b: &str| {
-            if case_sensitive {
-                a == b
-            } else {
-                a.eq_ignore_ascii_case(b)
-            }
-        };
+        let mut keyword_rules: Vec<Vec<Trigger>> = Vec::new();
         for (index, compiled) in rules.iter().enumerate() {
-            if compiled.rule.case_sensitive != case_sensitive {
-                continue;
-            }
             for &keyword in compiled.rule.keywords {
-                match keywords.iter().position(|k| same(k, keyword)) {
+                let trigger = Trigger {
+                    rule: index,
+                    exact: compiled.rule.case_sensitive.then_some(keyword),
+                };
+                match keywords
+                    .iter()
+                    .position(|k| k.eq_ignore_ascii_case(keyword))
+                {
                     Some(at) => keyword_rules
                         .get_mut(at)
                         .into_iter()
-                        .for_each(|r| r.push(index)),
+                        .for_each(|r| r.push(trigger)),
                     None => {
                         keywords.push(keyword);
-                        keyword_rules.push(vec![index]);
+                        keyword_rules.push(vec![trigger]);
                     }
                 }
             }
@@ -216,7 +222,7 @@ impl Keywords {
                 rules: keyword_rules,
             };
         }
-        let automaton = match KeywordDfa::build(&keywords, case_sensitive) {
+        let automaton = match KeywordDfa::build(&keywords) {
             Ok(automaton) => Some(automaton),
             Err(error) => {
                 errors.push(format!("keyword automaton: {error}"));
