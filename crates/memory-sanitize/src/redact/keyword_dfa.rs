@@ -9,9 +9,10 @@
 //!
 //! The table is read off `aho_corasick`'s DFA (standard match semantics, every match reported,
 //! overlapping ones too) through its public `Automaton` interface, so the hits are exactly those
-//! of `find_overlapping_iter`; a test compares the two. States that report matches are numbered
-//! last, so one comparison per byte says whether there is anything to report, and state ids are
-//! premultiplied by the row length, so a step is two loads and an add.
+//! of `find_overlapping_iter`; a test compares the two. State ids are premultiplied by the row
+//! length, so a step is two loads and an add; the ids of states that report matches carry a
+//! flag bit above the table's index range, masked off when indexing, so one test of the four
+//! states OR-ed together says whether any part has something to report.
 
 use std::collections::HashMap;
 
@@ -25,6 +26,8 @@ const MIN_SPLIT: usize = 4096;
 /// two, so a step indexes the table under a mask and needs no bounds check. The rules' table
 /// uses about a tenth; a larger one is refused, an error the engine reports.
 const TABLE: usize = 1 << 20;
+/// The flag on the ids of states that report matches.
+const MATCH: u32 = 1 << 20;
 
 /// A keyword hit: the keyword's index and where it lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -40,7 +43,7 @@ pub(crate) struct KeywordDfa {
     /// Row-major transitions; a state id is its row's offset.
     trans: Box<[u32; TABLE]>,
     start: u32,
-    /// Ids at or above this report matches.
+    /// The row offset of the first state that reports matches (they are numbered last).
     first_match: u32,
     /// The row length.
     stride: u32,
@@ -119,7 +122,8 @@ impl KeywordDfa {
         let mut id_of = vec![0u32; states.len()];
         for (number, &old) in order.iter().enumerate() {
             if let Some(slot) = id_of.get_mut(old) {
-                *slot = to_u32(number * stride)?;
+                let flag = if number < plain.len() { 0 } else { MATCH };
+                *slot = to_u32(number * stride)? | flag;
             }
         }
         let mut trans: Box<[u32; TABLE]> = vec![0; TABLE]
@@ -182,7 +186,6 @@ impl KeywordDfa {
             text.get(start..start + steps).unwrap_or_default()
         };
         // Four plain locals rather than an array, so the states stay in registers.
-        let first_match = self.first_match;
         let step = |state: u32, byte: u8| self.step(state, byte);
         let (mut s0, mut s1, mut s2, mut s3) = (self.start, self.start, self.start, self.start);
         let mut pending = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
@@ -192,11 +195,11 @@ impl KeywordDfa {
             s1 = step(s1, y);
             s2 = step(s2, z);
             s3 = step(s3, w);
-            if s0.max(s1).max(s2.max(s3)) >= first_match {
+            if (s0 | s1 | s2 | s3) & MATCH != 0 {
                 for ((s, start), pending) in
                     [s0, s1, s2, s3].into_iter().zip(from).zip(&mut pending)
                 {
-                    if s >= first_match {
+                    if s & MATCH != 0 {
                         pending.push((s, start + offset + 1));
                     }
                 }
@@ -231,7 +234,7 @@ impl KeywordDfa {
         let bytes = text.get(from..to).unwrap_or_default();
         for (offset, &byte) in bytes.iter().enumerate() {
             state = self.step(state, byte);
-            if state >= self.first_match && from + offset + 1 > floor {
+            if state & MATCH != 0 && from + offset + 1 > floor {
                 self.report(state, from + offset + 1, hits);
             }
         }
@@ -240,11 +243,13 @@ impl KeywordDfa {
     #[inline(always)]
     fn step(&self, state: u32, byte: u8) -> u32 {
         let class = self.classes[usize::from(byte)];
+        // The mask drops the match flag and keeps the index in the table.
         self.trans[(state as usize + usize::from(class)) & (TABLE - 1)]
     }
 
     fn report(&self, state: u32, end: usize, hits: &mut Vec<Hit>) {
-        let number = ((state - self.first_match) / self.stride) as usize;
+        let row = state & (MATCH - 1);
+        let number = (row.saturating_sub(self.first_match) / self.stride) as usize;
         let (Some(&from), Some(&to)) = (
             self.match_offsets.get(number),
             self.match_offsets.get(number + 1),
