@@ -16,6 +16,8 @@ use super::engine::{Scan, is_key_byte};
 use super::multiline::{
     follow_block, follow_quoted, indent_at, line_end, line_end_near, line_start_near, next_line,
 };
+use std::borrow::Cow;
+
 use memory_protocol::REDACTED_SECRET;
 
 /// How surely a key name says its value is a secret.
@@ -200,14 +202,22 @@ const NEUTRAL_SUFFIXES: [&str; 11] = [
 
 /// Splits a key name into lower-case words: on `_`, `-`, `.`, `$`, spaces, digit runs and, when
 /// `camel`, camel-case humps (`X-API-Key` → x, api, key; `dbPass2` → db, pass, 2).
-fn words(key: &[u8], camel: bool) -> Vec<String> {
+///
+/// Words are slices of `lower` (the key lower-cased, byte for byte), so splitting allocates
+/// nothing but the list; a word that is not UTF-8 is converted lossily.
+fn words<'a>(key: &[u8], lower: &'a [u8], camel: bool) -> Vec<Cow<'a, str>> {
     let mut words = Vec::new();
-    let mut current: Vec<u8> = Vec::new();
+    let mut current: Option<usize> = None;
     let mut previous: Option<u8> = None;
+    let mut flush = |start: &mut Option<usize>, end: usize| {
+        if let Some(word) = start.take().and_then(|start| lower.get(start..end)) {
+            words.push(String::from_utf8_lossy(word));
+        }
+    };
     for (i, &b) in key.iter().enumerate() {
         let letter = b.is_ascii_alphabetic() || b >= 0x80;
         if !(letter || b.is_ascii_digit()) {
-            flush(&mut current, &mut words);
+            flush(&mut current, i);
             previous = None;
             continue;
         }
@@ -224,20 +234,13 @@ fn words(key: &[u8], camel: bool) -> Vec<String> {
             None => false,
         };
         if boundary {
-            flush(&mut current, &mut words);
+            flush(&mut current, i);
         }
-        current.push(b.to_ascii_lowercase());
+        current.get_or_insert(i);
         previous = Some(b);
     }
-    flush(&mut current, &mut words);
+    flush(&mut current, key.len());
     words
-}
-
-fn flush(current: &mut Vec<u8>, words: &mut Vec<String>) {
-    if !current.is_empty() {
-        words.push(String::from_utf8_lossy(current).into_owned());
-        current.clear();
-    }
 }
 
 /// How surely the name `key` says its value is a secret, or `None` when it does not. The name
@@ -254,13 +257,14 @@ pub(crate) fn key_strength(key: &[u8]) -> Option<Strength> {
 
 /// [`key_strength`] without the quick refusal.
 fn judge_words(key: &[u8]) -> Option<Strength> {
-    let camel_words = without_neutral_suffixes(words(key, true));
+    let lower = key.to_ascii_lowercase();
+    let camel_words = without_neutral_suffixes(words(key, &lower, true));
     // `withCredentials`, `showPassword`, `isSecret`, `requireToken`: a flag about the secret.
     let flag = camel_words
         .len()
         .checked_sub(2)
         .and_then(|i| camel_words.get(i))
-        .is_some_and(|word| FLAG_PREFIXES.contains(&word.as_str()));
+        .is_some_and(|word| FLAG_PREFIXES.contains(&word.as_ref()));
     if flag {
         return None;
     }
@@ -268,7 +272,7 @@ fn judge_words(key: &[u8]) -> Option<Strength> {
     if camel == Some(Strength::Strong) {
         return camel;
     }
-    match judge(key, words(key, false)) {
+    match judge(key, words(key, &lower, false)) {
         Some(Strength::Strong) => Some(Strength::Strong),
         plain => camel.or(plain),
     }
@@ -300,10 +304,10 @@ fn names_a_secret_word(key: &[u8]) -> bool {
     })
 }
 
-fn without_neutral_suffixes(mut words: Vec<String>) -> Vec<String> {
+fn without_neutral_suffixes(mut words: Vec<Cow<'_, str>>) -> Vec<Cow<'_, str>> {
     while words.len() > 1
         && words.last().is_some_and(|w| {
-            NEUTRAL_SUFFIXES.contains(&w.as_str()) || w.bytes().all(|b| b.is_ascii_digit())
+            NEUTRAL_SUFFIXES.contains(&w.as_ref()) || w.bytes().all(|b| b.is_ascii_digit())
         })
     {
         words.pop();
@@ -311,11 +315,11 @@ fn without_neutral_suffixes(mut words: Vec<String>) -> Vec<String> {
     words
 }
 
-fn judge(key: &[u8], words: Vec<String>) -> Option<Strength> {
+fn judge(key: &[u8], words: Vec<Cow<'_, str>>) -> Option<Strength> {
     let words = without_neutral_suffixes(words);
-    let last = words.last()?.as_str();
+    let last = words.last()?.as_ref();
     let previous = words.len().checked_sub(2).and_then(|i| words.get(i));
-    let previous = previous.map(String::as_str).unwrap_or_default();
+    let previous = previous.map(AsRef::as_ref).unwrap_or_default();
     // `next-token`, `x.token`: `token` standing alone after `-` or `.` is what codex redacts,
     // so it stays a secret name whatever comes before it.
     let alone = key
@@ -692,12 +696,13 @@ impl Value<'_> {
             Strength::Weak => &[b"key", b"auth", b"session", b"cookie"],
             Strength::Strong => &[],
         };
-        let key_words: Vec<Vec<u8>> = words(self.key_words, false)
-            .into_iter()
+        let lower = self.key_words.to_ascii_lowercase();
+        let key_words = words(self.key_words, &lower, false);
+        let key_words: Vec<&[u8]> = key_words
+            .iter()
             .filter(|word| word.len() >= 4)
-            .map(String::into_bytes)
+            .map(|word| word.as_bytes())
             .collect();
-        let key_words: Vec<&[u8]> = key_words.iter().map(Vec::as_slice).collect();
         names_a_secret(value, weak) || names_a_secret(value, &key_words)
     }
 
@@ -715,7 +720,8 @@ impl Value<'_> {
             return true;
         }
         let lower = inner.to_ascii_lowercase();
-        let mentions_key = words(self.key_words, true)
+        let key_lower = self.key_words.to_ascii_lowercase();
+        let mentions_key = words(self.key_words, &key_lower, true)
             .iter()
             .any(|word| word.len() >= 3 && find(&lower, word.as_bytes()).is_some());
         mentions_key
@@ -1185,11 +1191,19 @@ mod tests {
 
     #[test]
     fn words_split_on_case_digits_and_separators() {
-        assert_eq!(words(b"X-API-Key", true), ["x", "api", "key"]);
-        assert_eq!(words(b"dbPass2", true), ["db", "pass", "2"]);
-        assert_eq!(words(b"APIKey", true), ["api", "key"]);
-        assert_eq!(words(b"my.secret.value", true), ["my", "secret", "value"]);
-        assert_eq!(words(b"api_kEy", false), ["api", "key"]);
+        let split = |key: &[u8], camel| -> Vec<String> {
+            let lower = key.to_ascii_lowercase();
+            words(key, &lower, camel)
+                .into_iter()
+                .map(Cow::into_owned)
+                .collect()
+        };
+        assert_eq!(split(b"X-API-Key", true), ["x", "api", "key"]);
+        assert_eq!(split(b"dbPass2", true), ["db", "pass", "2"]);
+        assert_eq!(split(b"APIKey", true), ["api", "key"]);
+        assert_eq!(split(b"my.secret.value", true), ["my", "secret", "value"]);
+        assert_eq!(split(b"api_kEy", false), ["api", "key"]);
+        assert_eq!(split(b"a\xff\xc3\xa9b-1", false), ["a\u{fffd}\u{e9}b", "1"]);
     }
 
     #[test]
