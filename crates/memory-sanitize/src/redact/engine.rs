@@ -584,6 +584,33 @@ mod tests {
     }
 
     #[test]
+    fn case_sensitive_keywords_count_only_in_their_case() {
+        let rule = |id: &str| {
+            ENGINE
+                .rules
+                .iter()
+                .position(|compiled| compiled.rule.id == id)
+                .unwrap()
+        };
+        let discord = rule("discord-bot-token");
+        let opens = |text: &[u8], index: usize| {
+            ENGINE
+                .windows(text)
+                .iter()
+                .any(|&(rule, _, _)| rule == index)
+        };
+        assert!(opens(b"x MTabc", discord));
+        assert!(opens(b"x NjAbc", discord));
+        for other_case in [&b"x mtabc"[..], b"x mTabc", b"x Mtabc", b"x NJabc"] {
+            assert!(!opens(other_case, discord));
+        }
+        // A case-insensitive keyword of the same automaton still counts in any case.
+        let github = rule("github-pat");
+        assert!(opens(b"x GHP_abc", github));
+        assert!(opens(b"x ghp_abc", github));
+    }
+
+    #[test]
     fn spans_widen_to_character_boundaries_and_merge() {
         let text = "aé b".as_bytes();
         assert_eq!(normalize_spans(text, vec![(2, 3), (0, 1)]), vec![(0, 3)]);
