@@ -12,10 +12,13 @@
 //! - **Decoded view.** Each segment's backslash escapes, at any nesting depth, are decoded before
 //!   matching (`\n`, `\"`, `\/`, `\u002b`, ...), so a secret split by an escape or a private key
 //!   inside a JSON string is seen as written; spans map back to the raw bytes.
-//! - **Keyword prefilter.** One Aho-Corasick automaton (a DFA) finds the rules' keywords in a
-//!   single pass; a rule's regex then runs only in a window around each hit, never over the
-//!   whole text. Regexes use ASCII semantics on bytes (`regex::bytes`, Unicode off), so they run
-//!   on any input, including invalid UTF-8 ([`redact_bytes`]).
+//! - **Keyword prefilter.** One Aho-Corasick automaton (a DFA, walked as a flat table at four
+//!   places of the text at once) finds the rules' keywords in a single pass; a rule's regex then
+//!   runs only in a window around each hit, never over the whole text, and not at all when the
+//!   window lacks a byte every match of the rule holds. Regexes use ASCII semantics on bytes
+//!   (`regex::bytes`, Unicode off), so they run on any input, including invalid UTF-8
+//!   ([`redact_bytes`]). The generic assignment rule, whose keywords are everywhere in code, is
+//!   matched by hand (`assignment_match.rs`), exactly as its regex would match.
 //! - **Context rules** (assignments, headers, flags, URLs) parse the value after a secret-like
 //!   name and refuse references, placeholders and code; multi-line values are followed line by
 //!   line with a bounded reach.
