@@ -108,7 +108,7 @@ fn match_before(hay: &[u8], at: usize, separator: usize) -> Option<Groups> {
         return None;
     }
     // `^` when the key opens the haystack, else the byte before it (not a key byte).
-    let start = key_start.checked_sub(1).unwrap_or(0);
+    let start = key_start.saturating_sub(1);
     if start < at {
         return None;
     }
