@@ -12,10 +12,13 @@
 //! - **Decoded view.** Each segment's backslash escapes, at any nesting depth, are decoded before
 //!   matching (`\n`, `\"`, `\/`, `\u002b`, ...), so a secret split by an escape or a private key
 //!   inside a JSON string is seen as written; spans map back to the raw bytes.
-//! - **Keyword prefilter.** One Aho-Corasick automaton (a DFA) finds the rules' keywords in a
-//!   single pass; a rule's regex then runs only in a window around each hit, never over the
-//!   whole text. Regexes use ASCII semantics on bytes (`regex::bytes`, Unicode off), so they run
-//!   on any input, including invalid UTF-8 ([`redact_bytes`]).
+//! - **Keyword prefilter.** One Aho-Corasick automaton (a DFA, walked as a flat table at four
+//!   places of the text at once) finds the rules' keywords in a single pass; a rule's regex then
+//!   runs only in a window around each hit, never over the whole text, and not at all when the
+//!   window lacks a byte every match of the rule holds. Regexes use ASCII semantics on bytes
+//!   (`regex::bytes`, Unicode off), so they run on any input, including invalid UTF-8
+//!   ([`redact_bytes`]). The generic assignment rule, whose keywords are everywhere in code, is
+//!   matched by hand (`assignment_match.rs`), exactly as its regex would match.
 //! - **Context rules** (assignments, headers, flags, URLs) parse the value after a secret-like
 //!   name and refuse references, placeholders and code; multi-line values are followed line by
 //!   line with a bounded reach.
@@ -24,10 +27,13 @@
 //! never redacted again.
 
 mod assignment;
+mod assignment_match;
 mod checks;
 mod decode;
 mod engine;
+mod keyword_dfa;
 mod multiline;
+mod required;
 mod rules;
 
 use std::borrow::Cow;
@@ -37,7 +43,7 @@ use serde_json::Value;
 
 use self::assignment::{Strength, key_strength};
 use self::checks::{is_placeholder, is_reference, looks_random};
-use self::decode::DecodedView;
+use self::decode::{Buffers, DecodedView};
 use self::engine::{ENGINE, normalize_spans};
 use self::multiline::Carry;
 
@@ -47,15 +53,33 @@ const SEGMENT_BYTES: usize = 256 << 10;
 /// Replaces every secret in `text` with [`REDACTED_SECRET`]. Returns the input borrowed when it
 /// holds no secret.
 pub fn redact_secrets(text: &str) -> Cow<'_, str> {
-    match redact_bytes(text.as_bytes()) {
-        Cow::Borrowed(_) => Cow::Borrowed(text),
-        // Replaced spans are widened to character boundaries and the marker is ASCII, so the
-        // result is UTF-8; the lossy path is never taken.
-        Cow::Owned(bytes) => Cow::Owned(
-            String::from_utf8(bytes)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-        ),
+    let spans = secret_spans(text.as_bytes());
+    if spans.is_empty() {
+        return Cow::Borrowed(text);
     }
+    // Built from slices of `text`, so no pass re-checks the result is UTF-8: replaced spans
+    // are widened to character boundaries, so every slice is one; were one not, the bytes path
+    // and a lossy conversion give the same text.
+    let removed: usize = spans.iter().map(|(start, end)| end - start).sum();
+    let mut out = String::with_capacity(text.len() - removed + spans.len() * REDACTED_SECRET.len());
+    let mut copied = 0;
+    for (start, end) in spans {
+        let Some(kept) = text.get(copied..start) else {
+            return lossy(text);
+        };
+        out.push_str(kept);
+        out.push_str(REDACTED_SECRET);
+        copied = end;
+    }
+    let Some(rest) = text.get(copied..) else {
+        return lossy(text);
+    };
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+fn lossy(text: &str) -> Cow<'_, str> {
+    Cow::Owned(String::from_utf8_lossy(&redact_bytes(text.as_bytes())).into_owned())
 }
 
 /// [`redact_secrets`] on bytes that need not be UTF-8 (logs, streams).
@@ -67,13 +91,14 @@ pub fn redact_bytes(text: &[u8]) -> Cow<'_, [u8]> {
 /// callers that want to report what was found rather than rewrite it.
 pub fn secret_spans(text: &[u8]) -> Vec<(usize, usize)> {
     let mut carry = Carry::default();
+    let mut buffers = Buffers::default();
     let mut spans = Vec::new();
     let mut start = 0;
     while start < text.len() {
         let end = start + segment_len(text.get(start..).unwrap_or_default(), SEGMENT_BYTES);
         let segment = text.get(start..end).unwrap_or_default();
         spans.extend(
-            segment_spans(segment, &mut carry)
+            segment_spans(segment, &mut carry, &mut buffers)
                 .into_iter()
                 .map(|(s, e)| (start + s, start + e)),
         );
@@ -85,11 +110,12 @@ pub fn secret_spans(text: &[u8]) -> Vec<(usize, usize)> {
 /// Redacts `text` segment by segment, starting from and updating `carry`.
 fn redact_with<'a>(text: &'a [u8], carry: &mut Carry) -> Cow<'a, [u8]> {
     let mut out: Option<Vec<u8>> = None;
+    let mut buffers = Buffers::default();
     let mut start = 0;
     while start < text.len() {
         let end = start + segment_len(text.get(start..).unwrap_or_default(), SEGMENT_BYTES);
         let segment = text.get(start..end).unwrap_or_default();
-        let spans = segment_spans(segment, carry);
+        let spans = segment_spans(segment, carry, &mut buffers);
         if !spans.is_empty() && out.is_none() {
             let mut buffer = Vec::with_capacity(text.len());
             buffer.extend_from_slice(text.get(..start).unwrap_or_default());
@@ -110,8 +136,8 @@ fn redact_with<'a>(text: &'a [u8], carry: &mut Carry) -> Cow<'a, [u8]> {
 }
 
 /// The raw spans to replace in one segment.
-fn segment_spans(raw: &[u8], carry: &mut Carry) -> Vec<(usize, usize)> {
-    let view = DecodedView::new(raw);
+fn segment_spans(raw: &[u8], carry: &mut Carry, buffers: &mut Buffers) -> Vec<(usize, usize)> {
+    let view = DecodedView::new_in(raw, std::mem::take(buffers));
     let spans = ENGINE.scan(view.text(), carry);
     // No rule takes a quote into a secret; a raw quote inside a span could only be the
     // structure of the JSON the text came in, which must survive, so spans stop before one.
@@ -125,6 +151,7 @@ fn segment_spans(raw: &[u8], carry: &mut Carry) -> Vec<(usize, usize)> {
             (start, quote.map_or(end, |at| start + at))
         })
         .collect();
+    *buffers = view.into_buffers();
     normalize_spans(raw, raw_spans)
 }
 

@@ -7,9 +7,7 @@
 //! a value that looks generated. Then the value is parsed in the syntax around it, and refused
 //! when it is a reference, a placeholder or code (`checks.rs`).
 
-use memory_protocol::REDACTED_SECRET;
-use regex::bytes::CaptureLocations;
-
+use super::assignment_match::Groups;
 use super::checks::{
     character_classes, find, is_code, is_filler, is_hex, is_identifier, is_identifier_name,
     is_keyword_value, is_placeholder, is_reference, looks_random, names_a_secret,
@@ -18,6 +16,9 @@ use super::engine::{Scan, is_key_byte};
 use super::multiline::{
     follow_block, follow_quoted, indent_at, line_end, line_end_near, line_start_near, next_line,
 };
+use std::borrow::Cow;
+
+use memory_protocol::REDACTED_SECRET;
 
 /// How surely a key name says its value is a secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,14 +202,22 @@ const NEUTRAL_SUFFIXES: [&str; 11] = [
 
 /// Splits a key name into lower-case words: on `_`, `-`, `.`, `$`, spaces, digit runs and, when
 /// `camel`, camel-case humps (`X-API-Key` → x, api, key; `dbPass2` → db, pass, 2).
-fn words(key: &[u8], camel: bool) -> Vec<String> {
+///
+/// Words are slices of `lower` (the key lower-cased, byte for byte), so splitting allocates
+/// nothing but the list; a word that is not UTF-8 is converted lossily.
+fn words<'a>(key: &[u8], lower: &'a [u8], camel: bool) -> Vec<Cow<'a, str>> {
     let mut words = Vec::new();
-    let mut current: Vec<u8> = Vec::new();
+    let mut current: Option<usize> = None;
     let mut previous: Option<u8> = None;
+    let mut flush = |start: &mut Option<usize>, end: usize| {
+        if let Some(word) = start.take().and_then(|start| lower.get(start..end)) {
+            words.push(String::from_utf8_lossy(word));
+        }
+    };
     for (i, &b) in key.iter().enumerate() {
         let letter = b.is_ascii_alphabetic() || b >= 0x80;
         if !(letter || b.is_ascii_digit()) {
-            flush(&mut current, &mut words);
+            flush(&mut current, i);
             previous = None;
             continue;
         }
@@ -225,33 +234,37 @@ fn words(key: &[u8], camel: bool) -> Vec<String> {
             None => false,
         };
         if boundary {
-            flush(&mut current, &mut words);
+            flush(&mut current, i);
         }
-        current.push(b.to_ascii_lowercase());
+        current.get_or_insert(i);
         previous = Some(b);
     }
-    flush(&mut current, &mut words);
+    flush(&mut current, key.len());
     words
-}
-
-fn flush(current: &mut Vec<u8>, words: &mut Vec<String>) {
-    if !current.is_empty() {
-        words.push(String::from_utf8_lossy(current).into_owned());
-        current.clear();
-    }
 }
 
 /// How surely the name `key` says its value is a secret, or `None` when it does not. The name
 /// is split with and without its camel-case humps (`apiKey`, but also `api_kEy`), and the
 /// surer judgement wins.
 pub(crate) fn key_strength(key: &[u8]) -> Option<Strength> {
-    let camel_words = without_neutral_suffixes(words(key, true));
+    // Most keys near a keyword hit name nothing secret (`"type"`, `"call_id"`); they are
+    // refused here without splitting them into words.
+    if !names_a_secret_word(key) {
+        return None;
+    }
+    judge_words(key)
+}
+
+/// [`key_strength`] without the quick refusal.
+fn judge_words(key: &[u8]) -> Option<Strength> {
+    let lower = key.to_ascii_lowercase();
+    let camel_words = without_neutral_suffixes(words(key, &lower, true));
     // `withCredentials`, `showPassword`, `isSecret`, `requireToken`: a flag about the secret.
     let flag = camel_words
         .len()
         .checked_sub(2)
         .and_then(|i| camel_words.get(i))
-        .is_some_and(|word| FLAG_PREFIXES.contains(&word.as_str()));
+        .is_some_and(|word| FLAG_PREFIXES.contains(&word.as_ref()));
     if flag {
         return None;
     }
@@ -259,16 +272,42 @@ pub(crate) fn key_strength(key: &[u8]) -> Option<Strength> {
     if camel == Some(Strength::Strong) {
         return camel;
     }
-    match judge(key, words(key, false)) {
+    match judge(key, words(key, &lower, false)) {
         Some(Strength::Strong) => Some(Strength::Strong),
         plain => camel.or(plain),
     }
 }
 
-fn without_neutral_suffixes(mut words: Vec<String>) -> Vec<String> {
+/// Pieces of which every name [`judge`] accepts holds one (ASCII case aside): each word it
+/// accepts ends in, or is, a word that contains one of them (`pw` in `pwd`, `key` in
+/// `apikey`, `contrase` in `contraseña`, `sid` alone). A name without any cannot be a secret's.
+const SECRET_PIECES: [&[u8]; 13] = [
+    b"pass",
+    b"pw",
+    b"cred",
+    b"secret",
+    b"contrase",
+    b"senha",
+    b"token",
+    b"key",
+    b"auth",
+    b"priv",
+    b"session",
+    b"cookie",
+    b"sid",
+];
+
+fn names_a_secret_word(key: &[u8]) -> bool {
+    SECRET_PIECES.iter().any(|piece| {
+        key.windows(piece.len())
+            .any(|window| window.eq_ignore_ascii_case(piece))
+    })
+}
+
+fn without_neutral_suffixes(mut words: Vec<Cow<'_, str>>) -> Vec<Cow<'_, str>> {
     while words.len() > 1
         && words.last().is_some_and(|w| {
-            NEUTRAL_SUFFIXES.contains(&w.as_str()) || w.bytes().all(|b| b.is_ascii_digit())
+            NEUTRAL_SUFFIXES.contains(&w.as_ref()) || w.bytes().all(|b| b.is_ascii_digit())
         })
     {
         words.pop();
@@ -276,11 +315,11 @@ fn without_neutral_suffixes(mut words: Vec<String>) -> Vec<String> {
     words
 }
 
-fn judge(key: &[u8], words: Vec<String>) -> Option<Strength> {
+fn judge(key: &[u8], words: Vec<Cow<'_, str>>) -> Option<Strength> {
     let words = without_neutral_suffixes(words);
-    let last = words.last()?.as_str();
+    let last = words.last()?.as_ref();
     let previous = words.len().checked_sub(2).and_then(|i| words.get(i));
-    let previous = previous.map(String::as_str).unwrap_or_default();
+    let previous = previous.map(AsRef::as_ref).unwrap_or_default();
     // `next-token`, `x.token`: `token` standing alone after `-` or `.` is what codex redacts,
     // so it stays a secret name whatever comes before it.
     let alone = key
@@ -351,9 +390,9 @@ enum Style {
     Code,
 }
 
-/// A secret-named key and its separator (groups 1 to 4 of `generic-assignment`): parses the
+/// A secret-named key and its separator (groups 1 to 5 of `generic-assignment`): parses the
 /// value after it.
-pub(crate) fn assignment(text: &[u8], locs: &CaptureLocations, scan: &mut Scan) {
+pub(crate) fn assignment(text: &[u8], locs: &Groups, scan: &mut Scan) {
     let (Some(key), Some(separator)) = (locs.get(1), locs.get(3)) else {
         return;
     };
@@ -657,12 +696,13 @@ impl Value<'_> {
             Strength::Weak => &[b"key", b"auth", b"session", b"cookie"],
             Strength::Strong => &[],
         };
-        let key_words: Vec<Vec<u8>> = words(self.key_words, false)
-            .into_iter()
+        let lower = self.key_words.to_ascii_lowercase();
+        let key_words = words(self.key_words, &lower, false);
+        let key_words: Vec<&[u8]> = key_words
+            .iter()
             .filter(|word| word.len() >= 4)
-            .map(String::into_bytes)
+            .map(|word| word.as_bytes())
             .collect();
-        let key_words: Vec<&[u8]> = key_words.iter().map(Vec::as_slice).collect();
         names_a_secret(value, weak) || names_a_secret(value, &key_words)
     }
 
@@ -680,7 +720,8 @@ impl Value<'_> {
             return true;
         }
         let lower = inner.to_ascii_lowercase();
-        let mentions_key = words(self.key_words, true)
+        let key_lower = self.key_words.to_ascii_lowercase();
+        let mentions_key = words(self.key_words, &key_lower, true)
             .iter()
             .any(|word| word.len() >= 3 && find(&lower, word.as_bytes()).is_some());
         mentions_key
@@ -876,7 +917,7 @@ pub(crate) fn follow_pending(text: &[u8], from: usize, scan: &mut Scan) {
 
 /// An `Authorization` header (groups 1 to 3 of `authorization-header`): the scheme decides
 /// what the credentials are.
-pub(crate) fn authorization(text: &[u8], locs: &CaptureLocations, scan: &mut Scan) {
+pub(crate) fn authorization(text: &[u8], locs: &regex::bytes::CaptureLocations, scan: &mut Scan) {
     let Some(key) = locs.get(1) else {
         return;
     };
@@ -1021,7 +1062,61 @@ fn parameter(params: &[u8], name: &[u8]) -> Option<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// Names made of the words the judgement knows and a few it does not.
+    fn key_name() -> impl Strategy<Value = String> {
+        let words: Vec<&'static str> = STRONG_ENDINGS
+            .iter()
+            .chain(&STRONG_WORDS)
+            .chain(&SECRET_KEY_PREFIXES)
+            .chain(&PUBLIC_KEY_PREFIXES)
+            .chain(&NON_SECRET_TOKEN_PREFIXES)
+            .chain(&FLAG_PREFIXES)
+            .chain(&NON_SECRET_PASS_PREFIXES)
+            .chain(&NEUTRAL_SUFFIXES)
+            .chain(&[
+                "key",
+                "keys",
+                "Key",
+                "auth",
+                "private",
+                "session",
+                "sessionid",
+                "cookie",
+                "sid",
+                "SID",
+                "Pw",
+                "db",
+                "user",
+                "name",
+                "2",
+            ])
+            .copied()
+            .collect();
+        let separators = vec!["", "_", "-", ".", "$", " "];
+        prop::collection::vec(
+            (
+                prop::sample::select(words),
+                prop::sample::select(separators),
+            ),
+            1..4,
+        )
+        .prop_map(|parts| parts.into_iter().map(|(w, s)| format!("{s}{w}")).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn the_quick_refusal_refuses_only_names_the_judgement_refuses(key in key_name()) {
+            if judge_words(key.as_bytes()).is_some() {
+                prop_assert!(names_a_secret_word(key.as_bytes()), "{key}");
+            }
+        }
+    }
 
     fn strength(key: &str) -> Option<Strength> {
         key_strength(key.as_bytes())
@@ -1096,11 +1191,19 @@ mod tests {
 
     #[test]
     fn words_split_on_case_digits_and_separators() {
-        assert_eq!(words(b"X-API-Key", true), ["x", "api", "key"]);
-        assert_eq!(words(b"dbPass2", true), ["db", "pass", "2"]);
-        assert_eq!(words(b"APIKey", true), ["api", "key"]);
-        assert_eq!(words(b"my.secret.value", true), ["my", "secret", "value"]);
-        assert_eq!(words(b"api_kEy", false), ["api", "key"]);
+        let split = |key: &[u8], camel| -> Vec<String> {
+            let lower = key.to_ascii_lowercase();
+            words(key, &lower, camel)
+                .into_iter()
+                .map(Cow::into_owned)
+                .collect()
+        };
+        assert_eq!(split(b"X-API-Key", true), ["x", "api", "key"]);
+        assert_eq!(split(b"dbPass2", true), ["db", "pass", "2"]);
+        assert_eq!(split(b"APIKey", true), ["api", "key"]);
+        assert_eq!(split(b"my.secret.value", true), ["my", "secret", "value"]);
+        assert_eq!(split(b"api_kEy", false), ["api", "key"]);
+        assert_eq!(split(b"a\xff\xc3\xa9b-1", false), ["a\u{fffd}\u{e9}b", "1"]);
     }
 
     #[test]

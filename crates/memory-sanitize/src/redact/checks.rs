@@ -94,15 +94,32 @@ pub(crate) fn is_filler(value: &[u8]) -> bool {
         b"bar",
         b"baz",
     ];
-    let lower = value.to_ascii_lowercase();
+    // Compared ignoring ASCII case in place: this runs on every value a context rule sees.
     let same_char = value.windows(2).all(|w| w.first() == w.get(1));
+    let starts = |prefix: &[u8]| {
+        value
+            .get(..prefix.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+    };
+    let ends = |suffix: &[u8]| {
+        value
+            .len()
+            .checked_sub(suffix.len())
+            .and_then(|at| value.get(at..))
+            .is_some_and(|tail| tail.eq_ignore_ascii_case(suffix))
+    };
+    let holds = |word: &[u8]| {
+        value
+            .windows(word.len())
+            .any(|window| window.eq_ignore_ascii_case(word))
+    };
     same_char
-        || WORDS.contains(&lower.as_slice())
-        || lower.starts_with(b"your")
-        || lower.ends_with(b"_here")
-        || lower.ends_with(b"-here")
-        || find(&lower, b"changeme").is_some()
-        || find(&lower, b"redacted").is_some()
+        || WORDS.iter().any(|word| word.eq_ignore_ascii_case(value))
+        || starts(b"your")
+        || ends(b"_here")
+        || ends(b"-here")
+        || holds(b"changeme")
+        || holds(b"redacted")
         || mostly_masked(value)
         || (value.first() == Some(&b'[') && value.last() == Some(&b']'))
 }

@@ -27,25 +27,46 @@ struct Escape {
 pub(crate) struct DecodedView<'a> {
     text: Cow<'a, [u8]>,
     escapes: Vec<Escape>,
+    /// The text buffer when the view borrows the raw text, kept for [`Self::into_buffers`].
+    spare: Vec<u8>,
+}
+
+/// Buffers a [`DecodedView`] decodes into, kept from one segment to the next: a segment is up
+/// to 256 KiB, and allocating that afresh for each one cost page faults on every segment.
+#[derive(Debug, Default)]
+pub(crate) struct Buffers {
+    text: Vec<u8>,
+    escapes: Vec<Escape>,
 }
 
 impl<'a> DecodedView<'a> {
     /// Decodes `raw`; borrows it when it holds no backslash.
+    #[cfg(test)]
     pub(crate) fn new(raw: &'a [u8]) -> DecodedView<'a> {
-        let Some(first) = raw.iter().position(|&b| b == b'\\') else {
+        DecodedView::new_in(raw, Buffers::default())
+    }
+
+    /// Decodes `raw` into `buffers` (taken whatever they hold); borrows `raw` when it holds
+    /// no backslash. [`DecodedView::into_buffers`] gives the buffers back.
+    pub(crate) fn new_in(raw: &'a [u8], buffers: Buffers) -> DecodedView<'a> {
+        let Buffers {
+            text: mut out,
+            mut escapes,
+        } = buffers;
+        out.clear();
+        escapes.clear();
+        // `memchr`, not a byte loop: finding the backslashes is a pass over every byte.
+        let Some(first) = memchr::memchr(b'\\', raw) else {
             return DecodedView {
                 text: Cow::Borrowed(raw),
-                escapes: Vec::new(),
+                escapes,
+                spare: out,
             };
         };
-        let mut out = Vec::with_capacity(raw.len());
-        let mut escapes = Vec::new();
+        out.reserve(raw.len());
         let mut copied = 0;
         let mut at = first;
-        while let Some(offset) = raw
-            .get(at..)
-            .and_then(|rest| rest.iter().position(|&b| b == b'\\'))
-        {
+        while let Some(offset) = raw.get(at..).and_then(|rest| memchr::memchr(b'\\', rest)) {
             at += offset;
             let run_end = at
                 + raw
@@ -74,12 +95,25 @@ impl<'a> DecodedView<'a> {
             return DecodedView {
                 text: Cow::Borrowed(raw),
                 escapes,
+                spare: out,
             };
         }
         out.extend_from_slice(raw.get(copied..).unwrap_or_default());
         DecodedView {
             text: Cow::Owned(out),
             escapes,
+            spare: Vec::new(),
+        }
+    }
+
+    /// The buffers, for the next segment.
+    pub(crate) fn into_buffers(self) -> Buffers {
+        Buffers {
+            text: match self.text {
+                Cow::Owned(text) => text,
+                Cow::Borrowed(_) => self.spare,
+            },
+            escapes: self.escapes,
         }
     }
 

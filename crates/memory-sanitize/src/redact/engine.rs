@@ -1,23 +1,28 @@
 //! The matcher: a keyword prefilter, per-rule regexes in windows around keyword hits, and the
 //! actions that turn a match into secret spans.
 //!
-//! One Aho-Corasick automaton (a DFA, ASCII case-insensitive) holds the keywords of all rules;
-//! a second, case-sensitive one holds the few short keywords that only mean something in one
-//! case (`SK`, `MT`). A rule's regex runs only in a window around a hit of one of its keywords,
-//! and only when a cheap check of the bytes next to the hit passes ([`Near`]).
+//! One Aho-Corasick automaton (a DFA, ASCII case-insensitive, walked as a flat table by
+//! [`KeywordDfa`]) holds the keywords of all rules. The few short keywords that only mean
+//! something in one case (`SK`, `MT`) are in it too, and a hit of one counts only when the text
+//! has the keyword's exact case: a second automaton for them cost a second pass over every
+//! byte, as long as the first, while checking the case costs a comparison per hit. A rule's
+//! regex runs only in a window around a hit of one of its keywords, and only when a cheap check
+//! of the bytes next to the hit passes ([`Near`]).
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use memory_protocol::REDACTED_SECRET;
 use regex::bytes::{CaptureLocations, Regex, RegexBuilder};
 
 use super::assignment;
+use super::assignment_match;
 use super::checks::{
     find, is_code, is_constant_name, is_filler, is_hex, is_identifier_name, is_placeholder,
     is_reference, is_variable, looks_random,
 };
+use super::keyword_dfa::{Hit, KeywordDfa};
 use super::multiline::{self, Carry};
+use super::required;
 use super::rules::{self, Action, Check, Near, Rule, ValueEnd};
 
 /// Spans found so far in one text, and what continues past its end.
@@ -38,19 +43,28 @@ impl Scan {
 struct CompiledRule {
     rule: &'static Rule,
     regex: Regex,
+    /// Byte sets one byte of each of which every match holds ([`required`]).
+    required: Vec<Vec<u8>>,
 }
 
 /// A keyword automaton and, for each keyword, the rules it triggers.
 struct Keywords {
-    /// `None` when there are no keywords of this kind or the automaton failed to build.
-    automaton: Option<AhoCorasick>,
-    rules: Vec<Vec<usize>>,
+    /// `None` when there are no keywords or the automaton failed to build.
+    automaton: Option<KeywordDfa>,
+    rules: Vec<Vec<Trigger>>,
+}
+
+/// A rule a keyword triggers.
+#[derive(Clone, Copy)]
+struct Trigger {
+    rule: usize,
+    /// For a case-sensitive rule, the keyword as it must be written.
+    exact: Option<&'static str>,
 }
 
 pub(crate) struct Engine {
     rules: Vec<CompiledRule>,
-    insensitive: Keywords,
-    sensitive: Keywords,
+    keywords: Keywords,
     pub(crate) errors: Vec<String>,
 }
 
@@ -70,16 +84,18 @@ impl Engine {
         let mut rules = Vec::new();
         for rule in rules::all() {
             match compile(rule.pattern) {
-                Ok(regex) => rules.push(CompiledRule { rule, regex }),
+                Ok(regex) => rules.push(CompiledRule {
+                    rule,
+                    regex,
+                    required: required::requirements(rule.pattern),
+                }),
                 Err(error) => errors.push(format!("rule `{}`: {error}", rule.id)),
             }
         }
-        let insensitive = Keywords::build(&rules, false, &mut errors);
-        let sensitive = Keywords::build(&rules, true, &mut errors);
+        let keywords = Keywords::build(&rules, &mut errors);
         Engine {
             rules,
-            insensitive,
-            sensitive,
+            keywords,
             errors,
         }
     }
@@ -103,6 +119,11 @@ impl Engine {
             let Some(compiled) = self.rules.get(rule_index) else {
                 continue;
             };
+            // A match lies inside its window, so a window without a byte every match holds
+            // has none.
+            if !required::holds(&compiled.required, text.get(start..end).unwrap_or_default()) {
+                continue;
+            }
             if current.as_ref().map(|(index, _)| *index) != Some(rule_index) {
                 current = Some((rule_index, compiled.regex.capture_locations()));
             }
@@ -122,34 +143,38 @@ impl Engine {
             StopCache::default(),
             StopCache::default(),
         ];
-        for keywords in [&self.insensitive, &self.sensitive] {
-            let Some(automaton) = &keywords.automaton else {
+        let mut hits: Vec<Hit> = Vec::new();
+        if let Some(automaton) = &self.keywords.automaton {
+            automaton.hits(text, &mut hits);
+        }
+        for hit in &hits {
+            let Some(triggers) = self.keywords.rules.get(hit.keyword) else {
                 continue;
             };
-            for hit in automaton.find_overlapping_iter(text) {
-                let Some(rule_indices) = keywords.rules.get(hit.pattern().as_usize()) else {
+            for trigger in triggers {
+                if let Some(exact) = trigger.exact
+                    && text.get(hit.start..hit.end) != Some(exact.as_bytes())
+                {
+                    continue;
+                }
+                let Some(compiled) = self.rules.get(trigger.rule) else {
                     continue;
                 };
-                for &rule_index in rule_indices {
-                    let Some(compiled) = self.rules.get(rule_index) else {
-                        continue;
-                    };
-                    let rule = compiled.rule;
-                    if !rule.near.holds(text, hit.start(), hit.end()) {
-                        continue;
-                    }
-                    // One byte before the key, so a rule's left-boundary class sees a real
-                    // boundary.
-                    let start = identifier_start(text, hit.start().saturating_sub(rule.back))
-                        .saturating_sub(1);
-                    let reach = hit.end().saturating_add(rule.forward).min(text.len());
-                    let end = match rule.value_end {
-                        ValueEnd::StopByte => stops[0].next_stop(text, reach, is_stop_byte),
-                        ValueEnd::Blank => stops[1].next_stop(text, reach, is_blank_stop),
-                        ValueEnd::Line => stops[2].next_stop(text, reach, |b| b == b'\n'),
-                    };
-                    windows.push((rule_index, start, end));
+                let rule = compiled.rule;
+                if !rule.near.holds(text, hit.start, hit.end) {
+                    continue;
                 }
+                // One byte before the key, so a rule's left-boundary class sees a real
+                // boundary.
+                let start =
+                    identifier_start(text, hit.start.saturating_sub(rule.back)).saturating_sub(1);
+                let reach = hit.end.saturating_add(rule.forward).min(text.len());
+                let end = match rule.value_end {
+                    ValueEnd::StopByte => stops[0].next_stop(text, reach, is_stop_byte),
+                    ValueEnd::Blank => stops[1].next_stop(text, reach, is_blank_stop),
+                    ValueEnd::Line => stops[2].next_stop(text, reach, |b| b == b'\n'),
+                };
+                windows.push((trigger.rule, start, end));
             }
         }
         windows.sort_unstable();
@@ -165,29 +190,26 @@ impl Engine {
 }
 
 impl Keywords {
-    fn build(rules: &[CompiledRule], case_sensitive: bool, errors: &mut Vec<String>) -> Keywords {
+    fn build(rules: &[CompiledRule], errors: &mut Vec<String>) -> Keywords {
         let mut keywords: Vec<&'static str> = Vec::new();
-        let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
-        let same = |a: &str, b: &str| {
-            if case_sensitive {
-                a == b
-            } else {
-                a.eq_ignore_ascii_case(b)
-            }
-        };
+        let mut keyword_rules: Vec<Vec<Trigger>> = Vec::new();
         for (index, compiled) in rules.iter().enumerate() {
-            if compiled.rule.case_sensitive != case_sensitive {
-                continue;
-            }
             for &keyword in compiled.rule.keywords {
-                match keywords.iter().position(|k| same(k, keyword)) {
+                let trigger = Trigger {
+                    rule: index,
+                    exact: compiled.rule.case_sensitive.then_some(keyword),
+                };
+                match keywords
+                    .iter()
+                    .position(|k| k.eq_ignore_ascii_case(keyword))
+                {
                     Some(at) => keyword_rules
                         .get_mut(at)
                         .into_iter()
-                        .for_each(|r| r.push(index)),
+                        .for_each(|r| r.push(trigger)),
                     None => {
                         keywords.push(keyword);
-                        keyword_rules.push(vec![index]);
+                        keyword_rules.push(vec![trigger]);
                     }
                 }
             }
@@ -200,12 +222,7 @@ impl Keywords {
                 rules: keyword_rules,
             };
         }
-        let automaton = AhoCorasick::builder()
-            .ascii_case_insensitive(!case_sensitive)
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
-            .build(&keywords);
-        let automaton = match automaton {
+        let automaton = match KeywordDfa::build(&keywords) {
             Ok(automaton) => Some(automaton),
             Err(error) => {
                 errors.push(format!("keyword automaton: {error}"));
@@ -264,6 +281,10 @@ impl CompiledRule {
         // there changes no match; procedural actions read on in `text` itself.
         let haystack = text.get(..end).unwrap_or(text);
         let rule = self.rule;
+        if rule.action == Action::Assignment {
+            scan_assignments(rule, text, haystack, start, scan);
+            return;
+        }
         let mut at = start;
         while at < haystack.len() {
             let Some(whole) = self.regex.captures_read_at(locs, haystack, at) else {
@@ -282,7 +303,8 @@ impl CompiledRule {
                         scan.push(secret.0, secret.1);
                     }
                 }
-                Action::Assignment => assignment::assignment(text, locs, scan),
+                // Found by `scan_assignments`, never by the regex.
+                Action::Assignment => {}
                 Action::Authorization => assignment::authorization(text, locs, scan),
                 Action::PrivateKey => {
                     multiline::private_key(text, whole.start(), whole.end(), scan);
@@ -300,6 +322,31 @@ impl CompiledRule {
             };
             at = next.max(whole.start() + 1);
         }
+    }
+}
+
+/// [`CompiledRule::scan`] for the `generic-assignment` rule: the same loop over the rule's
+/// matches, found by [`assignment_match::find`] instead of the regex (see there why).
+fn scan_assignments(rule: &Rule, text: &[u8], haystack: &[u8], start: usize, scan: &mut Scan) {
+    let mut at = start;
+    while at < haystack.len() {
+        let Some(groups) = assignment_match::find(haystack, at) else {
+            break;
+        };
+        let Some(whole) = groups.get(0) else {
+            break;
+        };
+        if rule.word_start && !is_word_start(text, whole.0) {
+            at = whole.0 + 1;
+            continue;
+        }
+        assignment::assignment(text, &groups, scan);
+        // As for the regex: read on from the separator's end, so a key inside the value just
+        // parsed is still found.
+        let next = groups
+            .get(3)
+            .map_or(whole.1, |(_, separator_end)| separator_end);
+        at = next.max(whole.0 + 1);
     }
 }
 
@@ -534,6 +581,33 @@ mod tests {
         assert!(!is_basic_credentials(b"authentication"));
         assert!(!is_basic_credentials(b"c2VjcmV0"));
         assert!(!is_basic_credentials(b"QWxhZGRpbjo="));
+    }
+
+    #[test]
+    fn case_sensitive_keywords_count_only_in_their_case() {
+        let rule = |id: &str| {
+            ENGINE
+                .rules
+                .iter()
+                .position(|compiled| compiled.rule.id == id)
+                .unwrap()
+        };
+        let discord = rule("discord-bot-token");
+        let opens = |text: &[u8], index: usize| {
+            ENGINE
+                .windows(text)
+                .iter()
+                .any(|&(rule, _, _)| rule == index)
+        };
+        assert!(opens(b"x MTabc", discord));
+        assert!(opens(b"x NjAbc", discord));
+        for other_case in [&b"x mtabc"[..], b"x mTabc", b"x Mtabc", b"x NJabc"] {
+            assert!(!opens(other_case, discord));
+        }
+        // A case-insensitive keyword of the same automaton still counts in any case.
+        let github = rule("github-pat");
+        assert!(opens(b"x GHP_abc", github));
+        assert!(opens(b"x ghp_abc", github));
     }
 
     #[test]
