@@ -3,6 +3,7 @@
 //! For each section, in document order:
 //!
 //! 1. the operation as read ([`super::ops`]); a missing or unreadable one keeps the section;
+//!    in Key Facts & Decisions, the consolidation sentinel is cut out of what the model wrote;
 //! 2. an UPDATE whose body is empty (or only says `none`) keeps a non-empty section, so no
 //!    section is emptied by accident (the reference empties Current State this way);
 //! 3. when the old body is non-empty, the section's guard (`guards/`);
@@ -22,7 +23,7 @@ use memory_protocol::working_memory::{
 
 use super::bound::bound;
 use super::document::{WorkingMemoryDocument, normalize_body};
-use super::guards::key_facts::without_sentinel;
+use super::guards::key_facts::{without_model_sentinel, without_sentinel};
 use super::guards::{self, OldBody, quoted};
 use super::ops::{ReadOp, SectionOps};
 use super::text::{SectionSize, append_items, fresh_items};
@@ -210,6 +211,11 @@ fn decide(
         );
     }
     let mut op = read.op.clone();
+    if section == WorkingMemorySection::KeyFactsAndDecisions {
+        // Before every other rule, and even for an empty section, so the sentinel is never
+        // taken from the model on any path.
+        op = without_model_sentinel(op);
+    }
     if let SectionOp::Update { content } = &op
         && !old.text.is_empty()
         && normalize_body(content).is_empty()
