@@ -5,7 +5,11 @@
 //! normalized items, on word boundaries, so a short item is not "found" inside another word.
 //! Marking it (`[resolved]`, `[new]`) keeps it. An item that is missing is put back at the end,
 //! tagged with the restored marker once (an item restored before and dropped again is restored
-//! again, without a second tag). A resolved item may be dropped. KEEP and APPEND pass.
+//! again, without a second tag); copies of one dropped item come back as one. When an item's
+//! first word is longer than the snippet, the snippet ends inside it and only its start needs
+//! a word boundary. A resolved item may be dropped. KEEP and APPEND pass.
+
+use std::collections::HashSet;
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
@@ -22,9 +26,12 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     let new = normalize_body(&content);
     let new_keys: String = items(&new).map(item_key).collect::<Vec<_>>().join("\n");
     let mut buffer = Vec::new();
+    let mut restored_keys = HashSet::new();
     let dropped: Vec<String> = items(old)
         .filter(|item| !has_status_tag(item, limits::RESOLVED_MARKER))
         .filter(|item| !is_present(snippet(item_key_in(item, &mut buffer)), &new_keys))
+        // Two copies of one dropped item come back as one.
+        .filter(|item| restored_keys.insert(item_key(item)))
         .map(|item| strip_status_tags(item).to_owned())
         .collect();
     if dropped.is_empty() {
@@ -54,29 +61,49 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
 }
 
 /// The first characters of a key that identify the item, cut back to a whole word.
-fn snippet(key: &str) -> &str {
+struct Snippet<'a> {
+    text: &'a str,
+    /// False when the key's first word is longer than the snippet, so the snippet ends inside
+    /// it and no word boundary can follow it.
+    ends_a_word: bool,
+}
+
+fn snippet(key: &str) -> Snippet<'_> {
     let limit = limits::OPEN_ISSUE_SNIPPET_CHARS;
     let mut chars = key.char_indices();
     let Some((cut, next)) = chars.nth(limit) else {
-        return key;
+        return Snippet {
+            text: key,
+            ends_a_word: true,
+        };
     };
     let head = &key[..cut];
     let mid_word = next.is_alphanumeric() && head.ends_with(char::is_alphanumeric);
-    let whole = match head.rfind(' ') {
-        Some(space) if mid_word && space > 0 => &head[..space],
-        _ => head,
-    };
-    whole.trim_end()
+    match head.rfind(' ') {
+        Some(space) if mid_word && space > 0 => Snippet {
+            text: head[..space].trim_end(),
+            ends_a_word: true,
+        },
+        _ => Snippet {
+            text: head.trim_end(),
+            ends_a_word: !mid_word,
+        },
+    }
 }
 
-/// True when `snippet` occurs in `text` with a word boundary on each side.
-fn is_present(snippet: &str, text: &str) -> bool {
+/// True when the snippet occurs in `text` with a word boundary on each side (after it only
+/// when it ends a word).
+fn is_present(snippet: Snippet<'_>, text: &str) -> bool {
+    let Snippet {
+        text: snippet,
+        ends_a_word,
+    } = snippet;
     if snippet.is_empty() {
         return true;
     }
     let word_char = |ch: Option<char>| ch.is_some_and(char::is_alphanumeric);
     let starts_word = snippet.starts_with(char::is_alphanumeric);
-    let ends_word = snippet.ends_with(char::is_alphanumeric);
+    let ends_word = ends_a_word && snippet.ends_with(char::is_alphanumeric);
     let mut from = 0;
     // Overlapping matches: one inside a word may hide the next one, which starts in it.
     while let Some(start) = find_from(text, from, snippet) {
@@ -111,18 +138,42 @@ fn find_from(text: &str, from: usize, needle: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
+    fn whole(text: &str) -> Snippet<'_> {
+        Snippet {
+            text,
+            ends_a_word: true,
+        }
+    }
+
     #[test]
     fn presence_needs_word_boundaries() {
-        assert!(is_present("ci", "fix ci now"));
-        assert!(!is_present("ci", "a decision"));
-        assert!(is_present("flaky test", "[new] flaky test on arm"));
+        assert!(is_present(whole("ci"), "fix ci now"));
+        assert!(!is_present(whole("ci"), "a decision"));
+        assert!(is_present(whole("flaky test"), "[new] flaky test on arm"));
         // The first match is inside a word; the overlapping second one is not.
-        assert!(is_present("a a", "xa a a"));
+        assert!(is_present(whole("a a"), "xa a a"));
     }
 
     #[test]
     fn snippets_stop_at_a_whole_word() {
         let key = "the importer rejects statements written with a byte order mark";
-        assert_eq!(snippet(key), "the importer rejects statements written");
+        let cut = snippet(key);
+        assert_eq!(cut.text, "the importer rejects statements written");
+        assert!(cut.ends_a_word);
+    }
+
+    #[test]
+    fn a_first_word_longer_than_the_snippet_is_found_in_itself() {
+        // No space to cut back to: the snippet ends inside the word, so the letter after it
+        // in the item is no reason to call the item missing (it was restored every round,
+        // doubling its copies).
+        let key = "v$q-tdfzcabcdefghijklmnopqrstuvwxyz0123456789 tail";
+        let cut = snippet(key);
+        assert!(!cut.ends_a_word);
+        assert!(is_present(cut, key));
+        assert!(!is_present(
+            snippet(key),
+            "xv$q-tdfzcabcdefghijklmnopqrstuvwxyz0123456789"
+        ));
     }
 }
