@@ -75,7 +75,12 @@ fn a_missing_closing_brace_before_the_next_section() {
 fn non_text_items_between_strings_split_a_repaired_list() {
     // Truncated, so the tolerant scan reads it; `, 42,` after a quote ends the string there.
     let raw = r#"{"sections": {"Files & Context": {"op": "APPEND", "items": ["src/a.rs", 42, "src/b.rs", true, "he said "no", 5 times", null, "src/c"#;
-    let read = read_arguments(raw).unwrap().ops.get(FilesAndContext).cloned().unwrap();
+    let read = read_arguments(raw)
+        .unwrap()
+        .ops
+        .get(FilesAndContext)
+        .cloned()
+        .unwrap();
     assert_eq!(
         read.op,
         SectionOp::Append {
