@@ -100,15 +100,19 @@ pub(crate) fn append_or_keep(items: Vec<String>) -> SectionOp {
 }
 
 /// A short list of items for a reason text.
-pub(crate) fn quoted(items: &[String]) -> String {
+pub(crate) fn quoted<S: AsRef<str>>(items: &[S]) -> String {
     const SHOWN: usize = 3;
-    let mut shown: Vec<String> = items
-        .iter()
-        .take(SHOWN)
-        .map(|item| format!("\"{item}\""))
-        .collect();
-    if items.len() > SHOWN {
-        shown.push(format!("and {} more", items.len() - SHOWN));
+    let mut out = String::new();
+    for (i, item) in items.iter().take(SHOWN).enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push('"');
+        out.push_str(item.as_ref());
+        out.push('"');
     }
-    shown.join(", ")
+    if items.len() > SHOWN {
+        out.push_str(&format!(", and {} more", items.len() - SHOWN));
+    }
+    out
 }

@@ -9,14 +9,12 @@
 //! first word is longer than the snippet, the snippet ends inside it and only its start needs
 //! a word boundary. A resolved item may be dropped. KEEP and APPEND pass.
 
-use std::collections::HashSet;
-
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
 use super::{OldBody, Verdict, quoted};
 use crate::working_memory::document::normalize_body;
-use crate::working_memory::keys::item_key_in;
-use crate::working_memory::text::{has_status_tag, item_key, items, strip_status_tags};
+use crate::working_memory::keys::{KeySet, hash_of_key, item_key_in};
+use crate::working_memory::text::{has_status_tag, items, strip_status_tags};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     let old = old_body.text;
@@ -24,16 +22,27 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         return Verdict::pass(op);
     };
     let new = normalize_body(&content);
-    let new_keys: String = items(&new).map(item_key).collect::<Vec<_>>().join("\n");
     let mut buffer = Vec::new();
-    let mut restored_keys = HashSet::new();
-    let dropped: Vec<String> = items(old)
-        .filter(|item| !has_status_tag(item, limits::RESOLVED_MARKER))
-        .filter(|item| !is_present(snippet(item_key_in(item, &mut buffer)), &new_keys))
-        // Two copies of one dropped item come back as one.
-        .filter(|item| restored_keys.insert(item_key(item)))
-        .map(|item| strip_status_tags(item).to_owned())
-        .collect();
+    let mut new_keys = String::with_capacity(new.len());
+    for item in items(&new) {
+        new_keys.push_str(item_key_in(item, &mut buffer));
+        new_keys.push('\n');
+    }
+    let mut restored_keys = KeySet::default();
+    let mut dropped: Vec<&str> = Vec::new();
+    for item in items(old) {
+        if has_status_tag(item, limits::RESOLVED_MARKER) {
+            continue;
+        }
+        let key = item_key_in(item, &mut buffer);
+        // Copies of one dropped item come back as one.
+        if !is_present(snippet(key), &new_keys)
+            && let Some(hash) = hash_of_key(key)
+            && restored_keys.insert(hash)
+        {
+            dropped.push(strip_status_tags(item));
+        }
+    }
     if dropped.is_empty() {
         return Verdict::pass(SectionOp::Update { content });
     }
