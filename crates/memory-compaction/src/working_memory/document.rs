@@ -85,6 +85,11 @@ impl WorkingMemoryDocument {
     pub(crate) fn set_normalized(&mut self, section: WorkingMemorySection, body: String) {
         self.bodies[index(section)] = body;
     }
+
+    /// Moves the body of `section` out, leaving it empty.
+    pub(crate) fn take_body(&mut self, section: WorkingMemorySection) -> String {
+        std::mem::take(&mut self.bodies[index(section)])
+    }
 }
 
 fn index(section: WorkingMemorySection) -> usize {
@@ -137,9 +142,7 @@ pub fn normalize_body(text: &str) -> String {
     if is_none_body(trimmed) {
         return String::new();
     }
-    let needs_demotion = trimmed
-        .split('\n')
-        .any(|line| line.trim_start().starts_with("## "));
+    let needs_demotion = has_header_line(trimmed);
     let cleaned = if trimmed.contains('\r') {
         trimmed.replace("\r\n", "\n").replace('\r', "\n")
     } else {
@@ -160,6 +163,45 @@ pub fn normalize_body(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// [`normalize_body`] of an owned text, which is returned as it is when it needs nothing
+/// (the common case: the guards build normalized bodies), so it is not copied.
+pub(crate) fn normalize_owned(text: String) -> String {
+    let trimmed = text.trim();
+    if trimmed.len() == text.len()
+        && !is_none_body(trimmed)
+        && memchr::memchr(b'\r', trimmed.as_bytes()).is_none()
+        && !has_header_line(trimmed)
+    {
+        return text;
+    }
+    normalize_body(&text)
+}
+
+/// True when a line of `text`, its leading whitespace aside, starts with `## `. The lines
+/// are found from the `## ` in the text (one vectorized search), not read one by one.
+fn has_header_line(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut line_done = 0;
+    for at in memchr::memmem::find_iter(bytes, b"## ") {
+        if at < line_done {
+            continue;
+        }
+        line_done = memchr::memchr(b'\n', bytes.get(at..).unwrap_or_default())
+            .map_or(bytes.len(), |end| at + end);
+        let line_start =
+            memchr::memrchr(b'\n', bytes.get(..at).unwrap_or_default()).map_or(0, |end| end + 1);
+        if text
+            .get(line_start..at)
+            .unwrap_or_default()
+            .chars()
+            .all(char::is_whitespace)
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// `none`, `(none)`, `_none_`, `- none`, `None.` and the like.
@@ -392,6 +434,19 @@ mod tests {
             text in "(## |##|###|---|Open Issues|x|a ## b| |\t|\u{a0}|\u{2003}|\r|\n|é){0,60}",
         ) {
             prop_assert_eq!(find_headers(&text), headers_line_by_line(&text));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+        #[test]
+        fn header_lines_are_found_as_line_by_line(text in "(## |##|#| |\\n|\\u{a0}|x|\\r){0,30}") {
+            prop_assert_eq!(
+                has_header_line(&text),
+                text.split('\n').any(|line| line.trim_start().starts_with("## "))
+            );
+            prop_assert_eq!(normalize_owned(text.clone()), normalize_body(&text));
         }
     }
 

@@ -172,14 +172,8 @@ pub fn hash_of_key(key: impl AsRef<[u8]>) -> Option<u64> {
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
-const SPACES: u64 = ONES * b' ' as u64;
 /// The hash of the empty key before mixing; every hash starts from it and the key's length.
 const SEED: u64 = 0x2545_f491_4f6c_dd1d;
-
-/// Per byte, the high bit set where the byte is zero, and nowhere else.
-fn zero_bytes(word: u64) -> u64 {
-    !(((word & !HIGH).wrapping_add(!HIGH)) | word | !HIGH)
-}
 
 /// ASCII capitals of a block lower-cased; other bytes (UTF-8 continuation bytes included)
 /// unchanged.
@@ -206,91 +200,77 @@ fn finish(mut hash: u64) -> u64 {
     hash ^ (hash >> 33)
 }
 
-/// The 8-byte blocks of `bytes`, the last one padded with `pad`.
-fn blocks(bytes: &[u8], pad: u8) -> impl Iterator<Item = u64> + '_ {
-    let chunks = bytes.chunks_exact(8);
+/// Hashes key bytes, lower-casing ASCII capitals on the way (a no-op on a built key).
+fn hash_key_bytes(bytes: &[u8]) -> u64 {
+    let mut hash = SEED ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut block = [0u8; 8];
+        block.copy_from_slice(chunk);
+        hash = mix(hash, ascii_lower(u64::from_le_bytes(block)));
+    }
     let rest = chunks.remainder();
-    let last = (!rest.is_empty()).then(|| {
-        let mut block = [pad; 8];
+    if !rest.is_empty() {
+        let mut block = [0u8; 8];
         for (slot, byte) in block.iter_mut().zip(rest) {
             *slot = *byte;
         }
-        u64::from_le_bytes(block)
-    });
-    chunks
-        .map(|chunk| {
-            let mut block = [0u8; 8];
-            block.copy_from_slice(chunk);
-            u64::from_le_bytes(block)
-        })
-        .chain(last)
-}
-
-/// Hashes key bytes, lower-casing ASCII capitals on the way (a no-op on a built key).
-fn hash_key_bytes(bytes: &[u8]) -> u64 {
-    let seed = SEED ^ bytes.len() as u64;
-    finish(blocks(bytes, 0).fold(seed, |hash, block| mix(hash, ascii_lower(block))))
+        hash = mix(hash, ascii_lower(u64::from_le_bytes(block)));
+    }
+    finish(hash)
 }
 
 /// The hash of the key of `core` (an item's core, already trimmed of what a key trims) when
 /// the key is `core` lower-cased: ASCII, no emphasis mark, no whitespace but single spaces.
 /// `None` otherwise.
 fn plain_hash(core: &[u8]) -> Option<u64> {
-    plain_blocks(core, true)
+    is_plain(core).then(|| hash_key_bytes(core))
 }
 
-/// True when `core` is plain (see [`plain_hash`]).
+/// True when `core` is plain (see [`plain_hash`]), read 8 bytes at a time.
 fn is_plain(core: &[u8]) -> bool {
-    plain_blocks(core, false).is_some()
-}
-
-/// Checks that `core` is plain and, when `hash` is set, hashes it on the way; `None` when it
-/// is not plain.
-fn plain_blocks(core: &[u8], hash_it: bool) -> Option<u64> {
-    let mut previous_space = false;
-    let mut hash = SEED ^ core.len() as u64;
-    let mut step = |block: u64, hashed: u64| -> bool {
-        let spaces = zero_bytes(block ^ SPACES);
-        let doubled = spaces & ((spaces << 8) | u64::from(previous_space) << 7);
-        let unusual = zero_bytes(block ^ (ONES * u64::from(b'*')))
-            | zero_bytes(block ^ (ONES * u64::from(b'`')))
-            // Bytes below 0x20 (the ASCII whitespace other than the space among them) and
-            // bytes of multi-byte characters.
-            | (block.wrapping_sub(SPACES) & !block & HIGH)
-            | (block & HIGH);
-        if doubled | unusual != 0 {
-            return false;
-        }
-        previous_space = spaces >> 63 != 0;
-        if hash_it {
-            hash = mix(hash, ascii_lower(hashed));
-        }
-        true
-    };
+    let mut previous_space = 0u64;
     let mut chunks = core.chunks_exact(8);
     for chunk in &mut chunks {
         let mut bytes = [0u8; 8];
         bytes.copy_from_slice(chunk);
-        let block = u64::from_le_bytes(bytes);
-        if !step(block, block) {
-            return None;
+        match plain_block(u64::from_le_bytes(bytes), previous_space) {
+            Some(space) => previous_space = space,
+            None => return false,
         }
     }
     let rest = chunks.remainder();
-    if !rest.is_empty() {
-        // The check pads the last block with a letter, so the padding does not look like
-        // control bytes; the hash pads it with zeros, like [`hash_key_bytes`].
-        let mut checked = [b'a'; 8];
-        let mut hashed = [0u8; 8];
-        for ((check, hash), byte) in checked.iter_mut().zip(hashed.iter_mut()).zip(rest) {
-            *check = *byte;
-            *hash = *byte;
-        }
-        if !step(u64::from_le_bytes(checked), u64::from_le_bytes(hashed)) {
-            return None;
-        }
+    if rest.is_empty() {
+        return true;
     }
-    Some(finish(hash))
+    // Padded with a letter, which is plain and no space.
+    let mut bytes = [b'a'; 8];
+    for (slot, byte) in bytes.iter_mut().zip(rest) {
+        *slot = *byte;
+    }
+    plain_block(u64::from_le_bytes(bytes), previous_space).is_some()
+}
+
+/// Checks one block of 8 bytes: `None` when it holds a byte of a multi-byte character, a
+/// control byte (the ASCII whitespace other than the space among them), an emphasis mark or
+/// two spaces in a row (`previous_space`: the last byte of the block before was a space).
+/// Otherwise whether its last byte is a space.
+fn plain_block(block: u64, previous_space: u64) -> Option<u64> {
+    if block & HIGH != 0 {
+        return None;
+    }
+    // Every byte is below 0x80 from here. Whether a byte is below `n` (exact as to whether
+    // there is one: a borrow only runs on from a byte that is).
+    let below = |n: u8| block.wrapping_sub(ONES * u64::from(n)) & !block & HIGH;
+    // The high bit of each byte equal to `n`, exactly: a byte of `x` below 0x80 plus 0x7f
+    // reaches 0x80, without a carry, unless it is zero.
+    let equal = |n: u8| !(block ^ (ONES * u64::from(n))).wrapping_add(!HIGH) & HIGH;
+    let spaces = equal(b' ');
+    let doubled = spaces & ((spaces << 8) | (previous_space << 7));
+    if below(b' ') | equal(b'*') | equal(b'`') | doubled != 0 {
+        return None;
+    }
+    Some(spaces >> 63)
 }
 
 /// Key hashes are already mixed: a set of them hashes each by itself.
@@ -323,8 +303,17 @@ pub struct ItemKeys(Vec<u64>);
 impl ItemKeys {
     /// The keys of a body's items.
     pub fn of(body: &str) -> Self {
+        Self::from_keys(items(body))
+    }
+
+    /// The keys of items already read out of a body.
+    pub(crate) fn of_items(items: &[&str]) -> Self {
+        Self::from_keys(items.iter().copied())
+    }
+
+    fn from_keys<'a>(items: impl Iterator<Item = &'a str>) -> Self {
         let mut buffer = Vec::new();
-        let mut keys: Vec<u64> = items(body)
+        let mut keys: Vec<u64> = items
             .filter_map(|item| key_hash_with(item, &mut buffer))
             .collect();
         keys.sort_unstable();
@@ -400,7 +389,10 @@ mod tests {
     #[test]
     fn capitals_and_only_capitals_are_lowered() {
         let all: Vec<u8> = (0..=255).collect();
-        for block in blocks(&all, 0) {
+        for chunk in all.chunks_exact(8) {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(chunk);
+            let block = u64::from_le_bytes(bytes);
             let lowered = ascii_lower(block).to_le_bytes();
             for (byte, lower) in block.to_le_bytes().iter().zip(lowered) {
                 assert_eq!(lower, byte.to_ascii_lowercase(), "{byte:#x}");
@@ -439,6 +431,16 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+        #[test]
+        fn plain_is_its_definition(core in "[ a*`\t\x00\x7fé~]{0,40}") {
+            let bytes = core.as_bytes();
+            let plain = bytes
+                .iter()
+                .all(|byte| (b' '..0x80).contains(byte) && !matches!(byte, b'*' | b'`'))
+                && !core.contains("  ");
+            prop_assert_eq!(is_plain(bytes), plain);
+        }
 
         #[test]
         fn keys_of_any_text_follow_the_definition(item in "[- *`_.aAbBzZ\\[\\]\t\n1é\u{a0}Σ]{0,24}|\\PC{0,40}") {

@@ -18,14 +18,13 @@ use crate::working_memory::document::normalize_body;
 use crate::working_memory::text::{SectionSize, fresh_items, item_key, items};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
-    let old = old_body.text;
     let SectionOp::Update { content } = op else {
         return Verdict::pass(op);
     };
     let new = normalize_body(&content);
-    let old_size = SectionSize::of(old);
+    let old_size = old_body.raw_size();
     let consolidation = if old_size.is_oversized() {
-        unkept_entries(old, &new, old_size)
+        unkept_entries(old_body.items(), &new, old_size)
     } else {
         Err("the section is not oversized".to_owned())
     };
@@ -45,7 +44,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
 }
 
 /// `Ok` when `new` consolidates `old`: fewer bullets, every entry's anchors kept.
-fn unkept_entries(old: &str, new: &str, old_size: SectionSize) -> Result<(), String> {
+fn unkept_entries(old: &[&str], new: &str, old_size: SectionSize) -> Result<(), String> {
     let new_size = SectionSize::of(new);
     if new_size.bullets >= old_size.bullets {
         return Err(format!(
@@ -56,7 +55,7 @@ fn unkept_entries(old: &str, new: &str, old_size: SectionSize) -> Result<(), Str
     let new_lower = new.to_lowercase();
     let new_key_text: String = items(new).map(item_key).collect::<Vec<_>>().join("\n");
     let mut lost = Vec::new();
-    for entry in items(old) {
+    for &entry in old {
         let anchors = extract_anchors(entry);
         let kept = if anchors.is_empty() {
             let key = item_key(entry);

@@ -34,7 +34,7 @@ use crate::working_memory::text::{self, ItemKeys, SectionSize, fresh_items, item
 
 /// True when `body` holds the sentinel (a searcher built once: the sentinel is long, and a
 /// merge looks for it several times).
-fn has_sentinel(body: &str) -> bool {
+pub(crate) fn has_sentinel(body: &str) -> bool {
     static FINDER: LazyLock<Finder<'static>> =
         LazyLock::new(|| Finder::new(limits::CONSOLIDATION_SENTINEL));
     FINDER.find(body.as_bytes()).is_some()

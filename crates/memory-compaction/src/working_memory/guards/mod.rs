@@ -19,17 +19,20 @@ pub(crate) mod key_facts;
 pub(crate) mod open_issues;
 pub(crate) mod title;
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, WorkingMemorySection};
 
-use super::text::{ItemKeys, SectionSize};
+use super::text::{self, ItemKeys, SectionSize};
 
-/// A section's old body, with the keys of its items computed once for every rule that needs
-/// them.
+/// A section's old body, with what the rules read from it (its items, their keys, its size)
+/// computed once per merge, when first needed.
 pub(crate) struct OldBody<'a> {
     pub(crate) text: &'a str,
+    items: OnceCell<Vec<&'a str>>,
     keys: OnceCell<ItemKeys>,
+    raw_size: OnceCell<SectionSize>,
     size: OnceCell<SectionSize>,
 }
 
@@ -37,20 +40,40 @@ impl<'a> OldBody<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         Self {
             text,
+            items: OnceCell::new(),
             keys: OnceCell::new(),
+            raw_size: OnceCell::new(),
             size: OnceCell::new(),
         }
     }
 
+    /// The items of the body ([`super::text::items`]).
+    pub(crate) fn items(&self) -> &[&'a str] {
+        self.items.get_or_init(|| text::items(self.text).collect())
+    }
+
     pub(crate) fn keys(&self) -> &ItemKeys {
-        self.keys.get_or_init(|| ItemKeys::of(self.text))
+        self.keys.get_or_init(|| ItemKeys::of_items(self.items()))
+    }
+
+    /// The size of the body as it is.
+    pub(crate) fn raw_size(&self) -> SectionSize {
+        *self.raw_size.get_or_init(|| SectionSize {
+            bullets: self.items().len(),
+            tokens: text::tokens(self.text),
+        })
     }
 
     /// The size of the body without the consolidation sentinel.
     pub(crate) fn size(&self) -> SectionSize {
-        *self
-            .size
-            .get_or_init(|| SectionSize::of(&key_facts::without_sentinel(self.text)))
+        *self.size.get_or_init(|| {
+            let facts = key_facts::without_sentinel(self.text);
+            match facts {
+                // No sentinel: the body as it is.
+                Cow::Borrowed(_) => self.raw_size(),
+                Cow::Owned(facts) => SectionSize::of(&facts),
+            }
+        })
     }
 }
 

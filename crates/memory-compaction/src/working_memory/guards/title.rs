@@ -15,6 +15,22 @@ const FILLER_WORDS: &[&str] = &[
     "session", "title", "working", "memory", "plan", "plans", "notes", "note",
 ];
 
+/// The bytes that make up runs: ASCII letters, digits and the dot.
+const RUN_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || b == b'.';
+        byte += 1;
+    }
+    table
+};
+
+fn in_run(byte: u8) -> bool {
+    RUN_BYTES[usize::from(byte)]
+}
+
 /// The runs of ASCII letters, digits and dots of a text. Every other byte (UTF-8 bytes of
 /// other characters included) separates runs, so a byte scan finds the same runs as a split
 /// by characters, and every cut falls between characters.
@@ -22,16 +38,24 @@ fn runs(text: &str) -> impl Iterator<Item = &str> {
     let bytes = text.as_bytes();
     let mut at = 0;
     std::iter::from_fn(move || {
-        let in_run = |byte: &u8| byte.is_ascii_alphanumeric() || *byte == b'.';
-        let start = at + bytes.get(at..)?.iter().position(in_run)?;
-        let length = bytes
-            .get(start..)?
-            .iter()
-            .position(|byte| !in_run(byte))
-            .unwrap_or(bytes.len() - start);
-        at = start + length;
-        text.get(start..at)
+        while bytes.get(at).is_some_and(|byte| !in_run(*byte)) {
+            at += 1;
+        }
+        let start = at;
+        while bytes.get(at).is_some_and(|byte| in_run(*byte)) {
+            at += 1;
+        }
+        (at > start).then(|| text.get(start..at)).flatten()
     })
+}
+
+/// A run without its leading and trailing dots.
+fn without_edge_dots(run: &str) -> &str {
+    if run.starts_with('.') || run.ends_with('.') {
+        run.trim_matches('.')
+    } else {
+        run
+    }
 }
 
 /// True when a run (without its edge dots) is a meaningful word.
@@ -52,7 +76,7 @@ fn is_meaningful(run: &str) -> bool {
 /// The meaningful words of a title, as written.
 pub(crate) fn meaningful_words(title: &str) -> Vec<&str> {
     runs(title)
-        .map(|run| run.trim_matches('.'))
+        .map(without_edge_dots)
         .filter(|run| is_meaningful(run))
         .collect()
 }
@@ -63,7 +87,7 @@ pub(crate) fn meaningful_words(title: &str) -> Vec<&str> {
 /// only the first one is checked for meaning.
 fn keeps_a_word(old: &str, new_words: &[&str]) -> bool {
     let mut old_has_words = false;
-    for run in runs(old).map(|run| run.trim_matches('.')) {
+    for run in runs(old).map(without_edge_dots) {
         if new_words
             .iter()
             .any(|new| new.len() == run.len() && new.eq_ignore_ascii_case(run))
