@@ -329,16 +329,17 @@ impl ItemKeys {
 
 /// `candidates` without empty items and without those whose key the body already has or an
 /// earlier candidate repeats.
-pub fn fresh_items(candidates: &[String], existing: &ItemKeys) -> Vec<String> {
+pub fn fresh_items<S: AsRef<str>>(candidates: &[S], existing: &ItemKeys) -> Vec<String> {
     let mut buffer = Vec::new();
     let mut seen = KeySet::default();
     candidates
         .iter()
+        .map(AsRef::as_ref)
         .filter(|item| match key_hash_with(item, &mut buffer) {
             Some(hash) => !existing.contains(hash) && seen.insert(hash),
             None => false,
         })
-        .cloned()
+        .map(str::to_owned)
         .collect()
 }
 

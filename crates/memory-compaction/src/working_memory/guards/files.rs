@@ -19,22 +19,21 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     };
     let old_paths = path_tokens(old);
     let new_paths = path_tokens(&content);
-    let missing: Vec<String> = old_paths
+    let missing: Vec<&str> = old_paths
         .iter()
         .filter(|path| new_paths.binary_search(path).is_err())
-        .map(|path| (*path).to_owned())
+        .copied()
         .collect();
     if missing.is_empty() {
         return Verdict::pass(SectionOp::Update { content });
     }
     // The rewrite's items that name a path the old body did not have.
-    let carrying_new_paths: Vec<String> = items(&content)
+    let carrying_new_paths: Vec<&str> = items(&content)
         .filter(|item| {
             path_words(item)
                 .filter_map(path_token)
                 .any(|path| old_paths.binary_search(&path).is_err())
         })
-        .map(str::to_owned)
         .collect();
     let added = fresh_items(&carrying_new_paths, old_body.keys());
     let reason = format!(

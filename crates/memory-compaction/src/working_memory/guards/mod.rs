@@ -49,7 +49,12 @@ impl<'a> OldBody<'a> {
 
     /// The items of the body ([`super::text::items`]).
     pub(crate) fn items(&self) -> &[&'a str] {
-        self.items.get_or_init(|| text::items(self.text).collect())
+        self.items.get_or_init(|| {
+            // Room for a line every 40 bytes or so, so the list rarely grows.
+            let mut items = Vec::with_capacity(self.text.len() / 40 + 4);
+            items.extend(text::items(self.text));
+            items
+        })
     }
 
     pub(crate) fn keys(&self) -> &ItemKeys {
