@@ -25,7 +25,7 @@ pub fn item_key(item: &str) -> String {
 
 /// The part of an item its key is made from.
 fn key_core(item: &str) -> &str {
-    strip_status_tags(strip_marker(item.trim()))
+    strip_status_tags(strip_marker(super::text::trim(item)))
 }
 
 /// Writes the key of `item` (see [`item_key`]) into `out`, which is cleared first. The bytes
@@ -91,17 +91,19 @@ fn write_key(item: &str, out: &mut Vec<u8>) {
 }
 
 /// [`item_key`] into a buffer kept between calls. A plain item (see [`plain_hash`]) is its
-/// key lower-cased, copied whole.
-pub(crate) fn item_key_in<'b>(item: &str, buffer: &'b mut Vec<u8>) -> &'b str {
+/// key lower-cased, copied whole (and, being ASCII, needs no UTF-8 check).
+pub(crate) fn item_key_in<'b>(item: &str, buffer: &'b mut String) -> &'b str {
     let core = trimmed_core(item);
+    buffer.clear();
     if is_plain(core.as_bytes()) {
-        buffer.clear();
-        buffer.extend_from_slice(core.as_bytes());
+        buffer.push_str(core);
         buffer.make_ascii_lowercase();
     } else {
-        write_key(item, buffer);
+        let mut bytes = std::mem::take(buffer).into_bytes();
+        write_key(item, &mut bytes);
+        *buffer = String::from_utf8(bytes).unwrap_or_default();
     }
-    std::str::from_utf8(buffer).unwrap_or_default()
+    buffer
 }
 
 /// The core of an item without what a key trims from its ends (emphasis marks included,
@@ -273,6 +275,34 @@ fn plain_block(block: u64, previous_space: u64) -> Option<u64> {
     Some(spaces >> 63)
 }
 
+/// True when the key of `item` is `key` (a key as [`item_key`] builds it, not empty). Most
+/// items are told apart by their first bytes: the item's core is compared with `key` while its
+/// bytes are plain (their key is themselves lower-cased), and only an item that reaches an
+/// unusual byte first has its key built.
+pub(crate) fn key_is(item: &str, key: &str, buffer: &mut String) -> bool {
+    let core = trimmed_core(item).as_bytes();
+    let key_bytes = key.as_bytes();
+    let mut previous_space = false;
+    for (at, &byte) in core.iter().enumerate() {
+        let space = byte == b' ';
+        let unusual = !(b' '..0x80).contains(&byte)
+            || byte == b'*'
+            || byte == b'`'
+            || (space && previous_space);
+        if unusual {
+            return item_key_in(item, buffer) == key;
+        }
+        previous_space = space;
+        // Up to here the item's key is its core lower-cased; the core ends with a character
+        // a key keeps, so a core longer than `key` has a longer key.
+        match key_bytes.get(at) {
+            Some(&expected) if byte.to_ascii_lowercase() == expected => {}
+            _ => return false,
+        }
+    }
+    core.len() == key_bytes.len()
+}
+
 /// Key hashes are already mixed: a set of them hashes each by itself.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct PassThrough(u64);
@@ -432,6 +462,18 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+        #[test]
+        fn key_is_compares_keys(
+            item in "[- *`_.aAbB\t1é]{0,12}",
+            other in "[- *`_.aAbB\t1é]{0,12}",
+        ) {
+            let key = item_key(&other);
+            prop_assume!(!key.is_empty());
+            let mut buffer = String::new();
+            prop_assert_eq!(key_is(&item, &key, &mut buffer), item_key(&item) == key);
+            prop_assert!(key_is(&other, &key, &mut buffer));
+        }
 
         #[test]
         fn plain_is_its_definition(core in "[ a*`\t\x00\x7fé~]{0,40}") {

@@ -26,7 +26,7 @@ use super::document::{WorkingMemoryDocument, normalize_body, normalize_owned};
 use super::guards::key_facts::{has_sentinel, without_model_sentinel, without_sentinel};
 use super::guards::{self, OldBody, quoted};
 use super::ops::{ReadOp, SectionOps};
-use super::text::{SectionSize, appended_len, fresh_items, items, push_items, tokens};
+use super::text::{SectionSize, appended_len, items, push_items, tokens};
 
 /// Where entries moved out of a bounded section are said to be, when the caller has no
 /// archive to name.
@@ -288,10 +288,13 @@ fn decide(
         if let Some((guard, reason)) = verdict.note {
             log.note(guard, verdict.op.name(), reason);
         }
+        if verdict.fresh {
+            return verdict.op;
+        }
         op = verdict.op;
     }
     if let SectionOp::Append { items } = op {
-        let fresh = fresh_items(&items, old.keys());
+        let fresh = old.fresh(&items);
         if fresh.len() < items.len() {
             let duplicates: Vec<String> = items
                 .iter()

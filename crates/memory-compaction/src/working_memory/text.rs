@@ -133,8 +133,12 @@ pub fn strip_status_tags(item: &str) -> &str {
 
 /// True when the item starts with `tag` (among its leading status tags), in any case.
 pub fn has_status_tag(item: &str, tag: &str) -> bool {
-    let mut rest = strip_marker(item.trim()).trim_start();
+    let mut rest = strip_marker(trim(item)).trim_start();
     loop {
+        // Every status tag starts with `[`: most items are out at once.
+        if tag.starts_with('[') && !rest.starts_with('[') {
+            return false;
+        }
         if starts_with_ignore_case(rest, tag) {
             return true;
         }

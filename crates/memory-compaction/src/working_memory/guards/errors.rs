@@ -15,7 +15,7 @@ use memory_sanitize::anchors::extract_anchors;
 
 use super::{OldBody, Verdict, append_or_keep, quoted};
 use crate::working_memory::document::normalize_body;
-use crate::working_memory::text::{SectionSize, fresh_items, item_key, items};
+use crate::working_memory::text::{SectionSize, item_key, items};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     let SectionOp::Update { content } = op else {
@@ -32,13 +32,14 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         Ok(()) => Verdict::pass(SectionOp::Update { content }),
         Err(why) => {
             let candidates: Vec<String> = items(&new).map(str::to_owned).collect();
-            let fresh = fresh_items(&candidates, old_body.keys());
+            let fresh = old_body.fresh(&candidates);
             let reason = format!(
                 "the section is append-only and this rewrite is no consolidation ({why}): {} new entr{} appended",
                 fresh.len(),
                 if fresh.len() == 1 { "y" } else { "ies" }
             );
             Verdict::changed(append_or_keep(fresh), GuardKind::ErrorsAppendOnly, reason)
+                .of_fresh_items()
         }
     }
 }

@@ -10,7 +10,7 @@ use memory_protocol::working_memory::{GuardKind, SectionOp};
 
 use super::{OldBody, Verdict, append_or_keep, quoted};
 use crate::working_memory::paths::{path_token, path_tokens, path_words};
-use crate::working_memory::text::{fresh_items, items};
+use crate::working_memory::text::items;
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     let old = old_body.text;
@@ -35,12 +35,12 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
                 .any(|path| old_paths.binary_search(&path).is_err())
         })
         .collect();
-    let added = fresh_items(&carrying_new_paths, old_body.keys());
+    let added = old_body.fresh(&carrying_new_paths);
     let reason = format!(
         "the rewrite drops {} path(s) ({}); the old body is kept and {} line(s) with new paths appended",
         missing.len(),
         quoted(&missing),
         added.len()
     );
-    Verdict::changed(append_or_keep(added), GuardKind::FilesNoRegression, reason)
+    Verdict::changed(append_or_keep(added), GuardKind::FilesNoRegression, reason).of_fresh_items()
 }

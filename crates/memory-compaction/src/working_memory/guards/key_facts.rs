@@ -30,7 +30,7 @@ use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 use super::{OldBody, Verdict, append_or_keep, quoted};
 use crate::working_memory::anchors::{anchor_coverage, anchor_keys, lost_anchors};
 use crate::working_memory::document::normalize_body;
-use crate::working_memory::text::{self, ItemKeys, SectionSize, fresh_items, items};
+use crate::working_memory::text::{self, SectionSize, items};
 
 /// True when `body` holds the sentinel (a searcher built once: the sentinel is long, and a
 /// merge looks for it several times).
@@ -160,7 +160,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     match op {
         SectionOp::Keep => Verdict::pass(op),
         SectionOp::Append { items } => append(
-            old_body.keys(),
+            old_body,
             size,
             has_sentinel,
             &items,
@@ -182,7 +182,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
                         );
                     }
                     append(
-                        old_body.keys(),
+                        old_body,
                         size,
                         has_sentinel,
                         &new_items,
@@ -238,14 +238,14 @@ fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
 
 /// The APPEND rules for `candidates` (an APPEND's items, or a refused UPDATE's items).
 fn append(
-    existing: &ItemKeys,
+    existing: &OldBody<'_>,
     size: SectionSize,
     has_sentinel: bool,
     candidates: &[String],
     guard: GuardKind,
     why: &str,
 ) -> Verdict {
-    let fresh = fresh_items(candidates, existing);
+    let fresh = existing.fresh(candidates);
     let prefix = if why.is_empty() {
         String::new()
     } else {
@@ -324,5 +324,5 @@ fn append(
     } else {
         guard
     };
-    Verdict::changed(append_or_keep(admitted), guard, reason)
+    Verdict::changed(append_or_keep(admitted), guard, reason).of_fresh_items()
 }

@@ -24,7 +24,8 @@ use std::cell::OnceCell;
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, WorkingMemorySection};
 
-use super::text::{self, ItemKeys, SectionSize};
+use super::keys::{item_key_in, key_is};
+use super::text::{self, ItemKeys, SectionSize, fresh_items};
 
 /// A section's old body, with what the rules read from it (its items, their keys, its size)
 /// computed once per merge, when first needed.
@@ -61,6 +62,44 @@ impl<'a> OldBody<'a> {
         self.keys.get_or_init(|| ItemKeys::of_items(self.items()))
     }
 
+    /// `candidates` without empty items and without those whose key the body already has or
+    /// an earlier candidate repeats ([`super::text::fresh_items`]). A few candidates are
+    /// compared with the old items directly ([`super::keys::key_is`]), which stops at the
+    /// first differing byte of most items instead of hashing every old item whole.
+    pub(crate) fn fresh<S: AsRef<str>>(&self, candidates: &[S]) -> Vec<String> {
+        /// Up to this many candidates, direct comparison costs less than hashing.
+        const FEW: usize = 4;
+        if candidates.len() > FEW || self.keys.get().is_some() {
+            return fresh_items(candidates, self.keys());
+        }
+        let mut buffer = String::new();
+        let mut keys: Vec<String> = Vec::with_capacity(candidates.len());
+        let mut fresh = Vec::with_capacity(candidates.len());
+        for candidate in candidates {
+            let candidate = candidate.as_ref();
+            let key = item_key_in(candidate, &mut buffer);
+            if key.is_empty() || keys.iter().any(|seen| seen == key) {
+                continue;
+            }
+            keys.push(key.to_owned());
+            fresh.push(candidate);
+        }
+        let mut present = vec![false; keys.len()];
+        for item in self.items() {
+            for (key, found) in keys.iter().zip(present.iter_mut()) {
+                if !*found && key_is(item, key, &mut buffer) {
+                    *found = true;
+                }
+            }
+        }
+        fresh
+            .into_iter()
+            .zip(present)
+            .filter(|(_, found)| !found)
+            .map(|(candidate, _)| candidate.to_owned())
+            .collect()
+    }
+
     /// The size of the body as it is.
     pub(crate) fn raw_size(&self) -> SectionSize {
         *self.raw_size.get_or_init(|| SectionSize {
@@ -89,17 +128,33 @@ pub(crate) struct Verdict {
     pub(crate) op: SectionOp,
     /// The rule and the reason, when the guard changed the operation.
     pub(crate) note: Option<(GuardKind, String)>,
+    /// The guard took an APPEND's items from [`OldBody::fresh`]: none is in the section or
+    /// repeated, so the merge need not look for duplicates again.
+    pub(crate) fresh: bool,
 }
 
 impl Verdict {
     pub(crate) fn pass(op: SectionOp) -> Self {
-        Self { op, note: None }
+        Self {
+            op,
+            note: None,
+            fresh: false,
+        }
     }
 
     pub(crate) fn changed(op: SectionOp, guard: GuardKind, reason: impl Into<String>) -> Self {
         Self {
             op,
             note: Some((guard, reason.into())),
+            fresh: false,
+        }
+    }
+
+    /// Marks the APPEND's items as fresh (see [`Verdict::fresh`]).
+    pub(crate) fn of_fresh_items(self) -> Self {
+        Self {
+            fresh: true,
+            ..self
         }
     }
 }
@@ -130,7 +185,12 @@ pub(crate) fn append_or_keep(items: Vec<String>) -> SectionOp {
 /// A short list of items for a reason text.
 pub(crate) fn quoted<S: AsRef<str>>(items: &[S]) -> String {
     const SHOWN: usize = 3;
-    let mut out = String::new();
+    let shown: usize = items
+        .iter()
+        .take(SHOWN)
+        .map(|item| item.as_ref().len() + 4)
+        .sum();
+    let mut out = String::with_capacity(shown + 16);
     for (i, item) in items.iter().take(SHOWN).enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -143,4 +203,26 @@ pub(crate) fn quoted<S: AsRef<str>>(items: &[S]) -> String {
         out.push_str(&format!(", and {} more", items.len() - SHOWN));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+        /// The direct comparison of a few candidates finds what the hashes of every key find.
+        #[test]
+        fn fresh_by_comparison_is_fresh_by_hash(
+            body in proptest::collection::vec("[- *`_.aAbB\t1é]{0,8}", 0..8),
+            candidates in proptest::collection::vec("[- *`_.aAbB\t1é]{0,8}", 0..6),
+        ) {
+            let body = body.join("\n");
+            let expected = fresh_items(&candidates, &ItemKeys::of(&body));
+            prop_assert_eq!(OldBody::new(&body).fresh(&candidates), expected);
+        }
+    }
 }

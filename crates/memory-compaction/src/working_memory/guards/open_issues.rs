@@ -22,7 +22,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         return Verdict::pass(op);
     };
     let new = normalize_body(&content);
-    let mut buffer = Vec::new();
+    let mut buffer = String::new();
     let mut new_keys = String::with_capacity(new.len());
     for item in items(&new) {
         new_keys.push_str(item_key_in(item, &mut buffer));
@@ -47,6 +47,12 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         return Verdict::pass(SectionOp::Update { content });
     }
     let mut restored = new;
+    restored.reserve(
+        dropped
+            .iter()
+            .map(|item| item.len() + limits::RESTORED_MARKER.len() + 4)
+            .sum(),
+    );
     for item in &dropped {
         if !restored.is_empty() {
             restored.push('\n');
@@ -134,13 +140,15 @@ fn is_present(snippet: Snippet<'_>, text: &str) -> bool {
 fn find_from(text: &str, from: usize, needle: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     let first = *needle.as_bytes().first()?;
-    memchr::memchr_iter(first, bytes.get(from..)?)
+    let matches_at = |at: &usize| {
+        bytes
+            .get(*at..)
+            .is_some_and(|rest| rest.starts_with(needle.as_bytes()))
+    };
+    let haystack = bytes.get(from..)?;
+    memchr::memchr_iter(first, haystack)
         .map(|at| from + at)
-        .find(|&at| {
-            bytes
-                .get(at..)
-                .is_some_and(|rest| rest.starts_with(needle.as_bytes()))
-        })
+        .find(matches_at)
 }
 
 #[cfg(test)]
