@@ -276,31 +276,48 @@ fn plain_block(block: u64, previous_space: u64) -> Option<u64> {
 }
 
 /// True when the key of `item` is `key` (a key as [`item_key`] builds it, not empty). Most
-/// items are told apart by their first bytes: the item's core is compared with `key` while its
-/// bytes are plain (their key is themselves lower-cased), and only an item that reaches an
-/// unusual byte first has its key built.
+/// items are told apart by their first bytes: the item's core, lower-cased, is compared with
+/// `key` up to the first difference, and only when an unusual byte (see [`plain_hash`]) comes
+/// before it is the item's key built.
 pub(crate) fn key_is(item: &str, key: &str, buffer: &mut String) -> bool {
     let core = trimmed_core(item).as_bytes();
-    let key_bytes = key.as_bytes();
-    let mut previous_space = false;
-    for (at, &byte) in core.iter().enumerate() {
-        let space = byte == b' ';
-        let unusual = !(b' '..0x80).contains(&byte)
-            || byte == b'*'
-            || byte == b'`'
-            || (space && previous_space);
-        if unusual {
-            return item_key_in(item, buffer) == key;
+    let expected = key.as_bytes();
+    // Where the core lower-cased first differs from `key` (8 bytes at a time, then byte by
+    // byte), or where the shorter ends.
+    let shorter = core.len().min(expected.len());
+    let mut same = 0;
+    while let (Some(ours), Some(theirs)) = (core.get(same..same + 8), expected.get(same..same + 8))
+    {
+        if ascii_lower(block_of(ours)) != block_of(theirs) {
+            break;
         }
-        previous_space = space;
-        // Up to here the item's key is its core lower-cased; the core ends with a character
-        // a key keeps, so a core longer than `key` has a longer key.
-        match key_bytes.get(at) {
-            Some(&expected) if byte.to_ascii_lowercase() == expected => {}
-            _ => return false,
-        }
+        same += 8;
     }
-    core.len() == key_bytes.len()
+    while same < shorter
+        && core
+            .get(same)
+            .zip(expected.get(same))
+            .is_some_and(|(ours, theirs)| ours.to_ascii_lowercase() == *theirs)
+    {
+        same += 1;
+    }
+    // The bytes read to decide: up to the first difference, or the whole core. While they are
+    // plain, the item's key is the core lower-cased, and the core ends with a character a key
+    // keeps, so a longer core has a longer key.
+    let read = core.get(..core.len().min(same + 1)).unwrap_or_default();
+    if !is_plain(read) {
+        return item_key_in(item, buffer) == key;
+    }
+    same == core.len() && same == expected.len()
+}
+
+/// Eight bytes as a little-endian block (zero-padded when fewer).
+fn block_of(bytes: &[u8]) -> u64 {
+    let mut block = [0u8; 8];
+    for (slot, byte) in block.iter_mut().zip(bytes) {
+        *slot = *byte;
+    }
+    u64::from_le_bytes(block)
 }
 
 /// Key hashes are already mixed: a set of them hashes each by itself.
@@ -465,12 +482,15 @@ mod tests {
 
         #[test]
         fn key_is_compares_keys(
-            item in "[- *`_.aAbB\t1é]{0,12}",
-            other in "[- *`_.aAbB\t1é]{0,12}",
+            item in "([- *`_.aAbB\t1é]{0,12}|[ aAbB]{8,30})",
+            other in "([- *`_.aAbB\t1é]{0,12}|[ aAbB]{8,30})",
         ) {
             let key = item_key(&other);
             prop_assume!(!key.is_empty());
             let mut buffer = String::new();
+            // A long shared prefix reaches the 8-byte comparison.
+            let longer = format!("{key}{item}");
+            prop_assert_eq!(key_is(&longer, &key, &mut buffer), item_key(&longer) == key);
             prop_assert_eq!(key_is(&item, &key, &mut buffer), item_key(&item) == key);
             prop_assert!(key_is(&other, &key, &mut buffer));
         }
