@@ -5,9 +5,10 @@
 //! normalized items, on word boundaries, so a short item is not "found" inside another word.
 //! Marking it (`[resolved]`, `[new]`) keeps it. An item that is missing is put back at the end,
 //! tagged with the restored marker once (an item restored before and dropped again is restored
-//! again, without a second tag); copies of one dropped item come back as one. When an item's
-//! first word is longer than the snippet, the snippet ends inside it and only its start needs
-//! a word boundary. A resolved item may be dropped. KEEP and APPEND pass.
+//! again, without a second tag); copies of one dropped item come back as one. The snippet is
+//! cut back to a whole word only while it keeps at least 20 characters; otherwise (a long
+//! word at the cut) it ends inside that word and only its start needs a word boundary. A
+//! resolved item may be dropped. KEEP and APPEND pass.
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
@@ -94,8 +95,10 @@ fn snippet(key: &str) -> Snippet<'_> {
     };
     let head = &key[..cut];
     let mid_word = next.is_alphanumeric() && head.ends_with(char::is_alphanumeric);
+    // Cut back to a whole word only while that keeps at least half the snippet: a short
+    // first word before a long one would leave a snippet ("a") found in almost any rewrite.
     match head.rfind(' ') {
-        Some(space) if mid_word && space > 0 => Snippet {
+        Some(space) if mid_word && head[..space].chars().count() >= limit / 2 => Snippet {
             text: head[..space].trim_end(),
             ends_a_word: true,
         },

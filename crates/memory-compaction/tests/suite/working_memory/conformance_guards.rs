@@ -417,6 +417,22 @@ mod enforce_open_issues_resolved {
     }
 
     #[test]
+    fn a_short_first_word_before_a_long_one_does_not_shrink_the_snippet() {
+        // Found by the 200-round property under seed 23: cut back to a whole word, the
+        // snippet of this item was "a", which the rewrite holds, so the item was dropped.
+        let old = "- a kubernetesclusterautoscalerconfigurationtemplate rollout is stuck\n- firmware OTA untested";
+        let (result, guards) = update(old, "- firmware OTA untested\n- [new] a flaky test");
+        assert_eq!(
+            result,
+            format!(
+                "- firmware OTA untested\n- [new] a flaky test\n- {} a kubernetesclusterautoscalerconfigurationtemplate rollout is stuck",
+                limits::RESTORED_MARKER
+            )
+        );
+        assert_eq!(guards, [(GuardKind::OpenIssuesRestore, OpName::Update)]);
+    }
+
+    #[test]
     fn copies_of_a_dropped_item_come_back_as_one() {
         let old = "- firmware OTA untested\n- fan noise\n- Firmware OTA untested.";
         let (result, guards) = update(old, "- fan noise");
