@@ -109,8 +109,33 @@ pub(crate) fn item_key_in<'b>(item: &str, buffer: &'b mut String) -> &'b str {
 /// The core of an item without what a key trims from its ends (emphasis marks included,
 /// which a key drops anyway).
 fn trimmed_core(item: &str) -> &str {
-    key_core(item)
-        .trim_matches(|ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`'))
+    let is_edge = |ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`');
+    // ASCII edges are skipped byte by byte; a non-ASCII edge takes the character-wise trim.
+    let is_ascii_edge =
+        |byte: &u8| matches!(byte, b'\t'..=b'\r' | b' ' | b'_' | b'.' | b'*' | b'`');
+    let core = key_core(item);
+    let start = core
+        .as_bytes()
+        .iter()
+        .position(|byte| !is_ascii_edge(byte))
+        .unwrap_or(core.len());
+    let rest = core.get(start..).unwrap_or_default();
+    let rest = if rest.as_bytes().first().is_some_and(|byte| !byte.is_ascii()) {
+        rest.trim_start_matches(is_edge)
+    } else {
+        rest
+    };
+    let end = rest
+        .as_bytes()
+        .iter()
+        .rposition(|byte| !is_ascii_edge(byte))
+        .map_or(0, |at| at + 1);
+    let rest = rest.get(..end).unwrap_or_default();
+    if rest.as_bytes().last().is_some_and(|byte| !byte.is_ascii()) {
+        rest.trim_end_matches(is_edge)
+    } else {
+        rest
+    }
 }
 
 /// A 64-bit hash of [`item_key`]`(item)`; `None` when the key is empty. Equal keys hash
@@ -159,6 +184,11 @@ pub(crate) fn key_hash_with(item: &str, buffer: &mut Vec<u8>) -> Option<u64> {
     }
     write_key(item, buffer);
     hash_of_key(buffer)
+}
+
+/// The part of an item its key is compared on (see [`key_of_core_is`]).
+pub(crate) fn comparable_core(item: &str) -> &str {
+    trimmed_core(item)
 }
 
 /// Bytes a key trims from both ends.
@@ -275,12 +305,19 @@ fn plain_block(block: u64, previous_space: u64) -> Option<u64> {
     Some(spaces >> 63)
 }
 
-/// True when the key of `item` is `key` (a key as [`item_key`] builds it, not empty). Most
-/// items are told apart by their first bytes: the item's core, lower-cased, is compared with
-/// `key` up to the first difference, and only when an unusual byte (see [`plain_hash`]) comes
-/// before it is the item's key built.
-pub(crate) fn key_is(item: &str, key: &str, buffer: &mut String) -> bool {
-    let core = trimmed_core(item).as_bytes();
+/// True when the key of `item` is `key`, for tests.
+#[cfg(test)]
+fn key_is(item: &str, key: &str, buffer: &mut String) -> bool {
+    key_of_core_is(item, trimmed_core(item), key, buffer)
+}
+
+/// True when the key of `item` (whose [`comparable_core`] is `core`, read once for several
+/// keys) is `key` (a key as [`item_key`] builds it, not empty). Most items are told apart by
+/// their first bytes: the core, lower-cased, is compared with `key` up to the first
+/// difference, and only when an unusual byte (see [`plain_hash`]) comes before it is the
+/// item's key built.
+pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut String) -> bool {
+    let core = core.as_bytes();
     let expected = key.as_bytes();
     // Where the core lower-cased first differs from `key` (8 bytes at a time, then byte by
     // byte), or where the shorter ends.
@@ -493,6 +530,13 @@ mod tests {
             prop_assert_eq!(key_is(&longer, &key, &mut buffer), item_key(&longer) == key);
             prop_assert_eq!(key_is(&item, &key, &mut buffer), item_key(&item) == key);
             prop_assert!(key_is(&other, &key, &mut buffer));
+        }
+
+        #[test]
+        fn trimmed_cores_trim_like_str(item in "[ \t\x0b_.*`a\u{a0}\u{2003}é]{0,12}") {
+            let expected = key_core(&item)
+                .trim_matches(|ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`'));
+            prop_assert_eq!(trimmed_core(&item), expected);
         }
 
         #[test]

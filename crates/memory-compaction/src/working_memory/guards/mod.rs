@@ -24,7 +24,7 @@ use std::cell::OnceCell;
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, WorkingMemorySection};
 
-use super::keys::{item_key_in, key_is};
+use super::keys::{comparable_core, item_key_in, key_of_core_is};
 use super::text::{self, ItemKeys, SectionSize, fresh_items};
 
 /// A section's old body, with what the rules read from it (its items, their keys, its size)
@@ -64,7 +64,7 @@ impl<'a> OldBody<'a> {
 
     /// `candidates` without empty items and without those whose key the body already has or
     /// an earlier candidate repeats ([`super::text::fresh_items`]). A few candidates are
-    /// compared with the old items directly ([`super::keys::key_is`]), which stops at the
+    /// compared with the old items directly ([`super::keys::key_of_core_is`]), which stops at the
     /// first differing byte of most items instead of hashing every old item whole.
     pub(crate) fn fresh<S: AsRef<str>>(&self, candidates: &[S]) -> Vec<String> {
         /// Up to this many candidates, direct comparison costs less than hashing.
@@ -86,8 +86,9 @@ impl<'a> OldBody<'a> {
         }
         let mut present = vec![false; keys.len()];
         for item in self.items() {
+            let core = comparable_core(item);
             for (key, found) in keys.iter().zip(present.iter_mut()) {
-                if !*found && key_is(item, key, &mut buffer) {
+                if !*found && key_of_core_is(item, core, key, &mut buffer) {
                     *found = true;
                 }
             }
