@@ -235,15 +235,18 @@ fn clean_parsed(body: &str, plain: bool) -> String {
     }
 }
 
-/// Appends `part` to a section body being assembled, a blank line between parts.
-fn push_part(body: &mut String, part: &str) {
+/// Appends `part` to a section body being assembled, a blank line between parts. The first
+/// part becomes the body as it is, without a copy.
+fn push_part(body: &mut String, part: String) {
     if part.is_empty() {
         return;
     }
-    if !body.is_empty() {
-        body.push_str("\n\n");
+    if body.is_empty() {
+        *body = part;
+        return;
     }
-    body.push_str(part);
+    body.push_str("\n\n");
+    body.push_str(&part);
 }
 
 /// A `## ` header line of parsed text.
@@ -351,7 +354,7 @@ fn parse(text: &str) -> WorkingMemoryDocument {
         match header.section {
             Some(section) => {
                 current = Some(section);
-                push_part(&mut bodies[index(section)], &body);
+                push_part(&mut bodies[index(section)], body);
             }
             None => {
                 let target = current.unwrap_or(fallback);
@@ -362,7 +365,7 @@ fn parse(text: &str) -> WorkingMemoryDocument {
                 } else {
                     format!("{heading}\n{body}")
                 };
-                push_part(&mut bodies[index(target)], &kept);
+                push_part(&mut bodies[index(target)], kept);
             }
         }
     }
