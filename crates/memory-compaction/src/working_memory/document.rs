@@ -180,16 +180,20 @@ pub(crate) fn normalize_owned(text: String) -> String {
 }
 
 /// True when a line of `text`, its leading whitespace aside, starts with `## `. The lines
-/// are found from the `## ` in the text (one vectorized search), not read one by one.
+/// are found from the `#` in the text (one vectorized search; most bodies have none), not
+/// read one by one.
 fn has_header_line(text: &str) -> bool {
     let bytes = text.as_bytes();
     let mut line_done = 0;
-    for at in memchr::memmem::find_iter(bytes, b"## ") {
+    for at in memchr::memchr_iter(b'#', bytes) {
         if at < line_done {
             continue;
         }
         line_done = memchr::memchr(b'\n', bytes.get(at..).unwrap_or_default())
             .map_or(bytes.len(), |end| at + end);
+        if !bytes.get(at..).unwrap_or_default().starts_with(b"## ") {
+            continue;
+        }
         let line_start =
             memchr::memrchr(b'\n', bytes.get(..at).unwrap_or_default()).map_or(0, |end| end + 1);
         if text

@@ -29,7 +29,9 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         new_keys.push_str(item_key_in(item, &mut buffer));
         new_keys.push('\n');
     }
-    let mut restored_keys = KeySet::default();
+    // Room for an item every 40 bytes or so, so the set rarely grows.
+    let mut restored_keys =
+        KeySet::with_capacity_and_hasher(old.len() / 40 + 4, Default::default());
     let mut dropped: Vec<&str> = Vec::new();
     for item in items(old) {
         if has_status_tag(item, limits::RESOLVED_MARKER) {
@@ -86,8 +88,15 @@ struct Snippet<'a> {
 
 fn snippet(key: &str) -> Snippet<'_> {
     let limit = limits::OPEN_ISSUE_SNIPPET_CHARS;
-    let mut chars = key.char_indices();
-    let Some((cut, next)) = chars.nth(limit) else {
+    // An ASCII key (most are) is cut by byte position; others character by character.
+    let found = if key.is_ascii() {
+        key.as_bytes()
+            .get(limit)
+            .map(|byte| (limit, char::from(*byte)))
+    } else {
+        key.char_indices().nth(limit)
+    };
+    let Some((cut, next)) = found else {
         return Snippet {
             text: key,
             ends_a_word: true,
@@ -98,7 +107,7 @@ fn snippet(key: &str) -> Snippet<'_> {
     // Cut back to a whole word only while that keeps at least half the snippet: a short
     // first word before a long one would leave a snippet ("a") found in almost any rewrite.
     match head.rfind(' ') {
-        Some(space) if mid_word && head[..space].chars().count() >= limit / 2 => Snippet {
+        Some(space) if mid_word && char_count(&head[..space]) >= limit / 2 => Snippet {
             text: head[..space].trim_end(),
             ends_a_word: true,
         },
@@ -106,6 +115,14 @@ fn snippet(key: &str) -> Snippet<'_> {
             text: head.trim_end(),
             ends_a_word: !mid_word,
         },
+    }
+}
+
+fn char_count(text: &str) -> usize {
+    if text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
     }
 }
 
