@@ -173,7 +173,27 @@ pub fn path_token(word: &str) -> Option<&str> {
 
 /// Where the first `://` of a word starts.
 fn find_scheme_end(bytes: &[u8]) -> Option<usize> {
-    bytes.windows(3).position(|three| three == b"://")
+    let mut from = 0;
+    while let Some(at) = bytes.get(from..)?.iter().position(|b| *b == b':') {
+        let colon = from + at;
+        if bytes.get(colon + 1..colon + 3) == Some(b"//") {
+            return Some(colon);
+        }
+        from = colon + 1;
+    }
+    None
+}
+
+/// True when `extension` is one of [`EXTENSIONS`], in any case. Lower-cased into a small
+/// buffer and compared only with the known extensions of its length.
+fn is_known_extension(extension: &str) -> bool {
+    let mut lower = [0u8; LONGEST_EXTENSION];
+    let Some(slot) = lower.get_mut(..extension.len()) else {
+        return false;
+    };
+    slot.copy_from_slice(extension.as_bytes());
+    slot.make_ascii_lowercase();
+    EXTENSIONS.iter().any(|known| known.as_bytes() == &*slot)
 }
 
 /// `word` without the ASCII characters `strip` accepts at its end.
@@ -256,9 +276,7 @@ fn has_known_extension(word: &str) -> bool {
     !stem.is_empty()
         && extension.len() <= LONGEST_EXTENSION
         && stem.chars().any(char::is_alphanumeric)
-        && EXTENSIONS
-            .iter()
-            .any(|known| known.len() == extension.len() && known.eq_ignore_ascii_case(extension))
+        && is_known_extension(extension)
 }
 
 fn is_slash_path(word: &str) -> bool {
