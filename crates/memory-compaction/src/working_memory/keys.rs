@@ -4,9 +4,12 @@
 //! many items per merge (every APPEND is deduplicated against the whole section), so they keep
 //! 64-bit hashes of keys rather than the keys ([`ItemKeys`]). Most items are plain ASCII with
 //! single spaces; for those the key is the lower-cased core of the item, and its hash is read
-//! straight from the item's bytes, eight at a time, with no copy. Other items build the key in
-//! a buffer first. Both paths hash the same bytes, so equal keys always hash equally (a
-//! property test holds the two paths to that).
+//! straight from the item's bytes, eight at a time, with no copy. Items with code spans or
+//! emphasis are hashed the same way once their marks are cut out; other items build the key
+//! in a buffer first. All paths hash the same bytes, so equal keys always hash equally
+//! (property tests hold the paths to that, and keys to their plain definition). A few new
+//! items are checked against a section without hashing it: `key_of_core_is` compares an
+//! old item with a key up to their first difference.
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
