@@ -85,6 +85,11 @@ impl WorkingMemoryDocument {
     pub(crate) fn set_normalized(&mut self, section: WorkingMemorySection, body: String) {
         self.bodies[index(section)] = body;
     }
+
+    /// Moves the body of `section` out, leaving it empty.
+    pub(crate) fn take_body(&mut self, section: WorkingMemorySection) -> String {
+        std::mem::take(&mut self.bodies[index(section)])
+    }
 }
 
 fn index(section: WorkingMemorySection) -> usize {
@@ -137,9 +142,7 @@ pub fn normalize_body(text: &str) -> String {
     if is_none_body(trimmed) {
         return String::new();
     }
-    let needs_demotion = trimmed
-        .split('\n')
-        .any(|line| line.trim_start().starts_with("## "));
+    let needs_demotion = has_header_line(trimmed);
     let cleaned = if trimmed.contains('\r') {
         trimmed.replace("\r\n", "\n").replace('\r', "\n")
     } else {
@@ -160,6 +163,49 @@ pub fn normalize_body(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// [`normalize_body`] of an owned text, which is returned as it is when it needs nothing
+/// (the common case: the guards build normalized bodies), so it is not copied.
+pub(crate) fn normalize_owned(text: String) -> String {
+    let trimmed = text.trim();
+    if trimmed.len() == text.len()
+        && !is_none_body(trimmed)
+        && memchr::memchr(b'\r', trimmed.as_bytes()).is_none()
+        && !has_header_line(trimmed)
+    {
+        return text;
+    }
+    normalize_body(&text)
+}
+
+/// True when a line of `text`, its leading whitespace aside, starts with `## `. The lines
+/// are found from the `#` in the text (one vectorized search; most bodies have none), not
+/// read one by one.
+fn has_header_line(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut line_done = 0;
+    for at in memchr::memchr_iter(b'#', bytes) {
+        if at < line_done {
+            continue;
+        }
+        line_done = memchr::memchr(b'\n', bytes.get(at..).unwrap_or_default())
+            .map_or(bytes.len(), |end| at + end);
+        if !bytes.get(at..).unwrap_or_default().starts_with(b"## ") {
+            continue;
+        }
+        let line_start =
+            memchr::memrchr(b'\n', bytes.get(..at).unwrap_or_default()).map_or(0, |end| end + 1);
+        if text
+            .get(line_start..at)
+            .unwrap_or_default()
+            .chars()
+            .all(char::is_whitespace)
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// `none`, `(none)`, `_none_`, `- none`, `None.` and the like.
@@ -193,18 +239,22 @@ fn clean_parsed(body: &str, plain: bool) -> String {
     }
 }
 
-/// Appends `part` to a section body being assembled, a blank line between parts.
-fn push_part(body: &mut String, part: &str) {
+/// Appends `part` to a section body being assembled, a blank line between parts. The first
+/// part becomes the body as it is, without a copy.
+fn push_part(body: &mut String, part: String) {
     if part.is_empty() {
         return;
     }
-    if !body.is_empty() {
-        body.push_str("\n\n");
+    if body.is_empty() {
+        *body = part;
+        return;
     }
-    body.push_str(part);
+    body.push_str("\n\n");
+    body.push_str(&part);
 }
 
 /// A `## ` header line of parsed text.
+#[derive(Debug, PartialEq, Eq)]
 struct Header<'a> {
     /// Where the header line starts.
     start: usize,
@@ -216,38 +266,59 @@ struct Header<'a> {
     odd_line: bool,
 }
 
-fn parse(text: &str) -> WorkingMemoryDocument {
-    let has_carriage_return = memchr::memchr(b'\r', text.as_bytes()).is_some();
+/// Where the text after a YAML front matter starts: after the line that closes it, when the
+/// first non-blank line opens one (`---`); 0 otherwise; the end of the text when it is never
+/// closed (everything is front matter).
+fn front_matter_end(text: &str) -> usize {
+    let mut lines = text.split_inclusive('\n');
+    let mut at = 0;
+    let opens = loop {
+        let Some(line) = lines.next() else {
+            return 0;
+        };
+        at += line.len();
+        let first = line.trim();
+        if !first.is_empty() {
+            break first == "---";
+        }
+    };
+    if !opens {
+        return 0;
+    }
+    for line in lines {
+        at += line.len();
+        if line.trim() == "---" {
+            return at;
+        }
+    }
+    text.len()
+}
+
+/// The `## ` header lines of a text, in order, outside a front matter.
+fn find_headers(text: &str) -> Vec<Header<'_>> {
     let mut headers: Vec<Header<'_>> = Vec::new();
-    let mut in_front_matter = false;
-    let mut seen_content = false;
-    let mut start = 0;
-    // Line ends found by one vectorized search; the text after the last `\n` is a line too.
-    let ends = memchr::memchr_iter(b'\n', text.as_bytes())
-        .map(|at| at + 1)
-        .chain(std::iter::once(text.len()));
-    for end in ends {
-        let line_start = start;
-        let line = text.get(start..end).unwrap_or_default();
-        start = end;
-        let first = line.trim_start();
-        if first.is_empty() {
+    let bytes = text.as_bytes();
+    // Only lines whose text starts with `##` matter: they are found by one vectorized search
+    // for `##`, each kept when only whitespace comes before it on its line. Only the first
+    // `##` of a line is looked at, so a long line is read a bounded number of times.
+    let from = front_matter_end(text);
+    let rest = text.get(from..).unwrap_or_default();
+    let mut line_done = 0;
+    for found in memchr::memmem::find_iter(rest.as_bytes(), b"##") {
+        let hash_at = from + found;
+        if hash_at < line_done {
             continue;
         }
-        if !seen_content {
-            seen_content = true;
-            if first.trim_end() == "---" {
-                in_front_matter = true;
-                continue;
-            }
-        }
-        if in_front_matter {
-            in_front_matter = first.trim_end() != "---";
+        let end = memchr::memchr(b'\n', bytes.get(hash_at..).unwrap_or_default())
+            .map_or(text.len(), |at| hash_at + at + 1);
+        line_done = end;
+        let line_start =
+            memchr::memrchr(b'\n', bytes.get(..hash_at).unwrap_or_default()).map_or(0, |at| at + 1);
+        let indent = text.get(line_start..hash_at).unwrap_or_default();
+        if !indent.chars().all(char::is_whitespace) {
             continue;
         }
-        if !first.starts_with("##") {
-            continue;
-        }
+        let first = text.get(hash_at..end).unwrap_or_default();
         match header_name(first) {
             Some(name) => headers.push(Header {
                 start: line_start,
@@ -266,6 +337,12 @@ fn parse(text: &str) -> WorkingMemoryDocument {
         }
     }
 
+    headers
+}
+
+fn parse(text: &str) -> WorkingMemoryDocument {
+    let has_carriage_return = memchr::memchr(b'\r', text.as_bytes()).is_some();
+    let headers = find_headers(text);
     // Each unknown section goes to the known section before it, or the first known one.
     let first_known = headers.iter().find_map(|header| header.section);
     let fallback = first_known.unwrap_or(WorkingMemorySection::KeyFactsAndDecisions);
@@ -281,7 +358,7 @@ fn parse(text: &str) -> WorkingMemoryDocument {
         match header.section {
             Some(section) => {
                 current = Some(section);
-                push_part(&mut bodies[index(section)], &body);
+                push_part(&mut bodies[index(section)], body);
             }
             None => {
                 let target = current.unwrap_or(fallback);
@@ -292,7 +369,7 @@ fn parse(text: &str) -> WorkingMemoryDocument {
                 } else {
                     format!("{heading}\n{body}")
                 };
-                push_part(&mut bodies[index(target)], &kept);
+                push_part(&mut bodies[index(target)], kept);
             }
         }
     }
@@ -301,7 +378,92 @@ fn parse(text: &str) -> WorkingMemoryDocument {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// The headers found line by line: the definition the search for `##` must follow.
+    fn headers_line_by_line(text: &str) -> Vec<Header<'_>> {
+        let mut headers: Vec<Header<'_>> = Vec::new();
+        let mut in_front_matter = false;
+        let mut seen_content = false;
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', text.as_bytes())
+            .map(|at| at + 1)
+            .chain(std::iter::once(text.len()));
+        for end in ends {
+            let line_start = start;
+            let line = &text[start..end];
+            start = end;
+            let first = line.trim_start();
+            if first.is_empty() {
+                continue;
+            }
+            if !seen_content {
+                seen_content = true;
+                if first.trim_end() == "---" {
+                    in_front_matter = true;
+                    continue;
+                }
+            }
+            if in_front_matter {
+                in_front_matter = first.trim_end() != "---";
+                continue;
+            }
+            if !first.starts_with("##") {
+                continue;
+            }
+            match header_name(first) {
+                Some(name) => headers.push(Header {
+                    start: line_start,
+                    body_start: end,
+                    name,
+                    section: section_named(name),
+                    odd_line: false,
+                }),
+                None => {
+                    if first.starts_with("## ")
+                        && let Some(header) = headers.last_mut()
+                    {
+                        header.odd_line = true;
+                    }
+                }
+            }
+        }
+        headers
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+        #[test]
+        fn headers_are_found_as_line_by_line(
+            text in "(## |##|###|---|Open Issues|x|a ## b| |\t|\u{a0}|\u{2003}|\r|\n|é){0,60}",
+        ) {
+            prop_assert_eq!(find_headers(&text), headers_line_by_line(&text));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+        #[test]
+        fn header_lines_are_found_as_line_by_line(text in "(## |##|#| |\\n|\\u{a0}|x|\\r){0,30}") {
+            prop_assert_eq!(
+                has_header_line(&text),
+                text.split('\n').any(|line| line.trim_start().starts_with("## "))
+            );
+            prop_assert_eq!(normalize_owned(text.clone()), normalize_body(&text));
+        }
+    }
+
+    #[test]
+    fn front_matter_hides_headers_until_it_closes() {
+        let text = "\n  ---\n## Open Issues\n ---\n## Open Issues\nx";
+        assert_eq!(find_headers(text), headers_line_by_line(text));
+        assert_eq!(find_headers(text).len(), 1);
+        assert!(find_headers("---\n## Open Issues\n").is_empty());
+    }
 
     #[test]
     fn none_bodies_are_empty() {

@@ -4,9 +4,15 @@
 //! many items per merge (every APPEND is deduplicated against the whole section), so they keep
 //! 64-bit hashes of keys rather than the keys ([`ItemKeys`]). Most items are plain ASCII with
 //! single spaces; for those the key is the lower-cased core of the item, and its hash is read
-//! straight from the item's bytes, eight at a time, with no copy. Other items build the key in
-//! a buffer first. Both paths hash the same bytes, so equal keys always hash equally (a
-//! property test holds the two paths to that).
+//! straight from the item's bytes, eight at a time, with no copy. Items with code spans or
+//! emphasis are hashed the same way once their marks are cut out; other items build the key
+//! in a buffer first. All paths hash the same bytes, so equal keys always hash equally
+//! (property tests hold the paths to that, and keys to their plain definition). A few new
+//! items are checked against a section without hashing it: `key_of_core_is` compares an
+//! old item with a key up to their first difference.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::text::{items, strip_marker, strip_status_tags};
 
@@ -22,7 +28,7 @@ pub fn item_key(item: &str) -> String {
 
 /// The part of an item its key is made from.
 fn key_core(item: &str) -> &str {
-    strip_status_tags(strip_marker(item.trim()))
+    strip_status_tags(strip_marker(super::text::trim(item)))
 }
 
 /// Writes the key of `item` (see [`item_key`]) into `out`, which is cleared first. The bytes
@@ -87,10 +93,52 @@ fn write_key(item: &str, out: &mut Vec<u8>) {
     out.drain(..start);
 }
 
-/// [`item_key`] into a buffer kept between calls.
-pub(crate) fn item_key_in<'b>(item: &str, buffer: &'b mut Vec<u8>) -> &'b str {
-    write_key(item, buffer);
-    std::str::from_utf8(buffer).unwrap_or_default()
+/// [`item_key`] into a buffer kept between calls. A plain item (see [`plain_hash`]) is its
+/// key lower-cased, copied whole (and, being ASCII, needs no UTF-8 check).
+pub(crate) fn item_key_in<'b>(item: &str, buffer: &'b mut String) -> &'b str {
+    let core = trimmed_core(item);
+    buffer.clear();
+    if is_plain(core.as_bytes()) {
+        buffer.push_str(core);
+        buffer.make_ascii_lowercase();
+    } else {
+        let mut bytes = std::mem::take(buffer).into_bytes();
+        write_key(item, &mut bytes);
+        *buffer = String::from_utf8(bytes).unwrap_or_default();
+    }
+    buffer
+}
+
+/// The core of an item without what a key trims from its ends (emphasis marks included,
+/// which a key drops anyway).
+fn trimmed_core(item: &str) -> &str {
+    let is_edge = |ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`');
+    // ASCII edges are skipped byte by byte; a non-ASCII edge takes the character-wise trim.
+    let is_ascii_edge =
+        |byte: &u8| matches!(byte, b'\t'..=b'\r' | b' ' | b'_' | b'.' | b'*' | b'`');
+    let core = key_core(item);
+    let start = core
+        .as_bytes()
+        .iter()
+        .position(|byte| !is_ascii_edge(byte))
+        .unwrap_or(core.len());
+    let rest = core.get(start..).unwrap_or_default();
+    let rest = if rest.as_bytes().first().is_some_and(|byte| !byte.is_ascii()) {
+        rest.trim_start_matches(is_edge)
+    } else {
+        rest
+    };
+    let end = rest
+        .as_bytes()
+        .iter()
+        .rposition(|byte| !is_ascii_edge(byte))
+        .map_or(0, |at| at + 1);
+    let rest = rest.get(..end).unwrap_or_default();
+    if rest.as_bytes().last().is_some_and(|byte| !byte.is_ascii()) {
+        rest.trim_end_matches(is_edge)
+    } else {
+        rest
+    }
 }
 
 /// A 64-bit hash of [`item_key`]`(item)`; `None` when the key is empty. Equal keys hash
@@ -102,17 +150,53 @@ pub fn key_hash(item: &str) -> Option<u64> {
 }
 
 /// [`key_hash`], with a buffer for the items that need one.
-fn key_hash_with(item: &str, buffer: &mut Vec<u8>) -> Option<u64> {
-    let core = key_core(item)
-        .trim_matches(|ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`'));
+pub(crate) fn key_hash_with(item: &str, buffer: &mut Vec<u8>) -> Option<u64> {
+    let core = trimmed_core(item);
     if core.is_empty() {
         return None;
     }
     if let Some(hash) = plain_hash(core.as_bytes()) {
         return Some(hash);
     }
+    // Code spans and emphasis (`pytest x.py` failed, **bold**): without their marks, most
+    // such items are plain, and the marks are found by a vectorized search.
+    if core.is_ascii() && memchr::memchr2(b'`', b'*', core.as_bytes()).is_some() {
+        buffer.clear();
+        let bytes = core.as_bytes();
+        let mut from = 0;
+        for at in memchr::memchr2_iter(b'`', b'*', bytes) {
+            buffer.extend_from_slice(bytes.get(from..at).unwrap_or_default());
+            from = at + 1;
+        }
+        buffer.extend_from_slice(bytes.get(from..).unwrap_or_default());
+        let unmarked = buffer.trim_ascii();
+        let unmarked = unmarked
+            .iter()
+            .position(|byte| !is_trimmed(*byte))
+            .and_then(|start| {
+                let end = unmarked.iter().rposition(|byte| !is_trimmed(*byte))?;
+                unmarked.get(start..=end)
+            })
+            .unwrap_or_default();
+        if unmarked.is_empty() {
+            return None;
+        }
+        if let Some(hash) = plain_hash(unmarked) {
+            return Some(hash);
+        }
+    }
     write_key(item, buffer);
     hash_of_key(buffer)
+}
+
+/// The part of an item its key is compared on (see [`key_of_core_is`]).
+pub(crate) fn comparable_core(item: &str) -> &str {
+    trimmed_core(item)
+}
+
+/// Bytes a key trims from both ends.
+fn is_trimmed(byte: u8) -> bool {
+    matches!(byte, b'_' | b'.' | b' ')
 }
 
 /// The hash of an already built key (see [`key_hash`]); `None` when it is empty.
@@ -123,14 +207,8 @@ pub fn hash_of_key(key: impl AsRef<[u8]>) -> Option<u64> {
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
-const SPACES: u64 = ONES * b' ' as u64;
 /// The hash of the empty key before mixing; every hash starts from it and the key's length.
 const SEED: u64 = 0x2545_f491_4f6c_dd1d;
-
-/// Per byte, the high bit set where the byte is zero, and nowhere else.
-fn zero_bytes(word: u64) -> u64 {
-    !(((word & !HIGH).wrapping_add(!HIGH)) | word | !HIGH)
-}
 
 /// ASCII capitals of a block lower-cased; other bytes (UTF-8 continuation bytes included)
 /// unchanged.
@@ -157,67 +235,153 @@ fn finish(mut hash: u64) -> u64 {
     hash ^ (hash >> 33)
 }
 
-/// The 8-byte blocks of `bytes`, the last one padded with `pad`.
-fn blocks(bytes: &[u8], pad: u8) -> impl Iterator<Item = u64> + '_ {
-    let chunks = bytes.chunks_exact(8);
+/// Hashes key bytes, lower-casing ASCII capitals on the way (a no-op on a built key).
+fn hash_key_bytes(bytes: &[u8]) -> u64 {
+    let mut hash = SEED ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut block = [0u8; 8];
+        block.copy_from_slice(chunk);
+        hash = mix(hash, ascii_lower(u64::from_le_bytes(block)));
+    }
     let rest = chunks.remainder();
-    let last = (!rest.is_empty()).then(|| {
-        let mut block = [pad; 8];
+    if !rest.is_empty() {
+        let mut block = [0u8; 8];
         for (slot, byte) in block.iter_mut().zip(rest) {
             *slot = *byte;
         }
-        u64::from_le_bytes(block)
-    });
-    chunks
-        .map(|chunk| {
-            let mut block = [0u8; 8];
-            block.copy_from_slice(chunk);
-            u64::from_le_bytes(block)
-        })
-        .chain(last)
-}
-
-/// Hashes key bytes, lower-casing ASCII capitals on the way (a no-op on a built key).
-fn hash_key_bytes(bytes: &[u8]) -> u64 {
-    let seed = SEED ^ bytes.len() as u64;
-    finish(blocks(bytes, 0).fold(seed, |hash, block| mix(hash, ascii_lower(block))))
+        hash = mix(hash, ascii_lower(u64::from_le_bytes(block)));
+    }
+    finish(hash)
 }
 
 /// The hash of the key of `core` (an item's core, already trimmed of what a key trims) when
 /// the key is `core` lower-cased: ASCII, no emphasis mark, no whitespace but single spaces.
 /// `None` otherwise.
 fn plain_hash(core: &[u8]) -> Option<u64> {
-    let mut previous_space = false;
-    let mut hash = SEED ^ core.len() as u64;
-    // The check pads the last block with a letter, so the padding does not look like control
-    // bytes; the hash pads it with zeros, like [`hash_key_bytes`].
-    let zero_padding = !core.len().is_multiple_of(8);
-    let blocks_checked = blocks(core, b'a');
-    let count = core.len().div_ceil(8);
-    for (index, block) in blocks_checked.enumerate() {
-        let spaces = zero_bytes(block ^ SPACES);
-        let doubled = spaces & ((spaces << 8) | u64::from(previous_space) << 7);
-        let unusual = zero_bytes(block ^ (ONES * u64::from(b'*')))
-            | zero_bytes(block ^ (ONES * u64::from(b'`')))
-            // Bytes below 0x20 (the ASCII whitespace other than the space among them) and
-            // bytes of multi-byte characters.
-            | (block.wrapping_sub(SPACES) & !block & HIGH)
-            | (block & HIGH);
-        if doubled | unusual != 0 {
-            return None;
-        }
-        previous_space = spaces >> 63 != 0;
-        let hashed = if zero_padding && index + 1 == count {
-            // Replace the letter padding with zeros.
-            let kept_bits = (core.len() % 8) * 8;
-            block & ((1u64 << kept_bits) - 1)
-        } else {
-            block
-        };
-        hash = mix(hash, ascii_lower(hashed));
-    }
-    Some(finish(hash))
+    is_plain(core).then(|| hash_key_bytes(core))
 }
+
+/// True when `core` is plain (see [`plain_hash`]), read 8 bytes at a time.
+fn is_plain(core: &[u8]) -> bool {
+    let mut previous_space = 0u64;
+    let mut chunks = core.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(chunk);
+        match plain_block(u64::from_le_bytes(bytes), previous_space) {
+            Some(space) => previous_space = space,
+            None => return false,
+        }
+    }
+    let rest = chunks.remainder();
+    if rest.is_empty() {
+        return true;
+    }
+    // Padded with a letter, which is plain and no space.
+    let mut bytes = [b'a'; 8];
+    for (slot, byte) in bytes.iter_mut().zip(rest) {
+        *slot = *byte;
+    }
+    plain_block(u64::from_le_bytes(bytes), previous_space).is_some()
+}
+
+/// Checks one block of 8 bytes: `None` when it holds a byte of a multi-byte character, a
+/// control byte (the ASCII whitespace other than the space among them), an emphasis mark or
+/// two spaces in a row (`previous_space`: the last byte of the block before was a space).
+/// Otherwise whether its last byte is a space.
+fn plain_block(block: u64, previous_space: u64) -> Option<u64> {
+    if block & HIGH != 0 {
+        return None;
+    }
+    // Every byte is below 0x80 from here. Whether a byte is below `n` (exact as to whether
+    // there is one: a borrow only runs on from a byte that is).
+    let below = |n: u8| block.wrapping_sub(ONES * u64::from(n)) & !block & HIGH;
+    // The high bit of each byte equal to `n`, exactly: a byte of `x` below 0x80 plus 0x7f
+    // reaches 0x80, without a carry, unless it is zero.
+    let equal = |n: u8| !(block ^ (ONES * u64::from(n))).wrapping_add(!HIGH) & HIGH;
+    let spaces = equal(b' ');
+    let doubled = spaces & ((spaces << 8) | (previous_space << 7));
+    if below(b' ') | equal(b'*') | equal(b'`') | doubled != 0 {
+        return None;
+    }
+    Some(spaces >> 63)
+}
+
+/// True when the key of `item` is `key`, for tests.
+#[cfg(test)]
+fn key_is(item: &str, key: &str, buffer: &mut String) -> bool {
+    key_of_core_is(item, trimmed_core(item), key, buffer)
+}
+
+/// True when the key of `item` (whose [`comparable_core`] is `core`, read once for several
+/// keys) is `key` (a key as [`item_key`] builds it, not empty). Most items are told apart by
+/// their first bytes: the core, lower-cased, is compared with `key` up to the first
+/// difference, and only when an unusual byte (see [`plain_hash`]) comes before it is the
+/// item's key built.
+pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut String) -> bool {
+    let core = core.as_bytes();
+    let expected = key.as_bytes();
+    // Where the core lower-cased first differs from `key` (8 bytes at a time, then byte by
+    // byte), or where the shorter ends.
+    let shorter = core.len().min(expected.len());
+    let mut same = 0;
+    while let (Some(ours), Some(theirs)) = (core.get(same..same + 8), expected.get(same..same + 8))
+    {
+        if ascii_lower(block_of(ours)) != block_of(theirs) {
+            break;
+        }
+        same += 8;
+    }
+    while same < shorter
+        && core
+            .get(same)
+            .zip(expected.get(same))
+            .is_some_and(|(ours, theirs)| ours.to_ascii_lowercase() == *theirs)
+    {
+        same += 1;
+    }
+    // The bytes read to decide: up to the first difference, or the whole core. While they are
+    // plain, the item's key is the core lower-cased, and the core ends with a character a key
+    // keeps, so a longer core has a longer key.
+    let read = core.get(..core.len().min(same + 1)).unwrap_or_default();
+    if !is_plain(read) {
+        return item_key_in(item, buffer) == key;
+    }
+    same == core.len() && same == expected.len()
+}
+
+/// Eight bytes as a little-endian block (zero-padded when fewer).
+fn block_of(bytes: &[u8]) -> u64 {
+    let mut block = [0u8; 8];
+    for (slot, byte) in block.iter_mut().zip(bytes) {
+        *slot = *byte;
+    }
+    u64::from_le_bytes(block)
+}
+
+/// Key hashes are already mixed: a set of them hashes each by itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+}
+
+/// A set of key hashes (see [`key_hash`]).
+pub(crate) type KeySet = HashSet<u64, BuildHasherDefault<PassThrough>>;
 
 /// Which items a body holds, by the hash of their keys (see [`key_hash`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -226,8 +390,17 @@ pub struct ItemKeys(Vec<u64>);
 impl ItemKeys {
     /// The keys of a body's items.
     pub fn of(body: &str) -> Self {
+        Self::from_keys(items(body))
+    }
+
+    /// The keys of items already read out of a body.
+    pub(crate) fn of_items(items: &[&str]) -> Self {
+        Self::from_keys(items.iter().copied())
+    }
+
+    fn from_keys<'a>(items: impl Iterator<Item = &'a str>) -> Self {
         let mut buffer = Vec::new();
-        let mut keys: Vec<u64> = items(body)
+        let mut keys: Vec<u64> = items
             .filter_map(|item| key_hash_with(item, &mut buffer))
             .collect();
         keys.sort_unstable();
@@ -243,19 +416,17 @@ impl ItemKeys {
 
 /// `candidates` without empty items and without those whose key the body already has or an
 /// earlier candidate repeats.
-pub fn fresh_items(candidates: &[String], existing: &ItemKeys) -> Vec<String> {
+pub fn fresh_items<S: AsRef<str>>(candidates: &[S], existing: &ItemKeys) -> Vec<String> {
     let mut buffer = Vec::new();
-    let mut seen: Vec<u64> = Vec::with_capacity(candidates.len());
+    let mut seen = KeySet::default();
     candidates
         .iter()
+        .map(AsRef::as_ref)
         .filter(|item| match key_hash_with(item, &mut buffer) {
-            Some(hash) if !existing.contains(hash) && !seen.contains(&hash) => {
-                seen.push(hash);
-                true
-            }
-            _ => false,
+            Some(hash) => !existing.contains(hash) && seen.insert(hash),
+            None => false,
         })
-        .cloned()
+        .map(str::to_owned)
         .collect()
 }
 
@@ -306,7 +477,10 @@ mod tests {
     #[test]
     fn capitals_and_only_capitals_are_lowered() {
         let all: Vec<u8> = (0..=255).collect();
-        for block in blocks(&all, 0) {
+        for chunk in all.chunks_exact(8) {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(chunk);
+            let block = u64::from_le_bytes(bytes);
             let lowered = ascii_lower(block).to_le_bytes();
             for (byte, lower) in block.to_le_bytes().iter().zip(lowered) {
                 assert_eq!(lower, byte.to_ascii_lowercase(), "{byte:#x}");
@@ -314,11 +488,77 @@ mod tests {
         }
     }
 
+    /// The definition of a key, written plainly: what the one-pass writer must produce.
+    fn plain_key(item: &str) -> String {
+        let without_marks: String = key_core(item)
+            .chars()
+            .filter(|ch| !matches!(ch, '*' | '`'))
+            .collect();
+        let collapsed = without_marks
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let lower: String = collapsed.chars().flat_map(char::to_lowercase).collect();
+        lower.trim_matches(['_', '.', ' ']).to_owned()
+    }
+
+    #[test]
+    fn keys_follow_the_definition() {
+        for item in [
+            "- [resolved] **Fix**  the `parser`.",
+            "_ x",
+            "x _ y_ ._",
+            "a * b",
+            "ΣΑΣ  Ünïcode\u{a0}x",
+            "..",
+            "x\u{2003}.\u{2003}",
+        ] {
+            assert_eq!(item_key(item), plain_key(item), "{item:?}");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
 
         #[test]
-        fn hashes_are_hashes_of_keys(item in "[- *`_.aAbBzZ\\[\\]\t\n1é]{0,24}") {
+        fn key_is_compares_keys(
+            item in "([- *`_.aAbB\t1é]{0,12}|[ aAbB]{8,30})",
+            other in "([- *`_.aAbB\t1é]{0,12}|[ aAbB]{8,30})",
+        ) {
+            let key = item_key(&other);
+            prop_assume!(!key.is_empty());
+            let mut buffer = String::new();
+            // A long shared prefix reaches the 8-byte comparison.
+            let longer = format!("{key}{item}");
+            prop_assert_eq!(key_is(&longer, &key, &mut buffer), item_key(&longer) == key);
+            prop_assert_eq!(key_is(&item, &key, &mut buffer), item_key(&item) == key);
+            prop_assert!(key_is(&other, &key, &mut buffer));
+        }
+
+        #[test]
+        fn trimmed_cores_trim_like_str(item in "[ \t\x0b_.*`a\u{a0}\u{2003}é]{0,12}") {
+            let expected = key_core(&item)
+                .trim_matches(|ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`'));
+            prop_assert_eq!(trimmed_core(&item), expected);
+        }
+
+        #[test]
+        fn plain_is_its_definition(core in "[ a*`\t\x00\x7fé~]{0,40}") {
+            let bytes = core.as_bytes();
+            let plain = bytes
+                .iter()
+                .all(|byte| (b' '..0x80).contains(byte) && !matches!(byte, b'*' | b'`'))
+                && !core.contains("  ");
+            prop_assert_eq!(is_plain(bytes), plain);
+        }
+
+        #[test]
+        fn keys_of_any_text_follow_the_definition(item in "[- *`_.aAbBzZ\\[\\]\t\n1é\u{a0}Σ]{0,24}|\\PC{0,40}") {
+            prop_assert_eq!(item_key(&item), plain_key(&item));
+        }
+
+        #[test]
+        fn hashes_are_hashes_of_keys(item in "[- *`_.aAbBzZ\\[\\]\t\n\x0b\x0c1é\u{a0}]{0,24}") {
             prop_assert_eq!(key_hash(&item), hash_of_key(item_key(&item)));
         }
 

@@ -3,6 +3,7 @@
 //! For each section, in document order:
 //!
 //! 1. the operation as read ([`super::ops`]); a missing or unreadable one keeps the section;
+//!    in Key Facts & Decisions, the consolidation sentinel is cut out of what the model wrote;
 //! 2. an UPDATE whose body is empty (or only says `none`) keeps a non-empty section, so no
 //!    section is emptied by accident (the reference empties Current State this way);
 //! 3. when the old body is non-empty, the section's guard (`guards/`);
@@ -21,11 +22,11 @@ use memory_protocol::working_memory::{
 };
 
 use super::bound::bound;
-use super::document::{WorkingMemoryDocument, normalize_body};
-use super::guards::key_facts::without_sentinel;
+use super::document::{WorkingMemoryDocument, normalize_body, normalize_owned};
+use super::guards::key_facts::{has_sentinel, without_model_sentinel, without_sentinel};
 use super::guards::{self, OldBody, quoted};
 use super::ops::{ReadOp, SectionOps};
-use super::text::{SectionSize, append_items, fresh_items};
+use super::text::{SectionSize, appended_len, items, push_items, tokens};
 
 /// Where entries moved out of a bounded section are said to be, when the caller has no
 /// archive to name.
@@ -84,27 +85,81 @@ pub fn merge(
     ops: &SectionOps,
     options: &MergeOptions,
 ) -> MergeOutcome {
+    merge_from(Source::Borrowed(old), ops, options)
+}
+
+/// Parses `old` and merges `ops` into it.
+pub fn merge_text(old: &str, ops: &SectionOps, options: &MergeOptions) -> MergeOutcome {
+    merge_from(
+        Source::Owned(WorkingMemoryDocument::parse(old)),
+        ops,
+        options,
+    )
+}
+
+/// The document merged into: a parsed one whose kept and appended bodies are moved into the
+/// result, or a caller's, copied.
+enum Source<'a> {
+    Borrowed(&'a WorkingMemoryDocument),
+    Owned(WorkingMemoryDocument),
+}
+
+impl Source<'_> {
+    fn body(&self, section: WorkingMemorySection) -> &str {
+        match self {
+            Source::Borrowed(document) => document.body(section),
+            Source::Owned(document) => document.body(section),
+        }
+    }
+
+    /// The old body of `section` as a string with room for `extra` more bytes.
+    fn take(&mut self, section: WorkingMemorySection, extra: usize) -> String {
+        match self {
+            Source::Borrowed(document) => {
+                let body = document.body(section);
+                let mut out = String::with_capacity(body.len() + extra);
+                out.push_str(body);
+                out
+            }
+            Source::Owned(document) => {
+                let mut out = document.take_body(section);
+                out.reserve(extra);
+                out
+            }
+        }
+    }
+}
+
+fn merge_from(mut source: Source<'_>, ops: &SectionOps, options: &MergeOptions) -> MergeOutcome {
     let mut document = WorkingMemoryDocument::new();
     let mut guards = Vec::new();
     let mut moved = Vec::new();
     for section in WorkingMemorySection::ALL {
-        let old_body = old.body(section);
         let mut log = Log {
             section,
             op_in: String::new(),
             records: &mut guards,
         };
-        let old = OldBody::new(old_body);
-        let op = decide(section, &old, ops.get(section), &mut log);
-        let applied = op.name();
-        let mut body = match op {
-            SectionOp::Keep => old_body.to_owned(),
-            SectionOp::Update { content } => normalize_body(&content),
-            SectionOp::Append { items } => append_items(old_body, &items),
+        let (op, old_size) = {
+            let old = OldBody::new(source.body(section));
+            let op = decide(section, &old, ops.get(section), &mut log);
+            // Only a bounded section that changed is measured again.
+            let old_size = (op.name() != OpName::Keep && bounded(section)).then(|| old.size());
+            (op, old_size)
         };
-        if applied != OpName::Keep
-            && bounded(section)
-            && let Some(new_size) = grew(&old, &body)
+        let applied = op.name();
+        let (mut body, appended_at) = match op {
+            SectionOp::Keep => (source.take(section, 0), None),
+            SectionOp::Update { content } => (normalize_owned(content), None),
+            SectionOp::Append { items } => {
+                let mut body = source.take(section, appended_len(&items));
+                let at = body.len();
+                push_items(&mut body, &items);
+                (body, Some(at))
+            }
+        };
+        if let Some(old_size) = old_size
+            && let Some(new_size) = grew(old_size, &body, appended_at)
             && let Some(result) = bound(&body, new_size, &options.moved_location)
         {
             log.note(
@@ -142,17 +197,19 @@ pub fn merge(
     }
 }
 
-/// Parses `old` and merges `ops` into it.
-pub fn merge_text(old: &str, ops: &SectionOps, options: &MergeOptions) -> MergeOutcome {
-    merge(&WorkingMemoryDocument::parse(old), ops, options)
-}
-
-/// The size of `new`, the sentinel aside, when it is larger than `old` in bullets or tokens:
-/// only growth is bounded, so a section that was already past its bound (a document from
-/// elsewhere) is not cut on a KEEP-like step.
-fn grew(old: &OldBody<'_>, new: &str) -> Option<SectionSize> {
-    let old = old.size();
-    let new = SectionSize::of(&without_sentinel(new));
+/// The size of `new`, the sentinel aside, when it is larger than the old body (`old`, also
+/// without the sentinel) in bullets or tokens: only growth is bounded, so a section that was
+/// already past its bound (a document from elsewhere) is not cut on a KEEP-like step. After
+/// an APPEND (`appended_at`, where the appended lines start) without the sentinel, the old
+/// items are counted already: only the appended lines are read.
+fn grew(old: SectionSize, new: &str, appended_at: Option<usize>) -> Option<SectionSize> {
+    let new = match appended_at {
+        Some(at) if !has_sentinel(new) => SectionSize {
+            bullets: old.bullets + items(new.get(at..).unwrap_or_default()).count(),
+            tokens: tokens(new),
+        },
+        _ => SectionSize::of(&without_sentinel(new)),
+    };
     (new.bullets > old.bullets || new.tokens > old.tokens).then_some(new)
 }
 
@@ -210,6 +267,11 @@ fn decide(
         );
     }
     let mut op = read.op.clone();
+    if section == WorkingMemorySection::KeyFactsAndDecisions {
+        // Before every other rule, and even for an empty section, so the sentinel is never
+        // taken from the model on any path.
+        op = without_model_sentinel(op);
+    }
     if let SectionOp::Update { content } = &op
         && !old.text.is_empty()
         && normalize_body(content).is_empty()
@@ -226,10 +288,13 @@ fn decide(
         if let Some((guard, reason)) = verdict.note {
             log.note(guard, verdict.op.name(), reason);
         }
+        if verdict.fresh {
+            return verdict.op;
+        }
         op = verdict.op;
     }
     if let SectionOp::Append { items } = op {
-        let fresh = fresh_items(&items, old.keys());
+        let fresh = old.fresh(&items);
         if fresh.len() < items.len() {
             let duplicates: Vec<String> = items
                 .iter()

@@ -471,6 +471,7 @@ impl<'a> Scanner<'a> {
                             || next.starts_with([
                                 '}', ']', '{', '[', '"', '\u{201C}', '\u{201D}', '\'',
                             ])
+                            || starts_with_literal(next)
                     }
                     None => false,
                 }
@@ -530,6 +531,23 @@ impl<'a> Scanner<'a> {
         self.pos += 4;
         Some(code)
     }
+}
+
+/// True when `text` starts with a whole JSON literal (a number, `true`, `false`, `null`) that
+/// ends where a value can: a list such as `["a", 42, "b"]` then splits at its items instead of
+/// reading `a", 42, "b` as one string with unescaped quotes, while `"said "no", 5 times"` stays
+/// one.
+fn starts_with_literal(text: &str) -> bool {
+    let end = text
+        .find(|ch: char| ch.is_whitespace() || matches!(ch, ',' | '}' | ']'))
+        .unwrap_or(text.len());
+    let (token, after) = text.split_at(end);
+    let after = after.trim_start();
+    (after.is_empty() || after.starts_with([',', '}', ']']))
+        && matches!(
+            serde_json::from_str::<Value>(token),
+            Ok(Value::Number(_) | Value::Bool(_) | Value::Null)
+        )
 }
 
 /// True when `ch` can close a string opened by `open`.

@@ -9,13 +9,45 @@ use memory_sanitize::{CjkEstimate, TokenCounter};
 /// its bullet marker (`-`, `*`, `1.`, `2)` followed by whitespace). A plain line is an item too.
 pub fn items(body: &str) -> impl Iterator<Item = &str> {
     lines(body).filter_map(|line| {
-        let line = line.trim();
+        let line = trim(line);
         if line.is_empty() || line.starts_with('#') {
             return None;
         }
-        let item = strip_marker(line).trim();
+        let item = trim(strip_marker(line));
         (!item.is_empty()).then_some(item)
     })
+}
+
+/// True for the ASCII characters `char::is_whitespace` accepts.
+fn is_ascii_space(byte: u8) -> bool {
+    matches!(byte, b'\t'..=b'\r' | b' ')
+}
+
+/// `text.trim()`, with ASCII whitespace skipped byte by byte: lines almost always start and
+/// end in ASCII, and only a non-ASCII edge needs the character-wise trim.
+pub(crate) fn trim(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    let start = bytes
+        .iter()
+        .position(|byte| !is_ascii_space(*byte))
+        .unwrap_or(bytes.len());
+    let rest = text.get(start..).unwrap_or_default();
+    let rest = if rest.as_bytes().first().is_some_and(|byte| !byte.is_ascii()) {
+        rest.trim_start()
+    } else {
+        rest
+    };
+    let bytes = rest.as_bytes();
+    let end = bytes
+        .iter()
+        .rposition(|byte| !is_ascii_space(*byte))
+        .map_or(0, |at| at + 1);
+    let rest = rest.get(..end).unwrap_or_default();
+    if rest.as_bytes().last().is_some_and(|byte| !byte.is_ascii()) {
+        rest.trim_end()
+    } else {
+        rest
+    }
 }
 
 /// The lines of a text, split at `\n` like `text.split('\n')`. Bodies are many short lines;
@@ -101,8 +133,12 @@ pub fn strip_status_tags(item: &str) -> &str {
 
 /// True when the item starts with `tag` (among its leading status tags), in any case.
 pub fn has_status_tag(item: &str, tag: &str) -> bool {
-    let mut rest = strip_marker(item.trim()).trim_start();
+    let mut rest = strip_marker(trim(item)).trim_start();
     loop {
+        // Every status tag starts with `[`: most items are out at once.
+        if tag.starts_with('[') && !rest.starts_with('[') {
+            return false;
+        }
         if starts_with_ignore_case(rest, tag) {
             return true;
         }
@@ -169,22 +205,40 @@ pub fn bullets(items: &[String]) -> String {
 
 /// `body` with `items` appended as bullets.
 pub fn append_items(body: &str, items: &[String]) -> String {
-    let added: usize = items.iter().map(|item| item.len() + 3).sum();
-    let mut out = String::with_capacity(body.len() + added);
+    let mut out = String::with_capacity(body.len() + appended_len(items));
     out.push_str(body);
-    for item in items {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str("- ");
-        out.push_str(item);
-    }
+    push_items(&mut out, items);
     out
+}
+
+/// The bytes [`push_items`] adds for `items`.
+pub(crate) fn appended_len(items: &[String]) -> usize {
+    items.iter().map(|item| item.len() + 3).sum()
+}
+
+/// Appends `items` to `body` as bullets, one per line.
+pub(crate) fn push_items(body: &mut String, items: &[String]) {
+    for item in items {
+        if !body.is_empty() {
+            body.push('\n');
+        }
+        body.push_str("- ");
+        body.push_str(item);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        #[test]
+        fn trim_is_str_trim(text in "[ \t\n\x0b\x0c\ra\u{a0}\u{2003}\u{3000}é]{0,12}") {
+            proptest::prop_assert_eq!(trim(&text), text.trim());
+        }
+    }
 
     #[test]
     fn markers_are_stripped_only_before_whitespace() {

@@ -15,17 +15,16 @@ use memory_sanitize::anchors::extract_anchors;
 
 use super::{OldBody, Verdict, append_or_keep, quoted};
 use crate::working_memory::document::normalize_body;
-use crate::working_memory::text::{SectionSize, fresh_items, item_key, items};
+use crate::working_memory::text::{SectionSize, item_key, items};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
-    let old = old_body.text;
     let SectionOp::Update { content } = op else {
         return Verdict::pass(op);
     };
     let new = normalize_body(&content);
-    let old_size = SectionSize::of(old);
+    let old_size = old_body.raw_size();
     let consolidation = if old_size.is_oversized() {
-        unkept_entries(old, &new, old_size)
+        unkept_entries(old_body.items(), &new, old_size)
     } else {
         Err("the section is not oversized".to_owned())
     };
@@ -33,19 +32,20 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         Ok(()) => Verdict::pass(SectionOp::Update { content }),
         Err(why) => {
             let candidates: Vec<String> = items(&new).map(str::to_owned).collect();
-            let fresh = fresh_items(&candidates, old_body.keys());
+            let fresh = old_body.fresh(&candidates);
             let reason = format!(
                 "the section is append-only and this rewrite is no consolidation ({why}): {} new entr{} appended",
                 fresh.len(),
                 if fresh.len() == 1 { "y" } else { "ies" }
             );
             Verdict::changed(append_or_keep(fresh), GuardKind::ErrorsAppendOnly, reason)
+                .of_fresh_items()
         }
     }
 }
 
 /// `Ok` when `new` consolidates `old`: fewer bullets, every entry's anchors kept.
-fn unkept_entries(old: &str, new: &str, old_size: SectionSize) -> Result<(), String> {
+fn unkept_entries(old: &[&str], new: &str, old_size: SectionSize) -> Result<(), String> {
     let new_size = SectionSize::of(new);
     if new_size.bullets >= old_size.bullets {
         return Err(format!(
@@ -56,7 +56,7 @@ fn unkept_entries(old: &str, new: &str, old_size: SectionSize) -> Result<(), Str
     let new_lower = new.to_lowercase();
     let new_key_text: String = items(new).map(item_key).collect::<Vec<_>>().join("\n");
     let mut lost = Vec::new();
-    for entry in items(old) {
+    for &entry in old {
         let anchors = extract_anchors(entry);
         let kept = if anchors.is_empty() {
             let key = item_key(entry);

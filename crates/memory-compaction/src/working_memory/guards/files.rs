@@ -10,7 +10,7 @@ use memory_protocol::working_memory::{GuardKind, SectionOp};
 
 use super::{OldBody, Verdict, append_or_keep, quoted};
 use crate::working_memory::paths::{path_token, path_tokens, path_words};
-use crate::working_memory::text::{fresh_items, items};
+use crate::working_memory::text::items;
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     let old = old_body.text;
@@ -19,29 +19,28 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     };
     let old_paths = path_tokens(old);
     let new_paths = path_tokens(&content);
-    let missing: Vec<String> = old_paths
+    let missing: Vec<&str> = old_paths
         .iter()
         .filter(|path| new_paths.binary_search(path).is_err())
-        .map(|path| (*path).to_owned())
+        .copied()
         .collect();
     if missing.is_empty() {
         return Verdict::pass(SectionOp::Update { content });
     }
     // The rewrite's items that name a path the old body did not have.
-    let carrying_new_paths: Vec<String> = items(&content)
+    let carrying_new_paths: Vec<&str> = items(&content)
         .filter(|item| {
             path_words(item)
                 .filter_map(path_token)
                 .any(|path| old_paths.binary_search(&path).is_err())
         })
-        .map(str::to_owned)
         .collect();
-    let added = fresh_items(&carrying_new_paths, old_body.keys());
+    let added = old_body.fresh(&carrying_new_paths);
     let reason = format!(
         "the rewrite drops {} path(s) ({}); the old body is kept and {} line(s) with new paths appended",
         missing.len(),
         quoted(&missing),
         added.len()
     );
-    Verdict::changed(append_or_keep(added), GuardKind::FilesNoRegression, reason)
+    Verdict::changed(append_or_keep(added), GuardKind::FilesNoRegression, reason).of_fresh_items()
 }

@@ -15,8 +15,11 @@
 //! (exactly 15% passes), when it keeps less than 70% of the old lexical anchors, or when it
 //! would leave the section larger than both its threshold and its old size. A refused UPDATE
 //! is salvaged: its new items are appended under the APPEND rules, except at the hard bound,
-//! where it is kept. The sentinel is never taken from the model: it is stripped from every
-//! UPDATE body and APPEND item, so an accepted consolidation removes it.
+//! where it is kept. The sentinel is never taken from the model: [`without_model_sentinel`]
+//! cuts it out of every UPDATE body and APPEND item wherever it occurs, a whole item or inside
+//! one (a list repaired from malformed output can glue several items into one), before any
+//! rule runs and whatever the old body; an accepted consolidation therefore removes it, and
+//! only this guard ever writes it, once.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -27,11 +30,11 @@ use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 use super::{OldBody, Verdict, append_or_keep, quoted};
 use crate::working_memory::anchors::{anchor_coverage, anchor_keys, lost_anchors};
 use crate::working_memory::document::normalize_body;
-use crate::working_memory::text::{self, ItemKeys, SectionSize, fresh_items, items};
+use crate::working_memory::text::{self, SectionSize, items};
 
 /// True when `body` holds the sentinel (a searcher built once: the sentinel is long, and a
 /// merge looks for it several times).
-fn has_sentinel(body: &str) -> bool {
+pub(crate) fn has_sentinel(body: &str) -> bool {
     static FINDER: LazyLock<Finder<'static>> =
         LazyLock::new(|| Finder::new(limits::CONSOLIDATION_SENTINEL));
     FINDER.find(body.as_bytes()).is_some()
@@ -54,6 +57,58 @@ pub(crate) fn without_sentinel(body: &str) -> Cow<'_, str> {
 
 fn is_sentinel(item: &str) -> bool {
     text::strip_marker(item.trim()).trim() == limits::CONSOLIDATION_SENTINEL
+}
+
+/// `text` with every copy of the sentinel cut out; cutting one can join the halves of another
+/// (`[CONSOL` + sentinel + `IDATION ...]`), so it repeats until none is left.
+fn cut_sentinel(text: &str) -> Cow<'_, str> {
+    if !has_sentinel(text) {
+        return Cow::Borrowed(text);
+    }
+    let mut cut = text.replace(limits::CONSOLIDATION_SENTINEL, "");
+    while has_sentinel(&cut) {
+        cut = cut.replace(limits::CONSOLIDATION_SENTINEL, "");
+    }
+    Cow::Owned(cut)
+}
+
+/// `op` as the model may write it into Key Facts & Decisions: without the sentinel, which only
+/// the guard adds. A line or item left empty by the cut is dropped.
+pub(crate) fn without_model_sentinel(op: SectionOp) -> SectionOp {
+    match op {
+        SectionOp::Keep => op,
+        SectionOp::Update { content } if has_sentinel(&content) => {
+            let lines: Vec<String> = content
+                .split('\n')
+                .filter_map(|line| {
+                    if !has_sentinel(line) {
+                        return Some(line.to_owned());
+                    }
+                    // The marker and indent stay; the item is what is cut.
+                    let item = text::strip_marker(line.trim_start());
+                    let marker = &line[..line.len() - item.len()];
+                    let cut = cut_sentinel(item);
+                    let cut = cut.trim();
+                    (!cut.is_empty()).then(|| format!("{marker}{cut}"))
+                })
+                .collect();
+            SectionOp::Update {
+                content: lines.join("\n"),
+            }
+        }
+        SectionOp::Update { .. } => op,
+        SectionOp::Append { items } => SectionOp::Append {
+            items: items
+                .into_iter()
+                .filter_map(|item| {
+                    if !has_sentinel(&item) {
+                        return Some(item);
+                    }
+                    text::clean_item(&cut_sentinel(&item))
+                })
+                .collect(),
+        },
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,27 +159,18 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     let size = old_body.size();
     match op {
         SectionOp::Keep => Verdict::pass(op),
-        SectionOp::Append { items } => {
-            let items: Vec<String> = items
-                .into_iter()
-                .filter(|item| !is_sentinel(item))
-                .collect();
-            append(
-                old_body.keys(),
-                size,
-                has_sentinel,
-                &items,
-                GuardKind::KeyFactsAntiBloat,
-                "",
-            )
-        }
+        SectionOp::Append { items } => append(
+            old_body,
+            size,
+            has_sentinel,
+            &items,
+            GuardKind::KeyFactsAntiBloat,
+            "",
+        ),
         SectionOp::Update { content } => {
-            let normalized = normalize_body(&content);
-            let new = without_sentinel(&normalized).into_owned();
+            // The merge has cut the sentinel out of the model's text already.
+            let new = normalize_body(&content);
             match refusal(&facts, size, &new) {
-                None if has_sentinel || new.len() != content.trim().len() => {
-                    Verdict::pass(SectionOp::Update { content: new })
-                }
                 None => Verdict::pass(SectionOp::Update { content }),
                 Some(why) => {
                     let new_items: Vec<String> = items(&new).map(str::to_owned).collect();
@@ -136,7 +182,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
                         );
                     }
                     append(
-                        old_body.keys(),
+                        old_body,
                         size,
                         has_sentinel,
                         &new_items,
@@ -192,14 +238,14 @@ fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
 
 /// The APPEND rules for `candidates` (an APPEND's items, or a refused UPDATE's items).
 fn append(
-    existing: &ItemKeys,
+    existing: &OldBody<'_>,
     size: SectionSize,
     has_sentinel: bool,
     candidates: &[String],
     guard: GuardKind,
     why: &str,
 ) -> Verdict {
-    let fresh = fresh_items(candidates, existing);
+    let fresh = existing.fresh(candidates);
     let prefix = if why.is_empty() {
         String::new()
     } else {
@@ -278,5 +324,5 @@ fn append(
     } else {
         guard
     };
-    Verdict::changed(append_or_keep(admitted), guard, reason)
+    Verdict::changed(append_or_keep(admitted), guard, reason).of_fresh_items()
 }

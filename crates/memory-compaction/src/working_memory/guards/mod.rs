@@ -19,17 +19,21 @@ pub(crate) mod key_facts;
 pub(crate) mod open_issues;
 pub(crate) mod title;
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, WorkingMemorySection};
 
-use super::text::{ItemKeys, SectionSize};
+use super::keys::{comparable_core, item_key_in, key_of_core_is};
+use super::text::{self, ItemKeys, SectionSize, fresh_items};
 
-/// A section's old body, with the keys of its items computed once for every rule that needs
-/// them.
+/// A section's old body, with what the rules read from it (its items, their keys, its size)
+/// computed once per merge, when first needed.
 pub(crate) struct OldBody<'a> {
     pub(crate) text: &'a str,
+    items: OnceCell<Vec<&'a str>>,
     keys: OnceCell<ItemKeys>,
+    raw_size: OnceCell<SectionSize>,
     size: OnceCell<SectionSize>,
 }
 
@@ -37,20 +41,84 @@ impl<'a> OldBody<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         Self {
             text,
+            items: OnceCell::new(),
             keys: OnceCell::new(),
+            raw_size: OnceCell::new(),
             size: OnceCell::new(),
         }
     }
 
+    /// The items of the body ([`super::text::items`]).
+    pub(crate) fn items(&self) -> &[&'a str] {
+        self.items.get_or_init(|| {
+            // Room for a line every 40 bytes or so, so the list rarely grows.
+            let mut items = Vec::with_capacity(self.text.len() / 40 + 4);
+            items.extend(text::items(self.text));
+            items
+        })
+    }
+
     pub(crate) fn keys(&self) -> &ItemKeys {
-        self.keys.get_or_init(|| ItemKeys::of(self.text))
+        self.keys.get_or_init(|| ItemKeys::of_items(self.items()))
+    }
+
+    /// `candidates` without empty items and without those whose key the body already has or
+    /// an earlier candidate repeats ([`super::text::fresh_items`]). A few candidates are
+    /// compared with the old items directly ([`super::keys::key_of_core_is`]), which stops at the
+    /// first differing byte of most items instead of hashing every old item whole.
+    pub(crate) fn fresh<S: AsRef<str>>(&self, candidates: &[S]) -> Vec<String> {
+        /// Up to this many candidates, direct comparison costs less than hashing.
+        const FEW: usize = 4;
+        if candidates.len() > FEW || self.keys.get().is_some() {
+            return fresh_items(candidates, self.keys());
+        }
+        let mut buffer = String::new();
+        let mut keys: Vec<String> = Vec::with_capacity(candidates.len());
+        let mut fresh = Vec::with_capacity(candidates.len());
+        for candidate in candidates {
+            let candidate = candidate.as_ref();
+            let key = item_key_in(candidate, &mut buffer);
+            if key.is_empty() || keys.iter().any(|seen| seen == key) {
+                continue;
+            }
+            keys.push(key.to_owned());
+            fresh.push(candidate);
+        }
+        let mut present = vec![false; keys.len()];
+        for item in self.items() {
+            let core = comparable_core(item);
+            for (key, found) in keys.iter().zip(present.iter_mut()) {
+                if !*found && key_of_core_is(item, core, key, &mut buffer) {
+                    *found = true;
+                }
+            }
+        }
+        fresh
+            .into_iter()
+            .zip(present)
+            .filter(|(_, found)| !found)
+            .map(|(candidate, _)| candidate.to_owned())
+            .collect()
+    }
+
+    /// The size of the body as it is.
+    pub(crate) fn raw_size(&self) -> SectionSize {
+        *self.raw_size.get_or_init(|| SectionSize {
+            bullets: self.items().len(),
+            tokens: text::tokens(self.text),
+        })
     }
 
     /// The size of the body without the consolidation sentinel.
     pub(crate) fn size(&self) -> SectionSize {
-        *self
-            .size
-            .get_or_init(|| SectionSize::of(&key_facts::without_sentinel(self.text)))
+        *self.size.get_or_init(|| {
+            let facts = key_facts::without_sentinel(self.text);
+            match facts {
+                // No sentinel: the body as it is.
+                Cow::Borrowed(_) => self.raw_size(),
+                Cow::Owned(facts) => SectionSize::of(&facts),
+            }
+        })
     }
 }
 
@@ -61,17 +129,33 @@ pub(crate) struct Verdict {
     pub(crate) op: SectionOp,
     /// The rule and the reason, when the guard changed the operation.
     pub(crate) note: Option<(GuardKind, String)>,
+    /// The guard took an APPEND's items from [`OldBody::fresh`]: none is in the section or
+    /// repeated, so the merge need not look for duplicates again.
+    pub(crate) fresh: bool,
 }
 
 impl Verdict {
     pub(crate) fn pass(op: SectionOp) -> Self {
-        Self { op, note: None }
+        Self {
+            op,
+            note: None,
+            fresh: false,
+        }
     }
 
     pub(crate) fn changed(op: SectionOp, guard: GuardKind, reason: impl Into<String>) -> Self {
         Self {
             op,
             note: Some((guard, reason.into())),
+            fresh: false,
+        }
+    }
+
+    /// Marks the APPEND's items as fresh (see [`Verdict::fresh`]).
+    pub(crate) fn of_fresh_items(self) -> Self {
+        Self {
+            fresh: true,
+            ..self
         }
     }
 }
@@ -100,15 +184,46 @@ pub(crate) fn append_or_keep(items: Vec<String>) -> SectionOp {
 }
 
 /// A short list of items for a reason text.
-pub(crate) fn quoted(items: &[String]) -> String {
+pub(crate) fn quoted<S: AsRef<str>>(items: &[S]) -> String {
     const SHOWN: usize = 3;
-    let mut shown: Vec<String> = items
+    let shown: usize = items
         .iter()
         .take(SHOWN)
-        .map(|item| format!("\"{item}\""))
-        .collect();
-    if items.len() > SHOWN {
-        shown.push(format!("and {} more", items.len() - SHOWN));
+        .map(|item| item.as_ref().len() + 4)
+        .sum();
+    let mut out = String::with_capacity(shown + 16);
+    for (i, item) in items.iter().take(SHOWN).enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push('"');
+        out.push_str(item.as_ref());
+        out.push('"');
     }
-    shown.join(", ")
+    if items.len() > SHOWN {
+        out.push_str(&format!(", and {} more", items.len() - SHOWN));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+        /// The direct comparison of a few candidates finds what the hashes of every key find.
+        #[test]
+        fn fresh_by_comparison_is_fresh_by_hash(
+            body in proptest::collection::vec("[- *`_.aAbB\t1é]{0,8}", 0..8),
+            candidates in proptest::collection::vec("[- *`_.aAbB\t1é]{0,8}", 0..6),
+        ) {
+            let body = body.join("\n");
+            let expected = fresh_items(&candidates, &ItemKeys::of(&body));
+            prop_assert_eq!(OldBody::new(&body).fresh(&candidates), expected);
+        }
+    }
 }

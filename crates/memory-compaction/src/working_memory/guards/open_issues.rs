@@ -5,14 +5,17 @@
 //! normalized items, on word boundaries, so a short item is not "found" inside another word.
 //! Marking it (`[resolved]`, `[new]`) keeps it. An item that is missing is put back at the end,
 //! tagged with the restored marker once (an item restored before and dropped again is restored
-//! again, without a second tag). A resolved item may be dropped. KEEP and APPEND pass.
+//! again, without a second tag); copies of one dropped item come back as one. The snippet is
+//! cut back to a whole word only while it keeps at least 20 characters; otherwise (a long
+//! word at the cut) it ends inside that word and only its start needs a word boundary. A
+//! resolved item may be dropped. KEEP and APPEND pass.
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
 use super::{OldBody, Verdict, quoted};
 use crate::working_memory::document::normalize_body;
-use crate::working_memory::keys::item_key_in;
-use crate::working_memory::text::{has_status_tag, item_key, items, strip_status_tags};
+use crate::working_memory::keys::{KeySet, hash_of_key, item_key_in};
+use crate::working_memory::text::{has_status_tag, items, strip_status_tags};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     let old = old_body.text;
@@ -20,17 +23,39 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         return Verdict::pass(op);
     };
     let new = normalize_body(&content);
-    let new_keys: String = items(&new).map(item_key).collect::<Vec<_>>().join("\n");
-    let mut buffer = Vec::new();
-    let dropped: Vec<String> = items(old)
-        .filter(|item| !has_status_tag(item, limits::RESOLVED_MARKER))
-        .filter(|item| !is_present(snippet(item_key_in(item, &mut buffer)), &new_keys))
-        .map(|item| strip_status_tags(item).to_owned())
-        .collect();
+    let mut buffer = String::new();
+    let mut new_keys = String::with_capacity(new.len());
+    for item in items(&new) {
+        new_keys.push_str(item_key_in(item, &mut buffer));
+        new_keys.push('\n');
+    }
+    // Room for an item every 40 bytes or so, so the set rarely grows.
+    let mut restored_keys =
+        KeySet::with_capacity_and_hasher(old.len() / 40 + 4, Default::default());
+    let mut dropped: Vec<&str> = Vec::new();
+    for item in items(old) {
+        if has_status_tag(item, limits::RESOLVED_MARKER) {
+            continue;
+        }
+        let key = item_key_in(item, &mut buffer);
+        // Copies of one dropped item come back as one.
+        if !is_present(snippet(key), &new_keys)
+            && let Some(hash) = hash_of_key(key)
+            && restored_keys.insert(hash)
+        {
+            dropped.push(strip_status_tags(item));
+        }
+    }
     if dropped.is_empty() {
         return Verdict::pass(SectionOp::Update { content });
     }
     let mut restored = new;
+    restored.reserve(
+        dropped
+            .iter()
+            .map(|item| item.len() + limits::RESTORED_MARKER.len() + 4)
+            .sum(),
+    );
     for item in &dropped {
         if !restored.is_empty() {
             restored.push('\n');
@@ -54,29 +79,66 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
 }
 
 /// The first characters of a key that identify the item, cut back to a whole word.
-fn snippet(key: &str) -> &str {
+struct Snippet<'a> {
+    text: &'a str,
+    /// False when the key's first word is longer than the snippet, so the snippet ends inside
+    /// it and no word boundary can follow it.
+    ends_a_word: bool,
+}
+
+fn snippet(key: &str) -> Snippet<'_> {
     let limit = limits::OPEN_ISSUE_SNIPPET_CHARS;
-    let mut chars = key.char_indices();
-    let Some((cut, next)) = chars.nth(limit) else {
-        return key;
+    // An ASCII key (most are) is cut by byte position; others character by character.
+    let found = if key.is_ascii() {
+        key.as_bytes()
+            .get(limit)
+            .map(|byte| (limit, char::from(*byte)))
+    } else {
+        key.char_indices().nth(limit)
+    };
+    let Some((cut, next)) = found else {
+        return Snippet {
+            text: key,
+            ends_a_word: true,
+        };
     };
     let head = &key[..cut];
     let mid_word = next.is_alphanumeric() && head.ends_with(char::is_alphanumeric);
-    let whole = match head.rfind(' ') {
-        Some(space) if mid_word && space > 0 => &head[..space],
-        _ => head,
-    };
-    whole.trim_end()
+    // Cut back to a whole word only while that keeps at least half the snippet: a short
+    // first word before a long one would leave a snippet ("a") found in almost any rewrite.
+    match head.rfind(' ') {
+        Some(space) if mid_word && char_count(&head[..space]) >= limit / 2 => Snippet {
+            text: head[..space].trim_end(),
+            ends_a_word: true,
+        },
+        _ => Snippet {
+            text: head.trim_end(),
+            ends_a_word: !mid_word,
+        },
+    }
 }
 
-/// True when `snippet` occurs in `text` with a word boundary on each side.
-fn is_present(snippet: &str, text: &str) -> bool {
+fn char_count(text: &str) -> usize {
+    if text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
+    }
+}
+
+/// True when the snippet occurs in `text` with a word boundary on each side (after it only
+/// when it ends a word).
+fn is_present(snippet: Snippet<'_>, text: &str) -> bool {
+    let Snippet {
+        text: snippet,
+        ends_a_word,
+    } = snippet;
     if snippet.is_empty() {
         return true;
     }
     let word_char = |ch: Option<char>| ch.is_some_and(char::is_alphanumeric);
     let starts_word = snippet.starts_with(char::is_alphanumeric);
-    let ends_word = snippet.ends_with(char::is_alphanumeric);
+    let ends_word = ends_a_word && snippet.ends_with(char::is_alphanumeric);
     let mut from = 0;
     // Overlapping matches: one inside a word may hide the next one, which starts in it.
     while let Some(start) = find_from(text, from, snippet) {
@@ -98,31 +160,57 @@ fn is_present(snippet: &str, text: &str) -> bool {
 fn find_from(text: &str, from: usize, needle: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     let first = *needle.as_bytes().first()?;
-    memchr::memchr_iter(first, bytes.get(from..)?)
+    let matches_at = |at: &usize| {
+        bytes
+            .get(*at..)
+            .is_some_and(|rest| rest.starts_with(needle.as_bytes()))
+    };
+    let haystack = bytes.get(from..)?;
+    memchr::memchr_iter(first, haystack)
         .map(|at| from + at)
-        .find(|&at| {
-            bytes
-                .get(at..)
-                .is_some_and(|rest| rest.starts_with(needle.as_bytes()))
-        })
+        .find(matches_at)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn whole(text: &str) -> Snippet<'_> {
+        Snippet {
+            text,
+            ends_a_word: true,
+        }
+    }
+
     #[test]
     fn presence_needs_word_boundaries() {
-        assert!(is_present("ci", "fix ci now"));
-        assert!(!is_present("ci", "a decision"));
-        assert!(is_present("flaky test", "[new] flaky test on arm"));
+        assert!(is_present(whole("ci"), "fix ci now"));
+        assert!(!is_present(whole("ci"), "a decision"));
+        assert!(is_present(whole("flaky test"), "[new] flaky test on arm"));
         // The first match is inside a word; the overlapping second one is not.
-        assert!(is_present("a a", "xa a a"));
+        assert!(is_present(whole("a a"), "xa a a"));
     }
 
     #[test]
     fn snippets_stop_at_a_whole_word() {
         let key = "the importer rejects statements written with a byte order mark";
-        assert_eq!(snippet(key), "the importer rejects statements written");
+        let cut = snippet(key);
+        assert_eq!(cut.text, "the importer rejects statements written");
+        assert!(cut.ends_a_word);
+    }
+
+    #[test]
+    fn a_first_word_longer_than_the_snippet_is_found_in_itself() {
+        // No space to cut back to: the snippet ends inside the word, so the letter after it
+        // in the item is no reason to call the item missing (it was restored every round,
+        // doubling its copies).
+        let key = "v$q-tdfzcabcdefghijklmnopqrstuvwxyz0123456789 tail";
+        let cut = snippet(key);
+        assert!(!cut.ends_a_word);
+        assert!(is_present(cut, key));
+        assert!(!is_present(
+            snippet(key),
+            "xv$q-tdfzcabcdefghijklmnopqrstuvwxyz0123456789"
+        ));
     }
 }

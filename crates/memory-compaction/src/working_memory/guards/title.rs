@@ -15,6 +15,22 @@ const FILLER_WORDS: &[&str] = &[
     "session", "title", "working", "memory", "plan", "plans", "notes", "note",
 ];
 
+/// The bytes that make up runs: ASCII letters, digits and the dot.
+const RUN_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || b == b'.';
+        byte += 1;
+    }
+    table
+};
+
+fn in_run(byte: u8) -> bool {
+    RUN_BYTES[usize::from(byte)]
+}
+
 /// The runs of ASCII letters, digits and dots of a text. Every other byte (UTF-8 bytes of
 /// other characters included) separates runs, so a byte scan finds the same runs as a split
 /// by characters, and every cut falls between characters.
@@ -22,37 +38,65 @@ fn runs(text: &str) -> impl Iterator<Item = &str> {
     let bytes = text.as_bytes();
     let mut at = 0;
     std::iter::from_fn(move || {
-        let in_run = |byte: &u8| byte.is_ascii_alphanumeric() || *byte == b'.';
-        let start = at + bytes.get(at..)?.iter().position(in_run)?;
-        let length = bytes
-            .get(start..)?
-            .iter()
-            .position(|byte| !in_run(byte))
-            .unwrap_or(bytes.len() - start);
-        at = start + length;
-        text.get(start..at)
+        while bytes.get(at).is_some_and(|byte| !in_run(*byte)) {
+            at += 1;
+        }
+        let start = at;
+        while bytes.get(at).is_some_and(|byte| in_run(*byte)) {
+            at += 1;
+        }
+        (at > start).then(|| text.get(start..at)).flatten()
     })
+}
+
+/// A run without its leading and trailing dots.
+fn without_edge_dots(run: &str) -> &str {
+    if run.starts_with('.') || run.ends_with('.') {
+        run.trim_matches('.')
+    } else {
+        run
+    }
+}
+
+/// True when a run (without its edge dots) is a meaningful word.
+fn is_meaningful(run: &str) -> bool {
+    let starts_with_letter = run.starts_with(|ch: char| ch.is_ascii_alphabetic());
+    let shaped = (starts_with_letter && run.len() >= 3)
+        || (!run.is_empty()
+            && run.bytes().any(|b| b.is_ascii_digit())
+            && run.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+    // No filler word is longer than seven letters.
+    shaped
+        && (run.len() > 7
+            || !FILLER_WORDS
+                .iter()
+                .any(|filler| filler.eq_ignore_ascii_case(run)))
 }
 
 /// The meaningful words of a title, as written.
 pub(crate) fn meaningful_words(title: &str) -> Vec<&str> {
     runs(title)
-        .map(|run| run.trim_matches('.'))
-        .filter(|run| {
-            let starts_with_letter = run.starts_with(|ch: char| ch.is_ascii_alphabetic());
-            (starts_with_letter && run.len() >= 3)
-                || (!run.is_empty()
-                    && run.bytes().any(|b| b.is_ascii_digit())
-                    && run.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
-        })
-        .filter(|word| {
-            // No filler word is longer than seven letters.
-            word.len() > 7
-                || !FILLER_WORDS
-                    .iter()
-                    .any(|filler| filler.eq_ignore_ascii_case(word))
-        })
+        .map(without_edge_dots)
+        .filter(|run| is_meaningful(run))
         .collect()
+}
+
+/// True when `old` has no meaningful word or shares one with `new_words`. A run equal to a
+/// meaningful word, ignoring ASCII case, is itself meaningful (the rules only look at ASCII
+/// letters, digits, dots and length), so the old title's runs are compared as they come and
+/// only the first one is checked for meaning.
+fn keeps_a_word(old: &str, new_words: &[&str]) -> bool {
+    let mut old_has_words = false;
+    for run in runs(old).map(without_edge_dots) {
+        if new_words
+            .iter()
+            .any(|new| new.len() == run.len() && new.eq_ignore_ascii_case(run))
+        {
+            return true;
+        }
+        old_has_words = old_has_words || is_meaningful(run);
+    }
+    !old_has_words
 }
 
 pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
@@ -64,15 +108,7 @@ pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
             "a title is one line: items are not appended to it",
         ),
         SectionOp::Update { ref content } => {
-            let old_words = meaningful_words(old);
-            if old_words.is_empty() {
-                return Verdict::pass(op);
-            }
-            let new_words = meaningful_words(content);
-            let shared = old_words
-                .iter()
-                .any(|old| new_words.iter().any(|new| new.eq_ignore_ascii_case(old)));
-            if shared {
+            if keeps_a_word(old, &meaningful_words(content)) {
                 Verdict::pass(op)
             } else {
                 Verdict::changed(
@@ -104,6 +140,28 @@ mod tests {
                 .filter(|run| !run.is_empty())
                 .collect();
             prop_assert_eq!(runs(&text).collect::<Vec<_>>(), expected);
+        }
+    }
+
+    /// The rule as written: the old title has no meaningful word, or shares one.
+    fn plain_rule(old: &str, new: &str) -> bool {
+        let old_words = meaningful_words(old);
+        let new_words = meaningful_words(new);
+        old_words.is_empty()
+            || old_words
+                .iter()
+                .any(|old| new_words.iter().any(|new| new.eq_ignore_ascii_case(old)))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+        #[test]
+        fn the_early_exit_follows_the_rule(
+            old in r"((the|The|a|v2|1.5|..|x|abc|Tide|tide|Session|NOTES|é|mémoire)[ .-]?){0,8}",
+            new in r"((the|a|V2|1.5.|x|ABC|tide|session|é|mémoire)[ .-]?){0,5}",
+        ) {
+            prop_assert_eq!(keeps_a_word(&old, &meaningful_words(&new)), plain_rule(&old, &new));
         }
     }
 

@@ -404,6 +404,47 @@ mod enforce_open_issues_resolved {
         assert!(guards.is_empty());
         assert_eq!(first.matches(limits::RESTORED_MARKER).count(), 1);
     }
+
+    #[test]
+    fn an_item_whose_first_word_is_longer_than_the_snippet_is_found() {
+        // Found by the 200-round property under another seed: the snippet (40 characters)
+        // ended inside the URL, the next letter failed the word-boundary check, and the item,
+        // kept as is, was restored in every round, its copies doubling each time.
+        let old = "- https://ci.example.com/builds/a1b2c3d4e5f6a7b8c9d0/logs keeps timing out\n- firmware OTA untested";
+        let (result, guards) = update(old, old);
+        assert_eq!(result, old);
+        assert!(guards.is_empty());
+    }
+
+    #[test]
+    fn a_short_first_word_before_a_long_one_does_not_shrink_the_snippet() {
+        // Found by the 200-round property under seed 23: cut back to a whole word, the
+        // snippet of this item was "a", which the rewrite holds, so the item was dropped.
+        let old = "- a kubernetesclusterautoscalerconfigurationtemplate rollout is stuck\n- firmware OTA untested";
+        let (result, guards) = update(old, "- firmware OTA untested\n- [new] a flaky test");
+        assert_eq!(
+            result,
+            format!(
+                "- firmware OTA untested\n- [new] a flaky test\n- {} a kubernetesclusterautoscalerconfigurationtemplate rollout is stuck",
+                limits::RESTORED_MARKER
+            )
+        );
+        assert_eq!(guards, [(GuardKind::OpenIssuesRestore, OpName::Update)]);
+    }
+
+    #[test]
+    fn copies_of_a_dropped_item_come_back_as_one() {
+        let old = "- firmware OTA untested\n- fan noise\n- Firmware OTA untested.";
+        let (result, guards) = update(old, "- fan noise");
+        assert_eq!(
+            result,
+            format!(
+                "- fan noise\n- {} firmware OTA untested",
+                limits::RESTORED_MARKER
+            )
+        );
+        assert_eq!(guards, [(GuardKind::OpenIssuesRestore, OpName::Update)]);
+    }
 }
 
 mod merge_sections {

@@ -8,6 +8,7 @@ mod errors_bound;
 mod properties;
 mod quirks;
 mod recovery;
+mod sentinel;
 mod session;
 
 use memory_compaction::working_memory::{

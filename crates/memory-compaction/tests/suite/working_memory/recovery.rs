@@ -72,6 +72,32 @@ fn a_missing_closing_brace_before_the_next_section() {
 }
 
 #[test]
+fn non_text_items_between_strings_split_a_repaired_list() {
+    // Truncated, so the tolerant scan reads it; `, 42,` after a quote ends the string there.
+    let raw = r#"{"sections": {"Files & Context": {"op": "APPEND", "items": ["src/a.rs", 42, "src/b.rs", true, "he said "no", 5 times", null, "src/c"#;
+    let read = read_arguments(raw)
+        .unwrap()
+        .ops
+        .get(FilesAndContext)
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        read.op,
+        SectionOp::Append {
+            items: vec![
+                "src/a.rs".into(),
+                "src/b.rs".into(),
+                "he said \"no\", 5 times".into()
+            ]
+        }
+    );
+    assert_eq!(
+        read.problem.as_deref(),
+        Some("3 item(s) that were not text dropped")
+    );
+}
+
+#[test]
 fn a_truncated_append_keeps_its_complete_items() {
     let raw = r#"{"sections": {"Files & Context": {"op": "APPEND", "items": ["src/a.rs", "src/b.rs", "src/c"#;
     assert_eq!(
