@@ -281,7 +281,9 @@ impl PgStore {
                 &[],
             )
             .await?;
-        Ok(row.as_ref().map_or_else(PhaseTwoState::never_claimed, state_from_row))
+        Ok(row
+            .as_ref()
+            .map_or_else(PhaseTwoState::never_claimed, state_from_row))
     }
 
     pub(super) async fn pg_memory_clock(&self, now: i64) -> Result<i64> {
