@@ -88,15 +88,20 @@ pub fn stored_items(loaded: &Loaded) -> Result<String> {
     serde_json::to_string(items).map_err(Error::Serialize)
 }
 
-/// Loads a rollout from its stored items (see [`stored_items`]). The text is serialized and
-/// redacted again on this machine, so a store written by an older build cannot carry a secret
-/// this build's rules catch.
+/// Loads a rollout from its stored items (see [`stored_items`]). Each item and the text are
+/// redacted again on this machine, as a file's are: the items were written by another
+/// machine, maybe by an older build whose rules caught less.
 pub fn load_stored_items(thread_id: &str, items: &str) -> Result<Loaded> {
+    let source = PathBuf::from(format!("stored rollout of {thread_id}"));
     let items: Vec<ResponseItem> =
         serde_json::from_str(items).map_err(|e| Error::UnreadableRollout {
-            path: PathBuf::from(format!("stored rollout of {thread_id}")),
+            path: source.clone(),
             message: format!("the stored items are not valid: {e}"),
         })?;
+    let items = items
+        .into_iter()
+        .map(|item| redact_item(item, &source))
+        .collect::<Result<Vec<_>>>()?;
     if items.is_empty() {
         return Ok(Loaded::Nothing(
             "the rollout has no messages or tool activity to extract from".to_owned(),

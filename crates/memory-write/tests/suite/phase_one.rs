@@ -626,3 +626,41 @@ async fn the_models_rate_limit_headers_stop_claiming_below_the_minimum() {
     assert_eq!(report.succeeded, 10, "{report:#?}");
     assert_eq!(report.stopped_at_rate_limit, None);
 }
+
+/// Items stored by another machine (perhaps an older build whose rules caught less) are
+/// redacted again before anything of them reaches a model, in the prompt and in the
+/// structured input alike.
+#[test]
+fn stored_items_from_another_machine_are_redacted_again() {
+    let secret = PLANTED_SECRETS[0];
+    let items = serde_json::json!([
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": format!("deploy with {secret} please")}],
+        },
+        {
+            "type": "function_call",
+            "name": "exec_command",
+            "arguments": format!("{{\"cmd\":\"export OPENAI_API_KEY={secret}\"}}"),
+            "call_id": "c1",
+        },
+    ])
+    .to_string();
+    let job = memory_write::store::ClaimedJob {
+        thread_id: "t".to_owned(),
+        rollout_path: "/elsewhere/t.jsonl".to_owned(),
+        open_path: std::path::PathBuf::from("/elsewhere/t.jsonl"),
+        cwd: None,
+        owner_token: "o".to_owned(),
+        input_watermark: 1,
+        stored_items: Some(items),
+    };
+    let rendered = memory_write::stage_one_request::prepare_stage_one_request(&job, Some(100_000))
+        .unwrap()
+        .unwrap();
+    assert!(!rendered.request.input.contains(secret));
+    let structured = rendered.request.structured_input.to_string();
+    assert!(!structured.contains(secret), "{structured}");
+    assert!(structured.contains("deploy with"), "{structured}");
+}
