@@ -12,7 +12,6 @@
 //! query and the snippets.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
@@ -41,26 +40,7 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
     if !args.is_empty() {
         bail!("usage: cargo xtask bench search");
     }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "-p",
-            "xtask",
-            "--",
-            "bench",
-            "search",
-            "--inner",
-        ])
-        .current_dir(crate::project_root())
-        .status()
-        .context("running the release build of the benchmark")?;
-    if !status.success() {
-        bail!("the release benchmark failed: {status}");
-    }
-    Ok(())
+    super::rerun_in_release("search")
 }
 
 fn measure() -> Result<()> {
