@@ -21,6 +21,31 @@ pub enum Error {
     /// A goal store operation failed.
     #[error("goal store: {0}")]
     Sqlite(rusqlite::Error),
+    /// A stored status this build does not know (the row was written by another program).
+    #[error("goal store holds an unknown goal status `{0}`")]
+    CorruptStatus(String),
+    /// The PostgreSQL server could not be reached (refused, timed out, authentication).
+    #[cfg(feature = "postgres")]
+    #[error("cannot reach the goal store at {url}: {message}")]
+    Unreachable {
+        /// The server, password redacted.
+        url: String,
+        /// What the driver said.
+        message: String,
+    },
+    /// The store URL or options are not valid.
+    #[cfg(feature = "postgres")]
+    #[error("invalid goal store url {url}: {message}")]
+    StoreUrl {
+        /// The URL, password redacted.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A PostgreSQL goal store operation failed.
+    #[cfg(feature = "postgres")]
+    #[error("goal store: {0}")]
+    Postgres(postgres::Error),
     /// The goal tables were written by a newer build.
     #[error("goal tables schema version {found} is newer than this build supports ({supported})")]
     SchemaTooNew {
@@ -115,6 +140,13 @@ pub enum Error {
 impl From<rusqlite::Error> for Error {
     fn from(error: rusqlite::Error) -> Self {
         Error::Sqlite(error)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl From<postgres::Error> for Error {
+    fn from(error: postgres::Error) -> Self {
+        Error::Postgres(error)
     }
 }
 

@@ -3,7 +3,9 @@
 //!
 //! - [`GoalStore`]: one goal per thread in the shared state file (`<home>/state.sqlite`), its
 //!   own tables versioned in `schema_versions` under the owner `goal-steering`, so it never
-//!   collides with `memory-write`'s `PRAGMA user_version` migrations. User actions
+//!   collides with `memory-write`'s `PRAGMA user_version` migrations; with the `postgres`
+//!   feature, `GoalStore::connect` keeps the same tables on a PostgreSQL server, so every
+//!   machine of a fleet reads and steers the same goals. User actions
 //!   ([`GoalStore::set_goal`], [`GoalStore::edit_objective`], [`GoalStore::set_budget`],
 //!   [`GoalStore::pause`], [`GoalStore::resume`], [`GoalStore::clear`]) take the expected goal
 //!   id, so a stale update is refused.
@@ -41,6 +43,8 @@ pub use crate::config::{
 pub use crate::error::{Error, Result};
 pub use crate::status::{GoalAction, InvalidTransition, SystemEvent};
 pub use crate::steering::{internal_context_message, render_steering};
+#[cfg(feature = "postgres")]
+pub use crate::store::PgGoalOptions;
 pub use crate::store::{
     BlockerStreak, GoalSnapshot, GoalStore, IDLE_CONTINUATION_LIMIT, MAX_TURN_SECONDS,
     MAX_TURN_TOKENS, NewGoal, STATE_FILE_NAME, TurnTokens, TurnUsage,

@@ -1,6 +1,6 @@
 //! Steering: the hidden message a host sends when a goal's thread is idle.
 //!
-//! [`GoalStore::next_steering`] decides in the same `BEGIN IMMEDIATE` transaction that records
+//! [`GoalStore::next_steering`] decides in the same write transaction that records
 //! what it hands out, so a goal paused, blocked, limited or completed a moment ago never gets
 //! one more continuation. In order:
 //!
@@ -23,7 +23,7 @@ use memory_protocol::names::internal_context;
 use memory_sanitize::redact_secrets;
 
 use crate::error::Result;
-use crate::store::{GoalStore, read_row, validate_thread_id, write_row};
+use crate::store::{GoalStore, validate_thread_id};
 
 impl GoalStore {
     /// The message to send the thread's model now, if any, recorded as handed out.
@@ -32,8 +32,8 @@ impl GoalStore {
         let now = self.now_ms();
         let min_interval =
             i64::try_from(self.config().min_continuation_interval.as_millis()).unwrap_or(i64::MAX);
-        let tx = self.write()?;
-        let Some(mut row) = read_row(&tx, thread_id)? else {
+        let mut tx = self.write(thread_id)?;
+        let Some(mut row) = tx.read_row(thread_id)? else {
             return Ok(None);
         };
         let kind = match row.status {
@@ -61,7 +61,7 @@ impl GoalStore {
         };
         // Rendered before the commit: a prompt that fails to render hands out nothing.
         let steering = render_steering(kind, &row.to_goal())?;
-        write_row(&tx, &row)?;
+        tx.write_row(&row)?;
         tx.commit()?;
         Ok(Some(steering))
     }

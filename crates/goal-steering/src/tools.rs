@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::audit::{BLOCKER_REPORTS_REQUIRED, BlockedReport, MAX_REASON_CHARS, normalize_blocker};
 use crate::error::{Error, Result};
 use crate::status::{GoalAction, transition};
-use crate::store::{GoalRow, GoalStore, insert_row, read_row, validate_thread_id, write_row};
+use crate::store::{GoalRow, GoalStore, validate_thread_id};
 
 /// Who is calling: the thread, and the goal id the turn started with when the host knows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,14 +145,14 @@ impl GoalStore {
             }
         };
         let now = self.now_ms();
-        let tx = self.write()?;
-        if let Some(mut existing) = read_row(&tx, context.thread_id)?
+        let mut tx = self.write(context.thread_id)?;
+        if let Some(mut existing) = tx.read_row(context.thread_id)?
             && transition(existing.status, GoalAction::Set, false).is_err()
         {
             existing.turn_goal_tool_calls = existing.turn_goal_tool_calls.saturating_add(1);
             existing.turn_refused_goal_tool_calls =
                 existing.turn_refused_goal_tool_calls.saturating_add(1);
-            write_row(&tx, &existing)?;
+            tx.write_row(&existing)?;
             tx.commit()?;
             let message = format!(
                 "This thread already has an unfinished goal (status: {}). Only the user can \
@@ -168,7 +168,7 @@ impl GoalStore {
             ));
         }
         let row = GoalRow::new(context.thread_id, &objective, None, now);
-        insert_row(&tx, &row)?;
+        tx.insert_row(&row)?;
         tx.commit()?;
         Ok(GoalToolOutcome::Answered(response(
             Some(row.to_goal()),
@@ -184,8 +184,8 @@ impl GoalStore {
     ) -> Result<GoalToolOutcome> {
         validate_thread_id(context.thread_id)?;
         let now = self.now_ms();
-        let tx = self.write()?;
-        let Some(mut row) = read_row(&tx, context.thread_id)? else {
+        let mut tx = self.write(context.thread_id)?;
+        let Some(mut row) = tx.read_row(context.thread_id)? else {
             return Ok(refusal(
                 GoalRefusalCode::NoGoal,
                 "This thread has no goal, so there is nothing to update.".to_owned(),
@@ -215,7 +215,7 @@ impl GoalStore {
         } else {
             row.updated_at_ms = now;
         }
-        write_row(&tx, &row)?;
+        tx.write_row(&row)?;
         tx.commit()?;
         Ok(match outcome {
             Ok(report) => GoalToolOutcome::Answered(response(Some(row.to_goal()), report)),
@@ -235,13 +235,13 @@ impl GoalStore {
         message: String,
     ) -> Result<GoalToolOutcome> {
         validate_thread_id(context.thread_id)?;
-        let tx = self.write()?;
-        let goal = match read_row(&tx, context.thread_id)? {
+        let mut tx = self.write(context.thread_id)?;
+        let goal = match tx.read_row(context.thread_id)? {
             Some(mut row) => {
                 row.turn_goal_tool_calls = row.turn_goal_tool_calls.saturating_add(1);
                 row.turn_refused_goal_tool_calls =
                     row.turn_refused_goal_tool_calls.saturating_add(1);
-                write_row(&tx, &row)?;
+                tx.write_row(&row)?;
                 Some(row.to_goal())
             }
             None => None,

@@ -104,6 +104,18 @@ pub mod schema_owners {
     pub const MEMORY_WRITE: &str = "memory-write";
 }
 
+/// Keys of PostgreSQL advisory locks, one place for every owner so no two collide.
+pub mod postgres_locks {
+    /// Held (transaction-scoped) by every owner while it migrates its tables, so machines and
+    /// owners opening a fresh database at once create `schema_versions` and apply each
+    /// migration exactly once. Any fixed number; this one spells "agentmem" in ASCII.
+    pub const MIGRATION: i64 = 0x6167_656e_746d_656d;
+    /// The class (first key) of the per-thread lock every goal write holds for its
+    /// transaction, the second key being a hash of the thread id: writes to one thread's goal
+    /// serialize as they do on SQLite. Spells "goal" in ASCII.
+    pub const GOAL_THREAD_CLASS: i32 = 0x676f_616c;
+}
+
 /// Hidden internal-context messages: user-role input a host sends to the model without showing
 /// it as a user message. The text is `<TAG source="SOURCE">` + newline + body + newline +
 /// `</TAG>`.

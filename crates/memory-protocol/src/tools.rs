@@ -149,6 +149,8 @@ impl JsonSchema for NoArgs {
     }
 }
 
+/// Name of the tool that saves a note to long-term memory (the one memory tool that writes).
+pub const MEMORY_NOTE_TOOL: &str = "memory_note";
 /// Name of the tool that reads the thread goal.
 pub const GET_GOAL_TOOL: &str = "get_goal";
 /// Name of the tool that starts a thread goal (without a budget).
@@ -202,7 +204,7 @@ pub fn memory_tools() -> Vec<ToolDefinition> {
              something.",
         ),
         ToolDefinition::memory_tool::<MemoryNoteRequest, MemoryNoteResult>(
-            "memory_note",
+            MEMORY_NOTE_TOOL,
             "Save one durable fact, preference or decision to long-term memory when the user \
              asks you to remember something, or when you learn something later sessions need. \
              The note is written and searchable before this returns; the background write path \

@@ -1,19 +1,20 @@
 //! `agent-memory cite`: records which memories an answer used. Reads an assistant message on
 //! standard input, finds its citation block (the one the read path asks for, or codex's),
 //! resolves it against the memory root, and counts one use for every cited thread's memory,
-//! which ranks it higher in the next consolidation.
+//! which ranks it higher in the next consolidation. On a shared store the uses are recorded
+//! there, for every machine's consolidation.
 
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agent_memory::write::citations::record_citations;
-use agent_memory::write::{AsyncStateStore, StateStore};
 use anyhow::Context;
 
 use super::codex::RootArgs;
 use super::exit::{print_json, print_safe, report_error};
-use super::home::{resolve_home, runtime};
+use super::home::{load_config, resolve_home, runtime};
+use super::store::StoreArgs;
 
 /// Most bytes read from standard input.
 const MAX_MESSAGE_BYTES: u64 = 16 * 1024 * 1024;
@@ -29,6 +30,8 @@ pub(crate) struct CiteArgs {
     /// Print one JSON object instead of a sentence.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 pub(crate) fn run(args: CiteArgs) -> ExitCode {
@@ -46,8 +49,12 @@ fn execute(args: &CiteArgs) -> anyhow::Result<()> {
         .take(MAX_MESSAGE_BYTES)
         .read_to_string(&mut message)
         .context("cannot read the message from standard input (is it UTF-8?)")?;
-    let store = AsyncStateStore::new(StateStore::open_home(&home)?);
-    let report = runtime()?.block_on(record_citations(&store, &root, &message))?;
+    // Uses count fleet-wide on a shared store: the next consolidation, on any machine, ranks
+    // by them.
+    let selection = args.store.selection(&load_config(None, &home)?.store);
+    let runtime = runtime()?;
+    let store = super::store::open(&runtime, &home, &selection)?;
+    let report = runtime.block_on(record_citations(store.as_ref(), &root, &message))?;
     if args.json {
         print_json(serde_json::json!({
             "blocks": report.blocks,

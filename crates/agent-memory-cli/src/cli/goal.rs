@@ -19,7 +19,8 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::json;
 
-use super::home::{CONFIG_FILE_NAME, resolve_home};
+use super::home::{CONFIG_FILE_NAME, load_config, resolve_home};
+use super::store::{StoreArgs, StoreSelection};
 
 /// The config file read from the home for the `[goals]` table.
 /// Exit status when the `update_goal` tool refused the call (its answer is still printed).
@@ -41,6 +42,8 @@ struct Output {
     /// Print JSON (the camelCase wire types) instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -354,9 +357,11 @@ fn account(args: AccountArgs) -> anyhow::Result<ExitCode> {
 
 fn show(thread: Option<&str>, output: &Output) -> anyhow::Result<ExitCode> {
     let home = resolve_home(output.home.as_deref())?;
-    // Reading never creates a home: without a state file there are no goals.
-    let store = if home.join(STATE_FILE_NAME).is_file() {
-        Some(open_at(&home)?)
+    let selection = selection(&home, output)?;
+    // Reading never creates a home: without a state file (or a shared store) there are no
+    // goals.
+    let store = if selection.url.is_some() || home.join(STATE_FILE_NAME).is_file() {
+        Some(open_at(&home, &selection)?)
     } else {
         None
     };
@@ -402,13 +407,24 @@ fn show(thread: Option<&str>, output: &Output) -> anyhow::Result<ExitCode> {
 }
 
 fn open(output: &Output) -> anyhow::Result<GoalStore> {
-    open_at(&resolve_home(output.home.as_deref())?)
+    let home = resolve_home(output.home.as_deref())?;
+    open_at(&home, &selection(&home, output)?)
 }
 
-pub(crate) fn open_at(home: &Path) -> anyhow::Result<GoalStore> {
+/// The store the goal commands use: the flag, else the environment, else the home's config.
+fn selection(home: &Path, output: &Output) -> anyhow::Result<StoreSelection> {
+    Ok(output.store.selection(&load_config(None, home)?.store))
+}
+
+/// The goal store of `selection`: the goal tables of `<home>/state.sqlite`, or of the shared
+/// PostgreSQL store every machine of a fleet reads.
+pub(crate) fn open_at(home: &Path, selection: &StoreSelection) -> anyhow::Result<GoalStore> {
     let config = GoalConfig::load(&home.join(CONFIG_FILE_NAME))?;
-    GoalStore::open_home(home, config)
-        .with_context(|| format!("cannot open the goal store in {}", home.display()))
+    match &selection.url {
+        None => GoalStore::open_home(home, config)
+            .with_context(|| format!("cannot open the goal store in {}", home.display())),
+        Some(url) => super::store::connect_goals(url, config),
+    }
 }
 
 fn print_goal(output: &Output, goal: &ThreadGoal) -> anyhow::Result<ExitCode> {

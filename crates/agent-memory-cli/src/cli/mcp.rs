@@ -9,14 +9,26 @@
 //! from the home's goal store, answered exactly as `agent-memory goal update` answers: a refusal
 //! is a structured error (`isError: true`). Without a thread no goal tool is listed, so a model
 //! never sees a tool that always fails.
+//!
+//! On a shared store (`--store`, `AGENT_MEMORY_STORE` or `[store] url`) the server serves the
+//! fleet's memory: it syncs the memory root at start, again before a memory tool when the last
+//! sync is more than a few seconds old, and right after a saved note, so the note reaches the
+//! other machines; goal tools act on the shared goals. A store it cannot reach is a warning,
+//! and the server goes on with this machine's copy.
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use agent_memory::goals::{GoalStore, GoalToolContext, GoalToolOutcome};
 use agent_memory::introspect::{Introspector, ToolOutcome};
 use agent_memory::protocol::introspect::MemoryToolFailure;
-use agent_memory::protocol::tools::{GET_GOAL_TOOL, UPDATE_GOAL_TOOL, goal_tools};
+use agent_memory::protocol::tools::{
+    GET_GOAL_TOOL, MEMORY_NOTE_TOOL, UPDATE_GOAL_TOOL, goal_tools,
+};
+use agent_memory::write::memory_root::MemoryRoot;
+use agent_memory::write::shared_root::sync_shared_root;
+use agent_memory::write::store::SharedStore;
 use anyhow::Context;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -26,8 +38,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+use super::exit::warn_safe;
 use super::goal::open_at;
-use super::home::{resolve_home, runtime};
+use super::home::{load_config, resolve_home, runtime};
 use super::memory::{MemoryArgs, open_memory, report_error};
 
 /// What the server tells a client about itself at initialization.
@@ -54,26 +67,89 @@ pub(crate) fn run(args: McpArgs) -> ExitCode {
 }
 
 fn serve(args: &McpArgs) -> anyhow::Result<()> {
-    let memory = open_memory(&args.memory)?;
-    let goals = match &args.thread {
-        Some(thread) => {
-            let home = resolve_home(args.memory.home.as_deref())?;
-            Some(ThreadGoals {
-                thread: thread.clone(),
-                store: Arc::new(Mutex::new(open_at(&home)?)),
-            })
-        }
+    let home = resolve_home(args.memory.home.as_deref())?;
+    let loaded = load_config(args.memory.config.as_deref(), &home)?;
+    let selection = args.memory.store.selection(&loaded.store);
+    let runtime = runtime()?;
+    let shared = match &selection.url {
+        Some(_) => match super::store::open(&runtime, &home, &selection) {
+            Ok(store) => Some(SharedLink {
+                store,
+                root: MemoryRoot::under_home(&home),
+                last_sync: tokio::sync::Mutex::new(None),
+            }),
+            // As the other memory commands do: serve this machine's copy.
+            Err(error) => {
+                warn_safe!(
+                    "warning: cannot reach the shared store ({error:#}); serving this machine's copy"
+                );
+                None
+            }
+        },
         None => None,
     };
-    let server = MemoryServer::new(memory, goals)?;
-    runtime()?.block_on(async move {
+    if let Some(shared) = &shared {
+        runtime.block_on(shared.sync(SyncWhen::Now));
+    }
+    let memory = open_memory(&args.memory)?;
+    let goals = match &args.thread {
+        Some(thread) => Some(ThreadGoals {
+            thread: thread.clone(),
+            store: Arc::new(Mutex::new(open_at(&home, &selection)?)),
+        }),
+        None => None,
+    };
+    // The goal store is dropped here, after the runtime: a PostgreSQL goal store's blocking
+    // client closes its connection on drop, which tokio forbids on its async threads.
+    let goal_store = goals.as_ref().map(|goals| Arc::clone(&goals.store));
+    let server = MemoryServer::new(memory, goals, shared)?;
+    let served = runtime.block_on(async move {
         let running = server
             .serve(rmcp::transport::stdio())
             .await
             .context("starting the MCP server on stdio")?;
         running.waiting().await.context("running the MCP server")?;
         Ok(())
-    })
+    });
+    drop(goal_store);
+    served
+}
+
+/// Longest a memory tool reads this machine's copy of a shared memory without asking the store
+/// for a newer revision. A check is one query (and the notes), so it stays short.
+const SHARED_SYNC_INTERVAL: Duration = Duration::from_secs(3);
+
+/// This machine's link to a shared store: memory tools read the fleet's newest memory root,
+/// and a note saved here is sent to the store before the call returns.
+struct SharedLink {
+    store: SharedStore,
+    root: MemoryRoot,
+    /// When the last sync finished; held during a sync, so concurrent calls wait for one.
+    last_sync: tokio::sync::Mutex<Option<Instant>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SyncWhen {
+    Now,
+    /// Unless the last sync is younger than [`SHARED_SYNC_INTERVAL`].
+    Due,
+}
+
+impl SharedLink {
+    /// Syncs the memory root with the store; a failure is a warning on stderr (stdout is the
+    /// protocol) and the tools go on with this machine's copy.
+    async fn sync(&self, when: SyncWhen) {
+        let mut last = self.last_sync.lock().await;
+        if when == SyncWhen::Due && last.is_some_and(|at| at.elapsed() < SHARED_SYNC_INTERVAL) {
+            return;
+        }
+        match sync_shared_root(self.store.as_ref(), &self.root).await {
+            Ok(_) => *last = Some(Instant::now()),
+            Err(error) => warn_safe!(
+                "warning: cannot sync with the shared store ({error}); using this machine's copy"
+            ),
+        }
+    }
 }
 
 /// The goal tools of one thread.
@@ -86,11 +162,16 @@ struct ThreadGoals {
 struct MemoryServer {
     memory: Arc<Introspector>,
     goals: Option<ThreadGoals>,
+    shared: Option<SharedLink>,
     tools: Vec<Tool>,
 }
 
 impl MemoryServer {
-    fn new(memory: Introspector, goals: Option<ThreadGoals>) -> anyhow::Result<MemoryServer> {
+    fn new(
+        memory: Introspector,
+        goals: Option<ThreadGoals>,
+        shared: Option<SharedLink>,
+    ) -> anyhow::Result<MemoryServer> {
         let goal_definitions = goal_tools()
             .into_iter()
             .filter(|definition| [GET_GOAL_TOOL, UPDATE_GOAL_TOOL].contains(&definition.name))
@@ -107,6 +188,7 @@ impl MemoryServer {
         Ok(MemoryServer {
             memory: Arc::new(memory),
             goals,
+            shared,
             tools,
         })
     }
@@ -179,12 +261,21 @@ impl ServerHandler for MemoryServer {
             };
             return Ok(self.call_goal_tool(name, arguments).await?.into());
         }
+        if let Some(shared) = &self.shared {
+            shared.sync(SyncWhen::Due).await;
+        }
         let memory = Arc::clone(&self.memory);
         let tool = name.clone();
         // The tools read files and SQLite: off the async threads.
         let outcome = tokio::task::spawn_blocking(move || memory.call_tool(&tool, arguments))
             .await
             .map_err(|error| McpError::internal_error(error.to_string(), None))?;
+        if let Some(shared) = &self.shared
+            && name == MEMORY_NOTE_TOOL
+            && matches!(outcome, Some(ToolOutcome::Ok(_)))
+        {
+            shared.sync(SyncWhen::Now).await;
+        }
         let result = match outcome {
             Some(ToolOutcome::Ok(value)) => CallToolResult::structured(value),
             Some(ToolOutcome::Failed(failure)) => {

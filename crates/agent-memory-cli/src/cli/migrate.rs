@@ -38,15 +38,14 @@ fn execute(args: &MigrateArgs) -> anyhow::Result<()> {
     let runtime = runtime()?;
     let selection = args.store.selection(&loaded.store);
     let store = super::store::open(&runtime, &home, &selection)?;
-    let mut owners = vec![(
-        schema_owners::MEMORY_WRITE,
-        runtime.block_on(store.schema_version())?,
-    )];
-    // The goal tables live in the SQLite state file; a shared store does not hold them yet.
-    if selection.url.is_none() {
-        let goals = super::goal::open_at(&home)?;
-        owners.push((schema_owners::GOAL_STEERING, goals.schema_version()?));
-    }
+    let goals = super::goal::open_at(&home, &selection)?;
+    let owners = [
+        (
+            schema_owners::MEMORY_WRITE,
+            runtime.block_on(store.schema_version())?,
+        ),
+        (schema_owners::GOAL_STEERING, goals.schema_version()?),
+    ];
     let place = match &selection.url {
         // A password in the URL is not printed.
         Some(url) => format!("{} store {}", store.backend(), redact_secrets(url)),

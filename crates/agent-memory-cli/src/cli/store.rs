@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use agent_memory::goals::{GoalConfig, GoalStore};
 use agent_memory::write::config::{MemoriesConfig, StoreToml};
 use agent_memory::write::housekeeping::prune_stale_memories;
 use agent_memory::write::memory_root::MemoryRoot;
@@ -138,6 +139,23 @@ fn connect(
     _machine_id: Option<&str>,
 ) -> anyhow::Result<SharedStore> {
     let _ = url;
+    bail!("this build has no PostgreSQL store (cargo feature `postgres`)")
+}
+
+/// The goals on the shared PostgreSQL store at `url` (its goal tables migrated to this build).
+#[cfg(feature = "postgres")]
+pub(crate) fn connect_goals(url: &str, config: GoalConfig) -> anyhow::Result<GoalStore> {
+    use agent_memory::goals::PgGoalOptions;
+    use agent_memory::write::store::postgres::is_postgres_url;
+    if !is_postgres_url(url) {
+        bail!("unsupported store {url:?}: use postgres://... or sqlite");
+    }
+    Ok(GoalStore::connect(url, &PgGoalOptions::default(), config)?)
+}
+
+#[cfg(not(feature = "postgres"))]
+pub(crate) fn connect_goals(url: &str, config: GoalConfig) -> anyhow::Result<GoalStore> {
+    let _ = (url, config);
     bail!("this build has no PostgreSQL store (cargo feature `postgres`)")
 }
 

@@ -218,3 +218,194 @@ fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
     assert_eq!(summary(sandbox.path()), summary(laptop.path()));
     assert!(!sandbox.path().join("state.sqlite").exists());
 }
+
+/// Goals, the MCP server and citations on a shared store: a goal set on the laptop is charged
+/// from the sandbox; an MCP server on the sandbox (which never ran) serves the fleet's memory
+/// and goal, and a note saved through it is found from the laptop; a citation recorded on the
+/// sandbox counts in the shared store.
+#[test]
+fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
+    let Some(server) = pg_server() else {
+        return;
+    };
+    let url = fresh_database(&server, "cli_fleet_goals");
+    let (laptop, sandbox) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ok = |output: Output| -> Value {
+        assert!(
+            output.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap_or(Value::Null)
+    };
+    let examples = examples().to_string_lossy().into_owned();
+    ok(agent_memory(
+        laptop.path(),
+        &[
+            "run",
+            "--json",
+            "--store",
+            &url,
+            "--machine-id",
+            "laptop",
+            &examples,
+        ],
+    ));
+
+    let thread = "billing-migration";
+    let set = ok(agent_memory(
+        laptop.path(),
+        &[
+            "goal",
+            "set",
+            thread,
+            "move billing to the new ledger",
+            "--budget",
+            "5000",
+            "--json",
+            "--store",
+            &url,
+        ],
+    ));
+    let charged = ok(agent_memory(
+        sandbox.path(),
+        &[
+            "goal",
+            "account",
+            thread,
+            "--tokens",
+            "1200",
+            "--tool-calls",
+            "2",
+            "--json",
+            "--store",
+            &url,
+        ],
+    ));
+    assert_eq!(charged["goal"]["tokensUsed"], 1200, "{charged}");
+    assert_eq!(charged["goal"]["goalId"], set["goalId"], "{charged}");
+    let shown = ok(agent_memory(
+        laptop.path(),
+        &["goal", "show", thread, "--json", "--store", &url],
+    ));
+    assert_eq!(shown["tokensUsed"], 1200, "{shown}");
+    assert_eq!(
+        shown["objective"], "move billing to the new ledger",
+        "{shown}"
+    );
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        use rmcp::ServiceExt;
+        use rmcp::model::CallToolRequestParams;
+        use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+        let (transport, stderr) = TokioChildProcess::builder(
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-memory")).configure(|command| {
+                command
+                    .args(["mcp", "--home"])
+                    .arg(sandbox.path())
+                    .args([
+                        "--store",
+                        &url,
+                        "--machine-id",
+                        "sandbox",
+                        "--thread",
+                        thread,
+                    ])
+                    .env_remove("AGENT_MEMORY_STORE");
+            }),
+        )
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+        let client = ().serve(transport).await.unwrap();
+        let call = |tool: &str, arguments: Value| {
+            let Value::Object(arguments) = arguments else {
+                panic!("arguments must be an object");
+            };
+            client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        };
+        let goal = call("get_goal", serde_json::json!({})).await.unwrap();
+        let goal = goal.structured_content.unwrap();
+        assert_eq!(goal["goal"]["tokensUsed"], 1200, "{goal}");
+        // The sandbox never ran: the summary it serves is the laptop's consolidation.
+        let read = call(
+            "memory_read",
+            serde_json::json!({"path": "memory_summary.md"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(read.is_error, Some(false), "{read:?}");
+        let laptop_summary =
+            std::fs::read_to_string(laptop.path().join("memories/memory_summary.md")).unwrap();
+        let served = read.structured_content.unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            laptop_summary.starts_with(served.lines().next().unwrap()),
+            "{served}"
+        );
+        let note = call(
+            "memory_note",
+            serde_json::json!({"text": "The canary deploy needs two approvals."}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(note.is_error, Some(false), "{note:?}");
+        client.cancel().await.unwrap();
+        // The server shut down cleanly: nothing on its stderr (a panic would be there).
+        let mut errors = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stderr.unwrap(), &mut errors)
+            .await
+            .unwrap();
+        assert!(errors.is_empty(), "{errors}");
+    });
+
+    let found = ok(agent_memory(
+        laptop.path(),
+        &[
+            "search",
+            "canary approvals",
+            "--json",
+            "--store",
+            &url,
+            "--machine-id",
+            "laptop",
+        ],
+    ));
+    assert!(found.to_string().contains("two approvals"), "{found}");
+
+    // A citation recorded on the sandbox, which has no state file of its own.
+    let memory = std::fs::read_to_string(laptop.path().join("memories/MEMORY.md")).unwrap();
+    let line = memory
+        .lines()
+        .position(|line| line.contains("019a5210-33c8-7e10-a4d1-92b7f0c4d002"))
+        .unwrap()
+        + 1;
+    let message = format!(
+        "Run the dry run first.\n\n<memory-citation>\n<citation_entries>\nMEMORY.md:{line}-{line}|note=[deploy rule]\n\
+         </citation_entries>\n<rollout_ids>\n019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001\n</rollout_ids>\n</memory-citation>\n"
+    );
+    let mut cite = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .args(["cite", "--json", "--store", &url, "--home"])
+        .arg(sandbox.path())
+        .env_remove("AGENT_MEMORY_STORE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    cite.stdin
+        .take()
+        .unwrap()
+        .write_all(message.as_bytes())
+        .unwrap();
+    let report = ok(cite.wait_with_output().unwrap());
+    assert_eq!(report["recorded"], 2, "{report}");
+    assert!(!sandbox.path().join("state.sqlite").exists());
+}

@@ -1,15 +1,12 @@
 //! What the user does with a goal: set, replace, edit, budget, pause, resume, clear.
 //!
-//! Each call reads the goal in its own `BEGIN IMMEDIATE` transaction, asks the status machine
+//! Each call reads the goal in its own write transaction, asks the status machine
 //! whether the action is legal, and writes the result. Calls that take `expected_goal_id`
 //! refuse to touch a goal that was replaced since the caller last read it.
 
 use memory_protocol::goal::{ThreadGoal, ThreadGoalStatus, validate_objective};
-use memory_protocol::names::tables::{GOAL_TURNS, THREAD_GOALS};
 
-use super::{
-    GoalRow, GoalStore, insert_row, read_expected, read_row, validate_thread_id, write_row,
-};
+use super::{GoalRow, GoalStore, read_expected, validate_thread_id};
 use crate::error::{Error, Result};
 use crate::status::{GoalAction, transition};
 
@@ -33,8 +30,8 @@ impl GoalStore {
         let objective = validate_objective(&goal.objective)?;
         let token_budget = self.validate_budget(goal.token_budget)?;
         let now = self.now_ms();
-        let tx = self.write()?;
-        if let Some(existing) = read_row(&tx, thread_id)? {
+        let mut tx = self.write(thread_id)?;
+        if let Some(existing) = tx.read_row(thread_id)? {
             let action = if goal.replace {
                 GoalAction::Replace
             } else {
@@ -48,7 +45,7 @@ impl GoalStore {
             }
         }
         let row = GoalRow::new(thread_id, objective, token_budget, now);
-        insert_row(&tx, &row)?;
+        tx.insert_row(&row)?;
         tx.commit()?;
         Ok(row.to_goal())
     }
@@ -64,8 +61,8 @@ impl GoalStore {
     ) -> Result<ThreadGoal> {
         let objective = validate_objective(objective)?;
         let now = self.now_ms();
-        let tx = self.write()?;
-        let mut row = read_expected(&tx, thread_id, expected_goal_id)?;
+        let mut tx = self.write(thread_id)?;
+        let mut row = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
         transition(row.status, GoalAction::Edit, false)?;
         if row.objective != objective {
             row.objective = objective.to_owned();
@@ -73,7 +70,7 @@ impl GoalStore {
             row.audit.reset();
             row.idle_continuations = 0;
             row.updated_at_ms = now;
-            write_row(&tx, &row)?;
+            tx.write_row(&row)?;
         }
         tx.commit()?;
         Ok(row.to_goal())
@@ -89,8 +86,8 @@ impl GoalStore {
     ) -> Result<ThreadGoal> {
         let token_budget = self.validate_budget(token_budget)?;
         let now = self.now_ms();
-        let tx = self.write()?;
-        let mut row = read_expected(&tx, thread_id, expected_goal_id)?;
+        let mut tx = self.write(thread_id)?;
+        let mut row = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
         let to = transition(row.status, GoalAction::Budget, row.over(token_budget))?
             .unwrap_or(row.status);
         row.token_budget = token_budget;
@@ -103,7 +100,7 @@ impl GoalStore {
             }
         }
         row.updated_at_ms = now;
-        write_row(&tx, &row)?;
+        tx.write_row(&row)?;
         tx.commit()?;
         Ok(row.to_goal())
     }
@@ -125,16 +122,9 @@ impl GoalStore {
 
     /// Removes the thread's goal and its turn records; returns the goal as it was.
     pub fn clear(&mut self, thread_id: &str, expected_goal_id: Option<&str>) -> Result<ThreadGoal> {
-        let tx = self.write()?;
-        let row = read_expected(&tx, thread_id, expected_goal_id)?;
-        tx.execute(
-            &format!("DELETE FROM {GOAL_TURNS} WHERE goal_id = ?1"),
-            [&row.goal_id],
-        )?;
-        tx.execute(
-            &format!("DELETE FROM {THREAD_GOALS} WHERE goal_id = ?1"),
-            [&row.goal_id],
-        )?;
+        let mut tx = self.write(thread_id)?;
+        let row = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
+        tx.delete_goal(&row.goal_id)?;
         tx.commit()?;
         Ok(row.to_goal())
     }
@@ -146,8 +136,8 @@ impl GoalStore {
         action: GoalAction,
     ) -> Result<ThreadGoal> {
         let now = self.now_ms();
-        let tx = self.write()?;
-        let mut row = read_expected(&tx, thread_id, expected_goal_id)?;
+        let mut tx = self.write(thread_id)?;
+        let mut row = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
         let to = transition(row.status, action, row.over(row.token_budget))?.unwrap_or(row.status);
         let reason = (action == GoalAction::Pause).then(|| "paused by the user".to_owned());
         row.enter(to, reason);
@@ -155,7 +145,7 @@ impl GoalStore {
         row.audit.reset();
         row.idle_continuations = 0;
         row.updated_at_ms = now;
-        write_row(&tx, &row)?;
+        tx.write_row(&row)?;
         tx.commit()?;
         Ok(row.to_goal())
     }

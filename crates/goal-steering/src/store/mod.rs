@@ -1,33 +1,35 @@
-//! The goal store: the goal tables in the shared state file `<home>/state.sqlite`.
+//! The goal store: one goal per thread, on SQLite (the shared state file
+//! `<home>/state.sqlite`, the default) or, with the `postgres` feature, on a PostgreSQL server
+//! every machine of a fleet shares.
 //!
-//! The file is shared with `memory-write`, which versions its own tables with
-//! `PRAGMA user_version`. This store never reads or writes that pragma: it keeps its version in
-//! the `schema_versions` table under the owner `goal-steering`, so either side can migrate
-//! without disturbing the other, in any order. Like every user of the file it runs in WAL mode
-//! with a busy timeout, and every write is one `BEGIN IMMEDIATE` transaction that reads the goal
-//! it changes, so concurrent processes serialize instead of overwriting each other.
-//!
-//! The table enforces the budget invariants itself (`CHECK` constraints): an active goal is
-//! below its budget, and a budget-limited goal is at or above it.
+//! The goal logic is written once against [`backend::GoalTx`]: each write is a transaction on
+//! one thread's goal that reads the row, decides in Rust, and writes it back, while no other
+//! writer of that goal runs. The tables enforce the budget invariants themselves (`CHECK`
+//! constraints) on both backends: an active goal is below its budget, and a budget-limited goal
+//! is at or above it.
 
+mod backend;
 mod goals;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod sqlite;
 mod turns;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use memory_protocol::goal::{ThreadGoal, ThreadGoalStatus};
-use memory_protocol::names::schema_owners::GOAL_STEERING;
-use memory_protocol::names::tables::{GOAL_TURNS, SCHEMA_VERSIONS, THREAD_GOALS};
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::Connection;
 
 use crate::audit::BlockerAuditState;
 use crate::clock::{Clock, SystemClock};
 use crate::config::GoalConfig;
 use crate::error::{Error, Result};
 
+pub(crate) use self::backend::GoalTx;
 pub use self::goals::NewGoal;
+#[cfg(feature = "postgres")]
+pub use self::postgres::PgGoalOptions;
 pub use self::turns::{
     IDLE_CONTINUATION_LIMIT, MAX_TURN_SECONDS, MAX_TURN_TOKENS, TurnTokens, TurnUsage,
 };
@@ -35,71 +37,21 @@ pub use self::turns::{
 /// File name of the state database under the agent-memory home (shared with `memory-write`).
 pub const STATE_FILE_NAME: &str = "state.sqlite";
 
-/// How long a writer waits for another process's write transaction before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// Longest thread id accepted, in characters.
 const MAX_THREAD_ID_CHARS: usize = 256;
 
-/// One migration per schema version of the goal tables; index `i` brings them to version
-/// `i + 1`.
-fn migrations() -> [String; 1] {
-    [format!(
-        "CREATE TABLE {THREAD_GOALS} (
-            thread_id TEXT PRIMARY KEY,
-            goal_id TEXT NOT NULL UNIQUE,
-            objective TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN
-                ('active', 'paused', 'blocked', 'usage_limited', 'budget_limited', 'complete')),
-            status_reason TEXT,
-            token_budget INTEGER CHECK (token_budget IS NULL OR token_budget > 0),
-            tokens_used INTEGER NOT NULL DEFAULT 0 CHECK (tokens_used >= 0),
-            time_used_seconds INTEGER NOT NULL DEFAULT 0 CHECK (time_used_seconds >= 0),
-            created_at_ms INTEGER NOT NULL,
-            updated_at_ms INTEGER NOT NULL,
-            blocker_key TEXT,
-            blocker_reason TEXT,
-            blocker_reports INTEGER NOT NULL DEFAULT 0 CHECK (blocker_reports >= 0),
-            blocker_reported_this_turn INTEGER NOT NULL DEFAULT 0,
-            turn_goal_tool_calls INTEGER NOT NULL DEFAULT 0,
-            turn_refused_goal_tool_calls INTEGER NOT NULL DEFAULT 0,
-            idle_continuations INTEGER NOT NULL DEFAULT 0 CHECK (idle_continuations >= 0),
-            objective_notice_pending INTEGER NOT NULL DEFAULT 0,
-            budget_notice_pending INTEGER NOT NULL DEFAULT 0,
-            continuations_issued INTEGER NOT NULL DEFAULT 0,
-            last_continuation_at_ms INTEGER,
-            CHECK (status <> 'active' OR token_budget IS NULL OR tokens_used < token_budget),
-            CHECK (status <> 'budget_limited'
-                   OR (token_budget IS NOT NULL AND tokens_used >= token_budget))
-        );
-        CREATE TABLE {GOAL_TURNS} (
-            goal_id TEXT NOT NULL,
-            turn_id TEXT NOT NULL,
-            thread_id TEXT NOT NULL,
-            seq INTEGER NOT NULL,
-            trigger TEXT NOT NULL CHECK (trigger IN ('user', 'continuation')),
-            plan_mode INTEGER NOT NULL,
-            input_tokens INTEGER,
-            cached_input_tokens INTEGER,
-            output_tokens INTEGER,
-            tokens_charged INTEGER NOT NULL CHECK (tokens_charged >= 0),
-            seconds INTEGER NOT NULL CHECK (seconds >= 0),
-            tool_calls INTEGER NOT NULL CHECK (tool_calls >= 0),
-            goal_tool_calls INTEGER NOT NULL,
-            refused_goal_tool_calls INTEGER NOT NULL,
-            error_kind TEXT CHECK (error_kind IS NULL OR error_kind IN ('usage_limit', 'other')),
-            status_after TEXT NOT NULL,
-            recorded_at_ms INTEGER NOT NULL,
-            PRIMARY KEY (goal_id, turn_id)
-        );
-        CREATE INDEX {GOAL_TURNS}_thread ON {GOAL_TURNS} (thread_id, seq);"
-    )]
+/// Where the goal tables live.
+enum Backend {
+    Sqlite(Connection),
+    #[cfg(feature = "postgres")]
+    Postgres(Box<postgres::PgGoals>),
 }
 
-/// The goal store over one SQLite file. Every method that writes runs in its own
-/// `BEGIN IMMEDIATE` transaction.
+/// The goal store. Every method that writes runs in its own transaction on the thread's goal;
+/// calls block (an async host calls them from a blocking task).
 pub struct GoalStore {
-    conn: Connection,
+    backend: Backend,
+    /// The SQLite file; empty on PostgreSQL.
     path: PathBuf,
     config: GoalConfig,
     clock: Arc<dyn Clock>,
@@ -109,6 +61,7 @@ impl std::fmt::Debug for GoalStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GoalStore")
             .field("path", &self.path)
+            .field("shared_url", &self.shared_url())
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
@@ -127,44 +80,50 @@ impl GoalStore {
     /// Opens (creating when missing) the database at `path` and brings the goal tables up to
     /// date, leaving every other table and `PRAGMA user_version` alone.
     pub fn open(path: &Path, config: GoalConfig) -> Result<GoalStore> {
-        let open_error = |error| Error::Open {
-            path: path.to_owned(),
-            error,
-        };
-        let conn = Connection::open(path).map_err(open_error)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
-        // Switching a new file to WAL needs a moment of exclusive access, and SQLite reports
-        // a concurrent opener as busy without calling the busy handler, so retry here. A file
-        // system without WAL support keeps its journal mode; the store still works.
-        let _mode: String =
-            retry_busy(|| conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)))
-                .map_err(open_error)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(open_error)?;
-        let mut store = GoalStore {
-            conn,
-            path: path.to_owned(),
+        let mut conn = sqlite::open(path)?;
+        sqlite::migrate(&mut conn)?;
+        Ok(GoalStore::new(
+            Backend::Sqlite(conn),
+            path.to_owned(),
             config,
-            clock: Arc::new(SystemClock),
-        };
-        store.migrate()?;
-        Ok(store)
+        ))
     }
 
     /// An in-memory store, for tests and hosts that keep goals for one process only.
     pub fn open_in_memory(config: GoalConfig) -> Result<GoalStore> {
-        let conn = Connection::open_in_memory().map_err(|error| Error::Open {
+        let mut conn = Connection::open_in_memory().map_err(|error| Error::Open {
             path: PathBuf::from(":memory:"),
             error,
         })?;
-        let mut store = GoalStore {
-            conn,
-            path: PathBuf::from(":memory:"),
+        sqlite::migrate(&mut conn)?;
+        Ok(GoalStore::new(
+            Backend::Sqlite(conn),
+            PathBuf::from(":memory:"),
+            config,
+        ))
+    }
+
+    /// Connects to the PostgreSQL server at `url` (`postgres://USER@HOST:PORT/DB`) and brings
+    /// the goal tables up to date: the goals every machine using that server shares. An
+    /// unreachable server is [`Error::Unreachable`]; tables written by a newer build are
+    /// [`Error::SchemaTooNew`].
+    #[cfg(feature = "postgres")]
+    pub fn connect(url: &str, options: &PgGoalOptions, config: GoalConfig) -> Result<GoalStore> {
+        let goals = postgres::PgGoals::connect(url, options)?;
+        Ok(GoalStore::new(
+            Backend::Postgres(Box::new(goals)),
+            PathBuf::new(),
+            config,
+        ))
+    }
+
+    fn new(backend: Backend, path: PathBuf, config: GoalConfig) -> GoalStore {
+        GoalStore {
+            backend,
+            path,
             config,
             clock: Arc::new(SystemClock),
-        };
-        store.migrate()?;
-        Ok(store)
+        }
     }
 
     /// The store reading time from `clock` instead of the system clock.
@@ -173,9 +132,20 @@ impl GoalStore {
         self
     }
 
-    /// Path of the database file.
+    /// Path of the SQLite database file (`:memory:` for an in-memory store); empty when the
+    /// goals live on a PostgreSQL server (see [`GoalStore::shared_url`]).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The PostgreSQL server holding the goals, as shown in messages (password redacted), or
+    /// `None` for a SQLite store.
+    pub fn shared_url(&self) -> Option<&str> {
+        match &self.backend {
+            Backend::Sqlite(_) => None,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(goals) => Some(goals.display_url()),
+        }
     }
 
     /// The configuration the store enforces.
@@ -185,53 +155,11 @@ impl GoalStore {
 
     /// The schema version of the goal tables (the `goal-steering` row of `schema_versions`).
     pub fn schema_version(&self) -> Result<i64> {
-        Ok(self.conn.query_row(
-            &format!("SELECT version FROM {SCHEMA_VERSIONS} WHERE owner = ?1"),
-            [GOAL_STEERING],
-            |row| row.get(0),
-        )?)
-    }
-
-    fn migrate(&mut self) -> Result<()> {
-        let migrations = migrations();
-        let supported = i64::try_from(migrations.len()).unwrap_or(i64::MAX);
-        // The version is read inside the write transaction, so two processes opening a fresh
-        // file at once apply each migration exactly once.
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute_batch(&format!(
-            "CREATE TABLE IF NOT EXISTS {SCHEMA_VERSIONS} (
-                owner TEXT PRIMARY KEY,
-                version INTEGER NOT NULL
-            )"
-        ))?;
-        let found: i64 = tx
-            .query_row(
-                &format!("SELECT version FROM {SCHEMA_VERSIONS} WHERE owner = ?1"),
-                [GOAL_STEERING],
-                |row| row.get(0),
-            )
-            .optional()?
-            .unwrap_or(0);
-        if found > supported {
-            return Err(Error::SchemaTooNew { found, supported });
+        match &self.backend {
+            Backend::Sqlite(conn) => sqlite::schema_version(conn),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(goals) => goals.schema_version(),
         }
-        for (index, sql) in migrations.iter().enumerate() {
-            let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
-            if version > found {
-                tx.execute_batch(sql)?;
-            }
-        }
-        tx.execute(
-            &format!(
-                "INSERT INTO {SCHEMA_VERSIONS} (owner, version) VALUES (?1, ?2)
-                 ON CONFLICT (owner) DO UPDATE SET version = excluded.version"
-            ),
-            params![GOAL_STEERING, supported.max(found)],
-        )?;
-        tx.commit()?;
-        Ok(())
     }
 
     /// The thread's goal, if it has one.
@@ -242,27 +170,31 @@ impl GoalStore {
     /// The thread's goal with the steering and audit state kept beside it.
     pub fn snapshot(&self, thread_id: &str) -> Result<Option<GoalSnapshot>> {
         validate_thread_id(thread_id)?;
-        Ok(read_row(&self.conn, thread_id)?.map(GoalRow::into_snapshot))
+        let row = match &self.backend {
+            Backend::Sqlite(conn) => sqlite::read_row(conn, thread_id)?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(goals) => goals.read_row(thread_id)?,
+        };
+        Ok(row.map(GoalRow::into_snapshot))
     }
 
     /// Every goal in the store, by thread id.
     pub fn list(&self) -> Result<Vec<ThreadGoal>> {
-        let mut statement = self.conn.prepare(&format!(
-            "SELECT {COLUMNS} FROM {THREAD_GOALS} ORDER BY thread_id"
-        ))?;
-        let rows = statement.query_map([], GoalRow::from_row)?;
-        let mut goals = Vec::new();
-        for row in rows {
-            goals.push(row?.into_snapshot().goal);
-        }
-        Ok(goals)
+        let rows = match &self.backend {
+            Backend::Sqlite(conn) => sqlite::list_rows(conn)?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(goals) => goals.list_rows()?,
+        };
+        Ok(rows.into_iter().map(|row| row.to_goal()).collect())
     }
 
-    /// Starts a write transaction that other writers wait for.
-    pub(crate) fn write(&mut self) -> Result<Transaction<'_>> {
-        Ok(self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?)
+    /// Starts a write transaction on the thread's goal that other writers of it wait for.
+    pub(crate) fn write(&mut self, thread_id: &str) -> Result<Box<dyn GoalTx + '_>> {
+        match &mut self.backend {
+            Backend::Sqlite(conn) => sqlite::begin(conn),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(goals) => goals.begin(thread_id),
+        }
     }
 
     pub(crate) fn now_ms(&self) -> i64 {
@@ -313,14 +245,7 @@ pub struct BlockerStreak {
     pub reported_this_turn: bool,
 }
 
-/// The columns of [`THREAD_GOALS`], in [`GoalRow::from_row`] order.
-const COLUMNS: &str = "thread_id, goal_id, objective, status, status_reason, token_budget, \
-    tokens_used, time_used_seconds, created_at_ms, updated_at_ms, blocker_key, blocker_reason, \
-    blocker_reports, blocker_reported_this_turn, turn_goal_tool_calls, \
-    turn_refused_goal_tool_calls, idle_continuations, objective_notice_pending, \
-    budget_notice_pending, continuations_issued, last_continuation_at_ms";
-
-/// One row of [`THREAD_GOALS`].
+/// One row of the goal table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GoalRow {
     pub(crate) thread_id: String,
@@ -371,42 +296,6 @@ impl GoalRow {
             continuations_issued: 0,
             last_continuation_at_ms: None,
         }
-    }
-
-    fn from_row(row: &Row<'_>) -> rusqlite::Result<GoalRow> {
-        let status: String = row.get(3)?;
-        let status = status_from_sql(&status).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(
-                3,
-                rusqlite::types::Type::Text,
-                format!("unknown goal status `{status}`").into(),
-            )
-        })?;
-        Ok(GoalRow {
-            thread_id: row.get(0)?,
-            goal_id: row.get(1)?,
-            objective: row.get(2)?,
-            status,
-            status_reason: row.get(4)?,
-            token_budget: row.get(5)?,
-            tokens_used: row.get(6)?,
-            time_used_seconds: row.get(7)?,
-            created_at_ms: row.get(8)?,
-            updated_at_ms: row.get(9)?,
-            audit: BlockerAuditState {
-                key: row.get(10)?,
-                reason: row.get(11)?,
-                reports: row.get(12)?,
-                reported_this_turn: row.get(13)?,
-            },
-            turn_goal_tool_calls: row.get(14)?,
-            turn_refused_goal_tool_calls: row.get(15)?,
-            idle_continuations: row.get(16)?,
-            objective_notice_pending: row.get(17)?,
-            budget_notice_pending: row.get(18)?,
-            continuations_issued: row.get(19)?,
-            last_continuation_at_ms: row.get(20)?,
-        })
     }
 
     /// Whether usage is at or above `budget` (never without one).
@@ -472,25 +361,14 @@ pub(crate) fn budget_limit_reason() -> String {
     "the token budget is spent; raise or remove the budget to continue".to_owned()
 }
 
-/// Reads the thread's goal row.
-pub(crate) fn read_row(conn: &Connection, thread_id: &str) -> Result<Option<GoalRow>> {
-    Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM {THREAD_GOALS} WHERE thread_id = ?1"),
-            [thread_id],
-            GoalRow::from_row,
-        )
-        .optional()?)
-}
-
 /// Reads the thread's goal row, or the error for a missing or stale goal.
 pub(crate) fn read_expected(
-    conn: &Connection,
+    tx: &mut dyn GoalTx,
     thread_id: &str,
     expected_goal_id: Option<&str>,
 ) -> Result<GoalRow> {
     validate_thread_id(thread_id)?;
-    let row = read_row(conn, thread_id)?.ok_or_else(|| Error::NoGoal {
+    let row = tx.read_row(thread_id)?.ok_or_else(|| Error::NoGoal {
         thread_id: thread_id.to_owned(),
     })?;
     if let Some(expected) = expected_goal_id
@@ -505,92 +383,6 @@ pub(crate) fn read_expected(
     Ok(row)
 }
 
-/// Writes every mutable column of `row` back to its goal.
-pub(crate) fn write_row(conn: &Connection, row: &GoalRow) -> Result<()> {
-    conn.execute(
-        &format!(
-            "UPDATE {THREAD_GOALS} SET objective = ?3, status = ?4, status_reason = ?5,
-                token_budget = ?6, tokens_used = ?7, time_used_seconds = ?8, updated_at_ms = ?9,
-                blocker_key = ?10, blocker_reason = ?11, blocker_reports = ?12,
-                blocker_reported_this_turn = ?13, turn_goal_tool_calls = ?14,
-                turn_refused_goal_tool_calls = ?15, idle_continuations = ?16,
-                objective_notice_pending = ?17, budget_notice_pending = ?18,
-                continuations_issued = ?19, last_continuation_at_ms = ?20
-             WHERE thread_id = ?1 AND goal_id = ?2"
-        ),
-        params![
-            row.thread_id,
-            row.goal_id,
-            row.objective,
-            status_to_sql(row.status),
-            row.status_reason,
-            row.token_budget,
-            row.tokens_used,
-            row.time_used_seconds,
-            row.updated_at_ms,
-            row.audit.key,
-            row.audit.reason,
-            row.audit.reports,
-            row.audit.reported_this_turn,
-            row.turn_goal_tool_calls,
-            row.turn_refused_goal_tool_calls,
-            row.idle_continuations,
-            row.objective_notice_pending,
-            row.budget_notice_pending,
-            row.continuations_issued,
-            row.last_continuation_at_ms,
-        ],
-    )?;
-    Ok(())
-}
-
-/// Inserts a new goal row, replacing the thread's previous goal and its turns.
-pub(crate) fn insert_row(conn: &Connection, row: &GoalRow) -> Result<()> {
-    conn.execute(
-        &format!("DELETE FROM {GOAL_TURNS} WHERE thread_id = ?1"),
-        [&row.thread_id],
-    )?;
-    conn.execute(
-        &format!("DELETE FROM {THREAD_GOALS} WHERE thread_id = ?1"),
-        [&row.thread_id],
-    )?;
-    conn.execute(
-        &format!(
-            "INSERT INTO {THREAD_GOALS} (thread_id, goal_id, objective, status, token_budget,
-                created_at_ms, updated_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-        ),
-        params![
-            row.thread_id,
-            row.goal_id,
-            row.objective,
-            status_to_sql(row.status),
-            row.token_budget,
-            row.created_at_ms,
-            row.updated_at_ms,
-        ],
-    )?;
-    Ok(())
-}
-
-/// The snake_case form a status is stored in.
-pub(crate) fn status_to_sql(status: ThreadGoalStatus) -> &'static str {
-    match status {
-        ThreadGoalStatus::Active => "active",
-        ThreadGoalStatus::Paused => "paused",
-        ThreadGoalStatus::Blocked => "blocked",
-        ThreadGoalStatus::UsageLimited => "usage_limited",
-        ThreadGoalStatus::BudgetLimited => "budget_limited",
-        ThreadGoalStatus::Complete => "complete",
-    }
-}
-
-pub(crate) fn status_from_sql(text: &str) -> Option<ThreadGoalStatus> {
-    ThreadGoalStatus::ALL
-        .into_iter()
-        .find(|status| status_to_sql(*status) == text)
-}
-
 /// A thread id: not empty, at most 256 characters, no control characters.
 pub(crate) fn validate_thread_id(thread_id: &str) -> Result<()> {
     if thread_id.trim().is_empty() {
@@ -603,22 +395,4 @@ pub(crate) fn validate_thread_id(thread_id: &str) -> Result<()> {
         return Err(Error::ThreadId("it must not contain control characters"));
     }
     Ok(())
-}
-
-/// Runs `op` again while SQLite reports the database busy or locked, up to the busy timeout.
-fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-    let deadline = Instant::now() + BUSY_TIMEOUT;
-    loop {
-        match op() {
-            Err(rusqlite::Error::SqliteFailure(error, _))
-                if matches!(
-                    error.code,
-                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                ) && Instant::now() < deadline =>
-            {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            other => return other,
-        }
-    }
 }

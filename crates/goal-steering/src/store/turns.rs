@@ -1,22 +1,19 @@
 //! Recording a turn: charging its tokens and time, closing the blocked audit's turn, the
 //! circuit breaker, and turn errors.
 //!
-//! The charge and the switch to budget-limited are one `UPDATE ... RETURNING` statement: the
+//! The charge and the switch to budget-limited are one `UPDATE ... RETURNING` statement
+//! ([`super::GoalTx::charge`]): the
 //! budget check reads the usage the same statement writes, so no interleaving of writers can
 //! leave an active goal at or above its budget (the table's `CHECK` constraint would refuse it
 //! anyway). Everything else a turn changes happens in the same transaction.
 
+use super::backend::Charge;
+use super::{GoalStore, budget_limit_reason, read_expected};
+use crate::error::{Error, Result};
+use crate::status::{SystemEvent, system_transition};
 use memory_protocol::goal::{
     GoalAccountResult, GoalTurnError, GoalTurnRecord, GoalTurnTrigger, ThreadGoalStatus,
 };
-use memory_protocol::names::tables::{GOAL_TURNS, THREAD_GOALS};
-use rusqlite::{OptionalExtension, params};
-
-use super::{
-    GoalStore, budget_limit_reason, read_expected, status_from_sql, status_to_sql, write_row,
-};
-use crate::error::{Error, Result};
-use crate::status::{SystemEvent, system_transition};
 
 /// Most tokens one turn may report (any one count, and the charge).
 pub const MAX_TURN_TOKENS: i64 = 1_000_000_000_000;
@@ -133,25 +130,14 @@ impl GoalStore {
             validate_turn_id(turn_id)?;
         }
         let now = self.now_ms();
-        let tx = self.write()?;
-        let before = read_expected(&tx, thread_id, expected_goal_id)?;
-        let seq: i64 = tx.query_row(
-            &format!("SELECT count(*) FROM {GOAL_TURNS} WHERE goal_id = ?1"),
-            [&before.goal_id],
-            |row| row.get(0),
-        )?;
+        let mut tx = self.write(thread_id)?;
+        let before = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
+        let seq = tx.turn_count(&before.goal_id)?;
         let turn_id = usage
             .turn_id
             .clone()
             .unwrap_or_else(|| format!("turn-{}", seq + 1));
-        let seen = tx
-            .query_row(
-                &format!("SELECT 1 FROM {GOAL_TURNS} WHERE goal_id = ?1 AND turn_id = ?2"),
-                params![before.goal_id, turn_id],
-                |_| Ok(()),
-            )
-            .optional()?;
-        if seen.is_some() {
+        if tx.turn_recorded(&before.goal_id, &turn_id)? {
             return Err(Error::TurnAlreadyRecorded {
                 turn_id,
                 goal_id: before.goal_id,
@@ -159,39 +145,18 @@ impl GoalStore {
         }
 
         // The charge and the budget check, in one statement.
-        let status_after_charge: String = tx.query_row(
-            &format!(
-                "UPDATE {THREAD_GOALS} SET
-                    tokens_used = min(tokens_used, 9223372036854775807 - ?3) + ?3,
-                    time_used_seconds = min(time_used_seconds, 9223372036854775807 - ?4) + ?4,
-                    status = CASE WHEN status = 'active' AND token_budget IS NOT NULL
-                        AND min(tokens_used, 9223372036854775807 - ?3) + ?3 >= token_budget
-                        THEN 'budget_limited' ELSE status END,
-                    status_reason = CASE WHEN status = 'active' AND token_budget IS NOT NULL
-                        AND min(tokens_used, 9223372036854775807 - ?3) + ?3 >= token_budget
-                        THEN ?5 ELSE status_reason END,
-                    budget_notice_pending = CASE WHEN status = 'active'
-                        AND token_budget IS NOT NULL
-                        AND min(tokens_used, 9223372036854775807 - ?3) + ?3 >= token_budget
-                        THEN 1 ELSE budget_notice_pending END,
-                    updated_at_ms = ?6
-                 WHERE thread_id = ?1 AND goal_id = ?2
-                 RETURNING status"
-            ),
-            params![
-                before.thread_id,
-                before.goal_id,
-                charge,
-                usage.seconds,
-                budget_limit_reason(),
-                now,
-            ],
-            |row| row.get(0),
-        )?;
+        let status_after_charge = tx.charge(&Charge {
+            thread_id: &before.thread_id,
+            goal_id: &before.goal_id,
+            tokens: charge,
+            seconds: usage.seconds,
+            budget_limit_reason: &budget_limit_reason(),
+            now_ms: now,
+        })?;
         let budget_limit_reached = before.status == ThreadGoalStatus::Active
-            && status_from_sql(&status_after_charge) == Some(ThreadGoalStatus::BudgetLimited);
+            && status_after_charge == ThreadGoalStatus::BudgetLimited;
 
-        let mut row = read_expected(&tx, thread_id, Some(&before.goal_id))?;
+        let mut row = read_expected(tx.as_mut(), thread_id, Some(&before.goal_id))?;
         let goal_tool_calls = row.turn_goal_tool_calls;
         let refused_goal_tool_calls = row.turn_refused_goal_tool_calls;
         row.turn_goal_tool_calls = 0;
@@ -221,7 +186,7 @@ impl GoalStore {
                 }
             }
         }
-        write_row(&tx, &row)?;
+        tx.write_row(&row)?;
 
         let (input_tokens, cached_input_tokens, output_tokens) = match usage.tokens {
             TurnTokens::Charged(_) => (None, None, None),
@@ -248,40 +213,7 @@ impl GoalStore {
             status_after: row.status,
             recorded_at: now.div_euclid(1000),
         };
-        tx.execute(
-            &format!(
-                "INSERT INTO {GOAL_TURNS} (goal_id, turn_id, thread_id, seq, trigger, plan_mode,
-                    input_tokens, cached_input_tokens, output_tokens, tokens_charged, seconds,
-                    tool_calls, goal_tool_calls, refused_goal_tool_calls, error_kind, status_after,
-                    recorded_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
-            ),
-            params![
-                turn.goal_id,
-                turn.turn_id,
-                row.thread_id,
-                seq + 1,
-                match turn.trigger {
-                    GoalTurnTrigger::User => "user",
-                    GoalTurnTrigger::Continuation => "continuation",
-                },
-                turn.plan_mode,
-                turn.input_tokens,
-                turn.cached_input_tokens,
-                turn.output_tokens,
-                turn.tokens_charged,
-                turn.seconds,
-                turn.tool_calls,
-                turn.goal_tool_calls,
-                turn.refused_goal_tool_calls,
-                turn.error.map(|error| match error {
-                    GoalTurnError::UsageLimit => "usage_limit",
-                    GoalTurnError::Other => "other",
-                }),
-                status_to_sql(turn.status_after),
-                now,
-            ],
-        )?;
+        tx.insert_turn(&row.thread_id, seq + 1, &turn, now)?;
         tx.commit()?;
         Ok(GoalAccountResult {
             goal: row.to_goal(),

@@ -1,6 +1,7 @@
 //! Integration tests of goal-steering, one module per concern, with shared helpers here.
 
 mod audit;
+mod postgres;
 mod properties;
 mod steering;
 mod store;
@@ -10,10 +11,11 @@ mod turns;
 mod user_reports;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use goal_steering::{
-    GoalConfig, GoalStore, GoalToolContext, GoalToolOutcome, ManualClock, NewGoal, TurnTokens,
-    TurnUsage,
+    GoalConfig, GoalStore, GoalToolContext, GoalToolOutcome, ManualClock, NewGoal, PgGoalOptions,
+    TurnTokens, TurnUsage,
 };
 use memory_protocol::goal::{
     GoalAccountResult, GoalToolRefusal, GoalToolResponse, GoalTurnError, GoalTurnTrigger,
@@ -24,17 +26,85 @@ use serde_json::json;
 /// The thread most tests use.
 pub(crate) const THREAD: &str = "thread-1";
 
-/// An in-memory store on a manual clock starting at 1,000 s.
+/// Names a PostgreSQL server for the tests that need one (CI starts one with
+/// `.ci/postgres.sh`); without it they are skipped, saying so on standard error.
+pub(crate) const PG_URL_VAR: &str = "AGENT_MEMORY_TEST_PG_URL";
+/// `postgres` runs every test's store on that server instead of in-memory SQLite: CI runs the
+/// suite once each way, so the two backends pass the same tests.
+pub(crate) const BACKEND_VAR: &str = "AGENT_MEMORY_GOAL_TEST_BACKEND";
+
+/// One database for one test; [`Db::open`] gives handles on it (each its own connection, as
+/// another process or machine would have).
+pub(crate) enum Db {
+    Sqlite {
+        _dir: tempfile::TempDir,
+        path: std::path::PathBuf,
+    },
+    Postgres {
+        url: String,
+        schema: String,
+    },
+}
+
+impl Db {
+    pub(crate) fn sqlite() -> Db {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(goal_steering::STATE_FILE_NAME);
+        Db::Sqlite { _dir: dir, path }
+    }
+
+    /// A schema of its own on the test server, or `None` (and a note) without one.
+    pub(crate) fn postgres() -> Option<Db> {
+        static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
+        let Ok(url) = std::env::var(PG_URL_VAR) else {
+            eprintln!("{PG_URL_VAR} is not set: the PostgreSQL goal tests are skipped");
+            return None;
+        };
+        let schema = format!(
+            "goals_{}_{}",
+            std::process::id(),
+            SCHEMAS.fetch_add(1, Ordering::SeqCst)
+        );
+        Some(Db::Postgres { url, schema })
+    }
+
+    /// SQLite, and PostgreSQL when a server is named.
+    pub(crate) fn all() -> Vec<Db> {
+        std::iter::once(Db::sqlite())
+            .chain(Db::postgres())
+            .collect()
+    }
+
+    pub(crate) fn open(&self, config: GoalConfig) -> GoalStore {
+        match self {
+            Db::Sqlite { path, .. } => GoalStore::open(path, config).unwrap(),
+            Db::Postgres { url, schema } => {
+                let options = PgGoalOptions {
+                    schema: Some(schema.clone()),
+                    ..PgGoalOptions::default()
+                };
+                GoalStore::connect(url, &options, config).unwrap()
+            }
+        }
+    }
+}
+
+/// A store on a manual clock starting at 1,000 s: in-memory SQLite, or a fresh PostgreSQL
+/// schema when [`BACKEND_VAR`] says so.
 pub(crate) fn store() -> (GoalStore, Arc<ManualClock>) {
     store_with(GoalConfig::default())
 }
 
 pub(crate) fn store_with(config: GoalConfig) -> (GoalStore, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new(1_000_000));
-    let store = GoalStore::open_in_memory(config)
-        .unwrap()
-        .with_clock(clock.clone());
-    (store, clock)
+    let store = if std::env::var(BACKEND_VAR).is_ok_and(|backend| backend == "postgres") {
+        Db::postgres()
+            .unwrap_or_else(|| panic!("{BACKEND_VAR}=postgres needs {PG_URL_VAR}"))
+            .open(config)
+    } else {
+        GoalStore::open_in_memory(config).unwrap()
+    };
+    (store.with_clock(clock.clone()), clock)
 }
 
 /// Sets `THREAD`'s goal.

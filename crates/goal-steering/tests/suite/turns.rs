@@ -3,10 +3,10 @@
 
 use std::sync::{Arc, Barrier};
 
-use goal_steering::{Error, GoalConfig, GoalStore, NewGoal, TurnTokens, TurnUsage};
+use goal_steering::{Error, GoalConfig, NewGoal, TurnTokens, TurnUsage};
 use memory_protocol::goal::{GoalTurnError, GoalTurnTrigger, ThreadGoalStatus};
 
-use super::{THREAD, continuation_turn, record, refused, set, store, update_goal, user_turn};
+use super::{Db, THREAD, continuation_turn, record, refused, set, store, update_goal, user_turn};
 
 #[test]
 fn tokens_charged_are_input_minus_cached_plus_output() {
@@ -252,43 +252,48 @@ fn stale_goal_ids_are_refused() {
 
 #[test]
 fn two_concurrent_writers_never_push_usage_past_the_budget_without_flipping_the_status() {
+    for db in Db::all() {
+        concurrent_writers_keep_the_budget(&db);
+    }
+}
+
+fn concurrent_writers_keep_the_budget(db: &Db) {
     const BUDGET: i64 = 10_000;
     const TURNS: usize = 120;
     const CHARGE: i64 = 73;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("state.sqlite");
-    let mut first = GoalStore::open(&path, GoalConfig::default()).unwrap();
+    let mut first = db.open(GoalConfig::default());
     set(&mut first, "ship it", Some(BUDGET));
     drop(first);
 
     let barrier = Arc::new(Barrier::new(2));
-    // Both writers must be spawned before either is joined, or they would not overlap.
-    #[allow(clippy::needless_collect)]
-    let writers: Vec<_> = (0..2)
-        .map(|writer| {
-            let path = path.clone();
-            let barrier = Arc::clone(&barrier);
-            std::thread::spawn(move || {
-                let mut store = GoalStore::open(&path, GoalConfig::default()).unwrap();
-                barrier.wait();
-                (0..TURNS)
-                    .map(|turn| {
-                        let usage = TurnUsage {
-                            turn_id: Some(format!("w{writer}-{turn}")),
-                            ..continuation_turn(CHARGE, 1)
-                        };
-                        store.record_turn(THREAD, None, &usage).unwrap()
-                    })
-                    .collect::<Vec<_>>()
+    let results: Vec<_> = std::thread::scope(|scope| {
+        // Both writers must be spawned before either is joined, or they would not overlap.
+        #[allow(clippy::needless_collect)]
+        let writers: Vec<_> = (0..2)
+            .map(|writer| {
+                let barrier = Arc::clone(&barrier);
+                scope.spawn(move || {
+                    let mut store = db.open(GoalConfig::default());
+                    barrier.wait();
+                    (0..TURNS)
+                        .map(|turn| {
+                            let usage = TurnUsage {
+                                turn_id: Some(format!("w{writer}-{turn}")),
+                                ..continuation_turn(CHARGE, 1)
+                            };
+                            store.record_turn(THREAD, None, &usage).unwrap()
+                        })
+                        .collect::<Vec<_>>()
+                })
             })
-        })
-        .collect();
-    let results: Vec<_> = writers
-        .into_iter()
-        .flat_map(|writer| writer.join().unwrap())
-        .collect();
+            .collect();
+        writers
+            .into_iter()
+            .flat_map(|writer| writer.join().unwrap())
+            .collect()
+    });
 
-    let store = GoalStore::open(&path, GoalConfig::default()).unwrap();
+    let store = db.open(GoalConfig::default());
     let goal = store.get(THREAD).unwrap().unwrap();
     // No charge was lost.
     assert_eq!(goal.tokens_used, CHARGE * 2 * TURNS as i64);

@@ -17,7 +17,7 @@ use memory_protocol::introspect::{
     MemoryFailureCode, MemoryListRequest, MemoryMode, MemoryNoteRequest, MemoryReadRequest,
     MemorySearchRequest, MemoryToolFailure,
 };
-use memory_protocol::tools::{NoArgs, ToolDefinition, memory_tools};
+use memory_protocol::tools::{MEMORY_NOTE_TOOL, NoArgs, ToolDefinition, memory_tools};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -58,7 +58,7 @@ impl Introspector {
         let writable = self.config().effective_mode() == MemoryMode::Writable;
         memory_tools()
             .into_iter()
-            .filter(|tool| writable || tool.name != "memory_note")
+            .filter(|tool| writable || tool.name != MEMORY_NOTE_TOOL)
             .collect()
     }
 
@@ -83,7 +83,7 @@ impl Introspector {
             "memory_search" => ToolOutcome::from_result(
                 parse::<MemorySearchRequest>(arguments).and_then(|request| self.search(&request)),
             ),
-            "memory_note" => ToolOutcome::from_result(
+            MEMORY_NOTE_TOOL => ToolOutcome::from_result(
                 parse::<MemoryNoteRequest>(arguments).and_then(|request| self.note(&request)),
             ),
             _ => return None,

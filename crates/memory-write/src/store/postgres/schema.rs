@@ -6,17 +6,13 @@
 //! fresh database at once apply each exactly once, and a failed migration leaves nothing
 //! half-applied.
 
-use memory_protocol::names::schema_owners;
 use memory_protocol::names::tables::{
     MEMORY_ROOT_REVISIONS, PHASE_TWO_BASELINE, PHASE_TWO_LEASE, ROLLOUT_CONTENTS, SCHEMA_VERSIONS,
     SHARED_NOTES, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
 };
+use memory_protocol::names::{postgres_locks, schema_owners};
 
 use crate::error::{Error, Result};
-
-/// Key of the advisory lock every migrating process takes (any fixed number; this one spells
-/// "agentmem" in ASCII).
-const MIGRATION_LOCK: i64 = 0x6167_656e_746d_656d;
 
 /// One migration per version; index `i` brings the schema to version `i + 1`. Version 1 is
 /// the SQLite schema at its version 3 (lease owners, git branches, the phase-2 baseline).
@@ -147,8 +143,11 @@ pub(super) async fn migrate(client: &mut deadpool_postgres::Client) -> Result<()
     let migrations = migrations();
     let supported = supported_version();
     let tx = client.transaction().await?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-        .await?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&postgres_locks::MIGRATION],
+    )
+    .await?;
     tx.batch_execute(&format!(
         "CREATE TABLE IF NOT EXISTS {SCHEMA_VERSIONS} (
             owner TEXT PRIMARY KEY,

@@ -1,0 +1,96 @@
+//! What the goal store needs from a database, so one body of goal logic runs on SQLite and on
+//! PostgreSQL alike.
+//!
+//! Every write is one [`GoalTx`]: it is opened for one thread, and no other writer of that
+//! thread's goal runs until it commits or is dropped (dropping rolls back). SQLite gets that
+//! from `BEGIN IMMEDIATE` (one writer for the whole file); PostgreSQL from a transaction-scoped
+//! advisory lock on the thread. The logic reads the goal row, decides in Rust, and writes it
+//! back, so both backends make the same decisions from the same rows.
+
+use memory_protocol::goal::{GoalTurnRecord, ThreadGoalStatus};
+
+use super::GoalRow;
+use crate::error::Result;
+
+/// A turn's charge, applied by [`GoalTx::charge`] in one statement.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Charge<'a> {
+    pub(crate) thread_id: &'a str,
+    pub(crate) goal_id: &'a str,
+    pub(crate) tokens: i64,
+    pub(crate) seconds: i64,
+    pub(crate) budget_limit_reason: &'a str,
+    pub(crate) now_ms: i64,
+}
+
+/// One write transaction on one thread's goal.
+pub(crate) trait GoalTx {
+    /// The thread's goal row.
+    fn read_row(&mut self, thread_id: &str) -> Result<Option<GoalRow>>;
+    /// Writes every mutable column of `row` back to its goal.
+    fn write_row(&mut self, row: &GoalRow) -> Result<()>;
+    /// Inserts a new goal row, replacing the thread's previous goal and its turns.
+    fn insert_row(&mut self, row: &GoalRow) -> Result<()>;
+    /// Removes the goal and its turn records.
+    fn delete_goal(&mut self, goal_id: &str) -> Result<()>;
+    /// How many turns are recorded for the goal.
+    fn turn_count(&mut self, goal_id: &str) -> Result<i64>;
+    /// Whether the turn is already recorded for the goal.
+    fn turn_recorded(&mut self, goal_id: &str, turn_id: &str) -> Result<bool>;
+    /// Adds a turn's tokens and seconds and, when an active goal reaches its budget, switches
+    /// it to budget-limited, in one statement that reads the usage it writes (no interleaving
+    /// can leave an active goal at or above its budget). Returns the status after it.
+    fn charge(&mut self, charge: &Charge<'_>) -> Result<ThreadGoalStatus>;
+    /// Records a turn as the goal's `seq`-th.
+    fn insert_turn(
+        &mut self,
+        thread_id: &str,
+        seq: i64,
+        turn: &GoalTurnRecord,
+        recorded_at_ms: i64,
+    ) -> Result<()>;
+    /// Makes the transaction's writes visible to everyone.
+    fn commit(self: Box<Self>) -> Result<()>;
+}
+
+/// The SQL spelling of a status, shared by both backends.
+pub(crate) fn status_to_sql(status: ThreadGoalStatus) -> &'static str {
+    match status {
+        ThreadGoalStatus::Active => "active",
+        ThreadGoalStatus::Paused => "paused",
+        ThreadGoalStatus::Blocked => "blocked",
+        ThreadGoalStatus::UsageLimited => "usage_limited",
+        ThreadGoalStatus::BudgetLimited => "budget_limited",
+        ThreadGoalStatus::Complete => "complete",
+    }
+}
+
+/// The status a stored spelling names.
+pub(crate) fn status_from_sql(text: &str) -> Option<ThreadGoalStatus> {
+    ThreadGoalStatus::ALL
+        .into_iter()
+        .find(|status| status_to_sql(*status) == text)
+}
+
+/// The columns of the goal table, in [`GoalRow`] field order (both backends read them so).
+pub(crate) const COLUMNS: &str = "thread_id, goal_id, objective, status, status_reason, \
+    token_budget, tokens_used, time_used_seconds, created_at_ms, updated_at_ms, blocker_key, \
+    blocker_reason, blocker_reports, blocker_reported_this_turn, turn_goal_tool_calls, \
+    turn_refused_goal_tool_calls, idle_continuations, objective_notice_pending, \
+    budget_notice_pending, continuations_issued, last_continuation_at_ms";
+
+/// The stored spelling of a turn's trigger.
+pub(crate) fn trigger_to_sql(trigger: memory_protocol::goal::GoalTurnTrigger) -> &'static str {
+    match trigger {
+        memory_protocol::goal::GoalTurnTrigger::User => "user",
+        memory_protocol::goal::GoalTurnTrigger::Continuation => "continuation",
+    }
+}
+
+/// The stored spelling of a turn's error.
+pub(crate) fn turn_error_to_sql(error: memory_protocol::goal::GoalTurnError) -> &'static str {
+    match error {
+        memory_protocol::goal::GoalTurnError::UsageLimit => "usage_limit",
+        memory_protocol::goal::GoalTurnError::Other => "other",
+    }
+}
