@@ -6,19 +6,25 @@
 //! its `raw_memories.md` block, and what only it supported in `MEMORY.md` and
 //! `memory_summary.md`). `forget --all` resets everything: every stored memory and job, the
 //! consolidation state, and the memory root's files, after a prompt or `--yes`.
+//!
+//! On a shared store (`--store`, `AGENT_MEMORY_STORE` or `[store] url`) both act on the store:
+//! a forgotten thread leaves the files the consolidation publishes for every machine, and
+//! `--all` also drops the published memory roots and the fleet's notes.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
+use agent_memory::goals::STATE_FILE_NAME;
 use agent_memory::models::DEFAULT_MODEL_SPEC;
+use agent_memory::sanitize::redact_secrets;
 use agent_memory::write::phase_two::{PhaseTwoOptions, run_phase_two};
 use agent_memory::write::store::{ThreadMatch, now_unix};
-use agent_memory::write::{AsyncStateStore, StateStore};
 use anyhow::{Context, bail};
 
 use super::codex::RootArgs;
 use super::exit::{print_safe, report_error};
 use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
+use super::store::StoreArgs;
 
 /// Arguments of `agent-memory forget`.
 #[derive(Debug, clap::Args)]
@@ -36,6 +42,8 @@ pub(crate) struct ForgetArgs {
     common: CommonArgs,
     #[command(flatten)]
     root: RootArgs,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 pub(crate) fn run(args: ForgetArgs) -> ExitCode {
@@ -48,18 +56,28 @@ pub(crate) fn run(args: ForgetArgs) -> ExitCode {
 fn execute(args: &ForgetArgs) -> anyhow::Result<()> {
     let home = resolve_home(args.common.home.as_deref())?;
     let root = args.root.memory_root(&home)?;
-    let mut store = StateStore::open_home(&home)?;
+    let loaded = load_config(args.common.config.as_deref(), &home)?;
+    let selection = args.store.selection(&loaded.store);
+    let runtime = runtime()?;
+    let store = super::store::open(&runtime, &home, &selection)?;
     if args.all {
+        let state = match &selection.url {
+            // A password in the URL is not printed.
+            Some(url) => format!(
+                "the shared store {} (every machine's memory, published files and notes)",
+                redact_secrets(url)
+            ),
+            None => home.join(STATE_FILE_NAME).display().to_string(),
+        };
         if !args.yes
             && !confirm(&format!(
-                "Forget every memory: empty {} and reset the extraction state in {}?",
+                "Forget every memory: empty {} and reset the extraction state in {state}?",
                 root.dir().display(),
-                store.path().display()
             ))?
         {
             bail!("nothing forgotten");
         }
-        let reset = store.reset_memories()?;
+        let reset = runtime.block_on(store.reset_memories())?;
         let removed = root.clear()?;
         print_safe(&format!(
             "forgot everything: {} stored memories, {} jobs, {} entries of {}; the next run \
@@ -69,10 +87,16 @@ fn execute(args: &ForgetArgs) -> anyhow::Result<()> {
             removed,
             root.dir().display()
         ));
+        if selection.url.is_some() {
+            print_safe(
+                "other machines keep their copies of the memory files until the next \
+                 consolidation replaces them\n",
+            );
+        }
         return Ok(());
     }
     let reference = args.thread.as_deref().unwrap_or_default();
-    let thread_id = match store.resolve_thread(reference)? {
+    let thread_id = match runtime.block_on(store.resolve_thread(reference))? {
         ThreadMatch::One(id) => id,
         ThreadMatch::None => bail!("no known session matches `{reference}`"),
         ThreadMatch::Ambiguous(ids) => bail!(
@@ -80,7 +104,7 @@ fn execute(args: &ForgetArgs) -> anyhow::Result<()> {
             ids.join(", ")
         ),
     };
-    let report = store.forget_thread(&thread_id, now_unix())?;
+    let report = runtime.block_on(store.forget_thread(&thread_id, now_unix()))?;
     if !report.output_deleted && !report.was_consolidated {
         print_safe(&format!(
             "{thread_id} had no memory; later runs will not extract it\n"
@@ -88,7 +112,6 @@ fn execute(args: &ForgetArgs) -> anyhow::Result<()> {
         return Ok(());
     }
 
-    let loaded = load_config(args.common.config.as_deref(), &home)?;
     let config = &loaded.memories;
     let spec = args
         .common
@@ -96,15 +119,19 @@ fn execute(args: &ForgetArgs) -> anyhow::Result<()> {
         .clone()
         .or_else(|| config.consolidation_model.clone())
         .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
-    let runtime = runtime()?;
     let model = build(&runtime, &spec, &args.common.model_options(&loaded.model))?.client;
-    let store = AsyncStateStore::new(store);
     let options = PhaseTwoOptions {
         force: true,
         ..PhaseTwoOptions::from_config(config)
     };
+    // On a shared store the pass publishes the files without the thread for every machine.
     let pass = runtime
-        .block_on(run_phase_two(&store, &root, model.as_ref(), &options))
+        .block_on(run_phase_two(
+            store.as_ref(),
+            &root,
+            model.as_ref(),
+            &options,
+        ))
         .context("the memory was forgotten, but consolidating the memory files failed")?;
     print_safe(&format!("forgot {thread_id}\n"));
     print_safe(&super::consolidate::summary_text(&pass, &model.name()));

@@ -409,3 +409,93 @@ fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
     assert_eq!(report["recorded"], 2, "{report}");
     assert!(!sandbox.path().join("state.sqlite").exists());
 }
+
+/// Forgetting on a shared store: a session forgotten from the sandbox leaves the memory files
+/// the laptop reads next; `forget --all` there resets the fleet, and the next run extracts
+/// every session again.
+#[test]
+fn forget_on_one_machine_reaches_the_fleets_memory() {
+    let Some(server) = pg_server() else {
+        return;
+    };
+    let url = fresh_database(&server, "cli_fleet_forget");
+    let (laptop, sandbox) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ok = |output: Output| -> String {
+        assert!(
+            output.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let examples = examples().to_string_lossy().into_owned();
+    let forgotten = "019a5210-33c8-7e10-a4d1-92b7f0c4d002";
+    ok(agent_memory(
+        laptop.path(),
+        &["run", "--store", &url, "--machine-id", "laptop", &examples],
+    ));
+    let memory = |home: &Path| std::fs::read_to_string(home.join("memories/MEMORY.md")).unwrap();
+    assert!(memory(laptop.path()).contains(forgotten));
+
+    let said = ok(agent_memory(
+        sandbox.path(),
+        &[
+            "forget",
+            "019a5210",
+            "--store",
+            &url,
+            "--machine-id",
+            "sandbox",
+        ],
+    ));
+    assert!(said.contains(&format!("forgot {forgotten}")), "{said}");
+    // The laptop's next read syncs the files the sandbox's consolidation published.
+    ok(agent_memory(
+        laptop.path(),
+        &[
+            "read",
+            "MEMORY.md",
+            "--store",
+            &url,
+            "--machine-id",
+            "laptop",
+        ],
+    ));
+    assert!(!memory(laptop.path()).contains(forgotten));
+    assert!(memory(laptop.path()).contains("019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001"));
+
+    let said = ok(agent_memory(
+        sandbox.path(),
+        &[
+            "forget",
+            "--all",
+            "--yes",
+            "--store",
+            &url,
+            "--machine-id",
+            "sandbox",
+        ],
+    ));
+    assert!(
+        said.contains("forgot everything: 3 stored memories"),
+        "{said}"
+    );
+    assert!(said.contains("other machines keep their copies"), "{said}");
+    let rerun = ok(agent_memory(
+        laptop.path(),
+        &[
+            "run",
+            "--json",
+            "--store",
+            &url,
+            "--machine-id",
+            "laptop",
+            &examples,
+        ],
+    ));
+    let rerun: Value = serde_json::from_str(&rerun).unwrap();
+    // Every session but the forgotten one is extracted again.
+    assert_eq!(rerun["succeeded"], 3, "{rerun}");
+    assert!(!memory(laptop.path()).contains(forgotten));
+}

@@ -17,9 +17,10 @@ use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 
 use super::{
-    AsyncStateStore, BaselineEntry, ClaimParams, ClaimedJob, KnownFile, MemoryMode, PhaseTwoClaim,
-    PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
-    StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
+    AsyncStateStore, BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, KnownFile, MemoryMode,
+    PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess,
+    ReleasedLeases, ResetReport, StoredRollout, ThreadMatch, ThreadRecord, ThreadRegistration,
+    UpsertCounts,
 };
 use crate::error::Result;
 use crate::shared_root::{RootFile, RootRevision};
@@ -164,6 +165,17 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     async fn share_notes(&self, notes: &[RootFile], now: i64) -> Result<()>;
     /// Every note kept for the fleet, by path. A local store has none.
     async fn shared_notes(&self) -> Result<Vec<RootFile>>;
+    /// Finds the thread a reference names: its full id, a prefix of at least four characters
+    /// of exactly one id, or its rollout file's path.
+    async fn resolve_thread(&self, reference: &str) -> Result<ThreadMatch>;
+    /// Forgets one thread: deletes its stage-one output and job and disables its memory, so
+    /// no later run extracts it again. When its memory was in the last consolidation, phase 2
+    /// gets new input (the next pass removes it).
+    async fn forget_thread(&self, thread_id: &str, now: i64) -> Result<ForgetReport>;
+    /// Resets every memory: every stage-one output and job, the consolidation baseline and
+    /// lease and, on a shared store, the published memory roots and the fleet's notes. Threads
+    /// stay known with their memory modes, so the next run extracts the enabled ones again.
+    async fn reset_memories(&self) -> Result<ResetReport>;
 }
 
 /// A store chosen at run time (SQLite or PostgreSQL) is used through this.
@@ -415,6 +427,20 @@ impl WriteStore for AsyncStateStore {
         on_sqlite!(self, |s| s.record_memory_usage(&ids, now))
     }
 
+    async fn resolve_thread(&self, reference: &str) -> Result<ThreadMatch> {
+        let reference = reference.to_owned();
+        on_sqlite!(self, |s| s.resolve_thread(&reference))
+    }
+
+    async fn forget_thread(&self, thread_id: &str, now: i64) -> Result<ForgetReport> {
+        let thread_id = thread_id.to_owned();
+        on_sqlite!(self, |s| s.forget_thread(&thread_id, now))
+    }
+
+    async fn reset_memories(&self) -> Result<ResetReport> {
+        on_sqlite!(self, |s| s.reset_memories())
+    }
+
     async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>> {
         // One machine: the files on disk are the root.
         let _ = known;
@@ -592,6 +618,15 @@ impl<T: WriteStore + ?Sized> WriteStore for Arc<T> {
     }
     async fn record_memory_usage(&self, thread_ids: &[String], now: i64) -> Result<usize> {
         (**self).record_memory_usage(thread_ids, now).await
+    }
+    async fn resolve_thread(&self, reference: &str) -> Result<ThreadMatch> {
+        (**self).resolve_thread(reference).await
+    }
+    async fn forget_thread(&self, thread_id: &str, now: i64) -> Result<ForgetReport> {
+        (**self).forget_thread(thread_id, now).await
+    }
+    async fn reset_memories(&self) -> Result<ResetReport> {
+        (**self).reset_memories().await
     }
     async fn latest_memory_root(&self, known: Option<i64>) -> Result<Option<RootRevision>> {
         (**self).latest_memory_root(known).await

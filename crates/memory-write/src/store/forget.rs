@@ -10,7 +10,7 @@ use super::threads::MemoryMode;
 use crate::error::Result;
 
 /// Shortest thread-id prefix accepted as a reference.
-const MIN_PREFIX_CHARS: usize = 4;
+pub(super) const MIN_PREFIX_CHARS: usize = 4;
 
 /// What a thread reference (an id, an id prefix or a rollout path) names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,17 @@ pub enum ThreadMatch {
     None,
     /// Several threads; the reference needs more characters.
     Ambiguous(Vec<String>),
+}
+
+impl ThreadMatch {
+    /// What the ids a prefix matched (at most a few) name.
+    pub(super) fn from_prefix_matches(ids: Vec<String>) -> ThreadMatch {
+        match ids.as_slice() {
+            [] => ThreadMatch::None,
+            [one] => ThreadMatch::One(one.clone()),
+            _ => ThreadMatch::Ambiguous(ids),
+        }
+    }
 }
 
 /// What forgetting one thread removed.
@@ -66,11 +77,7 @@ impl StateStore {
         let ids: Vec<String> = statement
             .query_map([reference], |row| row.get(0))?
             .collect::<rusqlite::Result<_>>()?;
-        Ok(match ids.as_slice() {
-            [] => ThreadMatch::None,
-            [one] => ThreadMatch::One(one.clone()),
-            _ => ThreadMatch::Ambiguous(ids),
-        })
+        Ok(ThreadMatch::from_prefix_matches(ids))
     }
 
     /// Forgets one thread: deletes its stage-one output and job and disables its memory, so

@@ -17,6 +17,7 @@
 //! Lease owners are recorded as in SQLite: the dead-owner shortcut applies to owners on the
 //! same host; other hosts' leases expire.
 
+mod forget;
 mod phase_two;
 mod schema;
 mod shared_root;

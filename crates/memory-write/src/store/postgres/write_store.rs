@@ -10,9 +10,10 @@ use super::{PgStore, schema};
 use crate::error::Result;
 use crate::shared_root::{RootFile, RootRevision};
 use crate::store::{
-    BaselineEntry, ClaimParams, ClaimedJob, KnownFile, MemoryMode, PhaseTwoClaim,
+    BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, KnownFile, MemoryMode, PhaseTwoClaim,
     PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
-    StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
+    ResetReport, StoredRollout, ThreadMatch, ThreadRecord, ThreadRegistration, UpsertCounts,
+    WriteStore,
 };
 
 #[async_trait::async_trait]
@@ -215,5 +216,17 @@ impl WriteStore for PgStore {
 
     async fn shared_notes(&self) -> Result<Vec<RootFile>> {
         self.pg_shared_notes().await
+    }
+
+    async fn resolve_thread(&self, reference: &str) -> Result<ThreadMatch> {
+        self.pg_resolve_thread(reference).await
+    }
+
+    async fn forget_thread(&self, thread_id: &str, now: i64) -> Result<ForgetReport> {
+        self.pg_forget_thread(thread_id, now).await
+    }
+
+    async fn reset_memories(&self) -> Result<ResetReport> {
+        self.pg_reset_memories().await
     }
 }

@@ -6,6 +6,7 @@
 //! parallel on one database. Without the variable the PostgreSQL half is skipped, and the run
 //! says so on standard error (uncaptured, so it shows even when the tests pass).
 
+mod forget;
 mod phase_two;
 mod postgres_errors;
 mod shared_store;
