@@ -302,8 +302,8 @@ impl PgStore {
         if !finish_owned(&tx, job, now).await? {
             return Ok(false);
         }
-        tx.execute(
-            &format!(
+        let store_output = tx
+            .prepare_cached(&format!(
                 "INSERT INTO {STAGE_ONE_OUTPUTS} AS o (thread_id, raw_memory, rollout_summary,
                     rollout_slug, source_updated_at, generated_at)
                  VALUES ($1, $2, $3, $4, $5, $6)
@@ -314,7 +314,10 @@ impl PgStore {
                     source_updated_at = excluded.source_updated_at,
                     generated_at = excluded.generated_at
                  WHERE excluded.source_updated_at >= o.source_updated_at"
-            ),
+            ))
+            .await?;
+        tx.execute(
+            &store_output,
             &[
                 &job.thread_id,
                 &output.raw_memory,
@@ -495,16 +498,15 @@ async fn reclaim_gone_jobs(
     now: i64,
 ) -> Result<usize> {
     let me = &store.owner;
-    let held = tx
-        .query(
-            &format!(
-                "SELECT thread_id, owner_token, owner_pid, owner_started FROM {STAGE_ONE_JOBS}
-                 WHERE status = 'running' AND lease_expires_at > $1 AND owner_host = $2
-                    AND owner_pid IS NOT NULL AND owner_token IS NOT NULL"
-            ),
-            &[&now, &me.host],
-        )
+    // Every claim asks: a cached statement saves a round trip to the server each time.
+    let held_here = tx
+        .prepare_cached(&format!(
+            "SELECT thread_id, owner_token, owner_pid, owner_started FROM {STAGE_ONE_JOBS}
+             WHERE status = 'running' AND lease_expires_at > $1 AND owner_host = $2
+                AND owner_pid IS NOT NULL AND owner_token IS NOT NULL"
+        ))
         .await?;
+    let held = tx.query(&held_here, &[&now, &me.host]).await?;
     let mut reclaimed = 0;
     for row in held {
         let pid = u32::try_from(row.get::<_, i64>(2)).unwrap_or(u32::MAX);
@@ -539,39 +541,58 @@ async fn finish_owned(
     // Thread row first, job row second: the order a claim takes them in, so a finishing
     // worker and a claimer holding the thread can never wait on each other. The claim's
     // partial index leaves the thread until its rollout changes.
-    tx.execute(
-        &format!(
+    let done_thread = tx
+        .prepare_cached(&format!(
             "UPDATE {THREADS} SET done_watermark = GREATEST(done_watermark, $2) WHERE id = $1"
-        ),
-        &[&job.thread_id, &job.input_watermark],
-    )
-    .await?;
+        ))
+        .await?;
+    tx.execute(&done_thread, &[&job.thread_id, &job.input_watermark])
+        .await?;
+    let done_job = tx
+        .prepare_cached(&format!(
+            "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
+                lease_expires_at = NULL, attempts = 0, retry_after_at = NULL,
+                last_error = NULL, last_success_watermark = input_watermark, finished_at = $3
+             WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
+        ))
+        .await?;
     let changed = tx
-        .execute(
-            &format!(
-                "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
-                    lease_expires_at = NULL, attempts = 0, retry_after_at = NULL,
-                    last_error = NULL, last_success_watermark = input_watermark, finished_at = $3
-                 WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
-            ),
-            &[&job.thread_id, &job.owner_token, &now],
-        )
+        .execute(&done_job, &[&job.thread_id, &job.owner_token, &now])
         .await?;
     Ok(changed > 0)
 }
 
 /// Tells phase 2 there is new input (see the SQLite store's `signal_phase_two`).
+///
+/// Raising the watermark locks the one lease row until commit, so every finishing worker in
+/// the fleet would queue on it, one commit (one WAL flush) at a time. Most find phase 2
+/// already due, not running, and its watermark at or past theirs, where raising it again
+/// changes nothing; they only take a
+/// key-share lock on the row, which finishers share and a phase-2 claim's `FOR UPDATE` waits
+/// for, so a claim that follows still sees this output. While phase 2 runs, or once it has
+/// caught up, the watermark is raised as before, so a running pass sees new input.
 pub(super) async fn signal_phase_two(
     tx: &deadpool_postgres::Transaction<'_>,
     watermark: i64,
 ) -> Result<()> {
-    tx.execute(
-        &format!(
+    let already_due = tx
+        .prepare_cached(&format!(
+            "SELECT 1 FROM {PHASE_TWO_LEASE}
+             WHERE id = 1 AND status <> 'running'
+                AND input_watermark > COALESCE(last_success_watermark, -1)
+                AND input_watermark >= $1
+             FOR KEY SHARE"
+        ))
+        .await?;
+    if tx.query_opt(&already_due, &[&watermark]).await?.is_some() {
+        return Ok(());
+    }
+    let raise = tx
+        .prepare_cached(&format!(
             "UPDATE {PHASE_TWO_LEASE} SET input_watermark = GREATEST(input_watermark + 1, $1)
              WHERE id = 1"
-        ),
-        &[&watermark],
-    )
-    .await?;
+        ))
+        .await?;
+    tx.execute(&raise, &[&watermark]).await?;
     Ok(())
 }

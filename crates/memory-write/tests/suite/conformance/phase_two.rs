@@ -309,3 +309,85 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
         assert_eq!(left, ["c", "d"], "{name}");
     }
 }
+
+/// Workers finish jobs while consolidations claim and complete over and over: when the last
+/// pass leaves phase 2 with nothing due, that pass saw every output. A finisher that found
+/// phase 2 already due skips raising its watermark; this holds it to never doing so in a way
+/// a racing claim could miss.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_output_is_missed_by_a_consolidation_racing_the_finishers() {
+    const THREADS: usize = 120;
+    for backend in backends("race") {
+        let store = backend.open().await;
+        let name = backend.name();
+        let rows: Vec<_> = (0..THREADS)
+            .map(|i| thread(&format!("t{i:03}"), NOW - 10 * HOUR - i as i64, "f"))
+            .collect();
+        register(&*store, &rows, NOW).await;
+        let mut finishers = Vec::new();
+        for _ in 0..4 {
+            let store = backend.open().await;
+            finishers.push(tokio::spawn(async move {
+                while let Some(job) = store
+                    .claim_next_stage_one_job(&params(), NOW)
+                    .await
+                    .unwrap()
+                {
+                    let text = job.thread_id.clone();
+                    assert!(
+                        store
+                            .mark_stage_one_succeeded(&job, &output(&text), NOW)
+                            .await
+                            .unwrap()
+                    );
+                }
+            }));
+        }
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let consolidator = async {
+            let store = backend.open().await;
+            let mut last_seen = 0;
+            let mut tick = 0;
+            loop {
+                let finished = done.load(std::sync::atomic::Ordering::SeqCst);
+                let state = store.phase_two_state().await.unwrap();
+                if state.input_watermark <= state.last_success_watermark.unwrap_or(-1) {
+                    // Nothing due: done once the finishers are, else look again shortly.
+                    if finished {
+                        return last_seen;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                    continue;
+                }
+                tick += 1;
+                let params = PhaseTwoClaimParams {
+                    cooldown_seconds: 0,
+                    ..claim_params(NOW + tick)
+                };
+                let PhaseTwoClaim::Claimed(lease) = store.claim_phase_two(params).await.unwrap()
+                else {
+                    continue;
+                };
+                let seen = store.stage_one_outputs().await.unwrap().len();
+                let success = PhaseTwoSuccess {
+                    now: NOW + tick,
+                    input_hash: "h",
+                    selected: &[],
+                    root: &[],
+                };
+                assert!(store.complete_phase_two(&lease, &success).await.unwrap());
+                last_seen = seen;
+            }
+        };
+        let finishing = async {
+            for finisher in finishers {
+                finisher.await.unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        };
+        let ((), last_seen) = tokio::join!(finishing, consolidator);
+        // Phase 2 has nothing due (the consolidator stopped there), so the last pass must
+        // have consolidated every output.
+        assert_eq!(last_seen, THREADS, "{name}: the last pass missed outputs");
+    }
+}
