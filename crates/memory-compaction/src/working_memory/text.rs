@@ -8,14 +8,18 @@ use memory_sanitize::{CjkEstimate, TokenCounter};
 /// The items of a body, in order: every non-blank line that is not a heading (`#...`), without
 /// its bullet marker (`-`, `*`, `1.`, `2)` followed by whitespace). A plain line is an item too.
 pub fn items(body: &str) -> impl Iterator<Item = &str> {
-    lines(body).filter_map(|line| {
-        let line = trim(line);
-        if line.is_empty() || line.starts_with('#') {
-            return None;
-        }
-        let item = trim(strip_marker(line));
-        (!item.is_empty()).then_some(item)
-    })
+    lines(body).filter_map(item_of_line)
+}
+
+/// The item of one line of a body, if it is one (see [`items`]).
+fn item_of_line(line: &str) -> Option<&str> {
+    let line = trim(line);
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    // A marker needs whitespace after it, and `line` ends in none: what is left after
+    // a marker and its whitespace is already trimmed, and never empty.
+    Some(strip_marker(line))
 }
 
 /// True for the ASCII characters `char::is_whitespace` accepts.
@@ -85,8 +89,23 @@ pub fn strip_marker(line: &str) -> &str {
         _ => return line,
     };
     match line.get(after..) {
-        Some(rest) if rest.starts_with(char::is_whitespace) => rest.trim_start(),
+        Some(rest) if rest.starts_with(char::is_whitespace) => trim_start(rest),
         _ => line,
+    }
+}
+
+/// `text.trim_start()`, with ASCII whitespace skipped byte by byte (see [`trim`]).
+fn trim_start(text: &str) -> &str {
+    let start = text
+        .as_bytes()
+        .iter()
+        .position(|byte| !is_ascii_space(*byte))
+        .unwrap_or(text.len());
+    let rest = text.get(start..).unwrap_or_default();
+    if rest.as_bytes().first().is_some_and(|byte| !byte.is_ascii()) {
+        rest.trim_start()
+    } else {
+        rest
     }
 }
 
@@ -237,6 +256,32 @@ mod tests {
         #[test]
         fn trim_is_str_trim(text in "[ \t\n\x0b\x0c\ra\u{a0}\u{2003}\u{3000}é]{0,12}") {
             proptest::prop_assert_eq!(trim(&text), text.trim());
+        }
+
+        #[test]
+        fn trim_start_is_str_trim_start(text in "[ \t\n\x0b\x0c\ra\u{a0}\u{2003}\u{3000}é]{0,12}") {
+            proptest::prop_assert_eq!(trim_start(&text), text.trim_start());
+        }
+
+        /// Items as first defined: each line trimmed, marker stripped, trimmed again.
+        #[test]
+        fn items_follow_their_definition(body in "[- *#1.)\n \ta\u{a0}\u{2003}é]{0,40}") {
+            let expected: Vec<&str> = body
+                .split('\n')
+                .filter_map(|line| {
+                    let line = line.trim();
+                    if line.is_empty() || line.starts_with('#') {
+                        return None;
+                    }
+                    let marker_free = match line.as_bytes().first() {
+                        Some(b'-' | b'*' | b'+' | b'0'..=b'9') => strip_marker(line),
+                        _ => line,
+                    };
+                    let item = marker_free.trim();
+                    (!item.is_empty()).then_some(item)
+                })
+                .collect();
+            proptest::prop_assert_eq!(items(&body).collect::<Vec<_>>(), expected);
         }
     }
 
