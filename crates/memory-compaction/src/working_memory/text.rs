@@ -170,7 +170,7 @@ const STATUS_TAGS: [&str; 4] = [
 
 /// An item without the status tags it starts with.
 pub fn strip_status_tags(item: &str) -> &str {
-    let mut rest = item.trim_start();
+    let mut rest = trim_start(item);
     loop {
         if !rest.starts_with('[') {
             return rest;
@@ -187,6 +187,11 @@ pub fn strip_status_tags(item: &str) -> &str {
 
 /// True when the item starts with `tag` (among its leading status tags), in any case.
 pub fn has_status_tag(item: &str, tag: &str) -> bool {
+    // An item that starts with a letter has no marker, space or tag before its text (every
+    // status tag starts with `[`).
+    if tag.starts_with('[') && item.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) {
+        return false;
+    }
     let mut rest = trim_start(strip_marker(trim(item)));
     loop {
         // Every status tag starts with `[`: most items are out at once.
@@ -296,6 +301,28 @@ mod tests {
         #[test]
         fn trim_start_is_str_trim_start(text in "[ \t\n\x0b\x0c\ra\u{a0}\u{2003}\u{3000}é]{0,12}") {
             proptest::prop_assert_eq!(trim_start(&text), text.trim_start());
+        }
+
+        #[test]
+        fn status_tags_follow_their_definition(item in "(- |\\[new\\] |\\[RESOLVED\\]|\\[resolved\\]| |a|\\[|\u{a0}){0,5}") {
+            let plain = {
+                let mut rest = strip_marker(item.trim()).trim_start();
+                loop {
+                    if starts_with_ignore_case(rest, limits::RESOLVED_MARKER) {
+                        break true;
+                    }
+                    match STATUS_TAGS.iter().find(|t| starts_with_ignore_case(rest, t)) {
+                        Some(other) => rest = rest[other.len()..].trim_start(),
+                        None => break false,
+                    }
+                }
+            };
+            proptest::prop_assert_eq!(has_status_tag(&item, limits::RESOLVED_MARKER), plain);
+            let mut expected = item.trim_start();
+            while let Some(tag) = STATUS_TAGS.iter().find(|tag| starts_with_ignore_case(expected, tag)) {
+                expected = expected[tag.len()..].trim_start();
+            }
+            proptest::prop_assert_eq!(strip_status_tags(&item), expected);
         }
 
         #[test]
