@@ -33,7 +33,7 @@ fn is_word_break(ch: char) -> bool {
 pub fn path_tokens(text: &str) -> Vec<&str> {
     // Room for a path every few lines, so the list rarely grows.
     let mut found: Vec<&str> = Vec::with_capacity(text.len() / 64 + 4);
-    found.extend(path_words(text).filter_map(path_token));
+    found.extend(path_tokens_in_order(text));
     found.sort_unstable();
     found.dedup();
     found
@@ -56,7 +56,21 @@ const ASCII_BREAKS: [bool; 128] = {
 /// a backslash: the only words that can hold a path. Found from those characters (one
 /// vectorized search), each widened to its word, so the words of prose around them are never
 /// read.
+#[cfg(test)]
 pub(crate) fn path_words(text: &str) -> impl Iterator<Item = &str> {
+    classified_words(text).map(|(word, _)| word)
+}
+
+/// The path-like tokens of a text, in order, repeats included: [`path_token`] of each of
+/// its path words (see `path_words`), with what the token needs to know of each word's bytes gathered while the
+/// word's end is looked for.
+pub(crate) fn path_tokens_in_order(text: &str) -> impl Iterator<Item = &str> {
+    classified_words(text).filter_map(|(word, classes)| path_token_of(word, classes))
+}
+
+/// The words of `text`, split at the characters that end a word, that hold a dot, a slash or
+/// a backslash (see `path_words`), each with its [`WordClasses`].
+fn classified_words(text: &str) -> impl Iterator<Item = (&str, WordClasses)> {
     let bytes = text.as_bytes();
     // Where the last word returned ends: the search goes on from there, so the other hits
     // inside that word are never looked at.
@@ -65,10 +79,72 @@ pub(crate) fn path_words(text: &str) -> impl Iterator<Item = &str> {
         let rest = bytes.get(done..)?;
         let hit = done + memchr::memchr3(b'.', b'/', b'\\', rest)?;
         let start = word_start(text, hit);
-        let end = word_end(text, hit);
+        let (end, classes) = scan_word(text, start);
         done = end;
-        text.get(start..end)
+        Some((text.get(start..end)?, classes))
     })
+}
+
+/// What [`path_token`] notes of a word's bytes (see [`BYTE_CLASSES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct WordClasses {
+    /// The classes seen.
+    seen: u8,
+    /// ASCII characters a path may not hold.
+    not_path: usize,
+    colons: usize,
+}
+
+impl WordClasses {
+    /// The classes of every byte of `word`.
+    fn of(word: &str) -> Self {
+        let mut classes = Self {
+            seen: 0,
+            not_path: 0,
+            colons: 0,
+        };
+        for &byte in word.as_bytes() {
+            classes.note(BYTE_CLASSES[usize::from(byte)]);
+        }
+        classes
+    }
+
+    fn note(&mut self, class: u8) {
+        self.seen |= class;
+        self.not_path += usize::from((class & NOT_PATH) >> 2);
+        self.colons += usize::from((class & COLON) >> 1);
+    }
+}
+
+/// Where the word starting at `start` ends (at its first break, as `word_end` finds it from
+/// any byte of the word), and the classes of its bytes.
+fn scan_word(text: &str, start: usize) -> (usize, WordClasses) {
+    let bytes = text.as_bytes();
+    let mut classes = WordClasses {
+        seen: 0,
+        not_path: 0,
+        colons: 0,
+    };
+    let mut end = start;
+    while let Some(&byte) = bytes.get(end) {
+        if byte.is_ascii() {
+            if is_ascii_break(byte) {
+                break;
+            }
+            classes.note(BYTE_CLASSES[usize::from(byte)]);
+            end += 1;
+        } else {
+            let Some(ch) = text.get(end..).and_then(|rest| rest.chars().next()) else {
+                break;
+            };
+            if ch.is_whitespace() {
+                break;
+            }
+            classes.seen |= NON_ASCII;
+            end += ch.len_utf8();
+        }
+    }
+    (end, classes)
 }
 
 /// True when the byte is an ASCII character that ends a word.
@@ -108,7 +184,8 @@ fn word_start(text: &str, at: usize) -> usize {
     start
 }
 
-/// Where the word holding the byte at `at` ends.
+/// Where the word holding the byte at `at` ends: the definition [`scan_word`] follows.
+#[cfg(test)]
 fn word_end(text: &str, at: usize) -> usize {
     let bytes = text.as_bytes();
     let mut end = at;
@@ -133,19 +210,19 @@ fn word_end(text: &str, at: usize) -> usize {
 
 /// The path in one word, if it holds one.
 pub fn path_token(word: &str) -> Option<&str> {
-    // One pass over the word says what the rules below would otherwise find in several: most
-    // words are ASCII with no colon but in their trailing punctuation (no URL, no line
-    // suffix, no drive), and for those the characters a path may not hold are counted once
-    // instead of looked for again.
-    let mut seen = 0u8;
-    let mut not_path = 0usize;
-    let mut colons = 0usize;
-    for &byte in word.as_bytes() {
-        let class = BYTE_CLASSES[usize::from(byte)];
-        seen |= class;
-        not_path += usize::from((class & NOT_PATH) >> 2);
-        colons += usize::from((class & COLON) >> 1);
-    }
+    path_token_of(word, WordClasses::of(word))
+}
+
+/// [`path_token`] of a word whose classes are known. One pass over the word says what the
+/// rules below would otherwise find in several: most words are ASCII with no colon but in
+/// their trailing punctuation (no URL, no line suffix, no drive), and for those the
+/// characters a path may not hold are counted once instead of looked for again.
+fn path_token_of(word: &str, classes: WordClasses) -> Option<&str> {
+    let WordClasses {
+        seen,
+        not_path,
+        colons,
+    } = classes;
     // Every path has a dot, a slash or a backslash: most words are out at once.
     if seen & SEPARATOR == 0 {
         return None;
@@ -585,6 +662,25 @@ mod tests {
                 .iter()
                 .any(|known| known.eq_ignore_ascii_case(&extension));
             proptest::prop_assert_eq!(is_known_extension(&extension), listed);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        /// The tokens gathered with the words' ends are the tokens of the split words.
+        #[test]
+        fn path_tokens_are_those_of_the_split_words(
+            text in r"(a|Z|_|-|\.|/|\\|:|//|https|,|!|1|é|\u{a0}|\u{2003}|rs|py|C:\\|src| |\(|\)|`|\n){0,16}",
+        ) {
+            let expected: Vec<&str> = text.split(is_word_break).filter_map(plain_path_token).collect();
+            proptest::prop_assert_eq!(path_tokens_in_order(&text).collect::<Vec<_>>(), expected);
+            for word in path_words(&text) {
+                let start = word.as_ptr() as usize - text.as_ptr() as usize;
+                let (end, classes) = scan_word(&text, start);
+                proptest::prop_assert_eq!(end, word_end(&text, start));
+                proptest::prop_assert_eq!(classes, WordClasses::of(word));
+            }
         }
     }
 
