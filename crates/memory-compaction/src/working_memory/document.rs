@@ -299,14 +299,15 @@ fn find_headers(text: &str) -> Vec<Header<'_>> {
     let mut headers: Vec<Header<'_>> = Vec::new();
     let bytes = text.as_bytes();
     // Only lines whose text starts with `##` matter: they are found by one vectorized search
-    // for `##`, each kept when only whitespace comes before it on its line. Only the first
+    // for `#` (a byte search needs no substring searcher built per document), each kept when
+    // another `#` follows and only whitespace comes before it on its line. Only the first
     // `##` of a line is looked at, so a long line is read a bounded number of times.
     let from = front_matter_end(text);
     let rest = text.get(from..).unwrap_or_default();
     let mut line_done = 0;
-    for found in memchr::memmem::find_iter(rest.as_bytes(), b"##") {
+    for found in memchr::memchr_iter(b'#', rest.as_bytes()) {
         let hash_at = from + found;
-        if hash_at < line_done {
+        if hash_at < line_done || bytes.get(hash_at + 1) != Some(&b'#') {
             continue;
         }
         let end = memchr::memchr(b'\n', bytes.get(hash_at..).unwrap_or_default())

@@ -116,13 +116,24 @@ fn trimmed_core(item: &str) -> &str {
     // ASCII edges are skipped byte by byte; a non-ASCII edge takes the character-wise trim.
     let is_ascii_edge =
         |byte: &u8| matches!(byte, b'\t'..=b'\r' | b' ' | b'_' | b'.' | b'*' | b'`');
-    let core = key_core(item);
-    let start = core
-        .as_bytes()
-        .iter()
-        .position(|byte| !is_ascii_edge(byte))
-        .unwrap_or(core.len());
-    let rest = core.get(start..).unwrap_or_default();
+    let rest = match item.as_bytes() {
+        // An item that starts with an ASCII letter and ends in ASCII other than whitespace
+        // (most items) has no marker, tag or leading edge to cut.
+        [first, .., last]
+            if first.is_ascii_alphabetic() && !matches!(last, b'\t'..=b'\r' | b' ' | 0x80..) =>
+        {
+            item
+        }
+        _ => {
+            let core = key_core(item);
+            let start = core
+                .as_bytes()
+                .iter()
+                .position(|byte| !is_ascii_edge(byte))
+                .unwrap_or(core.len());
+            core.get(start..).unwrap_or_default()
+        }
+    };
     let rest = if rest.as_bytes().first().is_some_and(|byte| !byte.is_ascii()) {
         rest.trim_start_matches(is_edge)
     } else {
@@ -264,7 +275,12 @@ fn plain_hash(core: &[u8]) -> Option<u64> {
 
 /// True when `core` is plain (see [`plain_hash`]), read 8 bytes at a time.
 fn is_plain(core: &[u8]) -> bool {
-    let mut previous_space = 0u64;
+    is_plain_after(core, 0)
+}
+
+/// [`is_plain`] of bytes that follow plain ones, the last of which was a space when
+/// `previous_space` is 1.
+fn is_plain_after(core: &[u8], mut previous_space: u64) -> bool {
     let mut chunks = core.chunks_exact(8);
     for chunk in &mut chunks {
         let mut bytes = [0u8; 8];
@@ -323,29 +339,46 @@ pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut Str
     let core = core.as_bytes();
     let expected = key.as_bytes();
     // Where the core lower-cased first differs from `key` (8 bytes at a time, then byte by
-    // byte), or where the shorter ends.
+    // byte), or where the shorter ends. Equal blocks are checked for plainness on the way
+    // (`checked` bytes, the last of them a space when `previous_space` says so).
     let shorter = core.len().min(expected.len());
     let mut same = 0;
+    let mut previous_space = 0u64;
+    let mut diverged = false;
     while let (Some(ours), Some(theirs)) = (core.get(same..same + 8), expected.get(same..same + 8))
     {
-        if ascii_lower(block_of(ours)) != block_of(theirs) {
+        let ours = block_of(ours);
+        let difference = ascii_lower(ours) ^ block_of(theirs);
+        if difference != 0 {
+            // The first differing byte (little-endian: the lowest).
+            same += (difference.trailing_zeros() / 8) as usize;
+            diverged = true;
             break;
         }
+        let Some(space) = plain_block(ours, previous_space) else {
+            return item_key_in(item, buffer) == key;
+        };
+        previous_space = space;
         same += 8;
     }
-    while same < shorter
-        && core
-            .get(same)
-            .zip(expected.get(same))
-            .is_some_and(|(ours, theirs)| ours.to_ascii_lowercase() == *theirs)
-    {
-        same += 1;
+    let checked = if diverged { same - same % 8 } else { same };
+    if !diverged {
+        while same < shorter
+            && core
+                .get(same)
+                .zip(expected.get(same))
+                .is_some_and(|(ours, theirs)| ours.to_ascii_lowercase() == *theirs)
+        {
+            same += 1;
+        }
     }
     // The bytes read to decide: up to the first difference, or the whole core. While they are
     // plain, the item's key is the core lower-cased, and the core ends with a character a key
     // keeps, so a longer core has a longer key.
-    let read = core.get(..core.len().min(same + 1)).unwrap_or_default();
-    if !is_plain(read) {
+    let read = core
+        .get(checked..core.len().min(same + 1))
+        .unwrap_or_default();
+    if !is_plain_after(read, previous_space) {
         return item_key_in(item, buffer) == key;
     }
     same == core.len() && same == expected.len()
@@ -536,7 +569,7 @@ mod tests {
         }
 
         #[test]
-        fn trimmed_cores_trim_like_str(item in "[ \t\x0b_.*`a\u{a0}\u{2003}é]{0,12}") {
+        fn trimmed_cores_trim_like_str(item in "[ \t\x0b_.*`a\u{a0}\u{2003}é]{0,12}|(a|Z|- |1. |\\[new\\] |[ \t\x0b_.*`\u{a0}\u{2003}é]){0,8}") {
             let expected = key_core(&item)
                 .trim_matches(|ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`'));
             prop_assert_eq!(trimmed_core(&item), expected);

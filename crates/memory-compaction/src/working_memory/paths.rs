@@ -33,7 +33,7 @@ fn is_word_break(ch: char) -> bool {
 pub fn path_tokens(text: &str) -> Vec<&str> {
     // Room for a path every few lines, so the list rarely grows.
     let mut found: Vec<&str> = Vec::with_capacity(text.len() / 64 + 4);
-    found.extend(path_words(text).filter_map(path_token));
+    found.extend(path_tokens_in_order(text));
     found.sort_unstable();
     found.dedup();
     found
@@ -56,25 +56,95 @@ const ASCII_BREAKS: [bool; 128] = {
 /// a backslash: the only words that can hold a path. Found from those characters (one
 /// vectorized search), each widened to its word, so the words of prose around them are never
 /// read.
+#[cfg(test)]
 pub(crate) fn path_words(text: &str) -> impl Iterator<Item = &str> {
+    classified_words(text).map(|(word, _)| word)
+}
+
+/// The path-like tokens of a text, in order, repeats included: [`path_token`] of each of
+/// its path words (see `path_words`), with what the token needs to know of each word's bytes gathered while the
+/// word's end is looked for.
+pub(crate) fn path_tokens_in_order(text: &str) -> impl Iterator<Item = &str> {
+    classified_words(text).filter_map(|(word, classes)| path_token_of(word, classes))
+}
+
+/// The words of `text`, split at the characters that end a word, that hold a dot, a slash or
+/// a backslash (see `path_words`), each with its [`WordClasses`].
+fn classified_words(text: &str) -> impl Iterator<Item = (&str, WordClasses)> {
     let bytes = text.as_bytes();
-    let mut hits = memchr::memchr3_iter(b'.', b'/', b'\\', bytes);
-    // Where the last word returned ends: hits before it are in that word.
+    // Where the last word returned ends: the search goes on from there, so the other hits
+    // inside that word are never looked at.
     let mut done = 0;
     std::iter::from_fn(move || {
-        for hit in hits.by_ref() {
-            if hit < done {
-                continue;
-            }
-            let start = word_start(text, hit);
-            let end = word_end(text, hit);
-            done = end;
-            if let Some(word) = text.get(start..end) {
-                return Some(word);
-            }
-        }
-        None
+        let rest = bytes.get(done..)?;
+        let hit = done + memchr::memchr3(b'.', b'/', b'\\', rest)?;
+        let start = word_start(text, hit);
+        let (end, classes) = scan_word(text, start);
+        done = end;
+        Some((text.get(start..end)?, classes))
     })
+}
+
+/// What [`path_token`] notes of a word's bytes (see [`BYTE_CLASSES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct WordClasses {
+    /// The classes seen.
+    seen: u8,
+    /// ASCII characters a path may not hold.
+    not_path: usize,
+    colons: usize,
+}
+
+impl WordClasses {
+    /// The classes of every byte of `word`.
+    fn of(word: &str) -> Self {
+        let mut classes = Self {
+            seen: 0,
+            not_path: 0,
+            colons: 0,
+        };
+        for &byte in word.as_bytes() {
+            classes.note(BYTE_CLASSES[usize::from(byte)]);
+        }
+        classes
+    }
+
+    fn note(&mut self, class: u8) {
+        self.seen |= class;
+        self.not_path += usize::from((class & NOT_PATH) >> 2);
+        self.colons += usize::from((class & COLON) >> 1);
+    }
+}
+
+/// Where the word starting at `start` ends (at its first break, as `word_end` finds it from
+/// any byte of the word), and the classes of its bytes.
+fn scan_word(text: &str, start: usize) -> (usize, WordClasses) {
+    let bytes = text.as_bytes();
+    let mut classes = WordClasses {
+        seen: 0,
+        not_path: 0,
+        colons: 0,
+    };
+    let mut end = start;
+    while let Some(&byte) = bytes.get(end) {
+        if byte.is_ascii() {
+            if is_ascii_break(byte) {
+                break;
+            }
+            classes.note(BYTE_CLASSES[usize::from(byte)]);
+            end += 1;
+        } else {
+            let Some(ch) = text.get(end..).and_then(|rest| rest.chars().next()) else {
+                break;
+            };
+            if ch.is_whitespace() {
+                break;
+            }
+            classes.seen |= NON_ASCII;
+            end += ch.len_utf8();
+        }
+    }
+    (end, classes)
 }
 
 /// True when the byte is an ASCII character that ends a word.
@@ -114,7 +184,8 @@ fn word_start(text: &str, at: usize) -> usize {
     start
 }
 
-/// Where the word holding the byte at `at` ends.
+/// Where the word holding the byte at `at` ends: the definition [`scan_word`] follows.
+#[cfg(test)]
 fn word_end(text: &str, at: usize) -> usize {
     let bytes = text.as_bytes();
     let mut end = at;
@@ -139,9 +210,83 @@ fn word_end(text: &str, at: usize) -> usize {
 
 /// The path in one word, if it holds one.
 pub fn path_token(word: &str) -> Option<&str> {
+    path_token_of(word, WordClasses::of(word))
+}
+
+/// [`path_token`] of a word whose classes are known. One pass over the word says what the
+/// rules below would otherwise find in several: most words are ASCII with no colon but in
+/// their trailing punctuation (no URL, no line suffix, no drive), and for those the
+/// characters a path may not hold are counted once instead of looked for again.
+fn path_token_of(word: &str, classes: WordClasses) -> Option<&str> {
+    let WordClasses {
+        seen,
+        not_path,
+        colons,
+    } = classes;
+    // Every path has a dot, a slash or a backslash: most words are out at once.
+    if seen & SEPARATOR == 0 {
+        return None;
+    }
+    if seen & NON_ASCII != 0 {
+        return path_token_general(word);
+    }
+    let trimmed = trim_end_bytes(word, |b| matches!(b, b'.' | b',' | b':' | b'!' | b'?'));
+    let cut_at_end = word.as_bytes().get(trimmed.len()..).unwrap_or_default();
+    if cut_at_end.iter().filter(|byte| **byte == b':').count() != colons {
+        return path_token_general(word);
+    }
+    // No colon is left: no `://`, no `:88` line suffix, no `C:` drive.
+    let path = trimmed.trim_start_matches('*');
+    if path.is_empty() {
+        return None;
+    }
+    // The characters cut from either end that a path may not hold (all but the dots).
+    let cut_not_path =
+        trimmed.len() - path.len() + cut_at_end.iter().filter(|byte| **byte != b'.').count();
+    let all_path = not_path == cut_not_path;
+    if known_extension_of(path, all_path) || slash_path_of(path, all_path) {
+        Some(path)
+    } else {
+        None
+    }
+}
+
+/// A dot, a slash or a backslash (see [`BYTE_CLASSES`]).
+const SEPARATOR: u8 = 1;
+/// A colon.
+const COLON: u8 = 2;
+/// An ASCII character that [`path_char`] refuses (counted by its value, 1).
+const NOT_PATH: u8 = 1 << 2;
+/// A byte of a multi-byte character.
+const NON_ASCII: u8 = 1 << 3;
+
+/// What [`path_token`] notes of each byte.
+const BYTE_CLASSES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        let mut class = 0;
+        if b >= 0x80 {
+            class |= NON_ASCII;
+        } else if !ASCII_PATH_BYTES[byte] {
+            class |= NOT_PATH;
+        }
+        if matches!(b, b'.' | b'/' | b'\\') {
+            class |= SEPARATOR;
+        }
+        if b == b':' {
+            class |= COLON;
+        }
+        table[byte] = class;
+        byte += 1;
+    }
+    table
+};
+
+/// [`path_token`] for any word (URLs, line suffixes, drives, other scripts).
+fn path_token_general(word: &str) -> Option<&str> {
     let bytes = word.as_bytes();
-    // Every path has a dot, a slash or a backslash: most words are out at once. (Words are
-    // short: plain loops over their bytes cost less than vectorized searches here.)
     if !bytes.iter().any(|b| matches!(b, b'.' | b'/' | b'\\')) {
         return None;
     }
@@ -184,16 +329,64 @@ fn find_scheme_end(bytes: &[u8]) -> Option<usize> {
     None
 }
 
-/// True when `extension` is one of [`EXTENSIONS`], in any case. Lower-cased into a small
-/// buffer and compared only with the known extensions of its length.
+/// Up to 8 bytes as one number, zero-padded: distinct for distinct extensions, which are at
+/// most [`LONGEST_EXTENSION`] bytes long and hold no zero byte.
+const fn packed(bytes: &[u8]) -> u64 {
+    let mut out = 0u64;
+    let mut i = 0;
+    while i < bytes.len() && i < 8 {
+        out |= (bytes[i] as u64) << (8 * i);
+        i += 1;
+    }
+    out
+}
+
+/// Most extensions that start with one letter.
+const PER_LETTER: usize = 12;
+
+/// [`EXTENSIONS`] packed ([`packed`]) and filed by their first letter, so a word's extension
+/// is compared with a few numbers instead of every known extension. A row ends at its first
+/// zero.
+const EXTENSIONS_BY_LETTER: [[u64; PER_LETTER]; 26] = {
+    let mut table = [[0u64; PER_LETTER]; 26];
+    let mut filled = [0usize; 26];
+    let mut i = 0;
+    while i < EXTENSIONS.len() {
+        let extension = EXTENSIONS[i].as_bytes();
+        assert!(extension.len() <= LONGEST_EXTENSION && extension[0].is_ascii_lowercase());
+        let row = (extension[0] - b'a') as usize;
+        table[row][filled[row]] = packed(extension);
+        filled[row] += 1;
+        i += 1;
+    }
+    table
+};
+
+/// True when `extension` is one of [`EXTENSIONS`], in any case: lower-cased into one number
+/// and compared with the known extensions of its first letter.
 fn is_known_extension(extension: &str) -> bool {
-    let mut lower = [0u8; LONGEST_EXTENSION];
-    let Some(slot) = lower.get_mut(..extension.len()) else {
+    let bytes = extension.as_bytes();
+    if bytes.is_empty() || bytes.len() > LONGEST_EXTENSION {
+        return false;
+    }
+    let Some(first) = bytes.first().map(u8::to_ascii_lowercase) else {
         return false;
     };
-    slot.copy_from_slice(extension.as_bytes());
-    slot.make_ascii_lowercase();
-    EXTENSIONS.iter().any(|known| known.as_bytes() == &*slot)
+    if !first.is_ascii_lowercase() {
+        return false;
+    }
+    let mut lower = [0u8; 8];
+    for (slot, byte) in lower.iter_mut().zip(bytes) {
+        *slot = byte.to_ascii_lowercase();
+    }
+    let wanted = u64::from_le_bytes(lower);
+    EXTENSIONS_BY_LETTER
+        .get(usize::from(first - b'a'))
+        .is_some_and(|row| {
+            row.iter()
+                .take_while(|known| **known != 0)
+                .any(|known| *known == wanted)
+        })
 }
 
 /// `word` without the ASCII characters `strip` accepts at its end.
@@ -255,7 +448,13 @@ fn has_known_extension(word: &str) -> bool {
         [drive, b':', b'\\' | b'/', ..] if drive.is_ascii_alphabetic() => &word[2..],
         _ => word,
     };
-    if !all_path_chars(body) {
+    known_extension_of(body, all_path_chars(body))
+}
+
+/// [`has_known_extension`] of a word without a drive, once whether all its characters are
+/// [`path_char`]s (`all_path`) is known.
+fn known_extension_of(body: &str, all_path: bool) -> bool {
+    if !all_path {
         return false;
     }
     let name = match body
@@ -280,8 +479,14 @@ fn has_known_extension(word: &str) -> bool {
 }
 
 fn is_slash_path(word: &str) -> bool {
+    slash_path_of(word, all_path_chars(word))
+}
+
+/// [`is_slash_path`], once whether all the word's characters are [`path_char`]s (`all_path`)
+/// is known.
+fn slash_path_of(word: &str, all_path: bool) -> bool {
     if !word.as_bytes().contains(&b'/')
-        || !all_path_chars(word)
+        || !all_path
         || word.as_bytes().windows(2).any(|pair| pair == b"//")
     {
         return false;
@@ -420,6 +625,62 @@ mod tests {
             word in r"(a|Z|_|-|\.|/|\\|:|//|https|\+|~|@|\*|,|!|\?|1|88|é|ü|rs|tsx|json|py|C:\\|src|x_y| ){0,12}",
         ) {
             proptest::prop_assert_eq!(path_token(&word), plain_path_token(&word));
+        }
+    }
+
+    #[test]
+    fn known_extensions_are_the_listed_ones() {
+        for extension in EXTENSIONS {
+            assert!(is_known_extension(extension), "{extension}");
+            assert!(
+                is_known_extension(&extension.to_ascii_uppercase()),
+                "{extension}"
+            );
+        }
+        for other in [
+            "",
+            "p",
+            "pyc",
+            "Js2",
+            "jsonld",
+            "\u{e9}",
+            "1",
+            "tsxx",
+            "typescript",
+        ] {
+            assert!(!is_known_extension(other), "{other}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 4000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        /// The table holds exactly the list: any short text is known when the list has it.
+        #[test]
+        fn the_extension_table_is_the_list(extension in "[a-zA-Z0-9\u{e9}]{0,8}|(py|js|c|s|j|m)[a-zA-Z1]{0,3}") {
+            let listed = EXTENSIONS
+                .iter()
+                .any(|known| known.eq_ignore_ascii_case(&extension));
+            proptest::prop_assert_eq!(is_known_extension(&extension), listed);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        /// The tokens gathered with the words' ends are the tokens of the split words.
+        #[test]
+        fn path_tokens_are_those_of_the_split_words(
+            text in r"(a|Z|_|-|\.|/|\\|:|//|https|,|!|1|é|\u{a0}|\u{2003}|rs|py|C:\\|src| |\(|\)|`|\n){0,16}",
+        ) {
+            let expected: Vec<&str> = text.split(is_word_break).filter_map(plain_path_token).collect();
+            proptest::prop_assert_eq!(path_tokens_in_order(&text).collect::<Vec<_>>(), expected);
+            for word in path_words(&text) {
+                let start = word.as_ptr() as usize - text.as_ptr() as usize;
+                let (end, classes) = scan_word(&text, start);
+                proptest::prop_assert_eq!(end, word_end(&text, start));
+                proptest::prop_assert_eq!(classes, WordClasses::of(word));
+            }
         }
     }
 

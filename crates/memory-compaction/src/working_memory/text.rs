@@ -8,14 +8,27 @@ use memory_sanitize::{CjkEstimate, TokenCounter};
 /// The items of a body, in order: every non-blank line that is not a heading (`#...`), without
 /// its bullet marker (`-`, `*`, `1.`, `2)` followed by whitespace). A plain line is an item too.
 pub fn items(body: &str) -> impl Iterator<Item = &str> {
-    lines(body).filter_map(|line| {
-        let line = trim(line);
-        if line.is_empty() || line.starts_with('#') {
-            return None;
-        }
-        let item = trim(strip_marker(line));
-        (!item.is_empty()).then_some(item)
-    })
+    lines(body).filter_map(item_of_line)
+}
+
+/// The item of one line of a body, if it is one (see [`items`]).
+fn item_of_line(line: &str) -> Option<&str> {
+    // Most lines are `- item` with ASCII edges: the item is the line after its marker.
+    if let [b'-' | b'*' | b'+', b' ', first, .., last] = line.as_bytes()
+        && first.is_ascii()
+        && !is_ascii_space(*first)
+        && last.is_ascii()
+        && !is_ascii_space(*last)
+    {
+        return line.get(2..);
+    }
+    let line = trim(line);
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    // A marker needs whitespace after it, and `line` ends in none: what is left after
+    // a marker and its whitespace is already trimmed, and never empty.
+    Some(strip_marker(line))
 }
 
 /// True for the ASCII characters `char::is_whitespace` accepts.
@@ -50,14 +63,15 @@ pub(crate) fn trim(text: &str) -> &str {
     }
 }
 
-/// The lines of a text, split at `\n` like `text.split('\n')`. Bodies are many short lines;
-/// a vectorized search for the line breaks costs less than one search per line.
+/// The lines of a text, split at `\n` like `text.split('\n')`. Bodies are many short lines,
+/// for which reading 8 bytes at a time ([`find_line_break`]) costs less than a vectorized
+/// search's setup.
 pub fn lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut breaks = memchr::memchr_iter(b'\n', text.as_bytes());
+    let bytes = text.as_bytes();
     let mut start = Some(0);
     std::iter::from_fn(move || {
         let from = start?;
-        match breaks.next() {
+        match find_line_break(bytes, from) {
             Some(end) => {
                 start = Some(end + 1);
                 text.get(from..end)
@@ -68,6 +82,46 @@ pub fn lines(text: &str) -> impl Iterator<Item = &str> {
             }
         }
     })
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Where the first `\n` of `bytes` at or after `from` is, read 8 bytes at a time.
+fn find_line_break(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    // Two blocks per step while they last: one test for both.
+    while let Some(chunk) = bytes.get(at..at + 16) {
+        let mut low = [0u8; 8];
+        let mut high = [0u8; 8];
+        low.copy_from_slice(chunk.get(..8).unwrap_or_default());
+        high.copy_from_slice(chunk.get(8..).unwrap_or_default());
+        let low = u64::from_le_bytes(low) ^ (ONES * u64::from(b'\n'));
+        let high = u64::from_le_bytes(high) ^ (ONES * u64::from(b'\n'));
+        let low_zeros = low.wrapping_sub(ONES) & !low & HIGH;
+        let high_zeros = high.wrapping_sub(ONES) & !high & HIGH;
+        if low_zeros | high_zeros != 0 {
+            break;
+        }
+        at += 16;
+    }
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let mut block = [0u8; 8];
+        block.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(block) ^ (ONES * u64::from(b'\n'));
+        // The high bit of each zero byte of `x`; a borrow can only mark bytes after the
+        // first zero, so the lowest mark is exact.
+        let zeros = x.wrapping_sub(ONES) & !x & HIGH;
+        if zeros != 0 {
+            return Some(at + (zeros.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    bytes
+        .get(at..)?
+        .iter()
+        .position(|byte| *byte == b'\n')
+        .map(|offset| at + offset)
 }
 
 /// A line without its leading bullet marker; the line itself when it has none.
@@ -85,8 +139,23 @@ pub fn strip_marker(line: &str) -> &str {
         _ => return line,
     };
     match line.get(after..) {
-        Some(rest) if rest.starts_with(char::is_whitespace) => rest.trim_start(),
+        Some(rest) if rest.starts_with(char::is_whitespace) => trim_start(rest),
         _ => line,
+    }
+}
+
+/// `text.trim_start()`, with ASCII whitespace skipped byte by byte (see [`trim`]).
+fn trim_start(text: &str) -> &str {
+    let start = text
+        .as_bytes()
+        .iter()
+        .position(|byte| !is_ascii_space(*byte))
+        .unwrap_or(text.len());
+    let rest = text.get(start..).unwrap_or_default();
+    if rest.as_bytes().first().is_some_and(|byte| !byte.is_ascii()) {
+        rest.trim_start()
+    } else {
+        rest
     }
 }
 
@@ -116,7 +185,7 @@ const STATUS_TAGS: [&str; 4] = [
 
 /// An item without the status tags it starts with.
 pub fn strip_status_tags(item: &str) -> &str {
-    let mut rest = item.trim_start();
+    let mut rest = trim_start(item);
     loop {
         if !rest.starts_with('[') {
             return rest;
@@ -133,7 +202,12 @@ pub fn strip_status_tags(item: &str) -> &str {
 
 /// True when the item starts with `tag` (among its leading status tags), in any case.
 pub fn has_status_tag(item: &str, tag: &str) -> bool {
-    let mut rest = strip_marker(trim(item)).trim_start();
+    // An item that starts with a letter has no marker, space or tag before its text (every
+    // status tag starts with `[`).
+    if tag.starts_with('[') && item.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    let mut rest = trim_start(strip_marker(trim(item)));
     loop {
         // Every status tag starts with `[`: most items are out at once.
         if tag.starts_with('[') && !rest.starts_with('[') {
@@ -237,6 +311,59 @@ mod tests {
         #[test]
         fn trim_is_str_trim(text in "[ \t\n\x0b\x0c\ra\u{a0}\u{2003}\u{3000}é]{0,12}") {
             proptest::prop_assert_eq!(trim(&text), text.trim());
+        }
+
+        #[test]
+        fn trim_start_is_str_trim_start(text in "[ \t\n\x0b\x0c\ra\u{a0}\u{2003}\u{3000}é]{0,12}") {
+            proptest::prop_assert_eq!(trim_start(&text), text.trim_start());
+        }
+
+        #[test]
+        fn status_tags_follow_their_definition(item in "(- |\\[new\\] |\\[RESOLVED\\]|\\[resolved\\]| |a|\\[|\u{a0}){0,5}") {
+            let plain = {
+                let mut rest = strip_marker(item.trim()).trim_start();
+                loop {
+                    if starts_with_ignore_case(rest, limits::RESOLVED_MARKER) {
+                        break true;
+                    }
+                    match STATUS_TAGS.iter().find(|t| starts_with_ignore_case(rest, t)) {
+                        Some(other) => rest = rest[other.len()..].trim_start(),
+                        None => break false,
+                    }
+                }
+            };
+            proptest::prop_assert_eq!(has_status_tag(&item, limits::RESOLVED_MARKER), plain);
+            let mut expected = item.trim_start();
+            while let Some(tag) = STATUS_TAGS.iter().find(|tag| starts_with_ignore_case(expected, tag)) {
+                expected = expected[tag.len()..].trim_start();
+            }
+            proptest::prop_assert_eq!(strip_status_tags(&item), expected);
+        }
+
+        #[test]
+        fn lines_are_split_lines(text in "[\na\u{e9}]{0,40}") {
+            proptest::prop_assert_eq!(lines(&text).collect::<Vec<_>>(), text.split('\n').collect::<Vec<_>>());
+        }
+
+        /// Items as first defined: each line trimmed, marker stripped, trimmed again.
+        #[test]
+        fn items_follow_their_definition(body in "[- *#1.)\n \ta\u{a0}\u{2003}é]{0,40}|((- |\\* |[-+] ?)[a \u{a0}é][ab]{0,20}[ a\u{a0}]?\n){0,6}") {
+            let expected: Vec<&str> = body
+                .split('\n')
+                .filter_map(|line| {
+                    let line = line.trim();
+                    if line.is_empty() || line.starts_with('#') {
+                        return None;
+                    }
+                    let marker_free = match line.as_bytes().first() {
+                        Some(b'-' | b'*' | b'+' | b'0'..=b'9') => strip_marker(line),
+                        _ => line,
+                    };
+                    let item = marker_free.trim();
+                    (!item.is_empty()).then_some(item)
+                })
+                .collect();
+            proptest::prop_assert_eq!(items(&body).collect::<Vec<_>>(), expected);
         }
     }
 

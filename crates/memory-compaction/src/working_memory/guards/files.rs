@@ -9,7 +9,7 @@
 use memory_protocol::working_memory::{GuardKind, SectionOp};
 
 use super::{OldBody, Verdict, append_or_keep, quoted};
-use crate::working_memory::paths::{path_token, path_tokens, path_words};
+use crate::working_memory::paths::{path_tokens, path_tokens_in_order};
 use crate::working_memory::text::items;
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
@@ -30,9 +30,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     // The rewrite's items that name a path the old body did not have.
     let carrying_new_paths: Vec<&str> = items(&content)
         .filter(|item| {
-            path_words(item)
-                .filter_map(path_token)
-                .any(|path| old_paths.binary_search(&path).is_err())
+            path_tokens_in_order(item).any(|path| old_paths.binary_search(&path).is_err())
         })
         .collect();
     let added = old_body.fresh(&carrying_new_paths);

@@ -153,6 +153,10 @@ fn admit(size: SectionSize, fresh: &[String], cap: usize) -> Vec<String> {
 }
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+    // A KEEP needs no measure of the section (the most common operation).
+    if matches!(op, SectionOp::Keep) {
+        return Verdict::pass(op);
+    }
     let old = old_body.text;
     let has_sentinel = has_sentinel(old);
     let facts = without_sentinel(old);

@@ -32,7 +32,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     // Room for an item every 40 bytes or so, so the set rarely grows.
     let mut restored_keys =
         KeySet::with_capacity_and_hasher(old.len() / 40 + 4, Default::default());
-    let mut dropped: Vec<&str> = Vec::new();
+    let mut dropped: Vec<&str> = Vec::with_capacity(old.len() / 40 + 4);
     for item in items(old) {
         if has_status_tag(item, limits::RESOLVED_MARKER) {
             continue;
