@@ -144,6 +144,28 @@ fn an_unreachable_store_is_a_clear_error_without_the_password() {
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
 
+/// Fails the test, showing both streams, unless the command succeeded.
+fn succeeded(output: &Output) {
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The standard output of a command that must succeed.
+fn stdout_of(output: Output) -> String {
+    succeeded(&output);
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The JSON a command that must succeed printed.
+fn json_of(output: Output) -> Value {
+    succeeded(&output);
+    json(&output)
+}
+
 fn agent_memory(home: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_agent-memory"))
         .args(args)
@@ -164,17 +186,9 @@ fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
     };
     let url = fresh_database(&server, "cli_fleet");
     let (laptop, sandbox) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let ok = |output: &Output| {
-        assert!(
-            output.status.success(),
-            "{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
 
     let migrated = agent_memory(laptop.path(), &["migrate", "--json", "--store", &url]);
-    ok(&migrated);
+    succeeded(&migrated);
     let report = json(&migrated);
     assert_eq!(report["backend"], "postgres", "{report}");
     assert_eq!(report["owners"][0]["owner"], "memory-write", "{report}");
@@ -189,9 +203,9 @@ fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
     args.push("laptop");
     let examples = examples().to_string_lossy().into_owned();
     args.push(&examples);
-    ok(&agent_memory(laptop.path(), &args));
+    succeeded(&agent_memory(laptop.path(), &args));
     let fact = "the staging database is read-only on Fridays";
-    ok(&agent_memory(
+    succeeded(&agent_memory(
         laptop.path(),
         &["note", fact, "--store", &url, "--machine-id", "laptop"],
     ));
@@ -208,7 +222,7 @@ fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
             "sandbox",
         ],
     );
-    ok(&found);
+    succeeded(&found);
     let hits = json(&found);
     let text = hits.to_string();
     assert!(text.contains("notes/"), "{text}");
@@ -230,17 +244,8 @@ fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
     };
     let url = fresh_database(&server, "cli_fleet_goals");
     let (laptop, sandbox) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let ok = |output: Output| -> Value {
-        assert!(
-            output.status.success(),
-            "{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).unwrap_or(Value::Null)
-    };
     let examples = examples().to_string_lossy().into_owned();
-    ok(agent_memory(
+    json_of(agent_memory(
         laptop.path(),
         &[
             "run",
@@ -254,7 +259,7 @@ fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
     ));
 
     let thread = "billing-migration";
-    let set = ok(agent_memory(
+    let set = json_of(agent_memory(
         laptop.path(),
         &[
             "goal",
@@ -268,7 +273,7 @@ fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
             &url,
         ],
     ));
-    let charged = ok(agent_memory(
+    let charged = json_of(agent_memory(
         sandbox.path(),
         &[
             "goal",
@@ -285,7 +290,7 @@ fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
     ));
     assert_eq!(charged["goal"]["tokensUsed"], 1200, "{charged}");
     assert_eq!(charged["goal"]["goalId"], set["goalId"], "{charged}");
-    let shown = ok(agent_memory(
+    let shown = json_of(agent_memory(
         laptop.path(),
         &["goal", "show", thread, "--json", "--store", &url],
     ));
@@ -366,7 +371,7 @@ fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
         assert!(errors.is_empty(), "{errors}");
     });
 
-    let found = ok(agent_memory(
+    let found = json_of(agent_memory(
         laptop.path(),
         &[
             "search",
@@ -405,7 +410,7 @@ fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
         .unwrap()
         .write_all(message.as_bytes())
         .unwrap();
-    let report = ok(cite.wait_with_output().unwrap());
+    let report = json_of(cite.wait_with_output().unwrap());
     assert_eq!(report["recorded"], 2, "{report}");
     assert!(!sandbox.path().join("state.sqlite").exists());
 }
@@ -420,25 +425,16 @@ fn forget_on_one_machine_reaches_the_fleets_memory() {
     };
     let url = fresh_database(&server, "cli_fleet_forget");
     let (laptop, sandbox) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let ok = |output: Output| -> String {
-        assert!(
-            output.status.success(),
-            "{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
-    };
     let examples = examples().to_string_lossy().into_owned();
     let forgotten = "019a5210-33c8-7e10-a4d1-92b7f0c4d002";
-    ok(agent_memory(
+    stdout_of(agent_memory(
         laptop.path(),
         &["run", "--store", &url, "--machine-id", "laptop", &examples],
     ));
     let memory = |home: &Path| std::fs::read_to_string(home.join("memories/MEMORY.md")).unwrap();
     assert!(memory(laptop.path()).contains(forgotten));
 
-    let said = ok(agent_memory(
+    let said = stdout_of(agent_memory(
         sandbox.path(),
         &[
             "forget",
@@ -451,7 +447,7 @@ fn forget_on_one_machine_reaches_the_fleets_memory() {
     ));
     assert!(said.contains(&format!("forgot {forgotten}")), "{said}");
     // The laptop's next read syncs the files the sandbox's consolidation published.
-    ok(agent_memory(
+    stdout_of(agent_memory(
         laptop.path(),
         &[
             "read",
@@ -465,7 +461,7 @@ fn forget_on_one_machine_reaches_the_fleets_memory() {
     assert!(!memory(laptop.path()).contains(forgotten));
     assert!(memory(laptop.path()).contains("019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001"));
 
-    let said = ok(agent_memory(
+    let said = stdout_of(agent_memory(
         sandbox.path(),
         &[
             "forget",
@@ -482,7 +478,7 @@ fn forget_on_one_machine_reaches_the_fleets_memory() {
         "{said}"
     );
     assert!(said.contains("other machines keep their copies"), "{said}");
-    let rerun = ok(agent_memory(
+    let rerun = stdout_of(agent_memory(
         laptop.path(),
         &[
             "run",

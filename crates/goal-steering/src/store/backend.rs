@@ -8,6 +8,7 @@
 //! back, so both backends make the same decisions from the same rows.
 
 use memory_protocol::goal::{GoalTurnRecord, ThreadGoalStatus};
+use memory_protocol::names::tables::{GOAL_TURNS, THREAD_GOALS};
 
 use super::GoalRow;
 use crate::error::Result;
@@ -93,4 +94,69 @@ pub(crate) fn turn_error_to_sql(error: memory_protocol::goal::GoalTurnError) -> 
         memory_protocol::goal::GoalTurnError::UsageLimit => "usage_limit",
         memory_protocol::goal::GoalTurnError::Other => "other",
     }
+}
+
+/// How a backend spells the column types the goal tables use.
+pub(crate) struct SqlTypes {
+    /// A 64-bit integer.
+    pub(crate) int: &'static str,
+    /// A flag.
+    pub(crate) flag: &'static str,
+    /// The flag's false value.
+    pub(crate) no: &'static str,
+}
+
+/// Version 1 of the goal tables, in `types`: the same tables and checks on every backend.
+pub(crate) fn tables_v1(types: &SqlTypes) -> String {
+    let SqlTypes { int, flag, no } = types;
+    format!(
+        "CREATE TABLE {THREAD_GOALS} (
+            thread_id TEXT PRIMARY KEY,
+            goal_id TEXT NOT NULL UNIQUE,
+            objective TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN
+                ('active', 'paused', 'blocked', 'usage_limited', 'budget_limited', 'complete')),
+            status_reason TEXT,
+            token_budget {int} CHECK (token_budget IS NULL OR token_budget > 0),
+            tokens_used {int} NOT NULL DEFAULT 0 CHECK (tokens_used >= 0),
+            time_used_seconds {int} NOT NULL DEFAULT 0 CHECK (time_used_seconds >= 0),
+            created_at_ms {int} NOT NULL,
+            updated_at_ms {int} NOT NULL,
+            blocker_key TEXT,
+            blocker_reason TEXT,
+            blocker_reports {int} NOT NULL DEFAULT 0 CHECK (blocker_reports >= 0),
+            blocker_reported_this_turn {flag} NOT NULL DEFAULT {no},
+            turn_goal_tool_calls {int} NOT NULL DEFAULT 0,
+            turn_refused_goal_tool_calls {int} NOT NULL DEFAULT 0,
+            idle_continuations {int} NOT NULL DEFAULT 0 CHECK (idle_continuations >= 0),
+            objective_notice_pending {flag} NOT NULL DEFAULT {no},
+            budget_notice_pending {flag} NOT NULL DEFAULT {no},
+            continuations_issued {int} NOT NULL DEFAULT 0,
+            last_continuation_at_ms {int},
+            CHECK (status <> 'active' OR token_budget IS NULL OR tokens_used < token_budget),
+            CHECK (status <> 'budget_limited'
+                   OR (token_budget IS NOT NULL AND tokens_used >= token_budget))
+        );
+        CREATE TABLE {GOAL_TURNS} (
+            goal_id TEXT NOT NULL,
+            turn_id TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            seq {int} NOT NULL,
+            trigger TEXT NOT NULL CHECK (trigger IN ('user', 'continuation')),
+            plan_mode {flag} NOT NULL,
+            input_tokens {int},
+            cached_input_tokens {int},
+            output_tokens {int},
+            tokens_charged {int} NOT NULL CHECK (tokens_charged >= 0),
+            seconds {int} NOT NULL CHECK (seconds >= 0),
+            tool_calls {int} NOT NULL CHECK (tool_calls >= 0),
+            goal_tool_calls {int} NOT NULL,
+            refused_goal_tool_calls {int} NOT NULL,
+            error_kind TEXT CHECK (error_kind IS NULL OR error_kind IN ('usage_limit', 'other')),
+            status_after TEXT NOT NULL,
+            recorded_at_ms {int} NOT NULL,
+            PRIMARY KEY (goal_id, turn_id)
+        );
+        CREATE INDEX {GOAL_TURNS}_thread ON {GOAL_TURNS} (thread_id, seq);"
+    )
 }

@@ -24,7 +24,8 @@ use postgres::{Client, NoTls, Row, Transaction};
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, GoalTx, status_from_sql, status_to_sql, trigger_to_sql, turn_error_to_sql,
+    COLUMNS, Charge, GoalTx, SqlTypes, status_from_sql, status_to_sql, tables_v1, trigger_to_sql,
+    turn_error_to_sql,
 };
 use crate::audit::BlockerAuditState;
 use crate::error::{Error, Result};
@@ -51,56 +52,11 @@ impl Default for PgGoalOptions {
 /// One migration per schema version; index `i` brings the tables to version `i + 1`. Version
 /// 1 is SQLite's version 1 in PostgreSQL's types.
 fn migrations() -> [String; 1] {
-    [format!(
-        "CREATE TABLE {THREAD_GOALS} (
-            thread_id TEXT PRIMARY KEY,
-            goal_id TEXT NOT NULL UNIQUE,
-            objective TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN
-                ('active', 'paused', 'blocked', 'usage_limited', 'budget_limited', 'complete')),
-            status_reason TEXT,
-            token_budget BIGINT CHECK (token_budget IS NULL OR token_budget > 0),
-            tokens_used BIGINT NOT NULL DEFAULT 0 CHECK (tokens_used >= 0),
-            time_used_seconds BIGINT NOT NULL DEFAULT 0 CHECK (time_used_seconds >= 0),
-            created_at_ms BIGINT NOT NULL,
-            updated_at_ms BIGINT NOT NULL,
-            blocker_key TEXT,
-            blocker_reason TEXT,
-            blocker_reports BIGINT NOT NULL DEFAULT 0 CHECK (blocker_reports >= 0),
-            blocker_reported_this_turn BOOLEAN NOT NULL DEFAULT FALSE,
-            turn_goal_tool_calls BIGINT NOT NULL DEFAULT 0,
-            turn_refused_goal_tool_calls BIGINT NOT NULL DEFAULT 0,
-            idle_continuations BIGINT NOT NULL DEFAULT 0 CHECK (idle_continuations >= 0),
-            objective_notice_pending BOOLEAN NOT NULL DEFAULT FALSE,
-            budget_notice_pending BOOLEAN NOT NULL DEFAULT FALSE,
-            continuations_issued BIGINT NOT NULL DEFAULT 0,
-            last_continuation_at_ms BIGINT,
-            CHECK (status <> 'active' OR token_budget IS NULL OR tokens_used < token_budget),
-            CHECK (status <> 'budget_limited'
-                   OR (token_budget IS NOT NULL AND tokens_used >= token_budget))
-        );
-        CREATE TABLE {GOAL_TURNS} (
-            goal_id TEXT NOT NULL,
-            turn_id TEXT NOT NULL,
-            thread_id TEXT NOT NULL,
-            seq BIGINT NOT NULL,
-            trigger TEXT NOT NULL CHECK (trigger IN ('user', 'continuation')),
-            plan_mode BOOLEAN NOT NULL,
-            input_tokens BIGINT,
-            cached_input_tokens BIGINT,
-            output_tokens BIGINT,
-            tokens_charged BIGINT NOT NULL CHECK (tokens_charged >= 0),
-            seconds BIGINT NOT NULL CHECK (seconds >= 0),
-            tool_calls BIGINT NOT NULL CHECK (tool_calls >= 0),
-            goal_tool_calls BIGINT NOT NULL,
-            refused_goal_tool_calls BIGINT NOT NULL,
-            error_kind TEXT CHECK (error_kind IS NULL OR error_kind IN ('usage_limit', 'other')),
-            status_after TEXT NOT NULL,
-            recorded_at_ms BIGINT NOT NULL,
-            PRIMARY KEY (goal_id, turn_id)
-        );
-        CREATE INDEX {GOAL_TURNS}_thread ON {GOAL_TURNS} (thread_id, seq);"
-    )]
+    [tables_v1(&SqlTypes {
+        int: "BIGINT",
+        flag: "BOOLEAN",
+        no: "FALSE",
+    })]
 }
 
 /// A connection to the server holding the goal tables.

@@ -17,7 +17,8 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, GoalTx, status_from_sql, status_to_sql, trigger_to_sql, turn_error_to_sql,
+    COLUMNS, Charge, GoalTx, SqlTypes, status_from_sql, status_to_sql, tables_v1, trigger_to_sql,
+    turn_error_to_sql,
 };
 use crate::audit::BlockerAuditState;
 use crate::error::{Error, Result};
@@ -28,56 +29,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// One migration per schema version of the goal tables; index `i` brings them to version
 /// `i + 1`.
 fn migrations() -> [String; 1] {
-    [format!(
-        "CREATE TABLE {THREAD_GOALS} (
-            thread_id TEXT PRIMARY KEY,
-            goal_id TEXT NOT NULL UNIQUE,
-            objective TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN
-                ('active', 'paused', 'blocked', 'usage_limited', 'budget_limited', 'complete')),
-            status_reason TEXT,
-            token_budget INTEGER CHECK (token_budget IS NULL OR token_budget > 0),
-            tokens_used INTEGER NOT NULL DEFAULT 0 CHECK (tokens_used >= 0),
-            time_used_seconds INTEGER NOT NULL DEFAULT 0 CHECK (time_used_seconds >= 0),
-            created_at_ms INTEGER NOT NULL,
-            updated_at_ms INTEGER NOT NULL,
-            blocker_key TEXT,
-            blocker_reason TEXT,
-            blocker_reports INTEGER NOT NULL DEFAULT 0 CHECK (blocker_reports >= 0),
-            blocker_reported_this_turn INTEGER NOT NULL DEFAULT 0,
-            turn_goal_tool_calls INTEGER NOT NULL DEFAULT 0,
-            turn_refused_goal_tool_calls INTEGER NOT NULL DEFAULT 0,
-            idle_continuations INTEGER NOT NULL DEFAULT 0 CHECK (idle_continuations >= 0),
-            objective_notice_pending INTEGER NOT NULL DEFAULT 0,
-            budget_notice_pending INTEGER NOT NULL DEFAULT 0,
-            continuations_issued INTEGER NOT NULL DEFAULT 0,
-            last_continuation_at_ms INTEGER,
-            CHECK (status <> 'active' OR token_budget IS NULL OR tokens_used < token_budget),
-            CHECK (status <> 'budget_limited'
-                   OR (token_budget IS NOT NULL AND tokens_used >= token_budget))
-        );
-        CREATE TABLE {GOAL_TURNS} (
-            goal_id TEXT NOT NULL,
-            turn_id TEXT NOT NULL,
-            thread_id TEXT NOT NULL,
-            seq INTEGER NOT NULL,
-            trigger TEXT NOT NULL CHECK (trigger IN ('user', 'continuation')),
-            plan_mode INTEGER NOT NULL,
-            input_tokens INTEGER,
-            cached_input_tokens INTEGER,
-            output_tokens INTEGER,
-            tokens_charged INTEGER NOT NULL CHECK (tokens_charged >= 0),
-            seconds INTEGER NOT NULL CHECK (seconds >= 0),
-            tool_calls INTEGER NOT NULL CHECK (tool_calls >= 0),
-            goal_tool_calls INTEGER NOT NULL,
-            refused_goal_tool_calls INTEGER NOT NULL,
-            error_kind TEXT CHECK (error_kind IS NULL OR error_kind IN ('usage_limit', 'other')),
-            status_after TEXT NOT NULL,
-            recorded_at_ms INTEGER NOT NULL,
-            PRIMARY KEY (goal_id, turn_id)
-        );
-        CREATE INDEX {GOAL_TURNS}_thread ON {GOAL_TURNS} (thread_id, seq);"
-    )]
+    [tables_v1(&SqlTypes {
+        int: "INTEGER",
+        flag: "INTEGER",
+        no: "0",
+    })]
 }
 
 /// Opens (creating when missing) the database at `path` in WAL mode with a busy timeout.
