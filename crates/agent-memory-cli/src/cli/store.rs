@@ -11,7 +11,7 @@ use agent_memory::write::housekeeping::prune_stale_memories;
 use agent_memory::write::memory_root::MemoryRoot;
 use agent_memory::write::phase_two::DEFAULT_PRUNE_LIMIT;
 use agent_memory::write::shared_root::sync_shared_root;
-use agent_memory::write::store::{LeaseOwner, SharedStore, WriteStore, now_unix};
+use agent_memory::write::store::{SharedStore, WriteStore, now_unix};
 use agent_memory::write::{
     AsyncStateStore, ScanOptions, ScanReport, StateStore, scan_rollouts, scan_rollouts_into,
 };
@@ -78,10 +78,11 @@ pub(crate) fn open(
 }
 
 /// This process, under a configured machine id instead of the host name.
-fn as_machine(machine_id: &str) -> LeaseOwner {
-    LeaseOwner {
+#[cfg(feature = "postgres")]
+fn as_machine(machine_id: &str) -> agent_memory::write::store::LeaseOwner {
+    agent_memory::write::store::LeaseOwner {
         host: machine_id.to_owned(),
-        ..LeaseOwner::current()
+        ..agent_memory::write::store::LeaseOwner::current()
     }
 }
 

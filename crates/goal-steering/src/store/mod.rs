@@ -189,6 +189,8 @@ impl GoalStore {
     }
 
     /// Starts a write transaction on the thread's goal that other writers of it wait for.
+    // Without PostgreSQL the thread is not needed: SQLite has one writer for the whole file.
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
     pub(crate) fn write(&mut self, thread_id: &str) -> Result<Box<dyn GoalTx + '_>> {
         match &mut self.backend {
             Backend::Sqlite(conn) => sqlite::begin(conn),
