@@ -64,7 +64,7 @@ pub(crate) fn trim(text: &str) -> &str {
 }
 
 /// The lines of a text, split at `\n` like `text.split('\n')`. Bodies are many short lines,
-/// for which reading 8 bytes at a time ([`find_line_break`]) costs less than a vectorized
+/// for which reading 8 bytes at a time (`find_line_break`) costs less than a vectorized
 /// search's setup.
 pub fn lines(text: &str) -> impl Iterator<Item = &str> {
     let bytes = text.as_bytes();
