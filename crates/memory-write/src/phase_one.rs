@@ -1,7 +1,8 @@
 //! Phase 1: extract one stage-one output per eligible rollout.
 //!
-//! Workers (at most [`CONCURRENCY_LIMIT`] at once) each claim a job, run it, record its
-//! outcome, and claim the next, until the claim budget is spent or nothing is eligible. One
+//! Workers (at most [`CONCURRENCY_LIMIT`] at once) each claim a job, run it, then record its
+//! outcome while claiming the next (two independent store calls at once), until the claim
+//! budget is spent or nothing is eligible. One
 //! job runs: read -> filter -> redact each item -> serialize -> redact the text -> truncate
 //! head+tail to 70% of the model's input window -> render the stage-one prompts -> model call
 //! with the strict output schema -> strict parse -> redact the three fields -> record one of
@@ -257,21 +258,55 @@ struct Worker<S> {
 impl<S: WriteStore> Worker<S> {
     async fn run(&self) -> Result<Vec<JobReport>> {
         let mut reports = Vec::new();
-        while self.may_claim() && self.take_claim() {
-            let claimed = self
-                .store
-                .claim_next_stage_one_job(&self.claim, now_unix())
-                .await?;
-            let Some(job) = claimed else {
-                break;
+        let mut next = self.claim_next().await?;
+        while let Some(job) = next {
+            let extracted = self.extract_with_heartbeats(&job).await;
+            if let Some(Extraction::Fatal { error }) = &extracted {
+                // Before the next claim, so a model no retry can fix takes no further job.
+                self.stop_for(error);
+            }
+            // Recording this outcome and claiming the next job are independent: doing both at
+            // once, a slot waits for the slower of two store round trips instead of their sum
+            // between one model call and the next.
+            let (recorded, claimed) = tokio::join!(self.record(job, extracted), self.claim_next());
+            let report = match recorded {
+                Ok(report) => report,
+                Err(error) => {
+                    if let Ok(Some(claimed)) = &claimed {
+                        self.give_back(claimed).await;
+                    }
+                    return Err(error);
+                }
             };
-            let report = self.run_job(job).await?;
             if let Some(observer) = &self.observer {
                 observer.job_finished(&report);
             }
             reports.push(report);
+            next = claimed?;
         }
         Ok(reports)
+    }
+
+    /// The next job, when the run may still claim one and the store has one.
+    async fn claim_next(&self) -> Result<Option<ClaimedJob>> {
+        if !(self.may_claim() && self.take_claim()) {
+            return Ok(None);
+        }
+        self.store
+            .claim_next_stage_one_job(&self.claim, now_unix())
+            .await
+    }
+
+    /// Gives a claimed job back unspent because the run stops before running it. Best effort:
+    /// the run is already failing, and a lease left behind lapses (at once on this host).
+    async fn give_back(&self, job: &ClaimedJob) {
+        if let Err(error) = self
+            .store
+            .release_stage_one_job(job, "the run stopped before running it")
+            .await
+        {
+            tracing::warn!(thread = %job.thread_id, %error, "could not give a claimed job back");
+        }
     }
 
     /// False once a worker hit a fatal model error, or the model's last rate-limit headers say
@@ -334,8 +369,9 @@ impl<S: WriteStore> Worker<S> {
         }
     }
 
-    async fn run_job(&self, job: ClaimedJob) -> Result<JobReport> {
-        let Some(extracted) = self.extract_with_heartbeats(&job).await else {
+    /// Records how `job` ended; `None` when its lease was lost while it ran.
+    async fn record(&self, job: ClaimedJob, extracted: Option<Extraction>) -> Result<JobReport> {
+        let Some(extracted) = extracted else {
             return Ok(JobReport {
                 thread_id: job.thread_id,
                 rollout_path: job.rollout_path,
@@ -368,7 +404,6 @@ impl<S: WriteStore> Worker<S> {
                 (owned.then_some(JobOutcome::Failed), Some(error), None)
             }
             Extraction::Fatal { error } => {
-                self.stop_for(&error);
                 let owned = self
                     .store
                     .release_stage_one_job(&job, &error.to_string())

@@ -145,9 +145,10 @@ impl PgStore {
         }
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        // Jobs of a crashed process on this host are free at once, not when their lease ends.
-        reclaim_gone_jobs(&tx, self, now).await?;
         if let Some(cap) = params.max_running {
+            // Jobs of a crashed process on this host are free at once, not when their lease
+            // ends; before counting, so they do not count against the cap.
+            reclaim_gone_jobs(&tx, self, now).await?;
             // Counting and claiming under one lock keeps the cap exact across machines.
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&RUNNING_CAP_LOCK])
                 .await?;
@@ -205,8 +206,29 @@ impl PgStore {
                  RETURNING j.thread_id"
             ))
             .await?;
+        // The first pick, when it was made together with the gone-owner query.
+        let mut first_pick = None;
+        if params.max_running.is_none() {
+            // Jobs of a crashed process on this host are free at once, not when their lease
+            // ends. The gone-owner query and the first pick go out together (tokio-postgres
+            // pipelines futures polled at once; the server runs them in order): one round trip
+            // fewer per claim. When the pick found nothing but the reclaim freed a job, the
+            // loop picks again, so a freed job is still taken by this claim.
+            let values = args.values();
+            let (reclaimed, picked) = tokio::try_join!(
+                reclaim_gone_jobs(&tx, self, now),
+                ours(tx.query_opt(&pick, &values))
+            )?;
+            if picked.is_some() || reclaimed == 0 {
+                first_pick = Some(picked);
+            }
+        }
         for _ in 0..CLAIM_TRIES {
-            let Some(row) = tx.query_opt(&pick, &args.values()).await? else {
+            let picked = match first_pick.take() {
+                Some(picked) => picked,
+                None => tx.query_opt(&pick, &args.values()).await?,
+            };
+            let Some(row) = picked else {
                 break;
             };
             let thread_id: String = row.get(0);
@@ -299,9 +321,8 @@ impl PgStore {
     ) -> Result<bool> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        if !finish_owned(&tx, job, now).await? {
-            return Ok(false);
-        }
+        let finish = Finish::prepare(&tx).await?;
+        let signal = PhaseTwoSignal::prepare(&tx).await?;
         let store_output = tx
             .prepare_cached(&format!(
                 "INSERT INTO {STAGE_ONE_OUTPUTS} AS o (thread_id, raw_memory, rollout_summary,
@@ -316,19 +337,27 @@ impl PgStore {
                  WHERE excluded.source_updated_at >= o.source_updated_at"
             ))
             .await?;
-        tx.execute(
-            &store_output,
-            &[
-                &job.thread_id,
-                &output.raw_memory,
-                &output.rollout_summary,
-                &output.rollout_slug,
-                &job.input_watermark,
-                &now,
-            ],
-        )
-        .await?;
-        signal_phase_two(&tx, job.input_watermark).await?;
+        // One round trip for the four statements (see [`Finish`]); a job that is no longer
+        // ours rolls all of them back when the transaction is dropped.
+        let output_values: [&(dyn ToSql + Sync); 6] = [
+            &job.thread_id,
+            &output.raw_memory,
+            &output.rollout_summary,
+            &output.rollout_slug,
+            &job.input_watermark,
+            &now,
+        ];
+        let (owned, _, due) = tokio::try_join!(
+            finish.run(&tx, job, now),
+            ours(tx.execute(&store_output, &output_values)),
+            signal.already_due(&tx, job.input_watermark),
+        )?;
+        if !owned {
+            return Ok(false);
+        }
+        if !due {
+            signal.raise(&tx, job.input_watermark).await?;
+        }
         tx.commit().await?;
         Ok(true)
     }
@@ -340,15 +369,20 @@ impl PgStore {
     ) -> Result<bool> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        if !finish_owned(&tx, job, now).await? {
+        let finish = Finish::prepare(&tx).await?;
+        let delete = tx
+            .prepare_cached(&format!(
+                "DELETE FROM {STAGE_ONE_OUTPUTS} WHERE thread_id = $1"
+            ))
+            .await?;
+        let delete_values: [&(dyn ToSql + Sync); 1] = [&job.thread_id];
+        let (owned, deleted) = tokio::try_join!(
+            finish.run(&tx, job, now),
+            ours(tx.execute(&delete, &delete_values))
+        )?;
+        if !owned {
             return Ok(false);
         }
-        let deleted = tx
-            .execute(
-                &format!("DELETE FROM {STAGE_ONE_OUTPUTS} WHERE thread_id = $1"),
-                &[&job.thread_id],
-            )
-            .await?;
         if deleted > 0 {
             signal_phase_two(&tx, job.input_watermark).await?;
         }
@@ -531,68 +565,129 @@ async fn reclaim_gone_jobs(
     Ok(reclaimed)
 }
 
-/// Marks the owned running job done for its watermark. False when not owned; the caller then
-/// drops the transaction, which rolls the thread's update back.
-async fn finish_owned(
-    tx: &deadpool_postgres::Transaction<'_>,
-    job: &ClaimedJob,
-    now: i64,
-) -> Result<bool> {
-    // Thread row first, job row second: the order a claim takes them in, so a finishing
-    // worker and a claimer holding the thread can never wait on each other. The claim's
-    // partial index leaves the thread until its rollout changes.
-    let done_thread = tx
-        .prepare_cached(&format!(
-            "UPDATE {THREADS} SET done_watermark = GREATEST(done_watermark, $2) WHERE id = $1"
-        ))
-        .await?;
-    tx.execute(&done_thread, &[&job.thread_id, &job.input_watermark])
-        .await?;
-    let done_job = tx
-        .prepare_cached(&format!(
-            "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
-                lease_expires_at = NULL, attempts = 0, retry_after_at = NULL,
-                last_error = NULL, last_success_watermark = input_watermark, finished_at = $3
-             WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
-        ))
-        .await?;
-    let changed = tx
-        .execute(&done_job, &[&job.thread_id, &job.owner_token, &now])
-        .await?;
-    Ok(changed > 0)
+/// The statements that mark the owned running job done for its watermark.
+///
+/// Finishing runs as one pipelined batch: tokio-postgres sends futures polled at once without
+/// waiting for each answer, and the server runs them in the order they were sent, so a
+/// finisher's statements cost one round trip together instead of one each. The caller polls
+/// [`Finish::run`] first among the statements it joins, so the thread row is still locked
+/// first.
+struct Finish {
+    done_thread: tokio_postgres::Statement,
+    done_job: tokio_postgres::Statement,
+}
+
+impl Finish {
+    async fn prepare(tx: &deadpool_postgres::Transaction<'_>) -> Result<Self> {
+        // Cached statements: prepared once per connection, not once per job.
+        let done_thread = tx
+            .prepare_cached(&format!(
+                "UPDATE {THREADS} SET done_watermark = GREATEST(done_watermark, $2) WHERE id = $1"
+            ))
+            .await?;
+        let done_job = tx
+            .prepare_cached(&format!(
+                "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
+                    lease_expires_at = NULL, attempts = 0, retry_after_at = NULL,
+                    last_error = NULL, last_success_watermark = input_watermark, finished_at = $3
+                 WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
+            ))
+            .await?;
+        Ok(Self {
+            done_thread,
+            done_job,
+        })
+    }
+
+    /// Runs both updates; false when the job is not owned, and the caller then drops the
+    /// transaction, which rolls everything it sent back.
+    async fn run(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        job: &ClaimedJob,
+        now: i64,
+    ) -> Result<bool> {
+        // Thread row first, job row second: the order a claim takes them in, so a finishing
+        // worker and a claimer holding the thread can never wait on each other. The claim's
+        // partial index leaves the thread until its rollout changes.
+        let thread_values: [&(dyn ToSql + Sync); 2] = [&job.thread_id, &job.input_watermark];
+        let job_values: [&(dyn ToSql + Sync); 3] = [&job.thread_id, &job.owner_token, &now];
+        let (_, changed) = tokio::try_join!(
+            tx.execute(&self.done_thread, &thread_values),
+            tx.execute(&self.done_job, &job_values),
+        )?;
+        Ok(changed > 0)
+    }
+}
+
+/// A driver call with this crate's error, so it can be joined with the store's own steps.
+async fn ours<T>(
+    call: impl std::future::Future<Output = std::result::Result<T, tokio_postgres::Error>>,
+) -> Result<T> {
+    Ok(call.await?)
 }
 
 /// Tells phase 2 there is new input (see the SQLite store's `signal_phase_two`).
-///
-/// Raising the watermark locks the one lease row until commit, so every finishing worker in
-/// the fleet would queue on it, one commit (one WAL flush) at a time. Most find phase 2
-/// already due, not running, and its watermark at or past theirs, where raising it again
-/// changes nothing; they only take a
-/// key-share lock on the row, which finishers share and a phase-2 claim's `FOR UPDATE` waits
-/// for, so a claim that follows still sees this output. While phase 2 runs, or once it has
-/// caught up, the watermark is raised as before, so a running pass sees new input.
 pub(super) async fn signal_phase_two(
     tx: &deadpool_postgres::Transaction<'_>,
     watermark: i64,
 ) -> Result<()> {
-    let already_due = tx
-        .prepare_cached(&format!(
-            "SELECT 1 FROM {PHASE_TWO_LEASE}
-             WHERE id = 1 AND status <> 'running'
-                AND input_watermark > COALESCE(last_success_watermark, -1)
-                AND input_watermark >= $1
-             FOR KEY SHARE"
-        ))
-        .await?;
-    if tx.query_opt(&already_due, &[&watermark]).await?.is_some() {
-        return Ok(());
+    let signal = PhaseTwoSignal::prepare(tx).await?;
+    if !signal.already_due(tx, watermark).await? {
+        signal.raise(tx, watermark).await?;
     }
-    let raise = tx
-        .prepare_cached(&format!(
-            "UPDATE {PHASE_TWO_LEASE} SET input_watermark = GREATEST(input_watermark + 1, $1)
-             WHERE id = 1"
-        ))
-        .await?;
-    tx.execute(&raise, &[&watermark]).await?;
     Ok(())
+}
+
+/// Telling phase 2 there is new input, in two statements, so a finisher can send the first
+/// with its other statements.
+///
+/// Raising the watermark locks the one lease row until commit, so every finishing worker in
+/// the fleet would queue on it, one commit (one WAL flush) at a time. Most find phase 2
+/// already due, not running, and its watermark at or past theirs, where raising it again
+/// changes nothing; they only take a key-share lock on the row, which finishers share and a
+/// phase-2 claim's `FOR UPDATE` waits for, so a claim that follows still sees this output.
+/// While phase 2 runs, or once it has caught up, the watermark is raised as before, so a
+/// running pass sees new input.
+struct PhaseTwoSignal {
+    already_due: tokio_postgres::Statement,
+    raise: tokio_postgres::Statement,
+}
+
+impl PhaseTwoSignal {
+    async fn prepare(tx: &deadpool_postgres::Transaction<'_>) -> Result<Self> {
+        let already_due = tx
+            .prepare_cached(&format!(
+                "SELECT 1 FROM {PHASE_TWO_LEASE}
+                 WHERE id = 1 AND status <> 'running'
+                    AND input_watermark > COALESCE(last_success_watermark, -1)
+                    AND input_watermark >= $1
+                 FOR KEY SHARE"
+            ))
+            .await?;
+        let raise = tx
+            .prepare_cached(&format!(
+                "UPDATE {PHASE_TWO_LEASE} SET input_watermark = GREATEST(input_watermark + 1, $1)
+                 WHERE id = 1"
+            ))
+            .await?;
+        Ok(Self { already_due, raise })
+    }
+
+    /// True when phase 2 is already due for `watermark` (the row is then key-share locked).
+    async fn already_due(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        watermark: i64,
+    ) -> Result<bool> {
+        Ok(tx
+            .query_opt(&self.already_due, &[&watermark])
+            .await?
+            .is_some())
+    }
+
+    async fn raise(&self, tx: &deadpool_postgres::Transaction<'_>, watermark: i64) -> Result<()> {
+        tx.execute(&self.raise, &[&watermark]).await?;
+        Ok(())
+    }
 }

@@ -320,6 +320,38 @@ async fn a_gone_owner_on_this_host_is_taken_at_once_and_other_hosts_wait_for_exp
     }
 }
 
+/// The claim itself frees a gone owner's job and takes it, even when that job is the only one
+/// (on PostgreSQL the dead-owner query and the first pick are sent together, so the pick ran
+/// before the job was freed and the claim must look again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_alone_frees_and_takes_the_only_job_of_a_gone_owner() {
+    for backend in backends("gone_only") {
+        let name = backend.name();
+        let dead = backend.open_as(exited_process()).await;
+        register(&*dead, &[thread("a", NOW - 10 * HOUR, "f")], NOW).await;
+        dead.claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        let me = backend.open().await;
+        let taken = me
+            .claim_next_stage_one_job(&params(), NOW + 1)
+            .await
+            .unwrap();
+        assert_eq!(
+            taken.map(|job| job.thread_id).as_deref(),
+            Some("a"),
+            "{name}"
+        );
+        let job = me.stage_one_job("a").await.unwrap().unwrap();
+        assert_eq!(
+            (job.status, job.attempts),
+            (JobStatus::Running, 0),
+            "{name}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filters_and_the_running_cap_apply() {
     for backend in backends("filters") {
