@@ -49,11 +49,14 @@ pub(crate) fn note_files(scan: &RootScan) -> Vec<&FileEntry> {
     notes
 }
 
-/// Notes written on the UTC day of `now`.
+/// Notes this machine wrote on the UTC day of `now`: the daily budget is each machine's, so
+/// the notes a shared store brought from other machines ([`RootScan::received_notes`]) are
+/// left out.
 pub(crate) fn notes_on_day(scan: &RootScan, now: i64) -> u32 {
     let today = day(now);
     let count = note_files(scan)
         .into_iter()
+        .filter(|file| !scan.received_notes.contains(&file.rel))
         .filter(|file| day(written_at(file)) == today)
         .count();
     u32::try_from(count).unwrap_or(u32::MAX)

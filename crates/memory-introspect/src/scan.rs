@@ -2,11 +2,13 @@
 //! did not follow and the folders it could not list. Status, the index and the block all work
 //! from the same walk, so their numbers agree.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
+use memory_protocol::names::memory_root::{NOTES_DIR, RECEIVED_NOTES_FILE};
 use sha2::{Digest, Sha256};
 
 /// Deepest folder level walked below the root.
@@ -45,6 +47,9 @@ pub(crate) struct RootScan {
     pub(crate) symlinks: Vec<String>,
     /// Folders that could not be listed, with why.
     pub(crate) unreadable_dirs: Vec<(String, String)>,
+    /// Paths (`notes/<name>`) of the notes another machine wrote, from
+    /// [`RECEIVED_NOTES_FILE`]: a shared store's sync lists them there.
+    pub(crate) received_notes: BTreeSet<String>,
 }
 
 impl RootScan {
@@ -97,9 +102,25 @@ pub(crate) fn scan(root: &Path) -> io::Result<RootScan> {
     let mut scan = RootScan::default();
     let entries = fs::read_dir(root)?;
     walk(root, entries, "", 0, &mut scan);
+    scan.received_notes = received_notes(root);
     scan.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     scan.symlinks.sort();
     Ok(scan)
+}
+
+/// The notes listed in `notes/.received` (see [`RECEIVED_NOTES_FILE`]); none when the list
+/// is missing, unreadable or not a regular file, so every note then counts as this machine's.
+fn received_notes(root: &Path) -> BTreeSet<String> {
+    let path = root.join(NOTES_DIR).join(RECEIVED_NOTES_FILE);
+    let regular = fs::symlink_metadata(&path).is_ok_and(|meta| meta.file_type().is_file());
+    let Some(text) = regular.then(|| fs::read_to_string(&path).ok()).flatten() else {
+        return BTreeSet::new();
+    };
+    text.lines()
+        .map(str::trim)
+        .filter(|name| !name.is_empty() && !name.contains('/'))
+        .map(|name| format!("{NOTES_DIR}/{name}"))
+        .collect()
 }
 
 fn walk(dir: &Path, entries: fs::ReadDir, prefix: &str, depth: usize, scan: &mut RootScan) {

@@ -164,7 +164,8 @@ pub struct MemoryNotesStatus {
     pub files: u32,
     /// Notes newer than the summary: not yet consolidated, shown in the block.
     pub pending: u32,
-    /// Notes added today (UTC).
+    /// Notes this machine added today (UTC); on a shared store, notes that came from other
+    /// machines do not count.
     pub today: u32,
     /// Most notes a day.
     pub daily_limit: u32,
@@ -372,7 +373,7 @@ pub struct MemoryNoteResult {
     pub redacted: bool,
     /// True when the note is already in the search index.
     pub indexed: bool,
-    /// Notes added today (UTC), this one included.
+    /// Notes this machine added today (UTC), this one included.
     pub notes_today: u32,
     /// Most notes a day.
     pub daily_limit: u32,

@@ -22,6 +22,11 @@ pub mod memory_root {
     /// Folder of the notes agents add with `memory_note`, one file each; phase 2 reads them as
     /// input of every consolidation.
     pub const NOTES_DIR: &str = "notes";
+    /// In [`NOTES_DIR`], on a machine that shares its memory through a store: the file names
+    /// of the notes that came from other machines, one a line (a dot file, so listings and
+    /// searches pass over it). They are read and searched like any note but do not count
+    /// toward this machine's daily note budget.
+    pub const RECEIVED_NOTES_FILE: &str = ".received";
     /// On a machine that shares its memory through a store: the revision of the shared memory
     /// root last materialized here (a dot file, so listings and searches pass over it).
     pub const SHARED_REVISION_FILE: &str = ".shared_revision";

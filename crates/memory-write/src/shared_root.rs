@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::memory_root::MemoryRoot;
+use crate::safe_file::read_regular_file;
 use crate::store::{WriteStore, now_unix};
 
 /// One file of the memory root, by its path relative to the root (`/`-separated).
@@ -184,16 +185,39 @@ pub async fn sync_shared_root(store: &dyn WriteStore, root: &MemoryRoot) -> Resu
 }
 
 /// Writes notes of other machines into `notes/`; a path that is not a note's is refused.
+///
+/// Their names are added to `notes/.received` first ([`names::RECEIVED_NOTES_FILE`]), so they
+/// never count toward this machine's daily note budget, even when a write below fails halfway
+/// (the next sync writes the missing notes again).
 fn write_notes(root: &MemoryRoot, notes: &[RootFile]) -> Result<()> {
     let dir = root.dir().join(names::NOTES_DIR);
     fs::create_dir_all(&dir).map_err(|source| Error::io(&dir, source))?;
+    if let Some(note) = notes.iter().find(|note| !is_note_path(&note.path)) {
+        return Err(Error::UnsafeMemoryRoot {
+            path: root.dir().join(&note.path),
+            reason: "a shared note outside notes/".to_owned(),
+        });
+    }
+    let list = dir.join(names::RECEIVED_NOTES_FILE);
+    let mut received: BTreeSet<String> = match read_regular_file(&list) {
+        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes)
+            .lines()
+            .map(str::to_owned)
+            .collect(),
+        // Missing, or not a regular file (the atomic write below replaces it).
+        Ok(None) => BTreeSet::new(),
+        Err(error) if error.kind() == io::ErrorKind::InvalidInput => BTreeSet::new(),
+        Err(source) => return Err(Error::io(&list, source)),
+    };
+    let names = notes
+        .iter()
+        .filter_map(|note| note.path.rsplit('/').next().map(str::to_owned));
+    received.extend(names);
+    received.retain(|name| !name.is_empty());
+    let mut text = received.into_iter().collect::<Vec<_>>().join("\n");
+    text.push('\n');
+    root.write_atomic(&list, &text)?;
     for note in notes {
-        if !is_note_path(&note.path) {
-            return Err(Error::UnsafeMemoryRoot {
-                path: root.dir().join(&note.path),
-                reason: "a shared note outside notes/".to_owned(),
-            });
-        }
         root.write_atomic(&root.dir().join(&note.path), &note.text)?;
     }
     Ok(())

@@ -231,6 +231,24 @@ fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
         |home: &Path| std::fs::read_to_string(home.join("memories/memory_summary.md")).unwrap();
     assert_eq!(summary(sandbox.path()), summary(laptop.path()));
     assert!(!sandbox.path().join("state.sqlite").exists());
+
+    // The daily note budget is each machine's: the laptop's note is read on the sandbox but
+    // spends none of the sandbox's budget.
+    let notes = |home: &Path, machine: &str| {
+        json_of(agent_memory(
+            home,
+            &["status", "--json", "--store", &url, "--machine-id", machine],
+        ))["notes"]
+            .clone()
+    };
+    let on_sandbox = notes(sandbox.path(), "sandbox");
+    assert_eq!(
+        (on_sandbox["files"].as_u64(), on_sandbox["today"].as_u64()),
+        (Some(1), Some(0)),
+        "{on_sandbox}"
+    );
+    let on_laptop = notes(laptop.path(), "laptop");
+    assert_eq!(on_laptop["today"].as_u64(), Some(1), "{on_laptop}");
 }
 
 /// Goals, the MCP server and citations on a shared store: a goal set on the laptop is charged

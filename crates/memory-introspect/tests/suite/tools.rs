@@ -503,6 +503,51 @@ fn notes_stay_within_their_size_and_daily_budgets() {
     );
 }
 
+/// On a shared store, notes of other machines are written into `notes/` and listed in
+/// `notes/.received`: they are read and counted as files, but spend none of this machine's
+/// daily budget.
+#[test]
+fn notes_from_other_machines_spend_none_of_the_daily_budget() {
+    let home = Home::new();
+    let introspector = home.with_config(IntrospectConfig {
+        notes_per_day: 2,
+        ..IntrospectConfig::default()
+    });
+    let note = |text: &str| {
+        introspector.note(&MemoryNoteRequest {
+            text: text.to_owned(),
+            topic: None,
+        })
+    };
+    let mine = note("written here").unwrap();
+    let notes = home.path().join("memories/notes");
+    let theirs = [
+        "2026-03-14T08-00-00Z-aaaa.md",
+        "2026-03-14T08-00-01Z-bbbb.md",
+    ];
+    for name in theirs {
+        std::fs::write(notes.join(name), "# Agent note\n\nwritten elsewhere\n").unwrap();
+    }
+    std::fs::write(notes.join(".received"), theirs.join("\n")).unwrap();
+    let status = introspector.status();
+    assert_eq!(
+        (status.notes.files, status.notes.today),
+        (3, 1),
+        "{status:?} ({mine:?})"
+    );
+    note("second here").unwrap();
+    let over = note("third here").unwrap_err();
+    assert_eq!(over.code, MemoryFailureCode::BudgetExceeded);
+    assert!(
+        over.error
+            .unwrap()
+            .contains("2 notes were already added today")
+    );
+    // Without the list, the same files count as this machine's.
+    std::fs::remove_file(notes.join(".received")).unwrap();
+    assert_eq!(introspector.status().notes.today, 4);
+}
+
 #[test]
 fn read_only_mode_offers_no_note_tool_and_refuses_notes() {
     let home = Home::new();
