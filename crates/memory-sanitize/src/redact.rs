@@ -312,5 +312,5 @@ pub fn rules() -> impl Iterator<Item = RuleInfo> {
 /// Rules (or the keyword automata) that failed to build, with the reason. Always empty in a
 /// correct build; a test checks it. A rule that fails to build is skipped, never a panic.
 pub fn rule_errors() -> &'static [String] {
-    &ENGINE.errors
+    engine::rule_errors()
 }

@@ -9,7 +9,7 @@
 //! regex runs only in a window around a hit of one of its keywords, and only when a cheap check
 //! of the bytes next to the hit passes ([`Near`]).
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use memory_protocol::REDACTED_SECRET;
 use regex::bytes::{CaptureLocations, Regex, RegexBuilder};
@@ -40,11 +40,38 @@ impl Scan {
     }
 }
 
+/// A rule with its regex and required bytes, each built the first time a window of the rule
+/// is scanned: most texts hit the keywords of few rules, and building all of them took most of
+/// the engine's start (about 35 of 60 ms per process), which every short-lived command and
+/// every fleet worker paid before its first redaction.
 struct CompiledRule {
     rule: &'static Rule,
-    regex: Regex,
+    /// `None` inside when the pattern does not compile: the rule is then skipped, and
+    /// [`rule_errors`] reports it.
+    regex: OnceLock<Option<Regex>>,
     /// Byte sets one byte of each of which every match holds ([`required`]).
-    required: Vec<Vec<u8>>,
+    required: OnceLock<Vec<Vec<u8>>>,
+}
+
+impl CompiledRule {
+    fn new(rule: &'static Rule) -> Self {
+        Self {
+            rule,
+            regex: OnceLock::new(),
+            required: OnceLock::new(),
+        }
+    }
+
+    fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| compile(self.rule.pattern).ok())
+            .as_ref()
+    }
+
+    fn required(&self) -> &[Vec<u8>] {
+        self.required
+            .get_or_init(|| required::requirements(self.rule.pattern))
+    }
 }
 
 /// A keyword automaton and, for each keyword, the rules it triggers.
@@ -65,10 +92,31 @@ struct Trigger {
 pub(crate) struct Engine {
     rules: Vec<CompiledRule>,
     keywords: Keywords,
-    pub(crate) errors: Vec<String>,
+    /// What failed to build at start (the keyword automaton); rules are reported by
+    /// [`rule_errors`].
+    errors: Vec<String>,
 }
 
 pub(crate) static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::build);
+
+/// Rules whose pattern does not compile, and a keyword automaton that failed to build, with
+/// the reason; builds every rule (see [`CompiledRule`]).
+pub(crate) fn rule_errors() -> &'static [String] {
+    static ERRORS: LazyLock<Vec<String>> = LazyLock::new(|| {
+        let mut errors: Vec<String> = ENGINE
+            .rules
+            .iter()
+            .filter_map(|compiled| {
+                compile(compiled.rule.pattern)
+                    .err()
+                    .map(|error| format!("rule `{}`: {error}", compiled.rule.id))
+            })
+            .collect();
+        errors.extend(ENGINE.errors.iter().cloned());
+        errors
+    });
+    &ERRORS
+}
 
 fn compile(pattern: &str) -> Result<Regex, regex::Error> {
     RegexBuilder::new(pattern)
@@ -81,17 +129,7 @@ fn compile(pattern: &str) -> Result<Regex, regex::Error> {
 impl Engine {
     fn build() -> Engine {
         let mut errors = Vec::new();
-        let mut rules = Vec::new();
-        for rule in rules::all() {
-            match compile(rule.pattern) {
-                Ok(regex) => rules.push(CompiledRule {
-                    rule,
-                    regex,
-                    required: required::requirements(rule.pattern),
-                }),
-                Err(error) => errors.push(format!("rule `{}`: {error}", rule.id)),
-            }
-        }
+        let rules: Vec<CompiledRule> = rules::all().map(CompiledRule::new).collect();
         let keywords = Keywords::build(&rules, &mut errors);
         Engine {
             rules,
@@ -100,10 +138,13 @@ impl Engine {
         }
     }
 
-    /// The number of rules that compiled.
+    /// The number of rules that compile.
     #[cfg(test)]
     pub(crate) fn rule_count(&self) -> usize {
-        self.rules.len()
+        self.rules
+            .iter()
+            .filter(|compiled| compiled.regex().is_some())
+            .count()
     }
 
     /// The spans to replace in `text` (already decoded), sorted, disjoint and on character
@@ -121,14 +162,20 @@ impl Engine {
             };
             // A match lies inside its window, so a window without a byte every match holds
             // has none.
-            if !required::holds(&compiled.required, text.get(start..end).unwrap_or_default()) {
+            if !required::holds(
+                compiled.required(),
+                text.get(start..end).unwrap_or_default(),
+            ) {
                 continue;
             }
+            let Some(regex) = compiled.regex() else {
+                continue;
+            };
             if current.as_ref().map(|(index, _)| *index) != Some(rule_index) {
-                current = Some((rule_index, compiled.regex.capture_locations()));
+                current = Some((rule_index, regex.capture_locations()));
             }
             if let Some((_, locs)) = current.as_mut() {
-                compiled.scan(text, start, end, locs, &mut scan);
+                compiled.scan(regex, text, start, end, locs, &mut scan);
             }
         }
         *carry = scan.carry;
@@ -271,6 +318,7 @@ impl CompiledRule {
     /// Finds the rule's matches that start in `start..end` and records their secret spans.
     fn scan(
         &self,
+        regex: &Regex,
         text: &[u8],
         start: usize,
         end: usize,
@@ -287,7 +335,7 @@ impl CompiledRule {
         }
         let mut at = start;
         while at < haystack.len() {
-            let Some(whole) = self.regex.captures_read_at(locs, haystack, at) else {
+            let Some(whole) = regex.captures_read_at(locs, haystack, at) else {
                 break;
             };
             if rule.word_start && !is_word_start(text, whole.start()) {
@@ -553,7 +601,7 @@ mod tests {
 
     #[test]
     fn every_rule_and_both_automata_compile() {
-        assert!(ENGINE.errors.is_empty(), "{:?}", ENGINE.errors);
+        assert!(rule_errors().is_empty(), "{:?}", rule_errors());
         assert_eq!(ENGINE.rule_count(), rules::all().count());
     }
 
