@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use memory_protocol::StageOneOutput;
-use memory_write::phase_one::{CONCURRENCY_LIMIT, PhaseOneHooks};
+use memory_write::phase_one::{CONCURRENCY_LIMIT, JobReport, PhaseOneHooks, PhaseOneObserver};
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
 use memory_write::store::{ClaimParams, LeaseOwner, WriteStore, now_unix};
 use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts_into};
@@ -27,7 +27,7 @@ use super::pipeline::{JOBS, SERVER_DELAY, bench_model, generate_rollouts, measur
 
 const PROCESSES: usize = 4;
 const CLAIM_WORKERS: [usize; 3] = [1, 4, 16];
-/// The environment a worker process reads: `URL|SCHEMA|SERVER|MACHINE`.
+/// The environment a worker process reads: `URL|SCHEMA|SERVER|MACHINE|SPAWNED_AT_UNIX_MS`.
 const ENV_WORKER: &str = "AGENT_MEMORY_FLEET_BENCH_WORKER";
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
@@ -75,24 +75,33 @@ async fn measure(url: &str) -> Result<()> {
     let address = listener.local_addr()?;
     let server = tokio::spawn(serve(listener));
     let started = Instant::now();
+    let epoch = unix_ms();
     let children: Vec<_> = (0..PROCESSES)
         .map(|index| {
             std::process::Command::new(std::env::current_exe()?)
                 .args(["bench", "fleet"])
                 .env(
                     ENV_WORKER,
-                    format!("{url}|{schema}|{address}|bench-machine-{index}"),
+                    format!("{url}|{schema}|{address}|bench-machine-{index}|{epoch}"),
                 )
+                .stdout(std::process::Stdio::piped())
                 .spawn()
         })
         .collect::<std::io::Result<_>>()?;
-    for mut child in children {
-        let status = child.wait()?;
-        if !status.success() {
-            bail!("a worker process failed: {status}");
+    let mut timings = Vec::new();
+    for child in children {
+        let output = child.wait_with_output()?;
+        if !output.status.success() {
+            bail!("a worker process failed: {}", output.status);
         }
+        timings.push(String::from_utf8_lossy(&output.stdout).trim().to_owned());
     }
     let wall_s = started.elapsed().as_secs_f64();
+    // Where the wall time goes, per worker: ready (store open), first and last job recorded,
+    // and the jobs it ran, in ms from the spawn.
+    for timing in &timings {
+        println!("  worker {timing}");
+    }
     server.abort();
     let outputs = store.stage_one_outputs().await?.len();
     if outputs != JOBS {
@@ -120,9 +129,11 @@ async fn measure(url: &str) -> Result<()> {
 /// One worker process of the phase-1 measurement: claims until nothing is left.
 fn worker(plan: &str) -> Result<()> {
     let parts: Vec<&str> = plan.split('|').collect();
-    let [url, schema, server, machine] = parts.as_slice() else {
+    let [url, schema, server, machine, epoch] = parts.as_slice() else {
         bail!("malformed worker plan {plan:?}");
     };
+    let epoch: u128 = epoch.parse().context("the worker plan's start time")?;
+    let since_spawn = move || unix_ms().saturating_sub(epoch);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -134,13 +145,65 @@ fn worker(plan: &str) -> Result<()> {
             max_claims: None,
             ..PhaseOneOptions::default()
         };
-        let report = run_phase_one(&store, model, &options, PhaseOneHooks::default()).await?;
+        let ready = since_spawn();
+        let finished = Arc::new(FinishTimes::new(since_spawn));
+        let hooks = PhaseOneHooks {
+            observer: Some(Arc::clone(&finished) as Arc<dyn PhaseOneObserver>),
+            ..PhaseOneHooks::default()
+        };
+        let report = run_phase_one(&store, model, &options, hooks).await?;
         if report.failed > 0 {
             let first = report.jobs.iter().find_map(|job| job.message.clone());
             bail!("{} jobs failed; first: {first:?}", report.failed);
         }
+        let (first, last) = finished.span();
+        println!(
+            "{machine}: ready {ready} ms, first job {first} ms, last job {last} ms, {} jobs, \
+             done {} ms",
+            report.claimed,
+            since_spawn()
+        );
         Ok(())
     })
+}
+
+fn unix_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis())
+}
+
+/// When a worker's first and last jobs were recorded.
+struct FinishTimes<F> {
+    clock: F,
+    span: std::sync::Mutex<Option<(u128, u128)>>,
+}
+
+impl<F: Fn() -> u128> FinishTimes<F> {
+    fn new(clock: F) -> Self {
+        Self {
+            clock,
+            span: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn span(&self) -> (u128, u128) {
+        self.span
+            .lock()
+            .ok()
+            .and_then(|span| *span)
+            .unwrap_or_default()
+    }
+}
+
+impl<F: Fn() -> u128 + Send + Sync> PhaseOneObserver for FinishTimes<F> {
+    fn job_finished(&self, _job: &JobReport) {
+        let now = (self.clock)();
+        if let Ok(mut span) = self.span.lock() {
+            let (first, _) = span.unwrap_or((now, now));
+            *span = Some((first, now));
+        }
+    }
 }
 
 async fn open(url: &str, schema: &str, machine: &str, pool_size: usize) -> Result<PgStore> {
