@@ -22,6 +22,7 @@
 //! only this guard ever writes it, once.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
@@ -199,6 +200,14 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     }
 }
 
+/// [`limits::KEY_FACTS_MIN_BULLET_RATIO`] in percent as the reasons print it (`{:.0}`),
+/// formatted once: formatting a float costs more than the rest of the reason.
+fn min_bullet_percent() -> &'static str {
+    static TEXT: LazyLock<String> =
+        LazyLock::new(|| format!("{:.0}", limits::KEY_FACTS_MIN_BULLET_RATIO * 100.0));
+    &TEXT
+}
+
 /// Why an UPDATE from `old` to `new` is refused, if it is.
 fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
     if old_size.bullets == 0 {
@@ -208,10 +217,10 @@ fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
     let ratio = new_size.bullets as f64 / old_size.bullets as f64;
     if ratio < limits::KEY_FACTS_MIN_BULLET_RATIO {
         return Some(format!(
-            "the rewrite keeps {} of {} bullets (below {:.0}%)",
+            "the rewrite keeps {} of {} bullets (below {}%)",
             new_size.bullets,
             old_size.bullets,
-            limits::KEY_FACTS_MIN_BULLET_RATIO * 100.0
+            min_bullet_percent()
         ));
     }
     let old_anchors = anchor_keys(old);
@@ -253,7 +262,11 @@ fn append(
     let prefix = if why.is_empty() {
         String::new()
     } else {
-        format!("{why}; ")
+        // Room for the rest of the reason, so it is written without growing.
+        let mut prefix = String::with_capacity(why.len() + 96);
+        prefix.push_str(why);
+        prefix.push_str("; ");
+        prefix
     };
     let current = level(size);
     if current == Level::AtHardBound {
@@ -297,14 +310,15 @@ fn append(
         return Verdict::pass(append_or_keep(candidates.to_vec()));
     }
     let duplicates = candidates.len() - fresh.len();
+    // Written into one string (writing to a `String` cannot fail).
     let mut reason = prefix;
     if !why.is_empty() {
-        reason.push_str(&format!("{} new item(s) salvaged", admitted.len()));
+        let _ = write!(reason, "{} new item(s) salvaged", admitted.len());
     } else {
-        reason.push_str(&format!("{} new item(s) accepted", admitted.len()));
+        let _ = write!(reason, "{} new item(s) accepted", admitted.len());
     }
     if duplicates > 0 {
-        reason.push_str(&format!(", {duplicates} already present"));
+        let _ = write!(reason, ", {duplicates} already present");
     }
     if !refused.is_empty() {
         let limit = if current == Level::Oversized {
@@ -317,11 +331,12 @@ fn append(
         } else {
             "they would pass the hard bound".to_owned()
         };
-        reason.push_str(&format!(
+        let _ = write!(
+            reason,
             ", {} refused because {limit}: {}",
             refused.len(),
             quoted(&refused)
-        ));
+        );
     }
     let guard = if why.is_empty() {
         GuardKind::KeyFactsAntiBloat
@@ -329,4 +344,18 @@ fn append(
         guard
     };
     Verdict::changed(append_or_keep(admitted), guard, reason).of_fresh_items()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The percentage formatted once is the one the reasons formatted each time.
+    #[test]
+    fn the_bullet_percent_is_the_formatted_ratio() {
+        assert_eq!(
+            min_bullet_percent(),
+            format!("{:.0}", limits::KEY_FACTS_MIN_BULLET_RATIO * 100.0)
+        );
+    }
 }
