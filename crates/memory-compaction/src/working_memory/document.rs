@@ -233,7 +233,11 @@ fn clean_parsed(body: &str, plain: bool) -> String {
     if is_none_body(trimmed) {
         String::new()
     } else if plain {
-        trimmed.to_owned()
+        // With room for an APPEND (the most common operation), so a merge that appends to the
+        // parsed body does not move it to a larger allocation.
+        let mut owned = String::with_capacity(trimmed.len() + trimmed.len() / 8 + 128);
+        owned.push_str(trimmed);
+        owned
     } else {
         normalize_body(trimmed)
     }
