@@ -14,7 +14,9 @@ use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
 use super::{OldBody, Verdict, quoted};
 use crate::working_memory::document::normalize_body;
-use crate::working_memory::keys::{KeySet, hash_of_key, item_key_in};
+use crate::working_memory::keys::{
+    KeySet, comparable_core, hash_of_key, item_key_in, plain_key_hash,
+};
 use crate::working_memory::text::{has_status_tag, items, strip_status_tags};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
@@ -37,10 +39,8 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         if has_status_tag(item, limits::RESOLVED_MARKER) {
             continue;
         }
-        let key = item_key_in(item, &mut buffer);
         // Copies of one dropped item come back as one.
-        if !is_present(snippet(key), &new_keys)
-            && let Some(hash) = hash_of_key(key)
+        if let Some(hash) = dropped_key_hash(item, &new_keys, &mut buffer)
             && restored_keys.insert(hash)
         {
             dropped.push(strip_status_tags(item));
@@ -76,6 +76,35 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         GuardKind::OpenIssuesRestore,
         reason,
     )
+}
+
+/// Bytes of a plain key that decide its snippet: the snippet's characters and the one after.
+const SNIPPET_HEAD: usize = limits::OPEN_ISSUE_SNIPPET_CHARS + 1;
+
+/// The hash of the key of `item` when its snippet is missing from `new_keys` (and the key is
+/// not empty); `None` when the item is still there. A plain item's core (most) is read once
+/// for its key's hash ([`plain_key_hash`]), and only the head its snippet is cut from is
+/// copied and lower-cased, instead of the whole key being built first
+/// ([`dropped_key_hash_by_key`], which it equals).
+fn dropped_key_hash(item: &str, new_keys: &str, buffer: &mut String) -> Option<u64> {
+    let core = comparable_core(item);
+    let Some(hash) = plain_key_hash(core.as_bytes()) else {
+        return dropped_key_hash_by_key(item, new_keys, buffer);
+    };
+    // A plain core is ASCII: any byte ends a character.
+    buffer.clear();
+    buffer.push_str(core.get(..core.len().min(SNIPPET_HEAD)).unwrap_or_default());
+    buffer.make_ascii_lowercase();
+    (!buffer.is_empty() && !is_present(snippet(buffer), new_keys)).then_some(hash)
+}
+
+/// [`dropped_key_hash`] from the item's key, built.
+fn dropped_key_hash_by_key(item: &str, new_keys: &str, buffer: &mut String) -> Option<u64> {
+    let key = item_key_in(item, buffer);
+    if is_present(snippet(key), new_keys) {
+        return None;
+    }
+    hash_of_key(key)
 }
 
 /// The first characters of a key that identify the item, cut back to a whole word.
@@ -179,6 +208,34 @@ mod tests {
         Snippet {
             text,
             ends_a_word: true,
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        /// Reading a plain item once decides what building its key decides.
+        #[test]
+        fn dropped_items_are_found_as_from_their_keys(
+            item in "(- |\\[new\\] |[aAbB ._*`é]|batch|[a-z]{12}){0,10}",
+            new in proptest::collection::vec("(batch|[aAbB ._]|[a-z]{12}){0,8}", 0..3),
+        ) {
+            let mut buffer = String::new();
+            let mut new_keys = String::new();
+            for line in &new {
+                new_keys.push_str(item_key_in(line, &mut buffer));
+                new_keys.push('\n');
+            }
+            proptest::prop_assert_eq!(
+                dropped_key_hash(&item, &new_keys, &mut buffer),
+                dropped_key_hash_by_key(&item, &new_keys, &mut buffer)
+            );
+            // And when the rewrite still has the item.
+            new_keys.push_str(&crate::working_memory::keys::item_key(&item));
+            proptest::prop_assert_eq!(
+                dropped_key_hash(&item, &new_keys, &mut buffer),
+                dropped_key_hash_by_key(&item, &new_keys, &mut buffer)
+            );
         }
     }
 
