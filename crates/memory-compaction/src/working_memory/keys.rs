@@ -331,7 +331,9 @@ pub(crate) fn plain_key_hash(core: &[u8]) -> Option<u64> {
     let mut previous_space = 0u64;
     let mut chunks = core.chunks_exact(8);
     for chunk in &mut chunks {
-        let block = block_of(chunk);
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(chunk);
+        let block = u64::from_le_bytes(bytes);
         previous_space = plain_block(block, previous_space)?;
         hash = mix(hash, ascii_lower(block));
     }
