@@ -25,7 +25,6 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-use memchr::memmem::Finder;
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
 use super::{OldBody, Verdict, append_or_keep, quoted};
@@ -33,12 +32,20 @@ use crate::working_memory::anchors::{anchor_coverage, anchor_keys, lost_anchors}
 use crate::working_memory::document::normalize_body;
 use crate::working_memory::text::{self, SectionSize, items};
 
-/// True when `body` holds the sentinel (a searcher built once: the sentinel is long, and a
-/// merge looks for it several times).
+/// True when `body` holds the sentinel. The sentinel starts with `[`, which most bodies hold
+/// a few times at most: each `[` (one vectorized search) is checked for the sentinel after
+/// it, which costs less than the prefilter of a substring searcher on a body without any.
 pub(crate) fn has_sentinel(body: &str) -> bool {
-    static FINDER: LazyLock<Finder<'static>> =
-        LazyLock::new(|| Finder::new(limits::CONSOLIDATION_SENTINEL));
-    FINDER.find(body.as_bytes()).is_some()
+    let sentinel = limits::CONSOLIDATION_SENTINEL.as_bytes();
+    let Some(&lead) = sentinel.first() else {
+        return true;
+    };
+    let bytes = body.as_bytes();
+    memchr::memchr_iter(lead, bytes).any(|at| {
+        bytes
+            .get(at..)
+            .is_some_and(|rest| rest.starts_with(sentinel))
+    })
 }
 
 /// The body without sentinel lines (borrowed when it has none).
@@ -349,6 +356,28 @@ fn append(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 1000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        /// Looking for the sentinel from each `[` finds what a substring search finds.
+        #[test]
+        fn sentinels_are_found_as_substrings(
+            parts in proptest::collection::vec("\\[|\\[CONSOLIDATION REQUIRED|[a \n]{0,3}|é", 0..8),
+            with_sentinel: bool,
+        ) {
+            let mut body = parts.concat();
+            if with_sentinel {
+                let at = body.len() / 2;
+                let at = (0..=at).rev().find(|at| body.is_char_boundary(*at)).unwrap_or(0);
+                body.insert_str(at, limits::CONSOLIDATION_SENTINEL);
+            }
+            proptest::prop_assert_eq!(
+                has_sentinel(&body),
+                body.contains(limits::CONSOLIDATION_SENTINEL)
+            );
+        }
+    }
 
     /// The percentage formatted once is the one the reasons formatted each time.
     #[test]
