@@ -124,6 +124,16 @@ fn trimmed_core(item: &str) -> &str {
         {
             item
         }
+        // Nor does one that starts with a code span or another edge that is no marker (`*`
+        // is one) and no tag: only its leading edges are cut.
+        [b'`' | b'_' | b'.', .., last] if !matches!(last, b'\t'..=b'\r' | b' ' | 0x80..) => {
+            let start = item
+                .as_bytes()
+                .iter()
+                .position(|byte| !is_ascii_edge(byte))
+                .unwrap_or(item.len());
+            item.get(start..).unwrap_or_default()
+        }
         _ => {
             let core = key_core(item);
             let start = core
@@ -592,6 +602,13 @@ mod tests {
             prop_assert_eq!(key_is(&longer, &key, &mut buffer), item_key(&longer) == key);
             prop_assert_eq!(key_is(&item, &key, &mut buffer), item_key(&item) == key);
             prop_assert!(key_is(&other, &key, &mut buffer));
+        }
+
+        #[test]
+        fn trimmed_cores_of_code_spans_trim_like_str(item in "[`_.][ \t`_.*a\\[\\]é-]{0,10}[a`_.]") {
+            let expected = key_core(&item)
+                .trim_matches(|ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`'));
+            prop_assert_eq!(trimmed_core(&item), expected);
         }
 
         #[test]
