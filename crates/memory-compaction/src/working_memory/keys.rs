@@ -386,8 +386,20 @@ pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut Str
         let ours = block_of(ours);
         let difference = ascii_lower(ours) ^ block_of(theirs);
         if difference != 0 {
-            // The first differing byte (little-endian: the lowest).
-            same += (difference.trailing_zeros() / 8) as usize;
+            // The first differing byte (little-endian: the lowest). The bytes read up to it
+            // and it are checked in the block itself, the others made letters: while they are
+            // plain, the keys differ there.
+            let first = difference.trailing_zeros() / 8;
+            let read = if first == 7 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * (first + 1))) - 1
+            };
+            let letters = ONES * u64::from(b'a');
+            if plain_block((ours & read) | (letters & !read), previous_space).is_some() {
+                return false;
+            }
+            same += first as usize;
             diverged = true;
             break;
         }
