@@ -383,7 +383,11 @@ const EXTENSIONS_BY_LETTER: [[u64; PER_LETTER]; 26] = {
 /// True when `extension` is one of [`EXTENSIONS`], in any case: lower-cased into one number
 /// and compared with the known extensions of its first letter.
 fn is_known_extension(extension: &str) -> bool {
-    let bytes = extension.as_bytes();
+    is_known_extension_bytes(extension.as_bytes())
+}
+
+/// [`is_known_extension`] of the extension's bytes.
+fn is_known_extension_bytes(bytes: &[u8]) -> bool {
     if bytes.is_empty() || bytes.len() > LONGEST_EXTENSION {
         return false;
     }
@@ -524,7 +528,7 @@ fn ascii_known_extension(body: &[u8]) -> bool {
             break;
         }
     }
-    stem_has_alphanumeric && std::str::from_utf8(extension).is_ok_and(is_known_extension)
+    stem_has_alphanumeric && is_known_extension_bytes(extension)
 }
 
 fn is_slash_path(word: &str) -> bool {
