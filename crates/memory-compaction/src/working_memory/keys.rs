@@ -375,8 +375,9 @@ pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut Str
     let core = core.as_bytes();
     let expected = key.as_bytes();
     // Where the core lower-cased first differs from `key` (8 bytes at a time, then byte by
-    // byte), or where the shorter ends. Equal blocks are checked for plainness on the way
-    // (`checked` bytes, the last of them a space when `previous_space` says so).
+    // byte), or where the shorter ends. Equal blocks are plain when ASCII (see below), and the
+    // bytes read past them are checked (`checked` bytes, the last of them a space when
+    // `previous_space` says so).
     let shorter = core.len().min(expected.len());
     let mut same = 0;
     let mut previous_space = 0u64;
@@ -403,10 +404,12 @@ pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut Str
             diverged = true;
             break;
         }
-        let Some(space) = plain_block(ours, previous_space) else {
+        // Equal to a block of a key, which holds no emphasis mark, no whitespace but single
+        // spaces and no capital, the block is plain unless it is not ASCII.
+        if ours & HIGH != 0 {
             return item_key_in(item, buffer) == key;
-        };
-        previous_space = space;
+        }
+        previous_space = u64::from(ours >> 56 == u64::from(b' '));
         same += 8;
     }
     let checked = if diverged { same - same % 8 } else { same };
@@ -614,6 +617,32 @@ mod tests {
             prop_assert_eq!(key_is(&longer, &key, &mut buffer), item_key(&longer) == key);
             prop_assert_eq!(key_is(&item, &key, &mut buffer), item_key(&item) == key);
             prop_assert!(key_is(&other, &key, &mut buffer));
+        }
+
+        /// Equal blocks read as plain: keys with control bytes, other scripts, marks and
+        /// runs of spaces are still told apart exactly.
+        #[test]
+        fn key_is_compares_keys_of_any_bytes(
+            head in "[ aA\x01\x1f\x7f*`\t\u{a0}ÉéİΣ_.]{0,20}",
+            item in "[ aA\x01\x1f\x7f*`\t\u{a0}ÉéİΣ_.]{0,20}",
+            other in "[ aA\x01\x1f\x7f*`\t\u{a0}ÉéİΣ_.]{0,20}",
+        ) {
+            let mut buffer = String::new();
+            for (candidate, source) in [
+                (format!("{head}{item}"), format!("{head}{other}")),
+                (format!("{head}{item}"), format!("{head}{item}")),
+                (item.clone(), other.clone()),
+            ] {
+                let key = item_key(&source);
+                if key.is_empty() {
+                    continue;
+                }
+                prop_assert_eq!(
+                    key_is(&candidate, &key, &mut buffer),
+                    item_key(&candidate) == key,
+                    "{:?} {:?}", candidate, key
+                );
+            }
         }
 
         #[test]
