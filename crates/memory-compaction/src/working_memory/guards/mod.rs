@@ -72,32 +72,50 @@ impl<'a> OldBody<'a> {
         if candidates.len() > FEW || self.keys.get().is_some() {
             return fresh_items(candidates, self.keys());
         }
+        // The distinct keys, one after another in one string (`ends`: where each ends), and
+        // the candidate each came from; no allocation per key.
         let mut buffer = String::new();
-        let mut keys: Vec<String> = Vec::with_capacity(candidates.len());
-        let mut fresh = Vec::with_capacity(candidates.len());
+        // A key is at most a few bytes longer than its candidate (lower-casing can grow a
+        // character).
+        let room: usize = candidates.iter().map(|c| c.as_ref().len() + 8).sum();
+        let mut keys = String::with_capacity(room);
+        let mut ends = [0usize; FEW];
+        let mut fresh: [&str; FEW] = [""; FEW];
+        let mut count = 0;
         for candidate in candidates {
             let candidate = candidate.as_ref();
             let key = item_key_in(candidate, &mut buffer);
-            if key.is_empty() || keys.iter().any(|seen| seen == key) {
+            let seen = (0..count).any(|i| key_at(&keys, &ends, i) == key);
+            if key.is_empty() || seen || count == FEW {
                 continue;
             }
-            keys.push(key.to_owned());
-            fresh.push(candidate);
+            keys.push_str(key);
+            ends[count] = keys.len();
+            fresh[count] = candidate;
+            count += 1;
         }
-        let mut present = vec![false; keys.len()];
+        let mut found: [(&str, bool); FEW] = [("", true); FEW];
+        for (i, slot) in found.iter_mut().enumerate().take(count) {
+            *slot = (key_at(&keys, &ends, i), false);
+        }
+        let found = found.get_mut(..count).unwrap_or_default();
+        let mut missing = count;
         for item in self.items() {
+            if missing == 0 {
+                break;
+            }
             let core = comparable_core(item);
-            for (key, found) in keys.iter().zip(present.iter_mut()) {
-                if !*found && key_of_core_is(item, core, key, &mut buffer) {
-                    *found = true;
+            for (key, present) in found.iter_mut() {
+                if !*present && key_of_core_is(item, core, key, &mut buffer) {
+                    *present = true;
+                    missing -= 1;
                 }
             }
         }
-        fresh
-            .into_iter()
-            .zip(present)
-            .filter(|(_, found)| !found)
-            .map(|(candidate, _)| candidate.to_owned())
+        let present = |i: usize| found.get(i).is_some_and(|(_, present)| *present);
+        (0..count)
+            .filter(|i| !present(*i))
+            .map(|i| fresh[i].to_owned())
             .collect()
     }
 
@@ -120,6 +138,17 @@ impl<'a> OldBody<'a> {
             }
         })
     }
+}
+
+/// Key `i` of keys written one after another into `keys`, key `i` ending at `ends[i]`.
+fn key_at<'k>(keys: &'k str, ends: &[usize], i: usize) -> &'k str {
+    let start = i
+        .checked_sub(1)
+        .and_then(|j| ends.get(j))
+        .copied()
+        .unwrap_or(0);
+    let end = ends.get(i).copied().unwrap_or(start);
+    keys.get(start..end).unwrap_or_default()
 }
 
 /// What a guard decided.
