@@ -137,7 +137,7 @@ fn merge_from(mut source: Source<'_>, ops: &SectionOps, options: &MergeOptions) 
     for section in WorkingMemorySection::ALL {
         let mut log = Log {
             section,
-            op_in: String::new(),
+            op_in: "",
             records: &mut guards,
         };
         let (op, old_size) = {
@@ -220,18 +220,19 @@ fn bounded(section: WorkingMemorySection) -> bool {
     )
 }
 
-struct Log<'a> {
+struct Log<'a, 'o> {
     section: WorkingMemorySection,
-    op_in: String,
+    /// The operation as the caller named it, copied only into the records written.
+    op_in: &'o str,
     records: &'a mut Vec<GuardRecord>,
 }
 
-impl Log<'_> {
+impl Log<'_, '_> {
     fn note(&mut self, guard: GuardKind, op_out: OpName, reason: String) {
         self.records.push(GuardRecord {
             section: self.section,
             guard,
-            op_in: self.op_in.clone(),
+            op_in: self.op_in.to_owned(),
             op_out,
             reason,
         });
@@ -239,11 +240,11 @@ impl Log<'_> {
 }
 
 /// Steps 1 to 4: the operation to apply.
-fn decide(
+fn decide<'o>(
     section: WorkingMemorySection,
     old: &OldBody<'_>,
-    read: Option<&ReadOp>,
-    log: &mut Log<'_>,
+    read: Option<&'o ReadOp>,
+    log: &mut Log<'_, 'o>,
 ) -> SectionOp {
     let Some(read) = read else {
         log.note(
@@ -253,7 +254,7 @@ fn decide(
         );
         return SectionOp::Keep;
     };
-    log.op_in = read.op_in.clone();
+    log.op_in = &read.op_in;
     if let Some(problem) = &read.problem {
         let kept = matches!(read.op, SectionOp::Keep);
         log.note(
