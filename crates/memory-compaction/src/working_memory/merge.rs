@@ -22,7 +22,7 @@ use memory_protocol::working_memory::{
 };
 
 use super::bound::bound;
-use super::document::{WorkingMemoryDocument, normalize_body, normalize_owned};
+use super::document::{WorkingMemoryDocument, normalize_owned, normalizes_to_empty};
 use super::guards::key_facts::{has_sentinel, without_model_sentinel, without_sentinel};
 use super::guards::{self, OldBody, quoted};
 use super::ops::{ReadOp, SectionOps};
@@ -132,7 +132,8 @@ impl Source<'_> {
 
 fn merge_from(mut source: Source<'_>, ops: &SectionOps, options: &MergeOptions) -> MergeOutcome {
     let mut document = WorkingMemoryDocument::new();
-    let mut guards = Vec::new();
+    // Room for a record per section, so the list rarely grows.
+    let mut guards = Vec::with_capacity(WorkingMemorySection::ALL.len());
     let mut moved = Vec::new();
     for section in WorkingMemorySection::ALL {
         let mut log = Log {
@@ -275,7 +276,7 @@ fn decide<'o>(
     }
     if let SectionOp::Update { content } = &op
         && !old.text.is_empty()
-        && normalize_body(content).is_empty()
+        && normalizes_to_empty(content)
     {
         log.note(
             GuardKind::EmptyUpdate,

@@ -74,7 +74,7 @@ impl<'a> OldBody<'a> {
         }
         // The distinct keys, one after another in one string (`ends`: where each ends), and
         // the candidate each came from; no allocation per key.
-        let mut buffer = String::new();
+        let mut buffer = String::with_capacity(128);
         // A key is at most a few bytes longer than its candidate (lower-casing can grow a
         // character).
         let room: usize = candidates.iter().map(|c| c.as_ref().len() + 8).sum();

@@ -25,7 +25,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         return Verdict::pass(op);
     };
     let new = normalize_body(&content);
-    let mut buffer = String::new();
+    let mut buffer = String::with_capacity(128);
     let mut new_keys = String::with_capacity(new.len());
     for item in items(&new) {
         new_keys.push_str(item_key_in(item, &mut buffer));
