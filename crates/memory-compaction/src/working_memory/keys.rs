@@ -631,7 +631,7 @@ mod tests {
             for (candidate, source) in [
                 (format!("{head}{item}"), format!("{head}{other}")),
                 (format!("{head}{item}"), format!("{head}{item}")),
-                (item.clone(), other.clone()),
+                (item, other),
             ] {
                 let key = item_key(&source);
                 if key.is_empty() {
