@@ -24,7 +24,7 @@ use memory_protocol::working_memory::{
 use super::bound::bound;
 use super::document::{WorkingMemoryDocument, normalize_owned, normalizes_to_empty};
 use super::guards::key_facts::{has_sentinel, without_model_sentinel, without_sentinel};
-use super::guards::{self, OldBody, quoted};
+use super::guards::{self, OldBody, Reason, quoted};
 use super::ops::{ReadOp, SectionOps};
 use super::text::{SectionSize, appended_len, items, push_items, tokens};
 
@@ -311,11 +311,11 @@ fn decide<'o>(
             log.note(
                 GuardKind::DuplicateItems,
                 op_out,
-                format!(
-                    "{} item(s) already in the section were not added again: {}",
-                    duplicates.len(),
-                    quoted(&duplicates)
-                ),
+                Reason::with_capacity(160)
+                    .count(duplicates.len())
+                    .text(" item(s) already in the section were not added again: ")
+                    .text(&quoted(&duplicates))
+                    .done(),
             );
         }
         return guards::append_or_keep(fresh);

@@ -8,7 +8,7 @@
 
 use memory_protocol::working_memory::{GuardKind, SectionOp};
 
-use super::{OldBody, Verdict, append_or_keep, quoted};
+use super::{OldBody, Reason, Verdict, append_or_keep, quoted};
 use crate::working_memory::paths::{path_tokens, path_tokens_in_order};
 use crate::working_memory::text::items;
 
@@ -30,12 +30,15 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         })
         .collect();
     let added = old_body.fresh(&carrying_new_paths);
-    let reason = format!(
-        "the rewrite drops {} path(s) ({}); the old body is kept and {} line(s) with new paths appended",
-        missing.len(),
-        quoted(&missing),
-        added.len()
-    );
+    let reason = Reason::with_capacity(224)
+        .text("the rewrite drops ")
+        .count(missing.len())
+        .text(" path(s) (")
+        .text(&quoted(&missing))
+        .text("); the old body is kept and ")
+        .count(added.len())
+        .text(" line(s) with new paths appended")
+        .done();
     Verdict::changed(append_or_keep(added), GuardKind::FilesNoRegression, reason).of_fresh_items()
 }
 

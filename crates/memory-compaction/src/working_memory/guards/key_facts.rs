@@ -27,7 +27,7 @@ use std::sync::LazyLock;
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
-use super::{OldBody, Verdict, append_or_keep, quoted};
+use super::{OldBody, Reason, Verdict, append_or_keep, quoted};
 use crate::working_memory::anchors::{anchor_coverage, anchor_keys, lost_anchors};
 use crate::working_memory::document::normalize_body;
 use crate::working_memory::text::{self, SectionSize, items};
@@ -223,12 +223,17 @@ fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
     let new_size = SectionSize::of(new);
     let ratio = new_size.bullets as f64 / old_size.bullets as f64;
     if ratio < limits::KEY_FACTS_MIN_BULLET_RATIO {
-        return Some(format!(
-            "the rewrite keeps {} of {} bullets (below {}%)",
-            new_size.bullets,
-            old_size.bullets,
-            min_bullet_percent()
-        ));
+        return Some(
+            Reason::with_capacity(64)
+                .text("the rewrite keeps ")
+                .count(new_size.bullets)
+                .text(" of ")
+                .count(old_size.bullets)
+                .text(" bullets (below ")
+                .text(min_bullet_percent())
+                .text("%)")
+                .done(),
+        );
     }
     let old_anchors = anchor_keys(old);
     if !old_anchors.is_empty() {

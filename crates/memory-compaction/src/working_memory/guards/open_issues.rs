@@ -12,7 +12,7 @@
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
-use super::{OldBody, Verdict, quoted};
+use super::{OldBody, Reason, Verdict, quoted};
 use crate::working_memory::document::normalize_body;
 use crate::working_memory::keys::{
     KeySet, comparable_core, hash_of_key, item_key_in, plain_key_hash,
@@ -66,12 +66,14 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         restored.push(' ');
         restored.push_str(item);
     }
-    let reason = format!(
-        "the rewrite dropped {} unresolved item(s) without marking them {}; restored: {}",
-        dropped.len(),
-        limits::RESOLVED_MARKER,
-        quoted(&dropped)
-    );
+    let reason = Reason::with_capacity(224)
+        .text("the rewrite dropped ")
+        .count(dropped.len())
+        .text(" unresolved item(s) without marking them ")
+        .text(limits::RESOLVED_MARKER)
+        .text("; restored: ")
+        .text(&quoted(&dropped))
+        .done();
     Verdict::changed(
         SectionOp::Update { content: restored },
         GuardKind::OpenIssuesRestore,

@@ -8,7 +8,7 @@
 
 use memory_protocol::working_memory::{GuardKind, SectionOp};
 
-use super::Verdict;
+use super::{Reason, Verdict};
 
 const FILLER_WORDS: &[&str] = &[
     "the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
@@ -133,10 +133,11 @@ pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
                 Verdict::changed(
                     SectionOp::Keep,
                     GuardKind::TitleStability,
-                    format!(
-                        "the new title `{}` shares no meaningful word with the old one",
-                        content.trim()
-                    ),
+                    Reason::with_capacity(content.len() + 64)
+                        .text("the new title `")
+                        .text(content.trim())
+                        .text("` shares no meaningful word with the old one")
+                        .done(),
                 )
             }
         }
