@@ -347,15 +347,13 @@ pub(crate) fn plain_key_hash(core: &[u8]) -> Option<u64> {
         previous_space = plain_block(block, previous_space)?;
         hash = mix(hash, ascii_lower(block));
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        // Padded with a letter for the plainness check, with zeros for the hash.
-        let mut padded = [b'a'; 8];
-        for (slot, byte) in padded.iter_mut().zip(rest) {
-            *slot = *byte;
-        }
-        plain_block(u64::from_le_bytes(padded), previous_space)?;
-        hash = mix(hash, ascii_lower(block_of(rest)));
+    let rest = chunks.remainder().len();
+    if rest > 0 {
+        // Zero-padded for the hash, padded with letters for the plainness check.
+        let block = tail_block(core, rest);
+        let letters = (ONES * u64::from(b'a')) << (8 * rest);
+        plain_block(block | letters, previous_space)?;
+        hash = mix(hash, ascii_lower(block));
     }
     Some(finish(hash))
 }
@@ -433,6 +431,16 @@ pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut Str
         return item_key_in(item, buffer) == key;
     }
     same == core.len() && same == expected.len()
+}
+
+/// The last `rest` bytes of `bytes` (1 to 7) as a zero-padded block: from the last 8 bytes
+/// shifted when there are 8, so no copy is needed.
+fn tail_block(bytes: &[u8], rest: usize) -> u64 {
+    let len = bytes.len();
+    match len.checked_sub(8).and_then(|start| bytes.get(start..)) {
+        Some(last) if (1..8).contains(&rest) => block_of(last) >> (8 * (8 - rest)),
+        _ => block_of(bytes.get(len.saturating_sub(rest)..).unwrap_or_default()),
+    }
 }
 
 /// Eight bytes as a little-endian block (zero-padded when fewer).
@@ -657,6 +665,14 @@ mod tests {
             let expected = key_core(&item)
                 .trim_matches(|ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`'));
             prop_assert_eq!(trimmed_core(&item), expected);
+        }
+
+        /// The last bytes of a text, read from its last 8, are the bytes themselves.
+        #[test]
+        fn tail_blocks_are_the_last_bytes(bytes in proptest::collection::vec(any::<u8>(), 1..20), rest in 1usize..8) {
+            let rest = rest.min(bytes.len());
+            let tail = bytes.get(bytes.len() - rest..).unwrap_or_default();
+            prop_assert_eq!(tail_block(&bytes, rest), block_of(tail));
         }
 
         /// One reading of a core gives what checking it is plain and hashing it give.
