@@ -232,19 +232,36 @@ fn path_token_of(word: &str, classes: WordClasses) -> Option<&str> {
     if seen & NON_ASCII != 0 {
         return path_token_general(word);
     }
-    let trimmed = trim_end_bytes(word, |b| matches!(b, b'.' | b',' | b':' | b'!' | b'?'));
-    let cut_at_end = word.as_bytes().get(trimmed.len()..).unwrap_or_default();
-    if cut_at_end.iter().filter(|byte| **byte == b':').count() != colons {
+    let bytes = word.as_bytes();
+    // The trailing punctuation, with its colons and the characters of it a path may not
+    // hold (all but the dots), counted in one pass from the end.
+    let mut end = bytes.len();
+    let mut cut_colons = 0;
+    let mut cut_not_path = 0;
+    while let Some(&byte) = end.checked_sub(1).and_then(|last| bytes.get(last)) {
+        if !matches!(byte, b'.' | b',' | b':' | b'!' | b'?') {
+            break;
+        }
+        cut_colons += usize::from(byte == b':');
+        cut_not_path += usize::from(byte != b'.');
+        end -= 1;
+    }
+    if cut_colons != colons {
         return path_token_general(word);
     }
     // No colon is left: no `://`, no `:88` line suffix, no `C:` drive.
-    let path = trimmed.trim_start_matches('*');
+    let stars = bytes
+        .get(..end)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|byte| **byte == b'*')
+        .count();
+    let path = word.get(stars..end).unwrap_or_default();
     if path.is_empty() {
         return None;
     }
-    // The characters cut from either end that a path may not hold (all but the dots).
-    let cut_not_path =
-        trimmed.len() - path.len() + cut_at_end.iter().filter(|byte| **byte != b'.').count();
+    // The characters cut from either end that a path may not hold.
+    let cut_not_path = stars + cut_not_path;
     let all_path = not_path == cut_not_path;
     if (all_path && ascii_known_extension(path.as_bytes())) || slash_path_of(path, all_path) {
         Some(path)
