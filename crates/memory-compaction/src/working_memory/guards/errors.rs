@@ -31,7 +31,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     match consolidation {
         Ok(()) => Verdict::pass(SectionOp::Update { content }),
         Err(why) => {
-            let candidates: Vec<String> = items(&new).map(str::to_owned).collect();
+            let candidates: Vec<&str> = items(&new).collect();
             let fresh = old_body.fresh(&candidates);
             let reason = Reason::with_capacity(why.len() + 96)
                 .text("the section is append-only and this rewrite is no consolidation (")

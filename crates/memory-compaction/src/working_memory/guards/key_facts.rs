@@ -185,7 +185,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
             match refusal(&facts, size, &new) {
                 None => Verdict::pass(SectionOp::Update { content }),
                 Some(why) => {
-                    let new_items: Vec<String> = items(&new).map(str::to_owned).collect();
+                    let new_items: Vec<&str> = items(&new).collect();
                     if level(size) == Level::AtHardBound {
                         return Verdict::changed(
                             SectionOp::Keep,
@@ -266,7 +266,7 @@ fn append(
     existing: &OldBody<'_>,
     size: SectionSize,
     has_sentinel: bool,
-    candidates: &[String],
+    candidates: &[impl AsRef<str>],
     guard: GuardKind,
     why: &str,
 ) -> Verdict {
@@ -319,7 +319,12 @@ fn append(
         .collect();
     if why.is_empty() && refused.is_empty() {
         // Everything new fits; the merge drops the duplicates and says so.
-        return Verdict::pass(append_or_keep(candidates.to_vec()));
+        return Verdict::pass(append_or_keep(
+            candidates
+                .iter()
+                .map(|item| item.as_ref().to_owned())
+                .collect(),
+        ));
     }
     let duplicates = candidates.len() - fresh.len();
     // Written into one string (writing to a `String` cannot fail).
