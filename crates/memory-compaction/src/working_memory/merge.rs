@@ -17,13 +17,17 @@
 //!
 //! Every step that changed the operation leaves a [`GuardRecord`].
 
+use std::borrow::Cow;
+
 use memory_protocol::working_memory::{
     GuardKind, GuardRecord, OpName, SectionOp, WorkingMemoryMergeResult, WorkingMemorySection,
 };
 
 use super::bound::bound;
 use super::document::{WorkingMemoryDocument, normalize_owned, normalizes_to_empty};
-use super::guards::key_facts::{has_sentinel, without_model_sentinel, without_sentinel};
+use super::guards::key_facts::{
+    has_model_sentinel, has_sentinel, without_model_sentinel, without_sentinel,
+};
 use super::guards::{self, OldBody, Reason, quoted};
 use super::ops::{ReadOp, SectionOps};
 use super::text::{SectionSize, appended_len, items, push_items, tokens};
@@ -268,13 +272,14 @@ fn decide<'o>(
             },
         );
     }
-    let mut op = read.op.clone();
-    if section == WorkingMemorySection::KeyFactsAndDecisions {
+    // The operation as read, copied only when a rule changes it.
+    let mut op = Cow::Borrowed(&read.op);
+    if section == WorkingMemorySection::KeyFactsAndDecisions && has_model_sentinel(&op) {
         // Before every other rule, and even for an empty section, so the sentinel is never
         // taken from the model on any path.
-        op = without_model_sentinel(op);
+        op = Cow::Owned(without_model_sentinel(read.op.clone()));
     }
-    if let SectionOp::Update { content } = &op
+    if let SectionOp::Update { content } = op.as_ref()
         && !old.text.is_empty()
         && normalizes_to_empty(content)
     {
@@ -286,17 +291,20 @@ fn decide<'o>(
         return SectionOp::Keep;
     }
     if !old.text.is_empty() {
-        let verdict = guards::run(section, old, op);
+        let verdict = guards::run(section, old, &op);
         if let Some((guard, reason)) = verdict.note {
-            log.note(guard, verdict.op.name(), reason);
+            let op_out = verdict.op.as_ref().map_or(op.name(), SectionOp::name);
+            log.note(guard, op_out, reason);
+        }
+        if let Some(changed) = verdict.op {
+            op = Cow::Owned(changed);
         }
         if verdict.fresh {
-            return verdict.op;
+            return op.into_owned();
         }
-        op = verdict.op;
     }
-    if let SectionOp::Append { items } = op {
-        let fresh = old.fresh(&items);
+    if let SectionOp::Append { items } = op.as_ref() {
+        let fresh = old.fresh(items);
         if fresh.len() < items.len() {
             let duplicates: Vec<String> = items
                 .iter()
@@ -320,7 +328,7 @@ fn decide<'o>(
         }
         return guards::append_or_keep(fresh);
     }
-    op
+    op.into_owned()
 }
 
 /// Merges a document the model wrote whole (a create or fallback answer) into `previous`

@@ -17,11 +17,11 @@ use super::{OldBody, Reason, Verdict, append_or_keep, quoted};
 use crate::working_memory::document::normalize_body;
 use crate::working_memory::text::{SectionSize, item_key, items};
 
-pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     let SectionOp::Update { content } = op else {
-        return Verdict::pass(op);
+        return Verdict::unchanged();
     };
-    let new = normalize_body(&content);
+    let new = normalize_body(content);
     let old_size = old_body.raw_size();
     let consolidation = if old_size.is_oversized() {
         unkept_entries(old_body.items(), &new, old_size)
@@ -29,7 +29,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         Err("the section is not oversized".to_owned())
     };
     match consolidation {
-        Ok(()) => Verdict::pass(SectionOp::Update { content }),
+        Ok(()) => Verdict::unchanged(),
         Err(why) => {
             let candidates: Vec<&str> = items(&new).collect();
             let fresh = old_body.fresh(&candidates);

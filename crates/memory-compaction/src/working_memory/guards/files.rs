@@ -12,19 +12,19 @@ use super::{OldBody, Reason, Verdict, append_or_keep, quoted};
 use crate::working_memory::paths::{path_tokens, path_tokens_in_order};
 use crate::working_memory::text::items;
 
-pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     let old = old_body.text;
     let SectionOp::Update { content } = op else {
-        return Verdict::pass(op);
+        return Verdict::unchanged();
     };
     let old_paths = path_tokens(old);
-    let new_paths = path_tokens(&content);
+    let new_paths = path_tokens(content);
     let missing = missing_paths(&old_paths, &new_paths);
     if missing.is_empty() {
-        return Verdict::pass(SectionOp::Update { content });
+        return Verdict::unchanged();
     }
     // The rewrite's items that name a path the old body did not have.
-    let carrying_new_paths: Vec<&str> = items(&content)
+    let carrying_new_paths: Vec<&str> = items(content)
         .filter(|item| {
             path_tokens_in_order(item).any(|path| old_paths.binary_search(&path).is_err())
         })

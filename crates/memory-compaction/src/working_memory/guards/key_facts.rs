@@ -80,6 +80,16 @@ fn cut_sentinel(text: &str) -> Cow<'_, str> {
     Cow::Owned(cut)
 }
 
+/// True when the model wrote the sentinel somewhere in `op`, so [`without_model_sentinel`]
+/// would change it (otherwise it returns `op` as it is).
+pub(crate) fn has_model_sentinel(op: &SectionOp) -> bool {
+    match op {
+        SectionOp::Keep => false,
+        SectionOp::Update { content } => has_sentinel(content),
+        SectionOp::Append { items } => items.iter().any(|item| has_sentinel(item)),
+    }
+}
+
 /// `op` as the model may write it into Key Facts & Decisions: without the sentinel, which only
 /// the guard adds. A line or item left empty by the cut is dropped.
 pub(crate) fn without_model_sentinel(op: SectionOp) -> SectionOp {
@@ -160,30 +170,30 @@ fn admit(size: SectionSize, fresh: &[String], cap: usize) -> Vec<String> {
     admitted
 }
 
-pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     // A KEEP needs no measure of the section (the most common operation).
     if matches!(op, SectionOp::Keep) {
-        return Verdict::pass(op);
+        return Verdict::unchanged();
     }
     let old = old_body.text;
     let has_sentinel = has_sentinel(old);
     let facts = without_sentinel(old);
     let size = old_body.size();
     match op {
-        SectionOp::Keep => Verdict::pass(op),
+        SectionOp::Keep => Verdict::unchanged(),
         SectionOp::Append { items } => append(
             old_body,
             size,
             has_sentinel,
-            &items,
+            items,
             GuardKind::KeyFactsAntiBloat,
             "",
         ),
         SectionOp::Update { content } => {
             // The merge has cut the sentinel out of the model's text already.
-            let new = normalize_body(&content);
+            let new = normalize_body(content);
             match refusal(&facts, size, &new) {
-                None => Verdict::pass(SectionOp::Update { content }),
+                None => Verdict::unchanged(),
                 Some(why) => {
                     let new_items: Vec<&str> = items(&new).collect();
                     if level(size) == Level::AtHardBound {
@@ -386,6 +396,31 @@ mod tests {
                 has_sentinel(&body),
                 body.contains(limits::CONSOLIDATION_SENTINEL)
             );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 500, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        /// An operation without the model's sentinel is left as it is by the cut.
+        #[test]
+        fn operations_without_the_sentinel_are_left_as_they_are(
+            parts in proptest::collection::vec("\\[CONSOLIDATION|x|- y|\n| ", 0..6),
+            sentinel_at in proptest::option::of(0usize..6),
+            append: bool,
+        ) {
+            let mut parts = parts;
+            if let Some(at) = sentinel_at {
+                parts.insert(at.min(parts.len()), limits::CONSOLIDATION_SENTINEL.to_owned());
+            }
+            let op = if append {
+                SectionOp::Append { items: parts }
+            } else {
+                SectionOp::Update { content: parts.concat() }
+            };
+            if !has_model_sentinel(&op) {
+                proptest::prop_assert_eq!(without_model_sentinel(op.clone()), op);
+            }
         }
     }
 

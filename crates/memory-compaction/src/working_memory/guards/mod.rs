@@ -154,8 +154,9 @@ fn key_at<'k>(keys: &'k str, ends: &[usize], i: usize) -> &'k str {
 /// What a guard decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Verdict {
-    /// The operation to apply.
-    pub(crate) op: SectionOp,
+    /// The operation to apply; `None` for the operation the guard was given, unchanged (so
+    /// it is not copied for the guard).
+    pub(crate) op: Option<SectionOp>,
     /// The rule and the reason, when the guard changed the operation.
     pub(crate) note: Option<(GuardKind, String)>,
     /// The guard took an APPEND's items from [`OldBody::fresh`]: none is in the section or
@@ -164,9 +165,19 @@ pub(crate) struct Verdict {
 }
 
 impl Verdict {
+    /// The operation as given.
+    pub(crate) fn unchanged() -> Self {
+        Self {
+            op: None,
+            note: None,
+            fresh: false,
+        }
+    }
+
+    /// Another operation, without a note.
     pub(crate) fn pass(op: SectionOp) -> Self {
         Self {
-            op,
+            op: Some(op),
             note: None,
             fresh: false,
         }
@@ -174,7 +185,7 @@ impl Verdict {
 
     pub(crate) fn changed(op: SectionOp, guard: GuardKind, reason: impl Into<String>) -> Self {
         Self {
-            op,
+            op: Some(op),
             note: Some((guard, reason.into())),
             fresh: false,
         }
@@ -190,7 +201,7 @@ impl Verdict {
 }
 
 /// Runs the guard of `section` on `op` against the non-empty `old` body.
-pub(crate) fn run(section: WorkingMemorySection, old: &OldBody<'_>, op: SectionOp) -> Verdict {
+pub(crate) fn run(section: WorkingMemorySection, old: &OldBody<'_>, op: &SectionOp) -> Verdict {
     match section {
         WorkingMemorySection::SessionTitle => title::guard(old.text, op),
         WorkingMemorySection::KeyFactsAndDecisions => key_facts::guard(old, op),
@@ -198,7 +209,7 @@ pub(crate) fn run(section: WorkingMemorySection, old: &OldBody<'_>, op: SectionO
         WorkingMemorySection::ErrorsAndCorrections => errors::guard(old, op),
         WorkingMemorySection::OpenIssues => open_issues::guard(old, op),
         WorkingMemorySection::CurrentState | WorkingMemorySection::TaskAndGoals => {
-            Verdict::pass(op)
+            Verdict::unchanged()
         }
     }
 }

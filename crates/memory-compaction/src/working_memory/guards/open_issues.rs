@@ -19,12 +19,12 @@ use crate::working_memory::keys::{
 };
 use crate::working_memory::text::{has_status_tag, items, strip_status_tags};
 
-pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     let old = old_body.text;
     let SectionOp::Update { content } = op else {
-        return Verdict::pass(op);
+        return Verdict::unchanged();
     };
-    let new = normalize_body(&content);
+    let new = normalize_body(content);
     let mut buffer = String::with_capacity(128);
     let mut new_keys = String::with_capacity(new.len());
     for item in items(&new) {
@@ -48,7 +48,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         }
     }
     if dropped.is_empty() {
-        return Verdict::pass(SectionOp::Update { content });
+        return Verdict::unchanged();
     }
     let mut restored = new;
     restored.reserve(

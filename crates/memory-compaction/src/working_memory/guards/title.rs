@@ -118,17 +118,17 @@ fn occurs_as_run(text: &[u8], word: &[u8]) -> bool {
     })
 }
 
-pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
     match op {
-        SectionOp::Keep => Verdict::pass(op),
+        SectionOp::Keep => Verdict::unchanged(),
         SectionOp::Append { .. } => Verdict::changed(
             SectionOp::Keep,
             GuardKind::TitleStability,
             "a title is one line: items are not appended to it",
         ),
-        SectionOp::Update { ref content } => {
+        SectionOp::Update { content } => {
             if keeps_a_word(old, &meaningful_words(content)) {
-                Verdict::pass(op)
+                Verdict::unchanged()
             } else {
                 Verdict::changed(
                     SectionOp::Keep,
