@@ -67,6 +67,10 @@ const WORDS: &[&str] = &[
     "rows",
     "header",
     "parses",
+    "[CONSOLIDATION REQUIRED: this section is at its size limit. Merge and shorten the existing bullets with UPDATE; new facts are refused until then.]",
+    "## Heading",
+    "\r\n",
+    "[silently dropped, restored]",
 ];
 
 const SECTIONS: &[&str] = &[
