@@ -165,6 +165,13 @@ pub fn normalize_body(text: &str) -> String {
         .join("\n")
 }
 
+/// True when [`normalize_body`]`(text)` is empty, without building it: only a body that is
+/// blank or says `none` normalizes to nothing (replacing line breaks and demoting headers
+/// keep a non-blank body non-blank).
+pub(crate) fn normalizes_to_empty(text: &str) -> bool {
+    is_none_body(text.trim())
+}
+
 /// [`normalize_body`] of an owned text, which is returned as it is when it needs nothing
 /// (the common case: the guards build normalized bodies), so it is not copied.
 pub(crate) fn normalize_owned(text: String) -> String {
@@ -233,7 +240,11 @@ fn clean_parsed(body: &str, plain: bool) -> String {
     if is_none_body(trimmed) {
         String::new()
     } else if plain {
-        trimmed.to_owned()
+        // With room for an APPEND (the most common operation), so a merge that appends to the
+        // parsed body does not move it to a larger allocation.
+        let mut owned = String::with_capacity(trimmed.len() + trimmed.len() / 8 + 128);
+        owned.push_str(trimmed);
+        owned
     } else {
         normalize_body(trimmed)
     }
@@ -296,7 +307,8 @@ fn front_matter_end(text: &str) -> usize {
 
 /// The `## ` header lines of a text, in order, outside a front matter.
 fn find_headers(text: &str) -> Vec<Header<'_>> {
-    let mut headers: Vec<Header<'_>> = Vec::new();
+    // Room for the seven sections and a title, so the list rarely grows.
+    let mut headers: Vec<Header<'_>> = Vec::with_capacity(8);
     let bytes = text.as_bytes();
     // Only lines whose text starts with `##` matter: they are found by one vectorized search
     // for `#` (a byte search needs no substring searcher built per document), each kept when
@@ -449,12 +461,18 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
 
         #[test]
+        fn bodies_normalize_to_empty_when_said(text in "[ \t\n\r#(*_.\u{a0}-]{0,4}(none|None|NONE|x|## x)?[ \t\n\r#(*_.)\u{a0}-]{0,4}") {
+            prop_assert_eq!(normalizes_to_empty(&text), normalize_body(&text).is_empty());
+        }
+
+        #[test]
         fn header_lines_are_found_as_line_by_line(text in "(## |##|#| |\\n|\\u{a0}|x|\\r){0,30}") {
             prop_assert_eq!(
                 has_header_line(&text),
                 text.split('\n').any(|line| line.trim_start().starts_with("## "))
             );
             prop_assert_eq!(normalize_owned(text.clone()), normalize_body(&text));
+            prop_assert_eq!(normalizes_to_empty(&text), normalize_body(&text).is_empty());
         }
     }
 

@@ -124,6 +124,16 @@ fn trimmed_core(item: &str) -> &str {
         {
             item
         }
+        // Nor does one that starts with a code span or another edge that is no marker (`*`
+        // is one) and no tag: only its leading edges are cut.
+        [b'`' | b'_' | b'.', .., last] if !matches!(last, b'\t'..=b'\r' | b' ' | 0x80..) => {
+            let start = item
+                .as_bytes()
+                .iter()
+                .position(|byte| !is_ascii_edge(byte))
+                .unwrap_or(item.len());
+            item.get(start..).unwrap_or_default()
+        }
         _ => {
             let core = key_core(item);
             let start = core
@@ -324,6 +334,30 @@ fn plain_block(block: u64, previous_space: u64) -> Option<u64> {
     Some(spaces >> 63)
 }
 
+/// [`plain_hash`] from one reading of the core instead of two (one to check it is plain,
+/// one to hash it), 8 bytes at a time.
+pub(crate) fn plain_key_hash(core: &[u8]) -> Option<u64> {
+    let mut hash = SEED ^ core.len() as u64;
+    let mut previous_space = 0u64;
+    let mut chunks = core.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(chunk);
+        let block = u64::from_le_bytes(bytes);
+        previous_space = plain_block(block, previous_space)?;
+        hash = mix(hash, ascii_lower(block));
+    }
+    let rest = chunks.remainder().len();
+    if rest > 0 {
+        // Zero-padded for the hash, padded with letters for the plainness check.
+        let block = tail_block(core, rest);
+        let letters = (ONES * u64::from(b'a')) << (8 * rest);
+        plain_block(block | letters, previous_space)?;
+        hash = mix(hash, ascii_lower(block));
+    }
+    Some(finish(hash))
+}
+
 /// True when the key of `item` is `key`, for tests.
 #[cfg(test)]
 fn key_is(item: &str, key: &str, buffer: &mut String) -> bool {
@@ -339,8 +373,9 @@ pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut Str
     let core = core.as_bytes();
     let expected = key.as_bytes();
     // Where the core lower-cased first differs from `key` (8 bytes at a time, then byte by
-    // byte), or where the shorter ends. Equal blocks are checked for plainness on the way
-    // (`checked` bytes, the last of them a space when `previous_space` says so).
+    // byte), or where the shorter ends. Equal blocks are plain when ASCII (see below), and the
+    // bytes read past them are checked (`checked` bytes, the last of them a space when
+    // `previous_space` says so).
     let shorter = core.len().min(expected.len());
     let mut same = 0;
     let mut previous_space = 0u64;
@@ -350,15 +385,29 @@ pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut Str
         let ours = block_of(ours);
         let difference = ascii_lower(ours) ^ block_of(theirs);
         if difference != 0 {
-            // The first differing byte (little-endian: the lowest).
-            same += (difference.trailing_zeros() / 8) as usize;
+            // The first differing byte (little-endian: the lowest). The bytes read up to it
+            // and it are checked in the block itself, the others made letters: while they are
+            // plain, the keys differ there.
+            let first = difference.trailing_zeros() / 8;
+            let read = if first == 7 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * (first + 1))) - 1
+            };
+            let letters = ONES * u64::from(b'a');
+            if plain_block((ours & read) | (letters & !read), previous_space).is_some() {
+                return false;
+            }
+            same += first as usize;
             diverged = true;
             break;
         }
-        let Some(space) = plain_block(ours, previous_space) else {
+        // Equal to a block of a key, which holds no emphasis mark, no whitespace but single
+        // spaces and no capital, the block is plain unless it is not ASCII.
+        if ours & HIGH != 0 {
             return item_key_in(item, buffer) == key;
-        };
-        previous_space = space;
+        }
+        previous_space = u64::from(ours >> 56 == u64::from(b' '));
         same += 8;
     }
     let checked = if diverged { same - same % 8 } else { same };
@@ -382,6 +431,16 @@ pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut Str
         return item_key_in(item, buffer) == key;
     }
     same == core.len() && same == expected.len()
+}
+
+/// The last `rest` bytes of `bytes` (1 to 7) as a zero-padded block: from the last 8 bytes
+/// shifted when there are 8, so no copy is needed.
+fn tail_block(bytes: &[u8], rest: usize) -> u64 {
+    let len = bytes.len();
+    match len.checked_sub(8).and_then(|start| bytes.get(start..)) {
+        Some(last) if (1..8).contains(&rest) => block_of(last) >> (8 * (8 - rest)),
+        _ => block_of(bytes.get(len.saturating_sub(rest)..).unwrap_or_default()),
+    }
 }
 
 /// Eight bytes as a little-endian block (zero-padded when fewer).
@@ -568,11 +627,58 @@ mod tests {
             prop_assert!(key_is(&other, &key, &mut buffer));
         }
 
+        /// Equal blocks read as plain: keys with control bytes, other scripts, marks and
+        /// runs of spaces are still told apart exactly.
+        #[test]
+        fn key_is_compares_keys_of_any_bytes(
+            head in "[ aA\x01\x1f\x7f*`\t\u{a0}ÉéİΣ_.]{0,20}",
+            item in "[ aA\x01\x1f\x7f*`\t\u{a0}ÉéİΣ_.]{0,20}",
+            other in "[ aA\x01\x1f\x7f*`\t\u{a0}ÉéİΣ_.]{0,20}",
+        ) {
+            let mut buffer = String::new();
+            for (candidate, source) in [
+                (format!("{head}{item}"), format!("{head}{other}")),
+                (format!("{head}{item}"), format!("{head}{item}")),
+                (item, other),
+            ] {
+                let key = item_key(&source);
+                if key.is_empty() {
+                    continue;
+                }
+                prop_assert_eq!(
+                    key_is(&candidate, &key, &mut buffer),
+                    item_key(&candidate) == key,
+                    "{:?} {:?}", candidate, key
+                );
+            }
+        }
+
+        #[test]
+        fn trimmed_cores_of_code_spans_trim_like_str(item in "[`_.][ \t`_.*a\\[\\]é-]{0,10}[a`_.]") {
+            let expected = key_core(&item)
+                .trim_matches(|ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`'));
+            prop_assert_eq!(trimmed_core(&item), expected);
+        }
+
         #[test]
         fn trimmed_cores_trim_like_str(item in "[ \t\x0b_.*`a\u{a0}\u{2003}é]{0,12}|(a|Z|- |1. |\\[new\\] |[ \t\x0b_.*`\u{a0}\u{2003}é]){0,8}") {
             let expected = key_core(&item)
                 .trim_matches(|ch: char| ch.is_whitespace() || matches!(ch, '_' | '.' | '*' | '`'));
             prop_assert_eq!(trimmed_core(&item), expected);
+        }
+
+        /// The last bytes of a text, read from its last 8, are the bytes themselves.
+        #[test]
+        fn tail_blocks_are_the_last_bytes(bytes in proptest::collection::vec(any::<u8>(), 1..20), rest in 1usize..8) {
+            let rest = rest.min(bytes.len());
+            let tail = bytes.get(bytes.len() - rest..).unwrap_or_default();
+            prop_assert_eq!(tail_block(&bytes, rest), block_of(tail));
+        }
+
+        /// One reading of a core gives what checking it is plain and hashing it give.
+        #[test]
+        fn plain_key_hashes_are_plain_hashes(core in "[ aAzZ*`\t\x00\x7fé~.]{0,40}") {
+            prop_assert_eq!(plain_key_hash(core.as_bytes()), plain_hash(core.as_bytes()));
         }
 
         #[test]

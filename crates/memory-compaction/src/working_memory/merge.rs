@@ -17,14 +17,18 @@
 //!
 //! Every step that changed the operation leaves a [`GuardRecord`].
 
+use std::borrow::Cow;
+
 use memory_protocol::working_memory::{
     GuardKind, GuardRecord, OpName, SectionOp, WorkingMemoryMergeResult, WorkingMemorySection,
 };
 
 use super::bound::bound;
-use super::document::{WorkingMemoryDocument, normalize_body, normalize_owned};
-use super::guards::key_facts::{has_sentinel, without_model_sentinel, without_sentinel};
-use super::guards::{self, OldBody, quoted};
+use super::document::{WorkingMemoryDocument, normalize_owned, normalizes_to_empty};
+use super::guards::key_facts::{
+    has_model_sentinel, has_sentinel, without_model_sentinel, without_sentinel,
+};
+use super::guards::{self, OldBody, Reason, quoted};
 use super::ops::{ReadOp, SectionOps};
 use super::text::{SectionSize, appended_len, items, push_items, tokens};
 
@@ -132,12 +136,13 @@ impl Source<'_> {
 
 fn merge_from(mut source: Source<'_>, ops: &SectionOps, options: &MergeOptions) -> MergeOutcome {
     let mut document = WorkingMemoryDocument::new();
-    let mut guards = Vec::new();
+    // Room for a record per section, so the list rarely grows.
+    let mut guards = Vec::with_capacity(WorkingMemorySection::ALL.len());
     let mut moved = Vec::new();
     for section in WorkingMemorySection::ALL {
         let mut log = Log {
             section,
-            op_in: String::new(),
+            op_in: "",
             records: &mut guards,
         };
         let (op, old_size) = {
@@ -220,18 +225,19 @@ fn bounded(section: WorkingMemorySection) -> bool {
     )
 }
 
-struct Log<'a> {
+struct Log<'a, 'o> {
     section: WorkingMemorySection,
-    op_in: String,
+    /// The operation as the caller named it, copied only into the records written.
+    op_in: &'o str,
     records: &'a mut Vec<GuardRecord>,
 }
 
-impl Log<'_> {
+impl Log<'_, '_> {
     fn note(&mut self, guard: GuardKind, op_out: OpName, reason: String) {
         self.records.push(GuardRecord {
             section: self.section,
             guard,
-            op_in: self.op_in.clone(),
+            op_in: self.op_in.to_owned(),
             op_out,
             reason,
         });
@@ -239,11 +245,11 @@ impl Log<'_> {
 }
 
 /// Steps 1 to 4: the operation to apply.
-fn decide(
+fn decide<'o>(
     section: WorkingMemorySection,
     old: &OldBody<'_>,
-    read: Option<&ReadOp>,
-    log: &mut Log<'_>,
+    read: Option<&'o ReadOp>,
+    log: &mut Log<'_, 'o>,
 ) -> SectionOp {
     let Some(read) = read else {
         log.note(
@@ -253,7 +259,7 @@ fn decide(
         );
         return SectionOp::Keep;
     };
-    log.op_in = read.op_in.clone();
+    log.op_in = &read.op_in;
     if let Some(problem) = &read.problem {
         let kept = matches!(read.op, SectionOp::Keep);
         log.note(
@@ -266,15 +272,16 @@ fn decide(
             },
         );
     }
-    let mut op = read.op.clone();
-    if section == WorkingMemorySection::KeyFactsAndDecisions {
+    // The operation as read, copied only when a rule changes it.
+    let mut op = Cow::Borrowed(&read.op);
+    if section == WorkingMemorySection::KeyFactsAndDecisions && has_model_sentinel(&op) {
         // Before every other rule, and even for an empty section, so the sentinel is never
         // taken from the model on any path.
-        op = without_model_sentinel(op);
+        op = Cow::Owned(without_model_sentinel(read.op.clone()));
     }
-    if let SectionOp::Update { content } = &op
+    if let SectionOp::Update { content } = op.as_ref()
         && !old.text.is_empty()
-        && normalize_body(content).is_empty()
+        && normalizes_to_empty(content)
     {
         log.note(
             GuardKind::EmptyUpdate,
@@ -284,17 +291,20 @@ fn decide(
         return SectionOp::Keep;
     }
     if !old.text.is_empty() {
-        let verdict = guards::run(section, old, op);
+        let verdict = guards::run(section, old, &op);
         if let Some((guard, reason)) = verdict.note {
-            log.note(guard, verdict.op.name(), reason);
+            let op_out = verdict.op.as_ref().map_or(op.name(), SectionOp::name);
+            log.note(guard, op_out, reason);
+        }
+        if let Some(changed) = verdict.op {
+            op = Cow::Owned(changed);
         }
         if verdict.fresh {
-            return verdict.op;
+            return op.into_owned();
         }
-        op = verdict.op;
     }
-    if let SectionOp::Append { items } = op {
-        let fresh = old.fresh(&items);
+    if let SectionOp::Append { items } = op.as_ref() {
+        let fresh = old.fresh(items);
         if fresh.len() < items.len() {
             let duplicates: Vec<String> = items
                 .iter()
@@ -309,16 +319,16 @@ fn decide(
             log.note(
                 GuardKind::DuplicateItems,
                 op_out,
-                format!(
-                    "{} item(s) already in the section were not added again: {}",
-                    duplicates.len(),
-                    quoted(&duplicates)
-                ),
+                Reason::with_capacity(160)
+                    .count(duplicates.len())
+                    .text(" item(s) already in the section were not added again: ")
+                    .text(&quoted(&duplicates))
+                    .done(),
             );
         }
         return guards::append_or_keep(fresh);
     }
-    op
+    op.into_owned()
 }
 
 /// Merges a document the model wrote whole (a create or fallback answer) into `previous`

@@ -127,12 +127,14 @@ fn scan_word(text: &str, start: usize) -> (usize, WordClasses) {
     };
     let mut end = start;
     while let Some(&byte) = bytes.get(end) {
-        if byte.is_ascii() {
-            if is_ascii_break(byte) {
-                break;
-            }
-            classes.note(BYTE_CLASSES[usize::from(byte)]);
+        // One lookup says whether the byte ends the word, starts a multi-byte character, or
+        // is an ASCII byte of the word (and its classes).
+        let class = SCAN_CLASSES[usize::from(byte)];
+        if class & (BREAK | NON_ASCII) == 0 {
+            classes.note(class);
             end += 1;
+        } else if class & BREAK != 0 {
+            break;
         } else {
             let Some(ch) = text.get(end..).and_then(|rest| rest.chars().next()) else {
                 break;
@@ -230,21 +232,38 @@ fn path_token_of(word: &str, classes: WordClasses) -> Option<&str> {
     if seen & NON_ASCII != 0 {
         return path_token_general(word);
     }
-    let trimmed = trim_end_bytes(word, |b| matches!(b, b'.' | b',' | b':' | b'!' | b'?'));
-    let cut_at_end = word.as_bytes().get(trimmed.len()..).unwrap_or_default();
-    if cut_at_end.iter().filter(|byte| **byte == b':').count() != colons {
+    let bytes = word.as_bytes();
+    // The trailing punctuation, with its colons and the characters of it a path may not
+    // hold (all but the dots), counted in one pass from the end.
+    let mut end = bytes.len();
+    let mut cut_colons = 0;
+    let mut cut_not_path = 0;
+    while let Some(&byte) = end.checked_sub(1).and_then(|last| bytes.get(last)) {
+        if !matches!(byte, b'.' | b',' | b':' | b'!' | b'?') {
+            break;
+        }
+        cut_colons += usize::from(byte == b':');
+        cut_not_path += usize::from(byte != b'.');
+        end -= 1;
+    }
+    if cut_colons != colons {
         return path_token_general(word);
     }
     // No colon is left: no `://`, no `:88` line suffix, no `C:` drive.
-    let path = trimmed.trim_start_matches('*');
+    let stars = bytes
+        .get(..end)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|byte| **byte == b'*')
+        .count();
+    let path = word.get(stars..end).unwrap_or_default();
     if path.is_empty() {
         return None;
     }
-    // The characters cut from either end that a path may not hold (all but the dots).
-    let cut_not_path =
-        trimmed.len() - path.len() + cut_at_end.iter().filter(|byte| **byte != b'.').count();
+    // The characters cut from either end that a path may not hold.
+    let cut_not_path = stars + cut_not_path;
     let all_path = not_path == cut_not_path;
-    if known_extension_of(path, all_path) || slash_path_of(path, all_path) {
+    if (all_path && ascii_known_extension(path.as_bytes())) || slash_path_of(path, all_path) {
         Some(path)
     } else {
         None
@@ -259,6 +278,22 @@ const COLON: u8 = 2;
 const NOT_PATH: u8 = 1 << 2;
 /// A byte of a multi-byte character.
 const NON_ASCII: u8 = 1 << 3;
+
+/// An ASCII character that ends a word (see `ASCII_BREAKS`); only in [`SCAN_CLASSES`].
+const BREAK: u8 = 1 << 4;
+
+/// [`BYTE_CLASSES`], with [`BREAK`] added for the ASCII characters that end a word.
+const SCAN_CLASSES: [u8; 256] = {
+    let mut table = BYTE_CLASSES;
+    let mut byte = 0;
+    while byte < 128 {
+        if ASCII_BREAKS[byte] {
+            table[byte] |= BREAK;
+        }
+        byte += 1;
+    }
+    table
+};
 
 /// What [`path_token`] notes of each byte.
 const BYTE_CLASSES: [u8; 256] = {
@@ -365,7 +400,11 @@ const EXTENSIONS_BY_LETTER: [[u64; PER_LETTER]; 26] = {
 /// True when `extension` is one of [`EXTENSIONS`], in any case: lower-cased into one number
 /// and compared with the known extensions of its first letter.
 fn is_known_extension(extension: &str) -> bool {
-    let bytes = extension.as_bytes();
+    is_known_extension_bytes(extension.as_bytes())
+}
+
+/// [`is_known_extension`] of the extension's bytes.
+fn is_known_extension_bytes(bytes: &[u8]) -> bool {
     if bytes.is_empty() || bytes.len() > LONGEST_EXTENSION {
         return false;
     }
@@ -476,6 +515,37 @@ fn known_extension_of(body: &str, all_path: bool) -> bool {
         && extension.len() <= LONGEST_EXTENSION
         && stem.chars().any(char::is_alphanumeric)
         && is_known_extension(extension)
+}
+
+/// [`known_extension_of`] of an ASCII body whose bytes are all [`path_char`]s, read once
+/// from its end: the extension up to its dot (stopping at a slash, or once it is longer than
+/// any known one), then the stem back to its first letter or digit.
+fn ascii_known_extension(body: &[u8]) -> bool {
+    let mut at = body.len();
+    let dot = loop {
+        let Some(before) = at.checked_sub(1) else {
+            return false;
+        };
+        at = before;
+        match body.get(at) {
+            Some(b'.') => break at,
+            Some(b'/' | b'\\') | None => return false,
+            Some(_) if body.len() - at > LONGEST_EXTENSION => return false,
+            Some(_) => {}
+        }
+    };
+    let extension = body.get(dot + 1..).unwrap_or_default();
+    let mut stem_has_alphanumeric = false;
+    for &byte in body.get(..dot).unwrap_or_default().iter().rev() {
+        if matches!(byte, b'/' | b'\\') {
+            break;
+        }
+        if byte.is_ascii_alphanumeric() {
+            stem_has_alphanumeric = true;
+            break;
+        }
+    }
+    stem_has_alphanumeric && is_known_extension_bytes(extension)
 }
 
 fn is_slash_path(word: &str) -> bool {
@@ -681,6 +751,22 @@ mod tests {
                 proptest::prop_assert_eq!(end, word_end(&text, start));
                 proptest::prop_assert_eq!(classes, WordClasses::of(word));
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 4000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        /// The backward reading of an ASCII path body is `known_extension_of` it.
+        #[test]
+        fn ascii_extensions_are_known_extensions(
+            body in r"(a|Z|_|-|\.|/|\\|~|@|\+|1|rs|tsx|json|py|jsonld|src|x_y){0,10}",
+        ) {
+            proptest::prop_assert!(all_path_chars(&body));
+            proptest::prop_assert_eq!(
+                ascii_known_extension(body.as_bytes()),
+                known_extension_of(&body, true)
+            );
         }
     }
 

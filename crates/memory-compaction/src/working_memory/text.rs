@@ -63,9 +63,8 @@ pub(crate) fn trim(text: &str) -> &str {
     }
 }
 
-/// The lines of a text, split at `\n` like `text.split('\n')`. Bodies are many short lines,
-/// for which reading 8 bytes at a time (`find_line_break`) costs less than a vectorized
-/// search's setup.
+/// The lines of a text, split at `\n` like `text.split('\n')`, each end found by
+/// `find_line_break`.
 pub fn lines(text: &str) -> impl Iterator<Item = &str> {
     let bytes = text.as_bytes();
     let mut start = Some(0);
@@ -84,44 +83,9 @@ pub fn lines(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
-
-/// Where the first `\n` of `bytes` at or after `from` is, read 8 bytes at a time.
+/// Where the first `\n` of `bytes` at or after `from` is (one vectorized search).
 fn find_line_break(bytes: &[u8], from: usize) -> Option<usize> {
-    let mut at = from;
-    // Two blocks per step while they last: one test for both.
-    while let Some(chunk) = bytes.get(at..at + 16) {
-        let mut low = [0u8; 8];
-        let mut high = [0u8; 8];
-        low.copy_from_slice(chunk.get(..8).unwrap_or_default());
-        high.copy_from_slice(chunk.get(8..).unwrap_or_default());
-        let low = u64::from_le_bytes(low) ^ (ONES * u64::from(b'\n'));
-        let high = u64::from_le_bytes(high) ^ (ONES * u64::from(b'\n'));
-        let low_zeros = low.wrapping_sub(ONES) & !low & HIGH;
-        let high_zeros = high.wrapping_sub(ONES) & !high & HIGH;
-        if low_zeros | high_zeros != 0 {
-            break;
-        }
-        at += 16;
-    }
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let mut block = [0u8; 8];
-        block.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(block) ^ (ONES * u64::from(b'\n'));
-        // The high bit of each zero byte of `x`; a borrow can only mark bytes after the
-        // first zero, so the lowest mark is exact.
-        let zeros = x.wrapping_sub(ONES) & !x & HIGH;
-        if zeros != 0 {
-            return Some(at + (zeros.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    bytes
-        .get(at..)?
-        .iter()
-        .position(|byte| *byte == b'\n')
-        .map(|offset| at + offset)
+    memchr::memchr(b'\n', bytes.get(from..)?).map(|at| from + at)
 }
 
 /// A line without its leading bullet marker; the line itself when it has none.
@@ -338,6 +302,12 @@ mod tests {
                 expected = expected[tag.len()..].trim_start();
             }
             proptest::prop_assert_eq!(strip_status_tags(&item), expected);
+        }
+
+        #[test]
+        fn lines_of_any_length_are_split_lines(lines_in in proptest::collection::vec("[a\u{e9} ]{0,70}", 0..6)) {
+            let text = lines_in.join("\n");
+            proptest::prop_assert_eq!(lines(&text).collect::<Vec<_>>(), text.split('\n').collect::<Vec<_>>());
         }
 
         #[test]

@@ -13,15 +13,15 @@
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 use memory_sanitize::anchors::extract_anchors;
 
-use super::{OldBody, Verdict, append_or_keep, quoted};
+use super::{OldBody, Reason, Verdict, append_or_keep, quoted};
 use crate::working_memory::document::normalize_body;
 use crate::working_memory::text::{SectionSize, item_key, items};
 
-pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     let SectionOp::Update { content } = op else {
-        return Verdict::pass(op);
+        return Verdict::unchanged();
     };
-    let new = normalize_body(&content);
+    let new = normalize_body(content);
     let old_size = old_body.raw_size();
     let consolidation = if old_size.is_oversized() {
         unkept_entries(old_body.items(), &new, old_size)
@@ -29,15 +29,21 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         Err("the section is not oversized".to_owned())
     };
     match consolidation {
-        Ok(()) => Verdict::pass(SectionOp::Update { content }),
+        Ok(()) => Verdict::unchanged(),
         Err(why) => {
-            let candidates: Vec<String> = items(&new).map(str::to_owned).collect();
+            let candidates: Vec<&str> = items(&new).collect();
             let fresh = old_body.fresh(&candidates);
-            let reason = format!(
-                "the section is append-only and this rewrite is no consolidation ({why}): {} new entr{} appended",
-                fresh.len(),
-                if fresh.len() == 1 { "y" } else { "ies" }
-            );
+            let reason = Reason::with_capacity(why.len() + 96)
+                .text("the section is append-only and this rewrite is no consolidation (")
+                .text(&why)
+                .text("): ")
+                .count(fresh.len())
+                .text(if fresh.len() == 1 {
+                    " new entry appended"
+                } else {
+                    " new entries appended"
+                })
+                .done();
             Verdict::changed(append_or_keep(fresh), GuardKind::ErrorsAppendOnly, reason)
                 .of_fresh_items()
         }

@@ -22,22 +22,30 @@
 //! only this guard ever writes it, once.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
-use memchr::memmem::Finder;
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
-use super::{OldBody, Verdict, append_or_keep, quoted};
+use super::{OldBody, Reason, Verdict, append_or_keep, quoted};
 use crate::working_memory::anchors::{anchor_coverage, anchor_keys, lost_anchors};
 use crate::working_memory::document::normalize_body;
 use crate::working_memory::text::{self, SectionSize, items};
 
-/// True when `body` holds the sentinel (a searcher built once: the sentinel is long, and a
-/// merge looks for it several times).
+/// True when `body` holds the sentinel. The sentinel starts with `[`, which most bodies hold
+/// a few times at most: each `[` (one vectorized search) is checked for the sentinel after
+/// it, which costs less than the prefilter of a substring searcher on a body without any.
 pub(crate) fn has_sentinel(body: &str) -> bool {
-    static FINDER: LazyLock<Finder<'static>> =
-        LazyLock::new(|| Finder::new(limits::CONSOLIDATION_SENTINEL));
-    FINDER.find(body.as_bytes()).is_some()
+    let sentinel = limits::CONSOLIDATION_SENTINEL.as_bytes();
+    let Some(&lead) = sentinel.first() else {
+        return true;
+    };
+    let bytes = body.as_bytes();
+    memchr::memchr_iter(lead, bytes).any(|at| {
+        bytes
+            .get(at..)
+            .is_some_and(|rest| rest.starts_with(sentinel))
+    })
 }
 
 /// The body without sentinel lines (borrowed when it has none).
@@ -70,6 +78,16 @@ fn cut_sentinel(text: &str) -> Cow<'_, str> {
         cut = cut.replace(limits::CONSOLIDATION_SENTINEL, "");
     }
     Cow::Owned(cut)
+}
+
+/// True when the model wrote the sentinel somewhere in `op`, so [`without_model_sentinel`]
+/// would change it (otherwise it returns `op` as it is).
+pub(crate) fn has_model_sentinel(op: &SectionOp) -> bool {
+    match op {
+        SectionOp::Keep => false,
+        SectionOp::Update { content } => has_sentinel(content),
+        SectionOp::Append { items } => items.iter().any(|item| has_sentinel(item)),
+    }
 }
 
 /// `op` as the model may write it into Key Facts & Decisions: without the sentinel, which only
@@ -152,32 +170,32 @@ fn admit(size: SectionSize, fresh: &[String], cap: usize) -> Vec<String> {
     admitted
 }
 
-pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     // A KEEP needs no measure of the section (the most common operation).
     if matches!(op, SectionOp::Keep) {
-        return Verdict::pass(op);
+        return Verdict::unchanged();
     }
     let old = old_body.text;
     let has_sentinel = has_sentinel(old);
     let facts = without_sentinel(old);
     let size = old_body.size();
     match op {
-        SectionOp::Keep => Verdict::pass(op),
+        SectionOp::Keep => Verdict::unchanged(),
         SectionOp::Append { items } => append(
             old_body,
             size,
             has_sentinel,
-            &items,
+            items,
             GuardKind::KeyFactsAntiBloat,
             "",
         ),
         SectionOp::Update { content } => {
             // The merge has cut the sentinel out of the model's text already.
-            let new = normalize_body(&content);
+            let new = normalize_body(content);
             match refusal(&facts, size, &new) {
-                None => Verdict::pass(SectionOp::Update { content }),
+                None => Verdict::unchanged(),
                 Some(why) => {
-                    let new_items: Vec<String> = items(&new).map(str::to_owned).collect();
+                    let new_items: Vec<&str> = items(&new).collect();
                     if level(size) == Level::AtHardBound {
                         return Verdict::changed(
                             SectionOp::Keep,
@@ -199,6 +217,14 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
     }
 }
 
+/// [`limits::KEY_FACTS_MIN_BULLET_RATIO`] in percent as the reasons print it (`{:.0}`),
+/// formatted once: formatting a float costs more than the rest of the reason.
+fn min_bullet_percent() -> &'static str {
+    static TEXT: LazyLock<String> =
+        LazyLock::new(|| format!("{:.0}", limits::KEY_FACTS_MIN_BULLET_RATIO * 100.0));
+    &TEXT
+}
+
 /// Why an UPDATE from `old` to `new` is refused, if it is.
 fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
     if old_size.bullets == 0 {
@@ -207,12 +233,17 @@ fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
     let new_size = SectionSize::of(new);
     let ratio = new_size.bullets as f64 / old_size.bullets as f64;
     if ratio < limits::KEY_FACTS_MIN_BULLET_RATIO {
-        return Some(format!(
-            "the rewrite keeps {} of {} bullets (below {:.0}%)",
-            new_size.bullets,
-            old_size.bullets,
-            limits::KEY_FACTS_MIN_BULLET_RATIO * 100.0
-        ));
+        return Some(
+            Reason::with_capacity(64)
+                .text("the rewrite keeps ")
+                .count(new_size.bullets)
+                .text(" of ")
+                .count(old_size.bullets)
+                .text(" bullets (below ")
+                .text(min_bullet_percent())
+                .text("%)")
+                .done(),
+        );
     }
     let old_anchors = anchor_keys(old);
     if !old_anchors.is_empty() {
@@ -245,7 +276,7 @@ fn append(
     existing: &OldBody<'_>,
     size: SectionSize,
     has_sentinel: bool,
-    candidates: &[String],
+    candidates: &[impl AsRef<str>],
     guard: GuardKind,
     why: &str,
 ) -> Verdict {
@@ -253,7 +284,11 @@ fn append(
     let prefix = if why.is_empty() {
         String::new()
     } else {
-        format!("{why}; ")
+        // Room for the rest of the reason, so it is written without growing.
+        let mut prefix = String::with_capacity(why.len() + 96);
+        prefix.push_str(why);
+        prefix.push_str("; ");
+        prefix
     };
     let current = level(size);
     if current == Level::AtHardBound {
@@ -294,17 +329,23 @@ fn append(
         .collect();
     if why.is_empty() && refused.is_empty() {
         // Everything new fits; the merge drops the duplicates and says so.
-        return Verdict::pass(append_or_keep(candidates.to_vec()));
+        return Verdict::pass(append_or_keep(
+            candidates
+                .iter()
+                .map(|item| item.as_ref().to_owned())
+                .collect(),
+        ));
     }
     let duplicates = candidates.len() - fresh.len();
+    // Written into one string (writing to a `String` cannot fail).
     let mut reason = prefix;
     if !why.is_empty() {
-        reason.push_str(&format!("{} new item(s) salvaged", admitted.len()));
+        let _ = write!(reason, "{} new item(s) salvaged", admitted.len());
     } else {
-        reason.push_str(&format!("{} new item(s) accepted", admitted.len()));
+        let _ = write!(reason, "{} new item(s) accepted", admitted.len());
     }
     if duplicates > 0 {
-        reason.push_str(&format!(", {duplicates} already present"));
+        let _ = write!(reason, ", {duplicates} already present");
     }
     if !refused.is_empty() {
         let limit = if current == Level::Oversized {
@@ -317,11 +358,12 @@ fn append(
         } else {
             "they would pass the hard bound".to_owned()
         };
-        reason.push_str(&format!(
+        let _ = write!(
+            reason,
             ", {} refused because {limit}: {}",
             refused.len(),
             quoted(&refused)
-        ));
+        );
     }
     let guard = if why.is_empty() {
         GuardKind::KeyFactsAntiBloat
@@ -329,4 +371,65 @@ fn append(
         guard
     };
     Verdict::changed(append_or_keep(admitted), guard, reason).of_fresh_items()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 1000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        /// Looking for the sentinel from each `[` finds what a substring search finds.
+        #[test]
+        fn sentinels_are_found_as_substrings(
+            parts in proptest::collection::vec("\\[|\\[CONSOLIDATION REQUIRED|[a \n]{0,3}|é", 0..8),
+            with_sentinel: bool,
+        ) {
+            let mut body = parts.concat();
+            if with_sentinel {
+                let at = body.len() / 2;
+                let at = (0..=at).rev().find(|at| body.is_char_boundary(*at)).unwrap_or(0);
+                body.insert_str(at, limits::CONSOLIDATION_SENTINEL);
+            }
+            proptest::prop_assert_eq!(
+                has_sentinel(&body),
+                body.contains(limits::CONSOLIDATION_SENTINEL)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 500, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        /// An operation without the model's sentinel is left as it is by the cut.
+        #[test]
+        fn operations_without_the_sentinel_are_left_as_they_are(
+            parts in proptest::collection::vec("\\[CONSOLIDATION|x|- y|\n| ", 0..6),
+            sentinel_at in proptest::option::of(0usize..6),
+            append: bool,
+        ) {
+            let mut parts = parts;
+            if let Some(at) = sentinel_at {
+                parts.insert(at.min(parts.len()), limits::CONSOLIDATION_SENTINEL.to_owned());
+            }
+            let op = if append {
+                SectionOp::Append { items: parts }
+            } else {
+                SectionOp::Update { content: parts.concat() }
+            };
+            if !has_model_sentinel(&op) {
+                proptest::prop_assert_eq!(without_model_sentinel(op.clone()), op);
+            }
+        }
+    }
+
+    /// The percentage formatted once is the one the reasons formatted each time.
+    #[test]
+    fn the_bullet_percent_is_the_formatted_ratio() {
+        assert_eq!(
+            min_bullet_percent(),
+            format!("{:.0}", limits::KEY_FACTS_MIN_BULLET_RATIO * 100.0)
+        );
+    }
 }

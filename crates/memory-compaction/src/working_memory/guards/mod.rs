@@ -72,32 +72,50 @@ impl<'a> OldBody<'a> {
         if candidates.len() > FEW || self.keys.get().is_some() {
             return fresh_items(candidates, self.keys());
         }
-        let mut buffer = String::new();
-        let mut keys: Vec<String> = Vec::with_capacity(candidates.len());
-        let mut fresh = Vec::with_capacity(candidates.len());
+        // The distinct keys, one after another in one string (`ends`: where each ends), and
+        // the candidate each came from; no allocation per key.
+        let mut buffer = String::with_capacity(128);
+        // A key is at most a few bytes longer than its candidate (lower-casing can grow a
+        // character).
+        let room: usize = candidates.iter().map(|c| c.as_ref().len() + 8).sum();
+        let mut keys = String::with_capacity(room);
+        let mut ends = [0usize; FEW];
+        let mut fresh: [&str; FEW] = [""; FEW];
+        let mut count = 0;
         for candidate in candidates {
             let candidate = candidate.as_ref();
             let key = item_key_in(candidate, &mut buffer);
-            if key.is_empty() || keys.iter().any(|seen| seen == key) {
+            let seen = (0..count).any(|i| key_at(&keys, &ends, i) == key);
+            if key.is_empty() || seen || count == FEW {
                 continue;
             }
-            keys.push(key.to_owned());
-            fresh.push(candidate);
+            keys.push_str(key);
+            ends[count] = keys.len();
+            fresh[count] = candidate;
+            count += 1;
         }
-        let mut present = vec![false; keys.len()];
+        let mut found: [(&str, bool); FEW] = [("", true); FEW];
+        for (i, slot) in found.iter_mut().enumerate().take(count) {
+            *slot = (key_at(&keys, &ends, i), false);
+        }
+        let found = found.get_mut(..count).unwrap_or_default();
+        let mut missing = count;
         for item in self.items() {
+            if missing == 0 {
+                break;
+            }
             let core = comparable_core(item);
-            for (key, found) in keys.iter().zip(present.iter_mut()) {
-                if !*found && key_of_core_is(item, core, key, &mut buffer) {
-                    *found = true;
+            for (key, present) in found.iter_mut() {
+                if !*present && key_of_core_is(item, core, key, &mut buffer) {
+                    *present = true;
+                    missing -= 1;
                 }
             }
         }
-        fresh
-            .into_iter()
-            .zip(present)
-            .filter(|(_, found)| !found)
-            .map(|(candidate, _)| candidate.to_owned())
+        let present = |i: usize| found.get(i).is_some_and(|(_, present)| *present);
+        (0..count)
+            .filter(|i| !present(*i))
+            .map(|i| fresh[i].to_owned())
             .collect()
     }
 
@@ -122,11 +140,23 @@ impl<'a> OldBody<'a> {
     }
 }
 
+/// Key `i` of keys written one after another into `keys`, key `i` ending at `ends[i]`.
+fn key_at<'k>(keys: &'k str, ends: &[usize], i: usize) -> &'k str {
+    let start = i
+        .checked_sub(1)
+        .and_then(|j| ends.get(j))
+        .copied()
+        .unwrap_or(0);
+    let end = ends.get(i).copied().unwrap_or(start);
+    keys.get(start..end).unwrap_or_default()
+}
+
 /// What a guard decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Verdict {
-    /// The operation to apply.
-    pub(crate) op: SectionOp,
+    /// The operation to apply; `None` for the operation the guard was given, unchanged (so
+    /// it is not copied for the guard).
+    pub(crate) op: Option<SectionOp>,
     /// The rule and the reason, when the guard changed the operation.
     pub(crate) note: Option<(GuardKind, String)>,
     /// The guard took an APPEND's items from [`OldBody::fresh`]: none is in the section or
@@ -135,9 +165,19 @@ pub(crate) struct Verdict {
 }
 
 impl Verdict {
+    /// The operation as given.
+    pub(crate) fn unchanged() -> Self {
+        Self {
+            op: None,
+            note: None,
+            fresh: false,
+        }
+    }
+
+    /// Another operation, without a note.
     pub(crate) fn pass(op: SectionOp) -> Self {
         Self {
-            op,
+            op: Some(op),
             note: None,
             fresh: false,
         }
@@ -145,7 +185,7 @@ impl Verdict {
 
     pub(crate) fn changed(op: SectionOp, guard: GuardKind, reason: impl Into<String>) -> Self {
         Self {
-            op,
+            op: Some(op),
             note: Some((guard, reason.into())),
             fresh: false,
         }
@@ -161,7 +201,7 @@ impl Verdict {
 }
 
 /// Runs the guard of `section` on `op` against the non-empty `old` body.
-pub(crate) fn run(section: WorkingMemorySection, old: &OldBody<'_>, op: SectionOp) -> Verdict {
+pub(crate) fn run(section: WorkingMemorySection, old: &OldBody<'_>, op: &SectionOp) -> Verdict {
     match section {
         WorkingMemorySection::SessionTitle => title::guard(old.text, op),
         WorkingMemorySection::KeyFactsAndDecisions => key_facts::guard(old, op),
@@ -169,7 +209,7 @@ pub(crate) fn run(section: WorkingMemorySection, old: &OldBody<'_>, op: SectionO
         WorkingMemorySection::ErrorsAndCorrections => errors::guard(old, op),
         WorkingMemorySection::OpenIssues => open_issues::guard(old, op),
         WorkingMemorySection::CurrentState | WorkingMemorySection::TaskAndGoals => {
-            Verdict::pass(op)
+            Verdict::unchanged()
         }
     }
 }
@@ -180,6 +220,47 @@ pub(crate) fn append_or_keep(items: Vec<String>) -> SectionOp {
         SectionOp::Keep
     } else {
         SectionOp::Append { items }
+    }
+}
+
+/// A reason text written from its parts, without the formatting machinery (which costs more
+/// than the rest of a merge's bookkeeping): [`Reason::count`] writes what `{}` writes.
+pub(crate) struct Reason(String);
+
+impl Reason {
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Self(String::with_capacity(capacity))
+    }
+
+    pub(crate) fn text(mut self, part: &str) -> Self {
+        self.0.push_str(part);
+        self
+    }
+
+    pub(crate) fn count(mut self, count: usize) -> Self {
+        push_count(&mut self.0, count);
+        self
+    }
+
+    pub(crate) fn done(self) -> String {
+        self.0
+    }
+}
+
+/// Writes `count` in decimal, as `{}` does.
+fn push_count(out: &mut String, mut count: usize) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    while let Some(slot) = start.checked_sub(1).and_then(|at| digits.get_mut(at)) {
+        *slot = b'0' + (count % 10) as u8;
+        start -= 1;
+        count /= 10;
+        if count == 0 {
+            break;
+        }
+    }
+    for &digit in digits.get(start..).unwrap_or_default() {
+        out.push(char::from(digit));
     }
 }
 
@@ -201,7 +282,9 @@ pub(crate) fn quoted<S: AsRef<str>>(items: &[S]) -> String {
         out.push('"');
     }
     if items.len() > SHOWN {
-        out.push_str(&format!(", and {} more", items.len() - SHOWN));
+        out.push_str(", and ");
+        push_count(&mut out, items.len() - SHOWN);
+        out.push_str(" more");
     }
     out
 }
@@ -214,6 +297,16 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 1000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+        /// Counts are written as `{}` writes them.
+        #[test]
+        fn counts_are_formatted_counts(count in any::<usize>(), small in 0usize..1000) {
+            for count in [count, small, 0, usize::MAX] {
+                let mut out = String::from("x");
+                push_count(&mut out, count);
+                prop_assert_eq!(out, format!("x{count}"));
+            }
+        }
 
         /// The direct comparison of a few candidates finds what the hashes of every key find.
         #[test]

@@ -12,23 +12,26 @@
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
-use super::{OldBody, Verdict, quoted};
+use super::{OldBody, Reason, Verdict, quoted};
 use crate::working_memory::document::normalize_body;
-use crate::working_memory::keys::{KeySet, hash_of_key, item_key_in};
+use crate::working_memory::keys::{
+    KeySet, comparable_core, hash_of_key, item_key_in, plain_key_hash,
+};
 use crate::working_memory::text::{has_status_tag, items, strip_status_tags};
 
-pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     let old = old_body.text;
     let SectionOp::Update { content } = op else {
-        return Verdict::pass(op);
+        return Verdict::unchanged();
     };
-    let new = normalize_body(&content);
-    let mut buffer = String::new();
+    let new = normalize_body(content);
+    let mut buffer = String::with_capacity(128);
     let mut new_keys = String::with_capacity(new.len());
     for item in items(&new) {
         new_keys.push_str(item_key_in(item, &mut buffer));
         new_keys.push('\n');
     }
+    let new_keys = NewKeys::new(&new_keys);
     // Room for an item every 40 bytes or so, so the set rarely grows.
     let mut restored_keys =
         KeySet::with_capacity_and_hasher(old.len() / 40 + 4, Default::default());
@@ -37,17 +40,15 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         if has_status_tag(item, limits::RESOLVED_MARKER) {
             continue;
         }
-        let key = item_key_in(item, &mut buffer);
         // Copies of one dropped item come back as one.
-        if !is_present(snippet(key), &new_keys)
-            && let Some(hash) = hash_of_key(key)
+        if let Some(hash) = dropped_key_hash(item, &new_keys, &mut buffer)
             && restored_keys.insert(hash)
         {
             dropped.push(strip_status_tags(item));
         }
     }
     if dropped.is_empty() {
-        return Verdict::pass(SectionOp::Update { content });
+        return Verdict::unchanged();
     }
     let mut restored = new;
     restored.reserve(
@@ -65,17 +66,48 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: SectionOp) -> Verdict {
         restored.push(' ');
         restored.push_str(item);
     }
-    let reason = format!(
-        "the rewrite dropped {} unresolved item(s) without marking them {}; restored: {}",
-        dropped.len(),
-        limits::RESOLVED_MARKER,
-        quoted(&dropped)
-    );
+    let reason = Reason::with_capacity(224)
+        .text("the rewrite dropped ")
+        .count(dropped.len())
+        .text(" unresolved item(s) without marking them ")
+        .text(limits::RESOLVED_MARKER)
+        .text("; restored: ")
+        .text(&quoted(&dropped))
+        .done();
     Verdict::changed(
         SectionOp::Update { content: restored },
         GuardKind::OpenIssuesRestore,
         reason,
     )
+}
+
+/// Bytes of a plain key that decide its snippet: the snippet's characters and the one after.
+const SNIPPET_HEAD: usize = limits::OPEN_ISSUE_SNIPPET_CHARS + 1;
+
+/// The hash of the key of `item` when its snippet is missing from `new_keys` (and the key is
+/// not empty); `None` when the item is still there. A plain item's core (most) is read once
+/// for its key's hash ([`plain_key_hash`]), and only the head its snippet is cut from is
+/// copied and lower-cased, instead of the whole key being built first
+/// ([`dropped_key_hash_by_key`], which it equals).
+fn dropped_key_hash(item: &str, new_keys: &NewKeys<'_>, buffer: &mut String) -> Option<u64> {
+    let core = comparable_core(item);
+    let Some(hash) = plain_key_hash(core.as_bytes()) else {
+        return dropped_key_hash_by_key(item, new_keys, buffer);
+    };
+    // A plain core is ASCII: any byte ends a character.
+    buffer.clear();
+    buffer.push_str(core.get(..core.len().min(SNIPPET_HEAD)).unwrap_or_default());
+    buffer.make_ascii_lowercase();
+    (!buffer.is_empty() && !new_keys.has(snippet(buffer))).then_some(hash)
+}
+
+/// [`dropped_key_hash`] from the item's key, built.
+fn dropped_key_hash_by_key(item: &str, new_keys: &NewKeys<'_>, buffer: &mut String) -> Option<u64> {
+    let key = item_key_in(item, buffer);
+    if new_keys.has(snippet(key)) {
+        return None;
+    }
+    hash_of_key(key)
 }
 
 /// The first characters of a key that identify the item, cut back to a whole word.
@@ -87,6 +119,54 @@ struct Snippet<'a> {
 }
 
 fn snippet(key: &str) -> Snippet<'_> {
+    if key.is_ascii() {
+        return ascii_snippet(key);
+    }
+    general_snippet(key)
+}
+
+/// True for the ASCII characters `char::is_whitespace` accepts.
+fn is_ascii_space(byte: u8) -> bool {
+    matches!(byte, b'\t'..=b'\r' | b' ')
+}
+
+/// [`snippet`] of an ASCII key, byte by byte: every character is one byte, so positions are
+/// counts and no character needs decoding ([`general_snippet`], which it equals).
+fn ascii_snippet(key: &str) -> Snippet<'_> {
+    let limit = limits::OPEN_ISSUE_SNIPPET_CHARS;
+    let bytes = key.as_bytes();
+    let Some(&next) = bytes.get(limit) else {
+        return Snippet {
+            text: key,
+            ends_a_word: true,
+        };
+    };
+    let head = bytes.get(..limit).unwrap_or_default();
+    let mid_word =
+        next.is_ascii_alphanumeric() && head.last().is_some_and(u8::is_ascii_alphanumeric);
+    let trimmed_end = |end: usize| {
+        let kept = bytes
+            .get(..end)
+            .unwrap_or_default()
+            .iter()
+            .rposition(|byte| !is_ascii_space(*byte))
+            .map_or(0, |at| at + 1);
+        key.get(..kept).unwrap_or_default()
+    };
+    match head.iter().rposition(|byte| *byte == b' ') {
+        Some(space) if mid_word && space >= limit / 2 => Snippet {
+            text: trimmed_end(space),
+            ends_a_word: true,
+        },
+        _ => Snippet {
+            text: trimmed_end(limit),
+            ends_a_word: !mid_word,
+        },
+    }
+}
+
+/// [`snippet`] of any key, character by character.
+fn general_snippet(key: &str) -> Snippet<'_> {
     let limit = limits::OPEN_ISSUE_SNIPPET_CHARS;
     // An ASCII key (most are) is cut by byte position; others character by character.
     let found = if key.is_ascii() {
@@ -154,6 +234,91 @@ fn is_present(snippet: Snippet<'_>, text: &str) -> bool {
     false
 }
 
+/// No place (see [`NewKeys`]).
+const NOWHERE: u32 = u32::MAX;
+
+/// The keys of the rewrite's items, one per line, with where each byte value occurs in them:
+/// built once per rewrite, so looking for the snippet of every old item visits only the
+/// places where its first byte is, instead of searching the text again for each.
+struct NewKeys<'a> {
+    text: &'a str,
+    /// The first place of each byte value, or [`NOWHERE`].
+    first: [u32; 256],
+    /// For each place, the next place of the same byte, or [`NOWHERE`]; empty when the text
+    /// is too long to be indexed with 32-bit places (it is then searched as [`is_present`]
+    /// does).
+    next: Vec<u32>,
+}
+
+impl<'a> NewKeys<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut first = [NOWHERE; 256];
+        let Ok(len) = u32::try_from(text.len()) else {
+            return Self {
+                text,
+                first,
+                next: Vec::new(),
+            };
+        };
+        let mut next = vec![NOWHERE; text.len()];
+        for (at, (&byte, slot)) in (0..len)
+            .zip(text.as_bytes().iter().zip(next.iter_mut()))
+            .rev()
+        {
+            let first = &mut first[usize::from(byte)];
+            *slot = *first;
+            *first = at;
+        }
+        Self { text, first, next }
+    }
+
+    /// [`is_present`]`(snippet, self.text)`, from the places of the snippet's first byte.
+    fn has(&self, snippet: Snippet<'_>) -> bool {
+        if self.next.len() != self.text.len() {
+            return is_present(snippet, self.text);
+        }
+        let Snippet {
+            text: needle,
+            ends_a_word,
+        } = snippet;
+        let Some(&lead) = needle.as_bytes().first() else {
+            return true;
+        };
+        let starts_word = needle.starts_with(char::is_alphanumeric);
+        let ends_word = ends_a_word && needle.ends_with(char::is_alphanumeric);
+        let bytes = self.text.as_bytes();
+        let mut at = self.first[usize::from(lead)];
+        // Every place of the first byte, in order: a match can only start at one, and the
+        // first byte of a character never occurs inside another.
+        while at != NOWHERE {
+            let start = at as usize;
+            if bytes
+                .get(start..)
+                .is_some_and(|rest| rest.starts_with(needle.as_bytes()))
+                && !inside_a_word(
+                    self.text,
+                    start,
+                    start + needle.len(),
+                    starts_word,
+                    ends_word,
+                )
+            {
+                return true;
+            }
+            at = self.next.get(start).copied().unwrap_or(NOWHERE);
+        }
+        false
+    }
+}
+
+/// True when the match of `text[start..end]` is inside a word: a letter or digit before it
+/// when it starts a word, or after it when it ends one.
+fn inside_a_word(text: &str, start: usize, end: usize, starts_word: bool, ends_word: bool) -> bool {
+    let word_char = |ch: Option<char>| ch.is_some_and(char::is_alphanumeric);
+    (starts_word && word_char(text.get(..start).and_then(|head| head.chars().next_back())))
+        || (ends_word && word_char(text.get(end..).and_then(|tail| tail.chars().next())))
+}
+
 /// The first occurrence of `needle` in `text` at or after `from`. The texts are a few short
 /// items: checking each place where the needle's first byte occurs costs less than building
 /// a substring searcher per needle.
@@ -179,6 +344,55 @@ mod tests {
         Snippet {
             text,
             ends_a_word: true,
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]
+
+        /// The byte-wise snippet of an ASCII key is the character-wise one.
+        #[test]
+        fn ascii_snippets_are_snippets(key in "[a-c1 \t\x0b._$-]{0,50}|([a-z]{1,12} ){0,8}[a-z]{0,30}") {
+            let fast = ascii_snippet(&key);
+            let general = general_snippet(&key);
+            proptest::prop_assert_eq!((fast.text, fast.ends_a_word), (general.text, general.ends_a_word));
+        }
+
+        /// Looking from the places of the first byte finds what searching the text finds.
+        #[test]
+        fn indexed_presence_is_presence(
+            needle in "[ab é1.]{0,4}",
+            text in "[ab é1.\n]{0,24}",
+            ends_a_word: bool,
+        ) {
+            let snippet = || Snippet { text: &needle, ends_a_word };
+            proptest::prop_assert_eq!(NewKeys::new(&text).has(snippet()), is_present(snippet(), &text));
+        }
+
+        /// Reading a plain item once decides what building its key decides.
+        #[test]
+        fn dropped_items_are_found_as_from_their_keys(
+            item in "(- |\\[new\\] |[aAbB ._*`é]|batch|[a-z]{12}){0,10}",
+            new in proptest::collection::vec("(batch|[aAbB ._]|[a-z]{12}){0,8}", 0..3),
+        ) {
+            let mut buffer = String::new();
+            let mut new_keys = String::new();
+            for line in &new {
+                new_keys.push_str(item_key_in(line, &mut buffer));
+                new_keys.push('\n');
+            }
+            let indexed = NewKeys::new(&new_keys);
+            proptest::prop_assert_eq!(
+                dropped_key_hash(&item, &indexed, &mut buffer),
+                dropped_key_hash_by_key(&item, &indexed, &mut buffer)
+            );
+            // And when the rewrite still has the item.
+            new_keys.push_str(&crate::working_memory::keys::item_key(&item));
+            let indexed = NewKeys::new(&new_keys);
+            proptest::prop_assert_eq!(
+                dropped_key_hash(&item, &indexed, &mut buffer),
+                dropped_key_hash_by_key(&item, &indexed, &mut buffer)
+            );
         }
     }
 

@@ -8,7 +8,7 @@
 
 use memory_protocol::working_memory::{GuardKind, SectionOp};
 
-use super::Verdict;
+use super::{Reason, Verdict};
 
 const FILLER_WORDS: &[&str] = &[
     "the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
@@ -118,25 +118,26 @@ fn occurs_as_run(text: &[u8], word: &[u8]) -> bool {
     })
 }
 
-pub(crate) fn guard(old: &str, op: SectionOp) -> Verdict {
+pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
     match op {
-        SectionOp::Keep => Verdict::pass(op),
+        SectionOp::Keep => Verdict::unchanged(),
         SectionOp::Append { .. } => Verdict::changed(
             SectionOp::Keep,
             GuardKind::TitleStability,
             "a title is one line: items are not appended to it",
         ),
-        SectionOp::Update { ref content } => {
+        SectionOp::Update { content } => {
             if keeps_a_word(old, &meaningful_words(content)) {
-                Verdict::pass(op)
+                Verdict::unchanged()
             } else {
                 Verdict::changed(
                     SectionOp::Keep,
                     GuardKind::TitleStability,
-                    format!(
-                        "the new title `{}` shares no meaningful word with the old one",
-                        content.trim()
-                    ),
+                    Reason::with_capacity(content.len() + 64)
+                        .text("the new title `")
+                        .text(content.trim())
+                        .text("` shares no meaningful word with the old one")
+                        .done(),
                 )
             }
         }
