@@ -33,7 +33,7 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
         ["redact-fp", rest @ ..] => redact_fp::run(rest),
         ["sanitize", rest @ ..] => sanitize::run(rest),
         ["search", rest @ ..] => search::run(rest),
-        ["wm"] => wm::run(),
+        ["wm", rest @ ..] => wm::run(rest),
         [name, ..] => bail!("unknown benchmark `{name}`; known: {}", NAMES.join(", ")),
         [] => bail!("name a benchmark: {}", NAMES.join(", ")),
     }

@@ -29,7 +29,16 @@ const RUNS: usize = 5;
 const RUN_TIME: Duration = Duration::from_millis(600);
 const BULLETS: usize = 25;
 
-pub(crate) fn run() -> Result<()> {
+pub(crate) fn run(args: &[&str]) -> Result<()> {
+    if let ["--count", count, only @ ..] = args {
+        let count = count
+            .parse()
+            .with_context(|| format!("--count takes a number of merges, not {count:?}"))?;
+        return count_merges(count, only.first().copied());
+    }
+    if !args.is_empty() {
+        bail!("usage: cargo xtask bench wm [--count N [SECTION|none]]");
+    }
     if cfg!(debug_assertions) {
         let status = std::process::Command::new(env!("CARGO"))
             .args(["run", "--release", "-q", "-p", "xtask", "--", "bench", "wm"])
@@ -108,6 +117,39 @@ fn operations() -> Value {
         "Errors & Corrections": {"op": "UPDATE", "content": "- everything passes now"},
         "Open Issues": {"op": "UPDATE", "content": "- [resolved] batch 1 has duplicate rows after the daylight saving switch\n- [new] batch 26 is missing"},
     }})
+}
+
+/// Runs the measured merge `count` times and prints the total rendered length, for counting
+/// instructions (`valgrind --tool=callgrind target/release/xtask bench wm --count 1000`, minus
+/// the same with `--count 0`, over 1,000). With `only`, every other section's operation is a
+/// KEEP, so one section's cost can be told apart (`none`: every section kept).
+fn count_merges(count: usize, only: Option<&str>) -> Result<()> {
+    let old = old_document();
+    let Value::Object(mut arguments) = operations() else {
+        bail!("the benchmark's operations are not an object");
+    };
+    let Some(Value::Object(sections)) = arguments.get_mut("sections") else {
+        bail!("the benchmark's operations have no sections");
+    };
+    if let Some(only) = only {
+        if only != "none" && !sections.contains_key(only) {
+            bail!("no section {only:?} in the benchmark's operations");
+        }
+        for (name, op) in sections.iter_mut() {
+            if name != only {
+                *op = json!({"op": "KEEP"});
+            }
+        }
+    }
+    let ops = SectionOps::from_sections(sections);
+    let options = MergeOptions::default();
+    let mut total = 0;
+    for _ in 0..count {
+        let outcome = merge_text(black_box(&old), black_box(&ops), &options);
+        total += black_box(outcome.document.render()).len();
+    }
+    println!("{total}");
+    Ok(())
 }
 
 /// CPU time this thread has run, when the kernel reports it.

@@ -456,6 +456,17 @@ fn a_note_is_written_redacted_and_found_by_read_and_search_at_once() {
     assert_eq!(status.notes.pending, 1);
 }
 
+/// Adds a note without a topic.
+fn note_text(
+    introspector: &Introspector,
+    text: &str,
+) -> Result<memory_protocol::introspect::MemoryNoteResult, MemoryToolFailure> {
+    introspector.note(&MemoryNoteRequest {
+        text: text.to_owned(),
+        topic: None,
+    })
+}
+
 #[test]
 fn notes_stay_within_their_size_and_daily_budgets() {
     let home = Home::new();
@@ -464,12 +475,7 @@ fn notes_stay_within_their_size_and_daily_budgets() {
         notes_per_day: 2,
         ..IntrospectConfig::default()
     });
-    let note = |text: &str| {
-        introspector.note(&MemoryNoteRequest {
-            text: text.to_owned(),
-            topic: None,
-        })
-    };
+    let note = |text: &str| note_text(&introspector, text);
     let too_big = note(&"x".repeat(41)).unwrap_err();
     assert_eq!(too_big.code, MemoryFailureCode::BudgetExceeded);
     assert!(too_big.error.unwrap().contains("41 bytes"));
@@ -513,12 +519,7 @@ fn notes_from_other_machines_spend_none_of_the_daily_budget() {
         notes_per_day: 2,
         ..IntrospectConfig::default()
     });
-    let note = |text: &str| {
-        introspector.note(&MemoryNoteRequest {
-            text: text.to_owned(),
-            topic: None,
-        })
-    };
+    let note = |text: &str| note_text(&introspector, text);
     let mine = note("written here").unwrap();
     let notes = home.path().join("memories/notes");
     let theirs = [
