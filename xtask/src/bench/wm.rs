@@ -30,27 +30,17 @@ const RUN_TIME: Duration = Duration::from_millis(600);
 const BULLETS: usize = 25;
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
-    if let ["--count", count, only @ ..] = args {
-        let count = count
-            .parse()
-            .with_context(|| format!("--count takes a number of merges, not {count:?}"))?;
-        return count_merges(count, only.first().copied());
-    }
-    if !args.is_empty() {
-        bail!("usage: cargo xtask bench wm [--count N [SECTION|none]]");
-    }
-    if cfg!(debug_assertions) {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["run", "--release", "-q", "-p", "xtask", "--", "bench", "wm"])
-            .current_dir(crate::project_root())
-            .status()
-            .context("cannot re-run the benchmark in release mode")?;
-        if !status.success() {
-            bail!("the release benchmark failed ({status})");
+    match args {
+        ["--count", count, only @ ..] if only.len() <= 1 => {
+            let count = count
+                .parse()
+                .with_context(|| format!("--count takes a number of merges, not {count:?}"))?;
+            count_merges(count, only.first().copied())
         }
-        return Ok(());
+        [] if cfg!(debug_assertions) => super::rerun_in_release("wm"),
+        [] | ["--inner"] => measure(),
+        _ => bail!("usage: cargo xtask bench wm [--count N [SECTION|none]]"),
     }
-    measure()
 }
 
 fn bullets(make: impl Fn(usize) -> String) -> String {
