@@ -284,7 +284,7 @@ fn plain_hash(core: &[u8]) -> Option<u64> {
 }
 
 /// True when `core` is plain (see [`plain_hash`]), read 8 bytes at a time.
-fn is_plain(core: &[u8]) -> bool {
+pub(crate) fn is_plain(core: &[u8]) -> bool {
     is_plain_after(core, 0)
 }
 
@@ -336,6 +336,7 @@ fn plain_block(block: u64, previous_space: u64) -> Option<u64> {
 
 /// [`plain_hash`] from one reading of the core instead of two (one to check it is plain,
 /// one to hash it), 8 bytes at a time.
+#[cfg(test)]
 pub(crate) fn plain_key_hash(core: &[u8]) -> Option<u64> {
     let mut hash = SEED ^ core.len() as u64;
     let mut previous_space = 0u64;
@@ -435,6 +436,7 @@ pub(crate) fn key_of_core_is(item: &str, core: &str, key: &str, buffer: &mut Str
 
 /// The last `rest` bytes of `bytes` (1 to 7) as a zero-padded block: from the last 8 bytes
 /// shifted when there are 8, so no copy is needed.
+#[cfg(test)]
 fn tail_block(bytes: &[u8], rest: usize) -> u64 {
     let len = bytes.len();
     match len.checked_sub(8).and_then(|start| bytes.get(start..)) {
