@@ -290,6 +290,7 @@ pub(crate) fn is_plain(core: &[u8]) -> bool {
 
 /// [`is_plain`] of bytes that follow plain ones, the last of which was a space when
 /// `previous_space` is 1.
+#[inline(always)]
 fn is_plain_after(core: &[u8], mut previous_space: u64) -> bool {
     let mut chunks = core.chunks_exact(8);
     for chunk in &mut chunks {

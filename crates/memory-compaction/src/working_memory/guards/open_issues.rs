@@ -214,6 +214,7 @@ struct Snippet<'a> {
     ends_a_word: bool,
 }
 
+#[inline(always)]
 fn snippet(key: &str) -> Snippet<'_> {
     if key.is_ascii() {
         return ascii_snippet(key);
@@ -369,6 +370,7 @@ impl<'a> NewKeys<'a> {
     }
 
     /// [`is_present`]`(snippet, self.text)`, from the places of the snippet's first byte.
+    #[inline(always)]
     fn has(&self, snippet: Snippet<'_>) -> bool {
         if self.next.len() != self.text.len() {
             return is_present(snippet, self.text);
