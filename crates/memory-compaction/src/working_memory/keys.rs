@@ -109,6 +109,21 @@ pub(crate) fn item_key_in<'b>(item: &str, buffer: &'b mut String) -> &'b str {
     buffer
 }
 
+/// Appends [`item_key`]`(item)` to `out`: a plain item's key lower-cased in place, so only
+/// other items use `buffer` (which is not allocated until one does).
+pub(crate) fn push_item_key(item: &str, out: &mut String, buffer: &mut String) {
+    let core = trimmed_core(item);
+    if is_plain(core.as_bytes()) {
+        let start = out.len();
+        out.push_str(core);
+        if let Some(key) = out.get_mut(start..) {
+            key.make_ascii_lowercase();
+        }
+    } else {
+        out.push_str(item_key_in(item, buffer));
+    }
+}
+
 /// The core of an item without what a key trims from its ends (emphasis marks included,
 /// which a key drops anyway).
 fn trimmed_core(item: &str) -> &str {
@@ -680,6 +695,14 @@ mod tests {
             let rest = rest.min(bytes.len());
             let tail = bytes.get(bytes.len() - rest..).unwrap_or_default();
             prop_assert_eq!(tail_block(&bytes, rest), block_of(tail));
+        }
+
+        /// A key appended in place is the key.
+        #[test]
+        fn pushed_keys_are_keys(item in "[ aAzZ*`\t\x00\x7fé~._\\[\\]-]{0,40}|- \\[new\\] [a-zA-Z ]{0,20}", before in "[a-z]{0,4}") {
+            let mut out = before.clone();
+            push_item_key(&item, &mut out, &mut String::new());
+            prop_assert_eq!(out, format!("{before}{}", item_key(&item)));
         }
 
         /// One reading of a core gives what checking it is plain and hashing it give.
