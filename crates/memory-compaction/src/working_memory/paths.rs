@@ -118,6 +118,9 @@ impl WordClasses {
 
 /// Where the word starting at `start` ends (at its first break, as `word_end` finds it from
 /// any byte of the word), and the classes of its bytes.
+// Inlined into the search for path words (with `word_start`): one call per path word cost
+// more than the call itself, the word's loop compiling better in place.
+#[inline(always)]
 fn scan_word(text: &str, start: usize) -> (usize, WordClasses) {
     let bytes = text.as_bytes();
     let mut classes = WordClasses {
@@ -155,6 +158,7 @@ fn is_ascii_break(byte: u8) -> bool {
 }
 
 /// Where the word holding the ASCII byte at `at` starts.
+#[inline(always)]
 fn word_start(text: &str, at: usize) -> usize {
     let bytes = text.as_bytes();
     let mut start = at;

@@ -24,7 +24,7 @@ use std::cell::OnceCell;
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, WorkingMemorySection};
 
-use super::keys::{comparable_core, item_key_in, key_of_core_is};
+use super::keys::{comparable_core, key_of_core_is, push_item_key};
 use super::text::{self, ItemKeys, SectionSize, fresh_items};
 
 /// A section's old body, with what the rules read from it (its items, their keys, its size)
@@ -74,7 +74,8 @@ impl<'a> OldBody<'a> {
         }
         // The distinct keys, one after another in one string (`ends`: where each ends), and
         // the candidate each came from; no allocation per key.
-        let mut buffer = String::with_capacity(128);
+        // For the keys of items that are not plain: not allocated until one needs it.
+        let mut buffer = String::new();
         // A key is at most a few bytes longer than its candidate (lower-casing can grow a
         // character).
         let room: usize = candidates.iter().map(|c| c.as_ref().len() + 8).sum();
@@ -84,12 +85,15 @@ impl<'a> OldBody<'a> {
         let mut count = 0;
         for candidate in candidates {
             let candidate = candidate.as_ref();
-            let key = item_key_in(candidate, &mut buffer);
+            // Written in place after the keys kept so far, and cut off again when not kept.
+            let start = keys.len();
+            push_item_key(candidate, &mut keys, &mut buffer);
+            let key = keys.get(start..).unwrap_or_default();
             let seen = (0..count).any(|i| key_at(&keys, &ends, i) == key);
             if key.is_empty() || seen || count == FEW {
+                keys.truncate(start);
                 continue;
             }
-            keys.push_str(key);
             ends[count] = keys.len();
             fresh[count] = candidate;
             count += 1;

@@ -14,8 +14,10 @@ use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
 use super::{OldBody, Reason, Verdict, quoted};
 use crate::working_memory::document::normalize_body;
+#[cfg(test)]
+use crate::working_memory::keys::plain_key_hash;
 use crate::working_memory::keys::{
-    KeySet, comparable_core, hash_of_key, item_key_in, plain_key_hash,
+    KeySet, comparable_core, hash_of_key, is_plain, item_key_in, key_hash,
 };
 use crate::working_memory::text::{has_status_tag, items, strip_status_tags};
 
@@ -33,20 +35,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     }
     let new_keys = NewKeys::new(&new_keys);
     // Room for an item every 40 bytes or so, so the set rarely grows.
-    let mut restored_keys =
-        KeySet::with_capacity_and_hasher(old.len() / 40 + 4, Default::default());
-    let mut dropped: Vec<&str> = Vec::with_capacity(old.len() / 40 + 4);
-    for item in items(old) {
-        if has_status_tag(item, limits::RESOLVED_MARKER) {
-            continue;
-        }
-        // Copies of one dropped item come back as one.
-        if let Some(hash) = dropped_key_hash(item, &new_keys, &mut buffer)
-            && restored_keys.insert(hash)
-        {
-            dropped.push(strip_status_tags(item));
-        }
-    }
+    let dropped = dropped_items(old, &new_keys, &mut buffer);
     if dropped.is_empty() {
         return Verdict::unchanged();
     }
@@ -81,14 +70,120 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     )
 }
 
+/// The unresolved items of `old` whose snippets `new_keys` lacks, without their status tags;
+/// copies of one item (equal keys) come back as one. Equal keys have equal snippets, so the
+/// items are first told apart by the hash of their snippets (read from the item's head
+/// only, see [`dropped_snippet_hash`]); only items whose snippets hash alike have their whole
+/// keys hashed and compared, as [`dropped_items_by_key_hash`] compares every item's.
+fn dropped_items<'o>(old: &'o str, new_keys: &NewKeys<'_>, buffer: &mut String) -> Vec<&'o str> {
+    // Room for an item every 40 bytes or so, so the lists rarely grow.
+    let room = old.len() / 40 + 4;
+    let mut snippets = KeySet::with_capacity_and_hasher(room, Default::default());
+    // Each dropped item, its snippet's hash, and its key's hash once it was needed.
+    let mut dropped: Vec<(&str, u64, Option<u64>)> = Vec::with_capacity(room);
+    for item in items(old) {
+        if has_status_tag(item, limits::RESOLVED_MARKER) {
+            continue;
+        }
+        let Some(snippet_hash) = dropped_snippet_hash(item, new_keys, buffer) else {
+            continue;
+        };
+        if !snippets.insert(snippet_hash) {
+            // Another dropped item has a snippet hashing alike: the whole keys decide.
+            let hash = key_hash(item);
+            let mut copy = false;
+            for (earlier, earlier_snippet, earlier_hash) in &mut dropped {
+                if *earlier_snippet == snippet_hash {
+                    let earlier_hash =
+                        *earlier_hash.get_or_insert_with(|| key_hash(earlier).unwrap_or_default());
+                    copy |= Some(earlier_hash) == hash;
+                }
+            }
+            if copy {
+                continue;
+            }
+            dropped.push((item, snippet_hash, hash));
+            continue;
+        }
+        dropped.push((item, snippet_hash, None));
+    }
+    dropped
+        .into_iter()
+        .map(|(item, _, _)| strip_status_tags(item))
+        .collect()
+}
+
+/// The hash of the snippet of the key of `item` when the snippet is missing from `new_keys`
+/// (and the key is not empty); `None` when the item is still there. An item whose core
+/// starts with a plain head (see [`PLAIN_HEAD`]; most) has a key that starts with the
+/// head lower-cased, so only the head is checked, copied and lower-cased, instead of the
+/// whole key being built ([`dropped_key_hash_by_key`]).
+fn dropped_snippet_hash(item: &str, new_keys: &NewKeys<'_>, buffer: &mut String) -> Option<u64> {
+    let core = comparable_core(item);
+    let head = core
+        .as_bytes()
+        .get(..core.len().min(PLAIN_HEAD))
+        .unwrap_or_default();
+    let cut = if is_plain(head) {
+        // A plain head is ASCII: any byte ends a character.
+        buffer.clear();
+        buffer.push_str(core.get(..head.len()).unwrap_or_default());
+        buffer.make_ascii_lowercase();
+        if buffer.is_empty() {
+            return None;
+        }
+        snippet(buffer)
+    } else {
+        let key = item_key_in(item, buffer);
+        if key.is_empty() {
+            return None;
+        }
+        snippet(key)
+    };
+    let text = cut.text;
+    if new_keys.has(cut) {
+        return None;
+    }
+    Some(hash_of_key(text).unwrap_or_default())
+}
+
+/// The dropped items as the guard first found them: each unresolved item's key hashed
+/// whole, the copies told apart by those hashes ([`dropped_items`] finds the same).
+#[cfg(test)]
+fn dropped_items_by_key_hash<'o>(
+    old: &'o str,
+    new_keys: &NewKeys<'_>,
+    buffer: &mut String,
+) -> Vec<&'o str> {
+    let mut restored_keys = KeySet::default();
+    let mut dropped = Vec::new();
+    for item in items(old) {
+        if has_status_tag(item, limits::RESOLVED_MARKER) {
+            continue;
+        }
+        if let Some(hash) = dropped_key_hash(item, new_keys, buffer)
+            && restored_keys.insert(hash)
+        {
+            dropped.push(strip_status_tags(item));
+        }
+    }
+    dropped
+}
+
 /// Bytes of a plain key that decide its snippet: the snippet's characters and the one after.
 const SNIPPET_HEAD: usize = limits::OPEN_ISSUE_SNIPPET_CHARS + 1;
+
+/// [`SNIPPET_HEAD`] rounded up to whole 8-byte blocks: the head of a core that is checked
+/// and lower-cased to cut its snippet from (the bytes past the snippet's do not change it,
+/// and whole blocks are checked for less).
+const PLAIN_HEAD: usize = SNIPPET_HEAD.div_ceil(8) * 8;
 
 /// The hash of the key of `item` when its snippet is missing from `new_keys` (and the key is
 /// not empty); `None` when the item is still there. A plain item's core (most) is read once
 /// for its key's hash ([`plain_key_hash`]), and only the head its snippet is cut from is
 /// copied and lower-cased, instead of the whole key being built first
 /// ([`dropped_key_hash_by_key`], which it equals).
+#[cfg(test)]
 fn dropped_key_hash(item: &str, new_keys: &NewKeys<'_>, buffer: &mut String) -> Option<u64> {
     let core = comparable_core(item);
     let Some(hash) = plain_key_hash(core.as_bytes()) else {
@@ -102,6 +197,7 @@ fn dropped_key_hash(item: &str, new_keys: &NewKeys<'_>, buffer: &mut String) -> 
 }
 
 /// [`dropped_key_hash`] from the item's key, built.
+#[cfg(test)]
 fn dropped_key_hash_by_key(item: &str, new_keys: &NewKeys<'_>, buffer: &mut String) -> Option<u64> {
     let key = item_key_in(item, buffer);
     if new_keys.has(snippet(key)) {
@@ -118,6 +214,7 @@ struct Snippet<'a> {
     ends_a_word: bool,
 }
 
+#[inline(always)]
 fn snippet(key: &str) -> Snippet<'_> {
     if key.is_ascii() {
         return ascii_snippet(key);
@@ -273,6 +370,7 @@ impl<'a> NewKeys<'a> {
     }
 
     /// [`is_present`]`(snippet, self.text)`, from the places of the snippet's first byte.
+    #[inline(always)]
     fn has(&self, snippet: Snippet<'_>) -> bool {
         if self.next.len() != self.text.len() {
             return is_present(snippet, self.text);
@@ -367,6 +465,38 @@ mod tests {
         ) {
             let snippet = || Snippet { text: &needle, ends_a_word };
             proptest::prop_assert_eq!(NewKeys::new(&text).has(snippet()), is_present(snippet(), &text));
+        }
+
+        /// Telling copies apart by their snippets' hashes first drops what hashing every key
+        /// drops, and reading a plain head decides what building the key decides.
+        #[test]
+        fn dropped_items_are_those_found_by_key_hashes(
+            lines in proptest::collection::vec(
+                "(- |\\[resolved\\] |\\[new\\] |batch one has duplicate rows after the switch|[aAbB ._*`é\t]|[a-z]{12}){0,6}",
+                0..10,
+            ),
+            repeats in proptest::collection::vec(0usize..10, 0..4),
+            new in proptest::collection::vec("(batch one has duplicate rows|[aAbB ._]|[a-z]{12}){0,6}", 0..3),
+        ) {
+            let mut lines = lines;
+            for at in repeats {
+                if let Some(line) = lines.get(at).cloned() {
+                    lines.push(line.to_uppercase());
+                    lines.push(line);
+                }
+            }
+            let old = lines.join("\n");
+            let mut buffer = String::new();
+            let mut new_keys = String::new();
+            for line in &new {
+                new_keys.push_str(item_key_in(line, &mut buffer));
+                new_keys.push('\n');
+            }
+            let indexed = NewKeys::new(&new_keys);
+            proptest::prop_assert_eq!(
+                dropped_items(&old, &indexed, &mut buffer),
+                dropped_items_by_key_hash(&old, &indexed, &mut buffer)
+            );
         }
 
         /// Reading a plain item once decides what building its key decides.
