@@ -2,6 +2,7 @@
 //! result (document and guard records), so two builds can be compared with `diff`.
 
 use memory_compaction::working_memory::{MergeOptions, SectionOps, merge_text};
+use memory_protocol::working_memory::WorkingMemorySection;
 use serde_json::{Map, Value, json};
 
 struct Rng(u64);
@@ -73,16 +74,6 @@ const WORDS: &[&str] = &[
     "[silently dropped, restored]",
 ];
 
-const SECTIONS: &[&str] = &[
-    "Session Title",
-    "Current State",
-    "Task & Goals",
-    "Key Facts & Decisions",
-    "Files & Context",
-    "Errors & Corrections",
-    "Open Issues",
-];
-
 fn item(rng: &mut Rng) -> String {
     let len = 1 + rng.below(10);
     let mut out = String::new();
@@ -122,7 +113,7 @@ fn main() {
     for round in 0..rounds {
         let mut old = String::from("# Working Memory\n");
         let mut pools = Vec::new();
-        for section in SECTIONS {
+        for section in WorkingMemorySection::ALL.map(WorkingMemorySection::header) {
             let count = [0, 1, 3, 25, 26, 30, 60][rng.below(7)];
             let text = body(&mut rng, count, &[]);
             pools.push(
@@ -136,7 +127,11 @@ fn main() {
             old.push_str(&format!("\n## {section}\n{text}\n"));
         }
         let mut sections = Map::new();
-        for (i, section) in SECTIONS.iter().enumerate() {
+        for (i, section) in WorkingMemorySection::ALL
+            .map(WorkingMemorySection::header)
+            .iter()
+            .enumerate()
+        {
             let n = rng.below(6);
             let op = match rng.below(5) {
                 0 => json!({"op": "KEEP"}),

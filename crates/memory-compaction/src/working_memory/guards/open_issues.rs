@@ -438,6 +438,16 @@ fn find_from(text: &str, from: usize, needle: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// The keys of a rewrite's lines, one a line, as the guard indexes them.
+    fn keys_of_lines(lines: &[String], buffer: &mut String) -> String {
+        let mut keys = String::new();
+        for line in lines {
+            keys.push_str(item_key_in(line, buffer));
+            keys.push('\n');
+        }
+        keys
+    }
+
     fn whole(text: &str) -> Snippet<'_> {
         Snippet {
             text,
@@ -487,11 +497,7 @@ mod tests {
             }
             let old = lines.join("\n");
             let mut buffer = String::new();
-            let mut new_keys = String::new();
-            for line in &new {
-                new_keys.push_str(item_key_in(line, &mut buffer));
-                new_keys.push('\n');
-            }
+            let new_keys = keys_of_lines(&new, &mut buffer);
             let indexed = NewKeys::new(&new_keys);
             proptest::prop_assert_eq!(
                 dropped_items(&old, &indexed, &mut buffer),
@@ -506,11 +512,7 @@ mod tests {
             new in proptest::collection::vec("(batch|[aAbB ._]|[a-z]{12}){0,8}", 0..3),
         ) {
             let mut buffer = String::new();
-            let mut new_keys = String::new();
-            for line in &new {
-                new_keys.push_str(item_key_in(line, &mut buffer));
-                new_keys.push('\n');
-            }
+            let mut new_keys = keys_of_lines(&new, &mut buffer);
             let indexed = NewKeys::new(&new_keys);
             proptest::prop_assert_eq!(
                 dropped_key_hash(&item, &indexed, &mut buffer),
