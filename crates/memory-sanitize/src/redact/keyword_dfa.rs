@@ -14,8 +14,6 @@
 //! flag bit above the table's index range, masked off when indexing, so one test of the four
 //! states OR-ed together says whether any part has something to report.
 
-use std::collections::HashMap;
-
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind};
@@ -68,12 +66,20 @@ impl KeywordDfa {
         let start = dfa
             .start_state(Anchored::No)
             .map_err(|error| error.to_string())?;
-        // Every state reachable from the start, in the order found.
-        let mut index: HashMap<aho_corasick::automaton::StateID, usize> = HashMap::new();
+        // Every state reachable from the start, in the order found, with its 256 transitions
+        // as indexes into that order (row-major), so the steps below read them from one table.
+        // The numbering is a dense table over the DFA's ids (at most its transition table's
+        // length): hashing every id took most of the engine's start in each process.
+        // The DFA's ids index its transitions (four bytes each), so they stay below this.
+        let limit = dfa.memory_usage() / 4 + 1;
+        let mut index: Vec<u32> = Vec::new();
         let mut states = vec![start];
-        index.insert(start, 0);
-        let mut next = 0;
-        while let Some(&state) = states.get(next) {
+        number_state(&mut index, limit, start, 0)?;
+        let mut next: Vec<u32> = Vec::new();
+        // A running hash of each byte's column, so only bytes whose hashes agree are compared.
+        let mut fingerprints = [0u64; 256];
+        let mut current = 0;
+        while let Some(&state) = states.get(current) {
             if dfa.is_dead(state) {
                 // An unanchored standard search never dies; if it could, this table could not
                 // stop where the DFA stops.
@@ -81,32 +87,45 @@ impl KeywordDfa {
             }
             for byte in 0..=255u8 {
                 let to = dfa.next_state(Anchored::No, state, byte);
-                if let std::collections::hash_map::Entry::Vacant(entry) = index.entry(to) {
-                    entry.insert(states.len());
-                    states.push(to);
+                let number = match index.get(to.as_usize()) {
+                    Some(&number) if number != UNNUMBERED => number,
+                    _ => {
+                        let number = to_u32(states.len())?;
+                        number_state(&mut index, limit, to, number)?;
+                        states.push(to);
+                        number
+                    }
+                };
+                next.push(number);
+                if let Some(fingerprint) = fingerprints.get_mut(usize::from(byte)) {
+                    *fingerprint = (*fingerprint ^ u64::from(number)).wrapping_mul(FNV_PRIME);
                 }
             }
-            next += 1;
+            current += 1;
         }
-        // Bytes whose transitions agree in every state share a column.
-        let mut columns: HashMap<Vec<usize>, u8> = HashMap::new();
+        let target = |state: usize, byte: u8| {
+            next.get(state * 256 + usize::from(byte))
+                .copied()
+                .unwrap_or_default()
+        };
+        // Bytes whose transitions agree in every state share a column: each byte is compared,
+        // whole column against whole column, with the first byte of each column found so far
+        // whose hash matches its own.
+        let fingerprint = |byte: u8| fingerprints.get(usize::from(byte)).copied();
         let mut classes = [0u8; 256];
         let mut representatives: Vec<u8> = Vec::new();
         for (byte, class) in (0..=255u8).zip(classes.iter_mut()) {
-            let column: Vec<usize> = states
-                .iter()
-                .map(|&state| {
-                    index
-                        .get(&dfa.next_state(Anchored::No, state, byte))
-                        .copied()
-                        .unwrap_or_default()
-                })
-                .collect();
-            let count = columns.len();
-            *class = *columns.entry(column).or_insert_with(|| {
-                representatives.push(byte);
-                u8::try_from(count).unwrap_or(u8::MAX)
+            let same = representatives.iter().position(|&rep| {
+                fingerprint(rep) == fingerprint(byte)
+                    && (0..states.len()).all(|s| target(s, rep) == target(s, byte))
             });
+            *class = match same {
+                Some(column) => u8::try_from(column).unwrap_or(u8::MAX),
+                None => {
+                    representatives.push(byte);
+                    u8::try_from(representatives.len() - 1).unwrap_or(u8::MAX)
+                }
+            };
         }
         let stride = representatives.len();
         if states.len().saturating_mul(stride) > TABLE {
@@ -132,11 +151,10 @@ impl KeywordDfa {
             .map_err(|_| "keyword automaton table")?;
         let mut slots = trans.iter_mut();
         for &old in &order {
-            let state = states.get(old).copied().ok_or("state out of range")?;
             for &byte in &representatives {
-                let to = index
-                    .get(&dfa.next_state(Anchored::No, state, byte))
-                    .and_then(|&i| id_of.get(i))
+                let to = usize::try_from(target(old, byte))
+                    .ok()
+                    .and_then(|i| id_of.get(i))
                     .copied()
                     .ok_or("transition out of range")?;
                 if let Some(slot) = slots.next() {
@@ -266,6 +284,32 @@ impl KeywordDfa {
             });
         }
     }
+}
+
+/// The 64-bit FNV prime, the multiplier of the column hashes.
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+/// A slot of the numbering table no state has taken.
+const UNNUMBERED: u32 = u32::MAX;
+
+/// Records `number` for the DFA state `state` (an id below `limit`), growing the table as ids
+/// come.
+fn number_state(
+    index: &mut Vec<u32>,
+    limit: usize,
+    state: aho_corasick::automaton::StateID,
+    number: u32,
+) -> Result<(), String> {
+    let id = state.as_usize();
+    if id >= limit {
+        return Err(format!("keyword automaton state id {id} out of range"));
+    }
+    if index.len() <= id {
+        index.resize(id + 1, UNNUMBERED);
+    }
+    if let Some(slot) = index.get_mut(id) {
+        *slot = number;
+    }
+    Ok(())
 }
 
 fn to_u32(value: usize) -> Result<u32, String> {
