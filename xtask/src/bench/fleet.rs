@@ -138,7 +138,8 @@ fn worker(plan: &str) -> Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let store = Arc::new(open(url, schema, machine, CONCURRENCY_LIMIT + 2).await?);
+        let store =
+            Arc::new(open(url, schema, machine, PgStoreOptions::default().pool_size).await?);
         let model = Arc::new(bench_model(server)?);
         let options = PhaseOneOptions {
             claim: any_thread(),

@@ -4,10 +4,10 @@
 //! (deadpool-postgres over tokio-postgres; `docs/ARCHITECTURE.md` says why). What differs is
 //! how exclusion is had without SQLite's single writer:
 //!
-//! - a stage-one claim picks its thread with `FOR UPDATE SKIP LOCKED`, so concurrent claimers
-//!   pass over each other's candidates instead of queueing on them, and takes the job with an
-//!   upsert whose `WHERE` re-checks the job row under its lock, so a claimer that read an older
-//!   snapshot can never lease a job another one just took;
+//! - a stage-one claim is one statement: it picks its thread with `FOR UPDATE SKIP LOCKED`, so
+//!   concurrent claimers pass over each other's candidates instead of queueing on them, and
+//!   takes the job with an upsert whose `WHERE` re-checks the job row under its lock, so a
+//!   claimer that read an older snapshot can never lease a job another one just took;
 //! - the phase-2 lease is the one `phase2_lease` row, read `FOR UPDATE` by every claim; a lost
 //!   connection rolls its transaction back and the lease keeps the expiry rule, so nothing is
 //!   held by a client that vanished;
@@ -37,7 +37,11 @@ use crate::error::{Error, Result};
 /// How to reach and lay out a PostgreSQL store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgStoreOptions {
-    /// Most connections held open at once.
+    /// Most connections held open at once (default 4). Store calls are short next to a model
+    /// call, so a few connections serve a phase-1 run's eight jobs in flight; every connection
+    /// is a server process, and on a server whose cores are busy more of them only queue for
+    /// those cores (`docs/benchmarks.md`, fleet: a fleet of four processes ran faster with 4 a
+    /// process than with 10).
     pub pool_size: usize,
     /// Keep the tables in this schema (created when missing) instead of the connection's
     /// default, so several memories can share one database. Letters, digits and `_` only.
@@ -49,7 +53,7 @@ pub struct PgStoreOptions {
 impl Default for PgStoreOptions {
     fn default() -> Self {
         PgStoreOptions {
-            pool_size: 16,
+            pool_size: 4,
             schema: None,
             connect_timeout: Duration::from_secs(10),
         }
@@ -95,6 +99,13 @@ impl PgStore {
         let display_url = display_url(&config);
         config.connect_timeout(options.connect_timeout);
         config.application_name("agent-memory");
+        // Settings for every pooled session, after any `options` the URL gives. Generic plans:
+        // each statement is prepared once per connection and run thousands of times, and with
+        // the server's default the claim's five-table query was planned again at every run
+        // (its optional filters make custom plans look cheaper), half a millisecond of server
+        // time a claim; the generic plan uses the same claimable index. Needs PostgreSQL 12.
+        let mut session = config.get_options().map(str::to_owned).unwrap_or_default();
+        session.push_str(" -c plan_cache_mode=force_generic_plan");
         if let Some(schema) = &options.schema {
             if !valid_identifier(schema) {
                 return Err(Error::StoreUrl {
@@ -102,8 +113,9 @@ impl PgStore {
                     message: format!("schema name {schema:?} is not letters, digits and _"),
                 });
             }
-            config.options(format!("-c search_path={schema}"));
+            session.push_str(&format!(" -c search_path={schema}"));
         }
+        config.options(session.trim_start());
         let manager = Manager::from_config(
             config,
             NoTls,
