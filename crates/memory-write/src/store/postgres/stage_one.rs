@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use deadpool_postgres::GenericClient;
 use memory_protocol::StageOneOutput;
 use memory_protocol::names::tables::{
     PHASE_TWO_LEASE, ROLLOUT_CONTENTS, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
@@ -90,6 +91,64 @@ impl FilterArgs {
     }
 }
 
+/// What one run of the claim statement came to.
+enum Attempt {
+    Taken(ClaimedJob),
+    /// A candidate was picked, but its job row, read under the upsert's lock, no longer allows
+    /// it (a racing claimer took it after this statement's snapshot).
+    Lost,
+    NoCandidate,
+}
+
+/// The claim as one statement: pick the newest eligible thread, skipping rows other claimers
+/// hold (`FOR UPDATE SKIP LOCKED`), and take its job with an upsert whose `WHERE` re-checks the
+/// job row under its lock, so a claimer whose snapshot predates another's commit cannot lease
+/// the same job. Parameters `$1` to `$6` as in [`candidate_filter`], then `$7` the ownership
+/// token, `$8` the lease end, `$9` to `$11` the owner's host, pid and start. One row when a
+/// thread was picked, whose last column says whether its job was taken; none when nothing is
+/// eligible.
+fn claim_statement() -> String {
+    format!(
+        "WITH pick AS (
+            SELECT t.id, t.rollout_path, t.cwd, t.source_watermark, c.items
+            FROM {THREADS} t
+            JOIN {ROLLOUT_CONTENTS} c
+               ON c.thread_id = t.id AND c.source_fingerprint = t.source_fingerprint
+            WHERE {} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT 1
+            FOR UPDATE OF t SKIP LOCKED
+         ), take AS (
+            INSERT INTO {STAGE_ONE_JOBS} AS j (thread_id, status, owner_token,
+               lease_expires_at, attempts, input_watermark, started_at, owner_host,
+               owner_pid, owner_started)
+            SELECT p.id, 'running', $7::TEXT, $8::BIGINT, 0, p.source_watermark, $1::BIGINT,
+               $9::TEXT, $10::BIGINT, $11::TEXT
+            FROM pick p
+            ON CONFLICT (thread_id) DO UPDATE SET
+               status = 'running',
+               owner_token = excluded.owner_token,
+               lease_expires_at = excluded.lease_expires_at,
+               attempts = CASE WHEN excluded.input_watermark > j.input_watermark
+                   THEN 0 ELSE j.attempts END,
+               retry_after_at = NULL,
+               input_watermark = excluded.input_watermark,
+               started_at = excluded.started_at,
+               finished_at = NULL,
+               owner_host = excluded.owner_host,
+               owner_pid = excluded.owner_pid,
+               owner_started = excluded.owner_started
+            WHERE (j.last_success_watermark >= excluded.input_watermark) IS NOT TRUE
+               AND (j.status = 'running' AND j.lease_expires_at > $1) IS NOT TRUE
+               AND (j.input_watermark >= excluded.input_watermark
+                    AND (j.retry_after_at > $1 OR j.attempts >= $6)) IS NOT TRUE
+            RETURNING j.thread_id
+         )
+         SELECT p.id, p.rollout_path, p.cwd, p.source_watermark, p.items,
+            EXISTS (SELECT 1 FROM take)
+         FROM pick p",
+        candidate_filter()
+    )
+}
+
 const JOB_COLUMNS: &str = "thread_id, status, owner_token, lease_expires_at, attempts, \
      retry_after_at, last_error, input_watermark, last_success_watermark";
 
@@ -144,130 +203,117 @@ impl PgStore {
             return Ok(None);
         }
         let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        if let Some(cap) = params.max_running {
-            // Jobs of a crashed process on this host are free at once, not when their lease
-            // ends; before counting, so they do not count against the cap.
-            reclaim_gone_jobs(&tx, self, now).await?;
-            // Counting and claiming under one lock keeps the cap exact across machines.
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&RUNNING_CAP_LOCK])
-                .await?;
-            let running: i64 = tx
-                .query_one(
-                    &format!(
-                        "SELECT COUNT(*) FROM {STAGE_ONE_JOBS}
-                         WHERE status = 'running' AND lease_expires_at > $1"
-                    ),
-                    &[&now],
-                )
-                .await?
-                .get(0);
-            if running >= i64::from(cap) {
-                return Ok(None);
-            }
-        }
         let args = FilterArgs::new(params, now);
-        let pick = tx
-            .prepare_cached(&format!(
-                "SELECT t.id, t.rollout_path, t.cwd, t.source_watermark, c.items
-                 FROM {THREADS} t
-                 JOIN {ROLLOUT_CONTENTS} c
-                    ON c.thread_id = t.id AND c.source_fingerprint = t.source_fingerprint
-                 WHERE {} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT 1
-                 FOR UPDATE OF t SKIP LOCKED",
-                candidate_filter()
-            ))
-            .await?;
-        // The job is taken only if its row, read under the upsert's lock, still allows it: a
-        // claimer whose snapshot predates another's commit cannot lease the same job.
-        let take = tx
-            .prepare_cached(&format!(
-                "INSERT INTO {STAGE_ONE_JOBS} AS j (thread_id, status, owner_token,
-                    lease_expires_at, attempts, input_watermark, started_at, owner_host,
-                    owner_pid, owner_started)
-                 VALUES ($1, 'running', $2, $3, 0, $4, $5, $6, $7, $8)
-                 ON CONFLICT (thread_id) DO UPDATE SET
-                    status = 'running',
-                    owner_token = excluded.owner_token,
-                    lease_expires_at = excluded.lease_expires_at,
-                    attempts = CASE WHEN excluded.input_watermark > j.input_watermark
-                        THEN 0 ELSE j.attempts END,
-                    retry_after_at = NULL,
-                    input_watermark = excluded.input_watermark,
-                    started_at = excluded.started_at,
-                    finished_at = NULL,
-                    owner_host = excluded.owner_host,
-                    owner_pid = excluded.owner_pid,
-                    owner_started = excluded.owner_started
-                 WHERE (j.last_success_watermark >= excluded.input_watermark) IS NOT TRUE
-                    AND (j.status = 'running' AND j.lease_expires_at > $5) IS NOT TRUE
-                    AND (j.input_watermark >= excluded.input_watermark
-                         AND (j.retry_after_at > $5 OR j.attempts >= $9)) IS NOT TRUE
-                 RETURNING j.thread_id"
-            ))
-            .await?;
-        // The first pick, when it was made together with the gone-owner query.
-        let mut first_pick = None;
-        if params.max_running.is_none() {
-            // Jobs of a crashed process on this host are free at once, not when their lease
-            // ends. The gone-owner query and the first pick go out together (tokio-postgres
-            // pipelines futures polled at once; the server runs them in order): one round trip
-            // fewer per claim. When the pick found nothing but the reclaim freed a job, the
-            // loop picks again, so a freed job is still taken by this claim.
-            let values = args.values();
-            let (reclaimed, picked) = tokio::try_join!(
-                reclaim_gone_jobs(&tx, self, now),
-                ours(tx.query_opt(&pick, &values))
+        let Some(cap) = params.max_running else {
+            // Each statement commits on its own: a claim is one statement, so it needs no
+            // transaction (two round trips fewer). Jobs of a crashed process on this host are
+            // free at once, not when their lease ends; the gone-owner query and the first
+            // claim go out together (tokio-postgres pipelines futures polled at once; the
+            // server runs them in order). When that claim found nothing but the reclaim freed
+            // a job, the loop claims again, so a freed job is still taken by this call.
+            let claim = client.prepare_cached(&claim_statement()).await?;
+            let (reclaimed, first) = tokio::try_join!(
+                reclaim_gone_jobs(&client, self, now),
+                self.claim_once(&client, &claim, &args, params)
             )?;
-            if picked.is_some() || reclaimed == 0 {
-                first_pick = Some(picked);
-            }
+            let first = (matches!(first, Attempt::Taken(_)) || reclaimed == 0).then_some(first);
+            return self
+                .claim_until_settled(&client, &claim, &args, params, first)
+                .await;
+        };
+        let tx = client.transaction().await?;
+        // Jobs of a crashed process on this host are free at once, not when their lease ends;
+        // before counting, so they do not count against the cap.
+        reclaim_gone_jobs(&tx, self, now).await?;
+        // Counting and claiming under one lock keeps the cap exact across machines.
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&RUNNING_CAP_LOCK])
+            .await?;
+        let running: i64 = tx
+            .query_one(
+                &format!(
+                    "SELECT COUNT(*) FROM {STAGE_ONE_JOBS}
+                     WHERE status = 'running' AND lease_expires_at > $1"
+                ),
+                &[&now],
+            )
+            .await?
+            .get(0);
+        if running >= i64::from(cap) {
+            return Ok(None);
         }
-        for _ in 0..CLAIM_TRIES {
-            let picked = match first_pick.take() {
-                Some(picked) => picked,
-                None => tx.query_opt(&pick, &args.values()).await?,
-            };
-            let Some(row) = picked else {
-                break;
-            };
-            let thread_id: String = row.get(0);
-            let rollout_path: String = row.get(1);
-            let cwd: Option<String> = row.get(2);
-            let watermark: i64 = row.get(3);
-            let items: String = row.get(4);
-            let owner_token = uuid::Uuid::new_v4().to_string();
-            let taken = tx
-                .query_opt(
-                    &take,
-                    &[
-                        &thread_id,
-                        &owner_token,
-                        &now.saturating_add(params.lease_seconds),
-                        &watermark,
-                        &now,
-                        &self.owner.host,
-                        &i64::from(self.owner.pid),
-                        &self.owner.started,
-                        &args.max_attempts,
-                    ],
-                )
-                .await?;
-            if taken.is_some() {
-                tx.commit().await?;
-                return Ok(Some(ClaimedJob {
-                    open_path: PathBuf::from(&rollout_path),
-                    stored_items: Some(items),
-                    thread_id,
-                    rollout_path,
-                    cwd,
-                    owner_token,
-                    input_watermark: watermark,
-                }));
-            }
-        }
+        let claim = tx.prepare_cached(&claim_statement()).await?;
+        let claimed = self
+            .claim_until_settled(&tx, &claim, &args, params, None)
+            .await?;
         tx.commit().await?;
+        Ok(claimed)
+    }
+
+    /// Claims until a job is taken or none is left, starting from `first` when an attempt was
+    /// already made. A candidate lost to a racing claimer is invisible to the next attempt.
+    async fn claim_until_settled<C: GenericClient>(
+        &self,
+        client: &C,
+        claim: &tokio_postgres::Statement,
+        args: &FilterArgs,
+        params: &ClaimParams,
+        mut first: Option<Attempt>,
+    ) -> Result<Option<ClaimedJob>> {
+        for _ in 0..CLAIM_TRIES {
+            let attempt = match first.take() {
+                Some(attempt) => attempt,
+                None => self.claim_once(client, claim, args, params).await?,
+            };
+            match attempt {
+                Attempt::Taken(job) => return Ok(Some(job)),
+                Attempt::NoCandidate => return Ok(None),
+                Attempt::Lost => {}
+            }
+        }
         Ok(None)
+    }
+
+    /// One run of the claim statement, with a fresh ownership token.
+    async fn claim_once<C: GenericClient>(
+        &self,
+        client: &C,
+        claim: &tokio_postgres::Statement,
+        args: &FilterArgs,
+        params: &ClaimParams,
+    ) -> Result<Attempt> {
+        let owner_token = uuid::Uuid::new_v4().to_string();
+        let lease_expires_at = args.now.saturating_add(params.lease_seconds);
+        let pid = i64::from(self.owner.pid);
+        let [now, idle, age, prefix, exclude, attempts] = args.values();
+        let values: [&(dyn ToSql + Sync); 11] = [
+            now,
+            idle,
+            age,
+            prefix,
+            exclude,
+            attempts,
+            &owner_token,
+            &lease_expires_at,
+            &self.owner.host,
+            &pid,
+            &self.owner.started,
+        ];
+        let Some(row) = client.query_opt(claim, &values).await? else {
+            return Ok(Attempt::NoCandidate);
+        };
+        if !row.get::<_, bool>(5) {
+            return Ok(Attempt::Lost);
+        }
+        let rollout_path: String = row.get(1);
+        Ok(Attempt::Taken(ClaimedJob {
+            open_path: PathBuf::from(&rollout_path),
+            stored_items: Some(row.get(4)),
+            thread_id: row.get(0),
+            rollout_path,
+            cwd: row.get(2),
+            owner_token,
+            input_watermark: row.get(3),
+        }))
     }
 
     pub(super) async fn pg_count_stage_one_candidates(
@@ -524,23 +570,23 @@ impl PgStore {
     }
 }
 
-/// Live jobs of gone processes on this host back to pending (no attempt spent), inside the
-/// caller's transaction. Other hosts' jobs are never judged here: they keep the expiry rule.
-async fn reclaim_gone_jobs(
-    tx: &deadpool_postgres::Transaction<'_>,
+/// Live jobs of gone processes on this host back to pending (no attempt spent), on the caller's
+/// connection (inside its transaction when it has one). Other hosts' jobs are never judged here: they keep the expiry rule.
+async fn reclaim_gone_jobs<C: GenericClient>(
+    client: &C,
     store: &PgStore,
     now: i64,
 ) -> Result<usize> {
     let me = &store.owner;
     // Every claim asks: a cached statement saves a round trip to the server each time.
-    let held_here = tx
+    let held_here = client
         .prepare_cached(&format!(
             "SELECT thread_id, owner_token, owner_pid, owner_started FROM {STAGE_ONE_JOBS}
              WHERE status = 'running' AND lease_expires_at > $1 AND owner_host = $2
                 AND owner_pid IS NOT NULL AND owner_token IS NOT NULL"
         ))
         .await?;
-    let held = tx.query(&held_here, &[&now, &me.host]).await?;
+    let held = client.query(&held_here, &[&now, &me.host]).await?;
     let mut reclaimed = 0;
     for row in held {
         let pid = u32::try_from(row.get::<_, i64>(2)).unwrap_or(u32::MAX);
@@ -548,7 +594,7 @@ async fn reclaim_gone_jobs(
         if me.is_gone(&me.host, pid, started.as_deref()) {
             let thread_id: String = row.get(0);
             let token: String = row.get(1);
-            let changed = tx
+            let changed = client
                 .execute(
                     &format!(
                         "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
