@@ -37,11 +37,12 @@ use crate::error::{Error, Result};
 /// How to reach and lay out a PostgreSQL store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgStoreOptions {
-    /// Most connections held open at once (default 4). Store calls are short next to a model
-    /// call, so a few connections serve a phase-1 run's eight jobs in flight; every connection
-    /// is a server process, and on a server whose cores are busy more of them only queue for
-    /// those cores (`docs/benchmarks.md`, fleet: a fleet of four processes ran faster with 4 a
-    /// process than with 10).
+    /// Most connections held open at once (default 2). Store calls are short next to a model
+    /// call (a job claims in one statement and records in one), so two connections serve a
+    /// phase-1 run's eight jobs in flight; every connection is a server process that warms
+    /// its caches on its first statements, and on a server whose cores are busy more of them
+    /// only queue for those cores (`docs/benchmarks.md`, fleet: a fleet of four processes ran
+    /// faster with 4 a process than with 10, and with 2 than with 4).
     pub pool_size: usize,
     /// Keep the tables in this schema (created when missing) instead of the connection's
     /// default, so several memories can share one database. Letters, digits and `_` only.
@@ -53,7 +54,7 @@ pub struct PgStoreOptions {
 impl Default for PgStoreOptions {
     fn default() -> Self {
         PgStoreOptions {
-            pool_size: 4,
+            pool_size: 2,
             schema: None,
             connect_timeout: Duration::from_secs(10),
         }

@@ -24,7 +24,15 @@ use crate::error::{Error, Result};
 /// next scan on their machine inspects them again and uploads them. It also keeps on each
 /// thread the watermark last extracted (`done_watermark`), so a claim walks a partial index of
 /// the threads still to extract instead of every thread, done ones included.
-fn migrations() -> [String; 2] {
+/// Version 3 keeps running jobs out of that index: `claimed` says the thread's job is running,
+/// kept by a trigger on every insert, status change and delete of a job row (so no write path
+/// can forget it), and the claimable index holds only unclaimed threads. The same trigger
+/// raises `done_watermark` to the job's last successful watermark, so finishing a job writes
+/// the thread row once. Every claim used to
+/// walk past the threads in flight (each checked against its job, its output and its stored
+/// items) before it reached a free one; a running job whose lease ran out is found from the
+/// jobs' status index instead.
+fn migrations() -> [String; 3] {
     [
         format!(
             "CREATE TABLE {THREADS} (
@@ -129,6 +137,44 @@ fn migrations() -> [String; 2] {
                 machine_id TEXT,
                 created_at BIGINT NOT NULL
             );"
+        ),
+        format!(
+            "ALTER TABLE {THREADS} ADD COLUMN claimed BOOLEAN NOT NULL DEFAULT FALSE;
+            UPDATE {THREADS} t SET claimed = TRUE
+                FROM {STAGE_ONE_JOBS} j
+                WHERE j.thread_id = t.id AND j.status = 'running';
+            CREATE FUNCTION {STAGE_ONE_JOBS}_mark_claimed() RETURNS trigger
+                LANGUAGE plpgsql SET search_path FROM CURRENT AS $body$
+            BEGIN
+                IF TG_OP = 'DELETE' THEN
+                    UPDATE {THREADS} SET claimed = FALSE WHERE id = OLD.thread_id AND claimed;
+                ELSE
+                    UPDATE {THREADS} SET claimed = (NEW.status = 'running'),
+                        done_watermark = GREATEST(done_watermark,
+                            COALESCE(NEW.last_success_watermark, -1))
+                        WHERE id = NEW.thread_id
+                            AND (claimed <> (NEW.status = 'running')
+                                OR done_watermark < COALESCE(NEW.last_success_watermark, -1));
+                END IF;
+                RETURN NULL;
+            END
+            $body$;
+            CREATE TRIGGER {STAGE_ONE_JOBS}_claimed_on_insert AFTER INSERT ON {STAGE_ONE_JOBS}
+                FOR EACH ROW EXECUTE FUNCTION {STAGE_ONE_JOBS}_mark_claimed();
+            CREATE TRIGGER {STAGE_ONE_JOBS}_claimed_on_status
+                AFTER UPDATE OF status, last_success_watermark ON {STAGE_ONE_JOBS} FOR EACH ROW
+                WHEN (OLD.status IS DISTINCT FROM NEW.status
+                    OR OLD.last_success_watermark IS DISTINCT FROM NEW.last_success_watermark)
+                EXECUTE FUNCTION {STAGE_ONE_JOBS}_mark_claimed();
+            CREATE TRIGGER {STAGE_ONE_JOBS}_claimed_on_delete AFTER DELETE ON {STAGE_ONE_JOBS}
+                FOR EACH ROW EXECUTE FUNCTION {STAGE_ONE_JOBS}_mark_claimed();
+            DROP INDEX {THREADS}_claimable;
+            CREATE INDEX {THREADS}_claimable ON {THREADS} (last_activity_at DESC, id DESC)
+                WHERE skip_reason IS NULL AND memory_mode = 'enabled'
+                    AND source_watermark > done_watermark AND NOT claimed;
+            UPDATE {THREADS} t SET done_watermark = j.last_success_watermark
+                FROM {STAGE_ONE_JOBS} j
+                WHERE j.thread_id = t.id AND j.last_success_watermark > t.done_watermark;"
         ),
     ]
 }

@@ -12,6 +12,7 @@ use memory_protocol::names::tables::{
 };
 use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
 use tokio_postgres::Row;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
 use super::super::stored_paths;
@@ -29,10 +30,20 @@ const RUNNING_CAP_LOCK: i64 = 0x6167_656e_7463_6170;
 /// The eligibility rule shared by claiming and counting; parameters `$1` now, `$2` idle
 /// cutoff, `$3` age cutoff, `$4` path prefix, `$5` excluded thread, `$6` max attempts. Only a
 /// thread whose stored items match its registration is eligible: the worker extracts from
-/// them, wherever the file is. `source_watermark > done_watermark` says again what the job row
-/// says of a finished extraction, so the claim walks the partial index of threads still to
-/// extract (`threads_claimable`) instead of passing over every done thread first.
+/// them, wherever the file is.
 fn candidate_filter() -> String {
+    format!(
+        "{} AND EXISTS (SELECT 1 FROM {ROLLOUT_CONTENTS} c
+             WHERE c.thread_id = t.id AND c.source_fingerprint = t.source_fingerprint)",
+        candidate_conditions()
+    )
+}
+
+/// [`candidate_filter`] but for the stored items, which the claim joins. `source_watermark >
+/// done_watermark` says again what the job row says of a finished extraction, so a claim
+/// walks the partial index of threads still to extract (`threads_claimable`) instead of
+/// passing over every done thread first.
+fn candidate_conditions() -> String {
     format!(
         "t.skip_reason IS NULL AND t.memory_mode = 'enabled'
          AND t.source_watermark > t.done_watermark
@@ -40,8 +51,6 @@ fn candidate_filter() -> String {
          AND ($3::BIGINT IS NULL OR t.last_activity_at >= $3::BIGINT)
          AND ($4::TEXT IS NULL OR left(t.rollout_path, length($4::TEXT)) = $4::TEXT)
          AND ($5::TEXT IS NULL OR t.id <> $5::TEXT)
-         AND EXISTS (SELECT 1 FROM {ROLLOUT_CONTENTS} c
-             WHERE c.thread_id = t.id AND c.source_fingerprint = t.source_fingerprint)
          AND NOT EXISTS (SELECT 1 FROM {STAGE_ONE_OUTPUTS} o
              WHERE o.thread_id = t.id AND o.source_updated_at >= t.source_watermark)
          AND NOT EXISTS (SELECT 1 FROM {STAGE_ONE_JOBS} j WHERE j.thread_id = t.id AND (
@@ -91,6 +100,14 @@ impl FilterArgs {
     }
 }
 
+/// Whether a claim statement runs on its own (so a cancelled one can simply run again) or
+/// inside a transaction (which a cancelled statement aborts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Alone {
+    Yes,
+    No,
+}
+
 /// What one run of the claim statement came to.
 enum Attempt {
     Taken(ClaimedJob),
@@ -107,15 +124,35 @@ enum Attempt {
 /// token, `$8` the lease end, `$9` to `$11` the owner's host, pid and start. One row when a
 /// thread was picked, whose last column says whether its job was taken; none when nothing is
 /// eligible.
+///
+/// The candidates fall in two parts, picked apart and the newer of the two taken: threads
+/// whose job is not running (`NOT claimed`: the claimable index holds only those), and
+/// threads whose running job's lease ran out, found from the jobs' status index. A claim so
+/// never walks past the jobs in flight, which all sit at the newest end of the index.
 fn claim_statement() -> String {
+    let conditions = candidate_conditions();
     format!(
-        "WITH pick AS (
-            SELECT t.id, t.rollout_path, t.cwd, t.source_watermark, c.items
+        "WITH free AS (
+            SELECT t.id, t.rollout_path, t.cwd, t.source_watermark, c.items, t.last_activity_at
             FROM {THREADS} t
             JOIN {ROLLOUT_CONTENTS} c
                ON c.thread_id = t.id AND c.source_fingerprint = t.source_fingerprint
-            WHERE {} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT 1
+            WHERE NOT t.claimed AND {conditions}
+            ORDER BY t.last_activity_at DESC, t.id DESC LIMIT 1
             FOR UPDATE OF t SKIP LOCKED
+         ), expired AS (
+            SELECT t.id, t.rollout_path, t.cwd, t.source_watermark, c.items, t.last_activity_at
+            FROM {STAGE_ONE_JOBS} e
+            JOIN {THREADS} t ON t.id = e.thread_id
+            JOIN {ROLLOUT_CONTENTS} c
+               ON c.thread_id = t.id AND c.source_fingerprint = t.source_fingerprint
+            WHERE e.status = 'running' AND e.lease_expires_at <= $1 AND t.claimed
+               AND {conditions}
+            ORDER BY t.last_activity_at DESC, t.id DESC LIMIT 1
+            FOR UPDATE OF t SKIP LOCKED
+         ), pick AS (
+            SELECT * FROM free UNION ALL SELECT * FROM expired
+            ORDER BY last_activity_at DESC, id DESC LIMIT 1
          ), take AS (
             INSERT INTO {STAGE_ONE_JOBS} AS j (thread_id, status, owner_token,
                lease_expires_at, attempts, input_watermark, started_at, owner_host,
@@ -144,8 +181,7 @@ fn claim_statement() -> String {
          )
          SELECT p.id, p.rollout_path, p.cwd, p.source_watermark, p.items,
             EXISTS (SELECT 1 FROM take)
-         FROM pick p",
-        candidate_filter()
+         FROM pick p"
     )
 }
 
@@ -214,11 +250,11 @@ impl PgStore {
             let claim = client.prepare_cached(&claim_statement()).await?;
             let (reclaimed, first) = tokio::try_join!(
                 reclaim_gone_jobs(&client, self, now),
-                self.claim_once(&client, &claim, &args, params)
+                self.claim_once(&client, &claim, &args, params, Alone::Yes)
             )?;
             let first = (matches!(first, Attempt::Taken(_)) || reclaimed == 0).then_some(first);
             return self
-                .claim_until_settled(&client, &claim, &args, params, first)
+                .claim_until_settled(&client, &claim, &args, params, Alone::Yes, first)
                 .await;
         };
         let tx = client.transaction().await?;
@@ -243,7 +279,7 @@ impl PgStore {
         }
         let claim = tx.prepare_cached(&claim_statement()).await?;
         let claimed = self
-            .claim_until_settled(&tx, &claim, &args, params, None)
+            .claim_until_settled(&tx, &claim, &args, params, Alone::No, None)
             .await?;
         tx.commit().await?;
         Ok(claimed)
@@ -257,12 +293,13 @@ impl PgStore {
         claim: &tokio_postgres::Statement,
         args: &FilterArgs,
         params: &ClaimParams,
+        alone: Alone,
         mut first: Option<Attempt>,
     ) -> Result<Option<ClaimedJob>> {
         for _ in 0..CLAIM_TRIES {
             let attempt = match first.take() {
                 Some(attempt) => attempt,
-                None => self.claim_once(client, claim, args, params).await?,
+                None => self.claim_once(client, claim, args, params, alone).await?,
             };
             match attempt {
                 Attempt::Taken(job) => return Ok(Some(job)),
@@ -280,6 +317,7 @@ impl PgStore {
         claim: &tokio_postgres::Statement,
         args: &FilterArgs,
         params: &ClaimParams,
+        alone: Alone,
     ) -> Result<Attempt> {
         let owner_token = uuid::Uuid::new_v4().to_string();
         let lease_expires_at = args.now.saturating_add(params.lease_seconds);
@@ -298,7 +336,21 @@ impl PgStore {
             &pid,
             &self.owner.started,
         ];
-        let Some(row) = client.query_opt(claim, &values).await? else {
+        let row = match client.query_opt(claim, &values).await {
+            Ok(row) => row,
+            // The claim locks the thread, then its job; a job's status change locks the job,
+            // then (through the trigger that keeps `claimed`) the thread. The two meet only
+            // when a lease ran out while its owner was still finishing, and the server then
+            // cancels one of them: a claim on its own tries again, as after a lost race.
+            Err(error)
+                if alone == Alone::Yes
+                    && error.code() == Some(&SqlState::T_R_DEADLOCK_DETECTED) =>
+            {
+                return Ok(Attempt::Lost);
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let Some(row) = row else {
             return Ok(Attempt::NoCandidate);
         };
         if !row.get::<_, bool>(5) {
@@ -365,47 +417,28 @@ impl PgStore {
         output: &StageOneOutput,
         now: i64,
     ) -> Result<bool> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        let finish = Finish::prepare(&tx).await?;
-        let signal = PhaseTwoSignal::prepare(&tx).await?;
-        let store_output = tx
-            .prepare_cached(&format!(
-                "INSERT INTO {STAGE_ONE_OUTPUTS} AS o (thread_id, raw_memory, rollout_summary,
-                    rollout_slug, source_updated_at, generated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6)
-                 ON CONFLICT (thread_id) DO UPDATE SET
-                    raw_memory = excluded.raw_memory,
-                    rollout_summary = excluded.rollout_summary,
-                    rollout_slug = excluded.rollout_slug,
-                    source_updated_at = excluded.source_updated_at,
-                    generated_at = excluded.generated_at
-                 WHERE excluded.source_updated_at >= o.source_updated_at"
-            ))
-            .await?;
-        // One round trip for the four statements (see [`Finish`]); a job that is no longer
-        // ours rolls all of them back when the transaction is dropped.
-        let output_values: [&(dyn ToSql + Sync); 6] = [
+        let client = self.client().await?;
+        let record = client.prepare_cached(&record_success_statement()).await?;
+        let values: [&(dyn ToSql + Sync); 7] = [
             &job.thread_id,
+            &job.owner_token,
+            &now,
             &output.raw_memory,
             &output.rollout_summary,
             &output.rollout_slug,
             &job.input_watermark,
-            &now,
         ];
-        let (owned, _, due) = tokio::try_join!(
-            finish.run(&tx, job, now),
-            ours(tx.execute(&store_output, &output_values)),
-            signal.already_due(&tx, job.input_watermark),
-        )?;
-        if !owned {
-            return Ok(false);
-        }
-        if !due {
-            signal.raise(&tx, job.input_watermark).await?;
-        }
-        tx.commit().await?;
-        Ok(true)
+        // One statement commits on its own: one round trip. A job finishing while a claimer
+        // takes it over (its lease ran out) can meet that claimer in a deadlock the server
+        // breaks by cancelling one of them (see `claim_once`); run again, this one then finds
+        // whether the job is still its own.
+        let row = match client.query_one(&record, &values).await {
+            Err(error) if error.code() == Some(&SqlState::T_R_DEADLOCK_DETECTED) => {
+                client.query_one(&record, &values).await?
+            }
+            row => row?,
+        };
+        Ok(row.get(0))
     }
 
     pub(super) async fn pg_mark_stage_one_no_output(
@@ -611,59 +644,77 @@ async fn reclaim_gone_jobs<C: GenericClient>(
     Ok(reclaimed)
 }
 
-/// The statements that mark the owned running job done for its watermark.
-///
-/// Finishing runs as one pipelined batch: tokio-postgres sends futures polled at once without
-/// waiting for each answer, and the server runs them in the order they were sent, so a
-/// finisher's statements cost one round trip together instead of one each. The caller polls
-/// [`Finish::run`] first among the statements it joins, so the thread row is still locked
-/// first.
+/// The statement that marks the owned running job done for its watermark; the trigger on job
+/// rows raises the thread's `done_watermark` and clears its `claimed` (schema version 3).
 struct Finish {
-    done_thread: tokio_postgres::Statement,
     done_job: tokio_postgres::Statement,
 }
 
 impl Finish {
     async fn prepare(tx: &deadpool_postgres::Transaction<'_>) -> Result<Self> {
         // Cached statements: prepared once per connection, not once per job.
-        let done_thread = tx
-            .prepare_cached(&format!(
-                "UPDATE {THREADS} SET done_watermark = GREATEST(done_watermark, $2) WHERE id = $1"
-            ))
-            .await?;
-        let done_job = tx
-            .prepare_cached(&format!(
-                "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
-                    lease_expires_at = NULL, attempts = 0, retry_after_at = NULL,
-                    last_error = NULL, last_success_watermark = input_watermark, finished_at = $3
-                 WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
-            ))
-            .await?;
-        Ok(Self {
-            done_thread,
-            done_job,
-        })
+        let done_job = tx.prepare_cached(&done_job_statement()).await?;
+        Ok(Self { done_job })
     }
 
-    /// Runs both updates; false when the job is not owned, and the caller then drops the
-    /// transaction, which rolls everything it sent back.
+    /// False when the job is not owned, and the caller then drops the transaction, which
+    /// rolls everything it sent back.
     async fn run(
         &self,
         tx: &deadpool_postgres::Transaction<'_>,
         job: &ClaimedJob,
         now: i64,
     ) -> Result<bool> {
-        // Thread row first, job row second: the order a claim takes them in, so a finishing
-        // worker and a claimer holding the thread can never wait on each other. The claim's
-        // partial index leaves the thread until its rollout changes.
-        let thread_values: [&(dyn ToSql + Sync); 2] = [&job.thread_id, &job.input_watermark];
-        let job_values: [&(dyn ToSql + Sync); 3] = [&job.thread_id, &job.owner_token, &now];
-        let (_, changed) = tokio::try_join!(
-            tx.execute(&self.done_thread, &thread_values),
-            tx.execute(&self.done_job, &job_values),
-        )?;
-        Ok(changed > 0)
+        let values: [&(dyn ToSql + Sync); 3] = [&job.thread_id, &job.owner_token, &now];
+        Ok(tx.execute(&self.done_job, &values).await? > 0)
     }
+}
+
+/// Marks job `$1` done when it is running under token `$2`, finished at `$3`.
+fn done_job_statement() -> String {
+    format!(
+        "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
+            lease_expires_at = NULL, attempts = 0, retry_after_at = NULL,
+            last_error = NULL, last_success_watermark = input_watermark, finished_at = $3
+         WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
+    )
+}
+
+/// A successful extraction recorded in one statement: the job marked done ([`Finish`]'s
+/// update, parameters `$1` to `$3`), its output stored (`$4` to `$6`: raw memory, summary,
+/// slug, for watermark `$7`) unless a newer one is, and phase 2 told (see [`PhaseTwoSignal`]:
+/// the lease row is key-share locked when phase 2 is already due, raised otherwise). Nothing
+/// but the job's row is written when the job is no longer this owner's. One row: whether it
+/// was.
+fn record_success_statement() -> String {
+    format!(
+        "WITH done AS (
+            {}
+            RETURNING thread_id
+         ), stored AS (
+            INSERT INTO {STAGE_ONE_OUTPUTS} AS o (thread_id, raw_memory, rollout_summary,
+                rollout_slug, source_updated_at, generated_at)
+            SELECT thread_id, $4, $5, $6, $7, $3 FROM done
+            ON CONFLICT (thread_id) DO UPDATE SET
+                raw_memory = excluded.raw_memory,
+                rollout_summary = excluded.rollout_summary,
+                rollout_slug = excluded.rollout_slug,
+                source_updated_at = excluded.source_updated_at,
+                generated_at = excluded.generated_at
+            WHERE excluded.source_updated_at >= o.source_updated_at
+         ), due AS (
+            SELECT 1 FROM {PHASE_TWO_LEASE}
+            WHERE id = 1 AND status <> 'running'
+                AND input_watermark > COALESCE(last_success_watermark, -1)
+                AND input_watermark >= $7 AND EXISTS (SELECT 1 FROM done)
+            FOR KEY SHARE
+         ), raised AS (
+            UPDATE {PHASE_TWO_LEASE} SET input_watermark = GREATEST(input_watermark + 1, $7)
+            WHERE id = 1 AND EXISTS (SELECT 1 FROM done) AND NOT EXISTS (SELECT 1 FROM due)
+         )
+         SELECT EXISTS (SELECT 1 FROM done)",
+        done_job_statement()
+    )
 }
 
 /// A driver call with this crate's error, so it can be joined with the store's own steps.

@@ -173,6 +173,73 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
     }
 }
 
+/// Threads whose job is running with an expired lease and threads with no running job are
+/// candidates alike: the newest of either kind is claimed first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_lease_and_a_free_thread_are_claimed_newest_first() {
+    for backend in backends("expired_order") {
+        let name = backend.name();
+        let first = backend.open_as(other_machine("a")).await;
+        let second = backend.open_as(other_machine("b")).await;
+        register(
+            &*first,
+            &[
+                thread("newest", NOW - 7 * HOUR, "f"),
+                thread("middle", NOW - 8 * HOUR, "f"),
+                thread("oldest", NOW - 9 * HOUR, "f"),
+            ],
+            NOW,
+        )
+        .await;
+        let lease = ClaimParams {
+            lease_seconds: 600,
+            ..params()
+        };
+        // Machine a takes the newest and the middle thread and goes silent.
+        for expected in ["newest", "middle"] {
+            let job = first
+                .claim_next_stage_one_job(&lease, NOW)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(job.thread_id, expected, "{name}");
+        }
+        // Before the leases run out only the free thread is left.
+        let free = second
+            .claim_next_stage_one_job(&lease, NOW + 10)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(free.thread_id, "oldest", "{name}");
+        second
+            .mark_stage_one_failed(&free, "retry", Duration::ZERO, NOW + 20)
+            .await
+            .unwrap();
+        // After: the expired ones come back newest first, ahead of the older free thread.
+        let mut order = Vec::new();
+        while let Some(job) = second
+            .claim_next_stage_one_job(&lease, NOW + 700)
+            .await
+            .unwrap()
+        {
+            order.push(job.thread_id.clone());
+            second
+                .mark_stage_one_succeeded(&job, &output(&job.thread_id), NOW + 700)
+                .await
+                .unwrap();
+        }
+        assert_eq!(order, ["newest", "middle", "oldest"], "{name}");
+        assert_eq!(
+            second
+                .count_stage_one_candidates(&lease, NOW + 700)
+                .await
+                .unwrap(),
+            0,
+            "{name}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_nothing() {
     for backend in backends("failures") {
