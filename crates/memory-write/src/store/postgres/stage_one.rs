@@ -736,8 +736,9 @@ pub(super) async fn signal_phase_two(
     Ok(())
 }
 
-/// Telling phase 2 there is new input, in two statements, so a finisher can send the first
-/// with its other statements.
+/// Telling phase 2 there is new input, in two statements, for a finisher that runs in a
+/// transaction (a job with no output); a successful job's one statement holds the same two
+/// steps as parts of its `WITH`.
 ///
 /// Raising the watermark locks the one lease row until commit, so every finishing worker in
 /// the fleet would queue on it, one commit (one WAL flush) at a time. Most find phase 2
