@@ -8,6 +8,8 @@
 //!   scores.
 
 mod bench;
+#[cfg(test)]
+mod code_map;
 mod codegen;
 mod eval;
 mod samples;
