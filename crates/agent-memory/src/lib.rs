@@ -9,7 +9,7 @@
 //! - [`models`]: the built-in offline engine (the default model) and, with the `openai`
 //!   feature (on by default), an OpenAI-compatible HTTP client;
 //! - [`write`](mod@crate::write): the state store and the two-phase write path;
-//! - [`compaction`]: compaction;
+//! - [`compaction`]: compaction of a conversation that outgrows its context window;
 //! - [`working_memory`]: the seven-section working memory and the session window;
 //! - [`goals`]: thread goals and steering;
 //! - [`introspect`]: memory states, blocks and tools.
