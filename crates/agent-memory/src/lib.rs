@@ -6,8 +6,9 @@
 //! - [`protocol`]: wire types and the [`ModelClient`] trait;
 //! - [`sanitize`]: reading, filtering, redacting, escaping, counting and truncating text;
 //! - [`prompts`]: every prompt template with its typed render function;
-//! - [`models`]: the built-in offline engine (the default model) and, with the `openai`
-//!   feature (on by default), an OpenAI-compatible HTTP client;
+//! - [`models`]: model specs and, with the `openai` feature (on by default), an
+//!   OpenAI-compatible HTTP client;
+//! - [`offline`]: the built-in offline engine (the default model);
 //! - [`write`](mod@crate::write): the state store and the two-phase write path;
 //! - [`compaction`]: compaction of a conversation that outgrows its context window;
 //! - [`working_memory`]: the seven-section working memory and the session window;
@@ -24,6 +25,7 @@ pub use goal_steering as goals;
 pub use memory_compaction as compaction;
 pub use memory_introspect as introspect;
 pub use memory_models as models;
+pub use memory_offline as offline;
 pub use memory_prompts as prompts;
 pub use memory_protocol as protocol;
 pub use memory_sanitize as sanitize;

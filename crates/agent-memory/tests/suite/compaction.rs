@@ -7,7 +7,7 @@ use agent_memory::compaction::compaction::{
     Budgets, CompactionError, CompactionOptions, CompactionOutcome, CompactionSettings, Session,
     compact, scan_messages, session_from_rollout,
 };
-use agent_memory::models::OfflineEngine;
+use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::compaction::summary_sections::{DONE, section_items};
 use agent_memory::protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
 use agent_memory::protocol::{ModelClient, ModelError, ModelRequest, ModelResponse, TaskKind};
