@@ -4,7 +4,9 @@
 //! this one crate, or on any single crate it needs:
 //!
 //! - [`protocol`]: wire types and the [`ModelClient`] trait;
-//! - [`sanitize`]: reading, filtering, redacting, escaping, counting and truncating text;
+//! - [`transcript`]: reading session transcripts: rollouts, filtering, injected context, file
+//!   operations, tool output, anchors;
+//! - [`sanitize`]: redacting, escaping, counting and truncating text;
 //! - [`prompts`]: every prompt template with its typed render function;
 //! - [`models`]: model specs and, with the `openai` feature (on by default), an
 //!   OpenAI-compatible HTTP client;
@@ -29,6 +31,7 @@ pub use memory_offline as offline;
 pub use memory_prompts as prompts;
 pub use memory_protocol as protocol;
 pub use memory_sanitize as sanitize;
+pub use memory_transcript as transcript;
 pub use memory_write as write;
 pub use working_memory;
 

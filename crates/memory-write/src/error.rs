@@ -67,7 +67,7 @@ pub enum Error {
     },
     /// A rollout file could not be read.
     #[error("cannot read rollout: {0}")]
-    Rollout(#[from] memory_sanitize::Error),
+    Rollout(#[from] memory_transcript::Error),
     /// A rollout file holds nothing readable.
     #[error("rollout {path}: {message}")]
     UnreadableRollout {

@@ -25,7 +25,7 @@ use memory_compaction::compaction::{
 };
 use memory_offline::OfflineEngine;
 use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
-use memory_sanitize::file_ops::FileOps;
+use memory_transcript::file_ops::FileOps;
 use memory_sanitize::{ByteEstimate, TokenCounter};
 use serde_json::json;
 

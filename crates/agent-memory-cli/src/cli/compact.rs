@@ -14,7 +14,8 @@ use agent_memory::compaction::compaction::{
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::compaction::{CompactionEntry, CompactionPlan};
-use agent_memory::sanitize::{ByteEstimate, ReaderOptions, display_safe, read_rollout_path};
+use agent_memory::sanitize::{ByteEstimate, display_safe};
+use agent_memory::transcript::{ReaderOptions, read_rollout_path};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
