@@ -301,10 +301,7 @@ mod tests {
         }
     }
 
-    fn model_from_spec(
-        spec: &str,
-        base_url: Option<&str>,
-    ) -> crate::Result<Arc<dyn ModelClient>> {
+    fn model_from_spec(spec: &str, base_url: Option<&str>) -> crate::Result<Arc<dyn ModelClient>> {
         super::model_from_spec(spec, base_url, Arc::new(Offline))
     }
 

@@ -25,8 +25,8 @@ use memory_compaction::compaction::{
 };
 use memory_offline::OfflineEngine;
 use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
-use memory_transcript::file_ops::FileOps;
 use memory_sanitize::{ByteEstimate, TokenCounter};
+use memory_transcript::file_ops::FileOps;
 use serde_json::json;
 
 use super::Rng;
