@@ -17,6 +17,7 @@ const LAYERS: [(&str, u32); 11] = [
     ("memory-prompts", 11),
     ("memory-write", 20),
     ("memory-compaction", 20),
+    ("working-memory", 20),
     ("goal-steering", 20),
     ("memory-introspect", 20),
     ("memory-models", 20),
