@@ -21,9 +21,9 @@ const LAYERS: [(&str, u32); 12] = [
     ("goal-steering", 20),
     ("memory-introspect", 20),
     ("memory-models", 20),
-    ("memory-mcp", 40),
-    ("agent-memory", 50),
-    ("agent-memory-cli", 60),
+    ("memory-mcp", 30),
+    ("agent-memory", 40),
+    ("agent-memory-cli", 50),
 ];
 
 /// Reads `cargo metadata` for the workspace.
