@@ -37,6 +37,15 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// A store selection that names no backend this crate has.
+    #[error("unsupported store {url:?}: use postgres://... or sqlite")]
+    UnsupportedStore {
+        /// The selection as given.
+        url: String,
+    },
+    /// A shared store was selected, but this build has no PostgreSQL backend.
+    #[error("this build has no PostgreSQL store (cargo feature `postgres`)")]
+    NoPostgres,
     /// The PostgreSQL server cannot be reached (or refused the connection).
     #[error("cannot reach the state store at {url}: {message}")]
     Unreachable {
@@ -58,7 +67,16 @@ pub enum Error {
     },
     /// A rollout file could not be read.
     #[error("cannot read rollout: {0}")]
-    Rollout(#[from] memory_sanitize::Error),
+    Rollout(#[from] memory_transcript::Error),
+    /// The rollouts folder of a run could not be scanned.
+    #[error("cannot scan {dir}")]
+    Scan {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<Error>,
+    },
     /// A rollout file holds nothing readable.
     #[error("rollout {path}: {message}")]
     UnreadableRollout {

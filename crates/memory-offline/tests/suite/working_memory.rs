@@ -1,0 +1,319 @@
+//! The offline engine's working-memory answers, through `ModelClient::complete`.
+
+use memory_offline::{OFFLINE_NOTICE, OfflineEngine};
+use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
+use memory_protocol::working_memory::{
+    SectionBody, SectionOp, SectionSizeWarning, WorkingMemoryCreateInput, WorkingMemorySection,
+    WorkingMemoryUpdate, WorkingMemoryUpdateInput,
+};
+use memory_protocol::{ModelClient, ModelRequest, TaskKind};
+use proptest::prelude::*;
+use serde_json::json;
+
+fn entries(messages: Vec<ConversationMessage>) -> Vec<ConversationEntry> {
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, message)| ConversationEntry {
+            id: format!("m{i}"),
+            message,
+        })
+        .collect()
+}
+
+fn user(text: &str) -> ConversationMessage {
+    ConversationMessage::User { text: text.into() }
+}
+
+fn say(text: &str) -> ConversationMessage {
+    ConversationMessage::Assistant {
+        content: vec![AssistantBlock::Text { text: text.into() }],
+    }
+}
+
+fn call(id: &str, name: &str, arguments: serde_json::Value) -> ConversationMessage {
+    ConversationMessage::Assistant {
+        content: vec![AssistantBlock::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        }],
+    }
+}
+
+fn result(id: &str, name: &str, text: &str, is_error: bool) -> ConversationMessage {
+    ConversationMessage::ToolResult {
+        tool_call_id: id.into(),
+        tool_name: name.into(),
+        text: text.into(),
+        is_error,
+        useless: false,
+    }
+}
+
+/// A session: a failing test, a fix explained, a patch, a pass, a second failure left open,
+/// and a question at the end.
+fn session() -> Vec<ConversationEntry> {
+    entries(vec![
+        user("Fix the tide importer for the March tables. Keep the CSV parser strict."),
+        call("c1", "shell", json!({"cmd": "pytest tests/test_import.py"})),
+        result(
+            "c1",
+            "shell",
+            "FAILED tests/test_import.py::test_march\nValueError: bad time 24:00\nexit code: 1",
+            true,
+        ),
+        say(
+            "The station writes midnight as 24:00. I'll normalize it in parse_time instead of loosening the parser, because the format is documented.",
+        ),
+        call(
+            "c2",
+            "apply_patch",
+            json!({"input": "*** Begin Patch\n*** Update File: tides/parse.py\n@@\n-x\n+y\n*** End Patch"}),
+        ),
+        result("c2", "apply_patch", "Done", false),
+        call("c3", "shell", json!({"cmd": "pytest tests/test_import.py"})),
+        result("c3", "shell", "3 passed\nexit code: 0", false),
+        call("c4", "shell", json!({"cmd": "mypy tides"})),
+        result(
+            "c4",
+            "shell",
+            "tides/plot.py:12: error: missing return type\nexit code: 1",
+            true,
+        ),
+        user("Does April use the same format?"),
+    ])
+}
+
+async fn complete(task: TaskKind, input: serde_json::Value) -> String {
+    OfflineEngine::new()
+        .complete(ModelRequest {
+            task,
+            instructions: String::new(),
+            input: String::new(),
+            structured_input: input,
+            output_schema: None,
+            reasoning_effort: None,
+            max_output_tokens: None,
+        })
+        .await
+        .unwrap()
+        .text
+}
+
+fn section<'a>(document: &'a str, name: &str) -> &'a str {
+    let start = document.find(&format!("## {name}\n")).unwrap() + name.len() + 4;
+    let rest = &document[start..];
+    let end = rest.find("\n## ").unwrap_or(rest.len());
+    rest[..end].trim()
+}
+
+#[tokio::test]
+async fn create_reads_every_section_from_the_structure() {
+    let input = WorkingMemoryCreateInput {
+        messages: session(),
+        previous: None,
+    };
+    let document = complete(
+        TaskKind::WorkingMemoryCreate,
+        serde_json::to_value(&input).unwrap(),
+    )
+    .await;
+    assert!(document.starts_with("# Working Memory\n"), "{document}");
+    assert_eq!(
+        section(&document, "Session Title"),
+        "Fix the tide importer for the March tables"
+    );
+    let state = section(&document, "Current State");
+    assert!(
+        state.contains("Latest request: Does April use the same format"),
+        "{state}"
+    );
+    assert!(state.contains("`mypy tides` failed"), "{state}");
+    assert!(state.ends_with(OFFLINE_NOTICE));
+    let goals = section(&document, "Task & Goals");
+    assert!(goals.contains("- Fix the tide importer for the March tables"));
+    let facts = section(&document, "Key Facts & Decisions");
+    assert!(
+        facts.contains("User rule: Keep the CSV parser strict."),
+        "{facts}"
+    );
+    assert!(facts.contains("Decision: "), "{facts}");
+    assert!(facts.contains("`pytest tests/test_import.py` passes after the fix"));
+    assert!(section(&document, "Files & Context").contains("`tides/parse.py`: updated"));
+    let errors = section(&document, "Errors & Corrections");
+    assert!(
+        errors.contains(
+            "`pytest tests/test_import.py` failed: ValueError: bad time 24:00; a later run passed"
+        ),
+        "{errors}"
+    );
+    assert!(errors.contains("`mypy tides` failed: tides/plot.py:12: error: missing return type"));
+    let open = section(&document, "Open Issues");
+    assert!(
+        open.contains("[new] `mypy tides` failed and has not passed since"),
+        "{open}"
+    );
+    assert!(
+        open.contains("[new] Unanswered question: Does April use the same format?"),
+        "{open}"
+    );
+    assert!(
+        !open.contains("pytest"),
+        "a fixed failure is not open: {open}"
+    );
+}
+
+fn bodies(pairs: &[(WorkingMemorySection, &str)]) -> Vec<SectionBody> {
+    WorkingMemorySection::ALL
+        .into_iter()
+        .map(|section| SectionBody {
+            section,
+            body: pairs
+                .iter()
+                .find(|(s, _)| *s == section)
+                .map(|(_, b)| (*b).to_owned())
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn update_appends_what_is_new_and_settles_what_passed() {
+    let input = WorkingMemoryUpdateInput {
+        sections: bodies(&[
+            (WorkingMemorySection::SessionTitle, "Tide importer fixes"),
+            (
+                WorkingMemorySection::FilesAndContext,
+                "- `tides/parse.py`: updated",
+            ),
+            (
+                WorkingMemorySection::OpenIssues,
+                "- [new] `mypy tides` failed and has not passed since: missing return type\n- plotting colours",
+            ),
+        ]),
+        messages: entries(vec![
+            user("Now fix the type error."),
+            call("c1", "edit_file", json!({"path": "tides/plot.py"})),
+            result("c1", "edit_file", "ok", false),
+            call("c2", "shell", json!({"cmd": "mypy tides"})),
+            result(
+                "c2",
+                "shell",
+                "Success: no issues found\nexit code: 0",
+                false,
+            ),
+        ]),
+        warnings: Vec::new(),
+    };
+    let text = complete(
+        TaskKind::WorkingMemoryUpdate,
+        serde_json::to_value(&input).unwrap(),
+    )
+    .await;
+    let update: WorkingMemoryUpdate = serde_json::from_str(&text).unwrap();
+    let ops = update.sections;
+    assert_eq!(ops.session_title, SectionOp::Keep);
+    assert!(matches!(ops.current_state, SectionOp::Update { .. }));
+    assert_eq!(
+        ops.files_and_context,
+        SectionOp::Append {
+            items: vec!["`tides/plot.py`: edited with `edit_file`".into()]
+        }
+    );
+    assert_eq!(
+        ops.open_issues,
+        SectionOp::Update {
+            content:
+                "- [resolved] `mypy tides` failed and has not passed since: missing return type\n- plotting colours"
+                    .into()
+        }
+    );
+    assert_eq!(ops.errors_and_corrections, SectionOp::Keep);
+}
+
+#[tokio::test]
+async fn a_warned_section_is_consolidated_keeping_every_word() {
+    let facts: Vec<String> = (1..=30).map(|i| format!("- fact {i}")).collect();
+    let input = WorkingMemoryUpdateInput {
+        sections: bodies(&[(
+            WorkingMemorySection::KeyFactsAndDecisions,
+            &facts.join("\n"),
+        )]),
+        messages: Vec::new(),
+        warnings: vec![SectionSizeWarning {
+            section: WorkingMemorySection::KeyFactsAndDecisions,
+            bullets: 30,
+            tokens: 120,
+        }],
+    };
+    let text = complete(
+        TaskKind::WorkingMemoryUpdate,
+        serde_json::to_value(&input).unwrap(),
+    )
+    .await;
+    let update: WorkingMemoryUpdate = serde_json::from_str(&text).unwrap();
+    let SectionOp::Update { content } = update.sections.key_facts_and_decisions else {
+        panic!("not consolidated: {text}");
+    };
+    assert_eq!(content.lines().count(), 10);
+    for i in 1..=30 {
+        assert!(content.contains(&format!("fact {i}")), "{i}");
+    }
+    assert_eq!(
+        update.sections.current_state,
+        SectionOp::Keep,
+        "no messages, nothing to say"
+    );
+}
+
+fn any_message() -> impl Strategy<Value = ConversationMessage> {
+    prop_oneof![
+        "\\PC{0,60}".prop_map(|text| user(&text)),
+        "\\PC{0,60}".prop_map(|text| say(&text)),
+        ("[a-c]", "\\PC{0,40}").prop_map(|(id, cmd)| call(&id, "shell", json!({"cmd": cmd}))),
+        ("[a-c]", "\\PC{0,60}", any::<bool>())
+            .prop_map(|(id, text, e)| result(&id, "shell", &text, e)),
+        (
+            "\\PC{0,30}",
+            "\\PC{0,60}",
+            proptest::option::of(any::<i32>())
+        )
+            .prop_map(|(command, output, exit_code)| {
+                ConversationMessage::ShellExecution {
+                    command,
+                    output,
+                    exit_code,
+                }
+            }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_messages_give_a_document_and_readable_operations(
+        messages in proptest::collection::vec(any_message(), 0..12),
+        body in "\\PC{0,80}",
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let created = runtime.block_on(complete(
+            TaskKind::WorkingMemoryCreate,
+            serde_json::to_value(WorkingMemoryCreateInput { messages: entries(messages.clone()), previous: None }).unwrap(),
+        ));
+        for section in WorkingMemorySection::ALL {
+            let header = format!("\n## {}\n", section.header());
+            prop_assert!(created.contains(&header), "{}", created);
+        }
+        let updated = runtime.block_on(complete(
+            TaskKind::WorkingMemoryUpdate,
+            serde_json::to_value(WorkingMemoryUpdateInput {
+                sections: bodies(&[(WorkingMemorySection::OpenIssues, &body)]),
+                messages: entries(messages),
+                warnings: Vec::new(),
+            }).unwrap(),
+        ));
+        prop_assert!(serde_json::from_str::<WorkingMemoryUpdate>(&updated).is_ok(), "{}", updated);
+    }
+}

@@ -1,0 +1,408 @@
+//! Which files a tool call reads or modifies, read from its name and arguments.
+//!
+//! Recognised calls: read tools (`read`, `read_file`, `view`, ...), write and edit tools
+//! (`write`, `edit`, `str_replace`, ...), `apply_patch` (the files its headers name), and
+//! shell commands (`exec_command`, `shell`, `bash`, `local_shell`, ...) whose effect on a file
+//! is plain from the command line: `cat`, `head`, `sed -n` and the like read; `sed -i`, `tee`,
+//! `touch`, `rm`, `cp`, `mv` and output redirection modify. URLs and arguments that do not look
+//! like paths (globs, variables, options, devices) are ignored, and secrets in paths are
+//! redacted.
+//!
+//! Both the compactor (which tracks files across compactions) and the offline summarizer
+//! (which lists them) read tool calls this way, so the rules live here once.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use memory_sanitize::redact_secrets;
+
+/// Longest path kept, in characters.
+const MAX_PATH_CHARS: usize = 300;
+
+/// Files touched by a sequence of tool calls, each with the position of its latest touch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileOps {
+    touched: HashMap<String, Touch>,
+    clock: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Touch {
+    modified: bool,
+    latest: u64,
+}
+
+impl FileOps {
+    /// Files read, in order of their latest touch.
+    pub fn read(&self) -> Vec<String> {
+        self.sorted(false)
+    }
+
+    /// Files modified, in order of their latest touch.
+    pub fn modified(&self) -> Vec<String> {
+        self.sorted(true)
+    }
+
+    /// True when nothing was touched.
+    pub fn is_empty(&self) -> bool {
+        self.touched.is_empty()
+    }
+
+    /// Every touched file with whether it was modified, most recent touch first (modified
+    /// before read at equal recency, then by path).
+    pub fn most_recent_first(&self) -> Vec<(String, bool)> {
+        let mut files: Vec<(&String, &Touch)> = self.touched.iter().collect();
+        files.sort_by(|a, b| {
+            b.1.latest
+                .cmp(&a.1.latest)
+                .then(b.1.modified.cmp(&a.1.modified))
+                .then(a.0.cmp(b.0))
+        });
+        files
+            .into_iter()
+            .map(|(path, touch)| (path.clone(), touch.modified))
+            .collect()
+    }
+
+    fn sorted(&self, modified: bool) -> Vec<String> {
+        let mut files: Vec<(&String, &Touch)> = self
+            .touched
+            .iter()
+            .filter(|(_, touch)| touch.modified == modified)
+            .collect();
+        files.sort_by_key(|(_, touch)| touch.latest);
+        files.into_iter().map(|(path, _)| path.clone()).collect()
+    }
+
+    fn note(&mut self, path: &str, modified: bool) {
+        let Some(path) = clean_path(path) else {
+            return;
+        };
+        self.clock += 1;
+        let touch = self.touched.entry(path).or_insert(Touch {
+            modified,
+            latest: 0,
+        });
+        touch.modified |= modified;
+        touch.latest = self.clock;
+    }
+
+    /// Records the file operations of one tool call.
+    pub fn scan_call(&mut self, name: &str, arguments: &Value) {
+        let tool = name.rsplit(['.', '/', ':']).next().unwrap_or(name);
+        let tool = tool.to_ascii_lowercase();
+        match tool.as_str() {
+            "read" | "read_file" | "view" | "view_file" | "open_file" | "cat"
+            | "read_many_files" => {
+                for path in path_arguments(arguments) {
+                    self.note(&path, false);
+                }
+            }
+            "write" | "write_file" | "create_file" | "create" | "edit" | "edit_file"
+            | "multi_edit" | "multiedit" | "str_replace" | "replace" | "delete_file" => {
+                for path in path_arguments(arguments) {
+                    self.note(&path, true);
+                }
+            }
+            "str_replace_editor" | "str_replace_based_edit_tool" | "text_editor" => {
+                let viewing = arguments.get("command").and_then(Value::as_str) == Some("view");
+                for path in path_arguments(arguments) {
+                    self.note(&path, !viewing);
+                }
+            }
+            "apply_patch" => {
+                let patch = match arguments {
+                    Value::String(text) => Some(text.as_str()),
+                    other => other
+                        .get("input")
+                        .or(other.get("patch"))
+                        .and_then(Value::as_str),
+                };
+                if let Some(patch) = patch {
+                    self.scan_patch(patch);
+                }
+            }
+            _ => {
+                if let Some(script) = shell_script(arguments) {
+                    if script.contains("*** Begin Patch") {
+                        self.scan_patch(&script);
+                    } else {
+                        self.scan_shell(&script);
+                    }
+                }
+            }
+        }
+    }
+
+    fn scan_patch(&mut self, patch: &str) {
+        const HEADERS: [&str; 4] = [
+            "*** Add File:",
+            "*** Update File:",
+            "*** Delete File:",
+            "*** Move to:",
+        ];
+        for line in patch.lines() {
+            let line = line.trim();
+            if let Some(path) = HEADERS.iter().find_map(|header| line.strip_prefix(header)) {
+                self.note(path.trim(), true);
+            }
+        }
+    }
+
+    fn scan_shell(&mut self, script: &str) {
+        for segment in shell_segments(script) {
+            let words = shell_words(&segment);
+            self.scan_command(&words);
+        }
+    }
+
+    fn scan_command(&mut self, words: &[String]) {
+        let mut args: Vec<&str> = Vec::new();
+        let mut redirect_next = false;
+        for word in words {
+            if redirect_next {
+                self.note(word, true);
+                redirect_next = false;
+                continue;
+            }
+            let stripped = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '&');
+            if let Some(target) = stripped
+                .strip_prefix(">>")
+                .or_else(|| stripped.strip_prefix('>'))
+            {
+                if target.is_empty() {
+                    redirect_next = true;
+                } else if !target.starts_with('&') {
+                    self.note(target, true);
+                }
+                continue;
+            }
+            if word.starts_with('<') {
+                continue;
+            }
+            args.push(word);
+        }
+        let mut rest = args
+            .iter()
+            .copied()
+            .skip_while(|w| w.contains('=') || matches!(*w, "sudo" | "env" | "time" | "command"));
+        let Some(program) = rest.next() else {
+            return;
+        };
+        let program = program.rsplit('/').next().unwrap_or(program);
+        let rest: Vec<&str> = rest.collect();
+        match program {
+            "cat" | "less" | "more" | "nl" | "bat" | "batcat" | "wc" | "diff" | "cmp" => {
+                for path in operands(&rest, &[]) {
+                    self.note(path, false);
+                }
+            }
+            "head" | "tail" => {
+                for path in operands(&rest, &["-n", "-c", "--lines", "--bytes"]) {
+                    self.note(path, false);
+                }
+            }
+            "sed" => self.scan_sed(&rest),
+            "tee" | "touch" | "rm" | "truncate" => {
+                for path in operands(&rest, &["-s", "--size"]) {
+                    self.note(path, true);
+                }
+            }
+            "cp" | "mv" | "install" => {
+                let paths = operands(&rest, &["-t", "--target-directory"]);
+                if program == "mv" {
+                    for path in &paths {
+                        self.note(path, true);
+                    }
+                } else if let Some(target) = paths.last() {
+                    self.note(target, true);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn scan_sed(&mut self, args: &[&str]) {
+        let in_place = args
+            .iter()
+            .any(|a| *a == "-i" || a.starts_with("-i") || a.starts_with("--in-place"));
+        let has_script_option = args
+            .iter()
+            .any(|a| matches!(*a, "-e" | "-f" | "--expression"));
+        let operands = operands(args, &["-e", "-f", "--expression", "--file", "-l"]);
+        let files = if has_script_option {
+            operands.as_slice()
+        } else {
+            operands.get(1..).unwrap_or_default()
+        };
+        for path in files {
+            self.note(path, in_place);
+        }
+    }
+}
+
+/// Arguments that are not options, skipping the value of each option in `with_value`.
+fn operands<'a>(args: &[&'a str], with_value: &[&str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    let mut options_done = false;
+    for arg in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if !options_done && *arg == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && arg.starts_with('-') && arg.len() > 1 {
+            skip = with_value.contains(arg);
+            continue;
+        }
+        out.push(*arg);
+    }
+    out
+}
+
+/// The shell script of a shell tool call's arguments (`cmd`, `command` or `script`: a string,
+/// or an argument vector with `bash -lc SCRIPT` unwrapped).
+fn shell_script(arguments: &Value) -> Option<String> {
+    let command = arguments
+        .get("cmd")
+        .or(arguments.get("command"))
+        .or(arguments.get("script"))?;
+    match command {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(argv) => {
+            let argv: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+            match argv.as_slice() {
+                [shell, flag, script]
+                    if matches!(shell.rsplit('/').next(), Some("bash" | "sh" | "zsh"))
+                        && matches!(*flag, "-c" | "-lc" | "-cl") =>
+                {
+                    Some((*script).to_owned())
+                }
+                words => Some(words.join(" ")),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The commands of a script: split on `&&`, `||`, `;`, `|` and line breaks outside quotes.
+fn shell_segments(script: &str) -> Vec<String> {
+    let mut segments = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = script.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                current.push(c);
+            }
+            (Some(_), c) => current.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(ch);
+                current.push(ch);
+            }
+            (None, ';' | '\n' | '|') => {
+                if ch == '|' && chars.peek() == Some(&'|') {
+                    chars.next();
+                }
+                segments.push(std::mem::take(&mut current));
+            }
+            (None, '&') if chars.peek() == Some(&'&') => {
+                chars.next();
+                segments.push(std::mem::take(&mut current));
+            }
+            (None, c) => current.push(c),
+        }
+    }
+    segments.push(current);
+    segments.retain(|s| !s.trim().is_empty());
+    segments
+}
+
+/// Words of one command, with quotes removed (no expansion).
+fn shell_words(segment: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    for ch in segment.chars() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => current.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(ch);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                current.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(current);
+    }
+    words
+}
+
+/// Path arguments of a file tool: `path`, `file_path`, `filename`, `file`, `target_file`, or
+/// a `paths` / `files` array.
+fn path_arguments(arguments: &Value) -> Vec<String> {
+    const SINGLE: [&str; 6] = [
+        "path",
+        "file_path",
+        "filepath",
+        "filename",
+        "file",
+        "target_file",
+    ];
+    let mut paths = Vec::new();
+    if let Value::String(path) = arguments {
+        paths.push(path.clone());
+    }
+    for key in SINGLE {
+        if let Some(path) = arguments.get(key).and_then(Value::as_str) {
+            paths.push(path.to_owned());
+        }
+    }
+    for key in ["paths", "files", "file_paths"] {
+        if let Some(list) = arguments.get(key).and_then(Value::as_array) {
+            paths.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
+        }
+    }
+    paths
+}
+
+/// The path as tracked, or `None` when it does not look like a file path: empty, too long, an
+/// option, a URL, a glob or variable, a device, or containing whitespace or control characters.
+fn clean_path(path: &str) -> Option<String> {
+    let path = path.trim().trim_end_matches(['/', ',']);
+    let looks_like_url = path.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+    });
+    let plausible = !path.is_empty()
+        && path.chars().count() <= MAX_PATH_CHARS
+        && !path.starts_with('-')
+        && !looks_like_url
+        && !path.starts_with("/dev/")
+        && !path.starts_with("/proc/")
+        && !path.contains(['*', '?', '$', '`', '{', '}', '<', '>', '|', '\\'])
+        && !path.chars().any(|c| c.is_whitespace() || c.is_control())
+        && path.chars().any(|c| c.is_alphanumeric());
+    plausible.then(|| redact_secrets(path).into_owned())
+}
