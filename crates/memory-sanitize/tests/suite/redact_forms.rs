@@ -443,3 +443,4 @@ fn kubernetes_secret_data_is_redacted() {
         ),
     ]);
 }
+
