@@ -9,8 +9,8 @@
 
 use super::assignment_match::Groups;
 use super::checks::{
-    character_classes, find, is_code, is_filler, is_hex, is_identifier, is_word_identifier,
-    is_keyword_value, is_placeholder, is_reference, looks_random, names_a_secret,
+    character_classes, find, is_code, is_filler, is_hex, is_identifier, is_keyword_value,
+    is_placeholder, is_reference, is_word_identifier, looks_random, names_a_secret,
 };
 use super::engine::{Scan, is_key_byte};
 use super::multiline::{
@@ -783,8 +783,7 @@ impl Value<'_> {
         // syntax follows it (`token: myToken,`). Random letters are no identifier made of words
         // (`is_word_identifier`), so a generated value is never taken for a variable.
         let code = self.style == Style::Code;
-        let variable =
-            is_word_identifier(value) && (code || has_code_tail(after));
+        let variable = is_word_identifier(value) && (code || has_code_tail(after));
         let declaration = value.iter().position(|&b| b == b'=').is_some_and(|eq| {
             let (name, default) = value.split_at(eq);
             let default = default.get(1..).unwrap_or_default();

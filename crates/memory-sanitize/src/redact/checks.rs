@@ -275,13 +275,18 @@ pub(crate) fn is_word_identifier(value: &[u8]) -> bool {
         return true;
     }
     // Digits in a name of one case are a generated value (`inivalue99`), not a variable.
-    let one_case = !(value.iter().any(u8::is_ascii_uppercase)
-        && value.iter().any(u8::is_ascii_lowercase));
+    let one_case =
+        !(value.iter().any(u8::is_ascii_uppercase) && value.iter().any(u8::is_ascii_lowercase));
     if one_case && value.iter().any(u8::is_ascii_digit) {
         return false;
     }
     let words = camel_words(value);
-    let is_vowel = |b: &u8| matches!(b.to_ascii_lowercase(), b'a' | b'e' | b'i' | b'o' | b'u' | b'y');
+    let is_vowel = |b: &u8| {
+        matches!(
+            b.to_ascii_lowercase(),
+            b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+        )
+    };
     let mut unspoken = 0;
     let mut acronyms = 0;
     let mut letter_words = 0;
@@ -521,7 +526,11 @@ mod tests {
             b"xAuthToken",
             b"ListSecrets",
         ] {
-            assert!(is_word_identifier(name), "{}", String::from_utf8_lossy(name));
+            assert!(
+                is_word_identifier(name),
+                "{}",
+                String::from_utf8_lossy(name)
+            );
         }
         for random in [
             &b"JlE9qPdwy7BYbhKJGrUw"[..],
@@ -532,7 +541,11 @@ mod tests {
             b"a1b2c3d4e5",
             b"s3cr3t-pass",
         ] {
-            assert!(!is_word_identifier(random), "{}", String::from_utf8_lossy(random));
+            assert!(
+                !is_word_identifier(random),
+                "{}",
+                String::from_utf8_lossy(random)
+            );
         }
     }
 

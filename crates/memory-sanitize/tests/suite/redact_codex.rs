@@ -641,7 +641,9 @@ fn word_identifier(value: &str) -> bool {
     if !bytes
         .first()
         .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
-        || !bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        || !bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
         || bytes.iter().filter(|b| b.is_ascii_digit()).count() > 2
     {
         return false;
@@ -652,7 +654,8 @@ fn word_identifier(value: &str) -> bool {
     {
         return true;
     }
-    let mixed = bytes.iter().any(u8::is_ascii_uppercase) && bytes.iter().any(u8::is_ascii_lowercase);
+    let mixed =
+        bytes.iter().any(u8::is_ascii_uppercase) && bytes.iter().any(u8::is_ascii_lowercase);
     if !mixed && bytes.iter().any(u8::is_ascii_digit) {
         return false;
     }
@@ -692,11 +695,7 @@ fn word_identifier(value: &str) -> bool {
         }
         lower_letters += w.len();
         vowels += w.iter().filter(|b| vowel(**b)).count();
-        let consonant_run = w
-            .split(|b| vowel(*b))
-            .map(<[u8]>::len)
-            .max()
-            .unwrap_or(0);
+        let consonant_run = w.split(|b| vowel(*b)).map(<[u8]>::len).max().unwrap_or(0);
         let spoken = if w.len() == 1 {
             i == 0 && w[0].is_ascii_lowercase()
         } else {
@@ -796,6 +795,11 @@ fn every_pasted_secret_is_redacted() {
         "{} of {tested} pasted values kept ({:.2}%), e.g.:\n{}",
         leaks.len(),
         leaks.len() as f64 * 100.0 / tested as f64,
-        leaks.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
+        leaks
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

@@ -443,4 +443,3 @@ fn kubernetes_secret_data_is_redacted() {
         ),
     ]);
 }
-
