@@ -145,14 +145,6 @@ fn documented_exception(value: &str, syntax: Syntax, key: &str, code_tail: bool)
         || value.contains("%(");
     // Code: brackets of calls, indexing, generics and blocks; paths; member access; negation.
     let member_path = value.contains('.') && value.split('.').all(identifier);
-    // A member access followed by an operator (`e.crossOrigin===`).
-    let head_len = value
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .unwrap_or(value.len());
-    let head = &value[..head_len];
-    let member_operator = head.contains('.')
-        && head.split('.').all(identifier)
-        && value[head_len..].starts_with(['=', '!', '<', '>', '?']);
     let brackets = value.contains(['(', ')', '[', ']', '{', '}', '<', '>']);
     let path = value.contains("::") || value.contains("->");
     let negation = value.starts_with('!') && identifier(value.trim_start_matches('!'));
