@@ -795,7 +795,18 @@ impl Value<'_> {
                         && (is_keyword_value(default) || is_number(default))))
         });
         let number = matches!(self.style, Style::Code | Style::Yaml) && is_number(value);
-        if variable || declaration || number {
+        // `password: FilterOrBool = False`, `key: KeyType | None`, `pass: x -> y`: an
+        // annotation or an expression, whatever the style.
+        let blanks = after
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        let rest = after.get(blanks..).unwrap_or_default();
+        let annotation = blanks > 0
+            && ((rest.first() == Some(&b'=') && !matches!(rest.get(1), Some(b'=' | b'>')))
+                || rest.first() == Some(&b'|')
+                || rest.starts_with(b"->"));
+        if variable || declaration || number || annotation {
             return false;
         }
         match self.strength {
