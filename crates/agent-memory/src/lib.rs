@@ -12,7 +12,9 @@
 //! - [`compaction`]: compaction of a conversation that outgrows its context window;
 //! - [`working_memory`]: the seven-section working memory and the session window;
 //! - [`goals`]: thread goals and steering;
-//! - [`introspect`]: memory states, blocks and tools.
+//! - [`introspect`]: memory states, blocks and tools;
+//! - [`mcp`]: the MCP server over the memory and goal tools, mountable on any byte stream or
+//!   stdio.
 //!
 //! It holds no behaviour of its own. The `agent-memory` command-line tool lives in the
 //! `agent-memory-cli` crate, so depending on this facade never compiles a CLI parser or a
@@ -23,6 +25,7 @@
 pub use goal_steering as goals;
 pub use memory_compaction as compaction;
 pub use memory_introspect as introspect;
+pub use memory_mcp as mcp;
 pub use memory_models as models;
 pub use memory_prompts as prompts;
 pub use memory_protocol as protocol;
