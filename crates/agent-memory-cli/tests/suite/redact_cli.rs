@@ -61,3 +61,28 @@ fn each_line_comes_out_before_the_next_is_written() {
     assert!(child.wait().unwrap().success());
     reader.join().unwrap();
 }
+
+/// Random values after a credential name in YAML's colon form are redacted whatever their
+/// letters (issue 32: the first four were kept because they looked like camel-case names).
+#[test]
+fn yaml_colon_values_are_redacted_whatever_their_letters() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("redact")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = "password: JlE9qPdwy7BYbhKJGrUw\n  api_key: RzuqmNjB6NHDhsycm0mQzpSF\ntoken: M2FbPiO3AOriRcyWcAkw\nsecret: NrFt5P4dYaUfUo\npassword: Xk2pLm9QrT4vWz8N\n";
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "password: [REDACTED_SECRET]\n  api_key: [REDACTED_SECRET]\ntoken: [REDACTED_SECRET]\nsecret: [REDACTED_SECRET]\npassword: [REDACTED_SECRET]\n"
+    );
+}

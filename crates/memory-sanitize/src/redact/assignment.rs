@@ -9,8 +9,8 @@
 
 use super::assignment_match::Groups;
 use super::checks::{
-    character_classes, find, is_code, is_filler, is_hex, is_identifier, is_identifier_name,
-    is_keyword_value, is_placeholder, is_reference, looks_random, names_a_secret,
+    character_classes, find, is_code, is_filler, is_hex, is_identifier, is_keyword_value,
+    is_placeholder, is_reference, is_word_identifier, looks_random, names_a_secret,
 };
 use super::engine::{Scan, is_key_byte};
 use super::multiline::{
@@ -776,19 +776,37 @@ impl Value<'_> {
         {
             return false;
         }
-        // Where the syntax may be code, a variable name is a variable (`token: accessToken`,
-        // `f(token=token_value,`), a bare word in code is a variable or a word of a sentence
-        // (`invalid token: expected identifier`), and `Type=default` is a declaration.
-        let code_like = matches!(self.style, Style::Code | Style::Yaml);
-        let variable = (is_identifier_name(value) && (code_like || has_code_tail(after)))
-            || (self.style == Style::Code && value.iter().all(u8::is_ascii_alphabetic));
-        let declaration = code_like
-            && value
-                .iter()
-                .position(|&b| b == b'=')
-                .is_some_and(|eq| value.get(..eq).is_some_and(is_identifier));
-        let number = code_like && is_number(value);
-        if variable || declaration || number {
+        // Where the syntax is code (`key = value` with blanks, `key: value` inside a line), a
+        // bare identifier made of words is a variable or a type (`token = accessToken`,
+        // `invalid token: expected identifier`), and `Type=default` is a declaration. A YAML line
+        // (`key: value` opening its line) holds data: a bare value there is code only when code
+        // syntax follows it (`token: myToken,`). Random letters are no identifier made of words
+        // (`is_word_identifier`), so a generated value is never taken for a variable.
+        let code = self.style == Style::Code;
+        let variable = is_word_identifier(value) && (code || has_code_tail(after));
+        let declaration = value.iter().position(|&b| b == b'=').is_some_and(|eq| {
+            let (name, default) = value.split_at(eq);
+            let default = default.get(1..).unwrap_or_default();
+            // `abc123==`: base64 padding, not a default.
+            is_identifier(name)
+                && !default.iter().all(|&b| b == b'=')
+                && (code
+                    || (self.style == Style::Yaml
+                        && (is_keyword_value(default) || is_number(default))))
+        });
+        let number = matches!(self.style, Style::Code | Style::Yaml) && is_number(value);
+        // `password: FilterOrBool = False`, `key: KeyType | None`, `pass: x -> y`: an
+        // annotation or an expression, whatever the style.
+        let blanks = after
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        let rest = after.get(blanks..).unwrap_or_default();
+        let annotation = blanks > 0
+            && ((rest.first() == Some(&b'=') && !matches!(rest.get(1), Some(b'=' | b'>')))
+                || rest.first() == Some(&b'|')
+                || rest.starts_with(b"->"));
+        if variable || declaration || number || annotation {
             return false;
         }
         match self.strength {

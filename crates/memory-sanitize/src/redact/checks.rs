@@ -246,6 +246,122 @@ pub(crate) fn is_identifier_name(value: &[u8]) -> bool {
     snake || mixed_case
 }
 
+/// An identifier made of words, as code names variables and types: `snake_case` with an
+/// underscore between letters, or words joined in `camelCase` / `PascalCase` / lower case
+/// (`accessToken`, `TokenKind`, `AWSAccessKeyId`, `settings`), at most two digits.
+///
+/// Words are the camel-case humps and digit runs. A word is *spoken* when it holds a vowel
+/// (`y` counts) and no run of four consonants; a single lower-case letter is spoken only first
+/// (`xAuthToken`); an upper-case run (an acronym) of up to five letters is allowed once. The
+/// identifier is made of words when at most one word is not spoken, its words average three
+/// letters or more, and one letter in four or more is a vowel. Random letters almost never
+/// are: their humps are short, their lower-case runs rarely hold a vowel.
+pub(crate) fn is_word_identifier(value: &[u8]) -> bool {
+    let Some(&first) = value.first() else {
+        return false;
+    };
+    if !(first.is_ascii_alphabetic() || first == b'_' || first == b'$')
+        || !value
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$')
+        || value.iter().filter(|b| b.is_ascii_digit()).count() > 2
+    {
+        return false;
+    }
+    if value
+        .windows(3)
+        .any(|w| matches!(w, [a, b'_', c] if a.is_ascii_alphabetic() && c.is_ascii_alphabetic()))
+    {
+        return true;
+    }
+    // Digits in a name of one case are a generated value (`inivalue99`), not a variable.
+    let one_case =
+        !(value.iter().any(u8::is_ascii_uppercase) && value.iter().any(u8::is_ascii_lowercase));
+    if one_case && value.iter().any(u8::is_ascii_digit) {
+        return false;
+    }
+    let words = camel_words(value);
+    let is_vowel = |b: &u8| {
+        matches!(
+            b.to_ascii_lowercase(),
+            b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+        )
+    };
+    let mut unspoken = 0;
+    let mut acronyms = 0;
+    let mut letter_words = 0;
+    let mut letters = 0;
+    let mut lower_letters = 0;
+    let mut vowels = 0;
+    for (i, word) in words.iter().enumerate() {
+        if word.iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        letter_words += 1;
+        letters += word.len();
+        if word.len() > 1 && word.iter().all(u8::is_ascii_uppercase) {
+            acronyms += 1;
+            if word.len() > 5 {
+                return false;
+            }
+            continue;
+        }
+        lower_letters += word.len();
+        vowels += word.iter().filter(|b| is_vowel(b)).count();
+        let mut run = 0;
+        let mut longest = 0;
+        for b in word.iter() {
+            run = if is_vowel(b) { 0 } else { run + 1 };
+            longest = longest.max(run);
+        }
+        let spoken = if word.len() == 1 {
+            i == 0 && word.iter().all(u8::is_ascii_lowercase)
+        } else {
+            word.iter().any(is_vowel) && longest < 4
+        };
+        if !spoken {
+            unspoken += 1;
+        }
+    }
+    letter_words > 0
+        && unspoken <= 1
+        && acronyms <= 1
+        && letters >= 3 * letter_words
+        && vowels * 4 >= lower_letters
+}
+
+/// Splits an identifier into camel-case humps and digit runs (`XMLHttpRequest2` → XML, Http,
+/// Request, 2); `_` and `$` separate words too.
+fn camel_words(value: &[u8]) -> Vec<&[u8]> {
+    let mut words = Vec::new();
+    let mut start = 0;
+    for i in 0..value.len() {
+        let (Some(&b), Some(&p)) = (value.get(i), i.checked_sub(1).and_then(|j| value.get(j)))
+        else {
+            continue;
+        };
+        let next = value.get(i + 1);
+        let boundary = matches!(b, b'_' | b'$')
+            || matches!(p, b'_' | b'$')
+            || p.is_ascii_digit() != b.is_ascii_digit()
+            || (p.is_ascii_lowercase() && b.is_ascii_uppercase())
+            || (p.is_ascii_uppercase()
+                && b.is_ascii_uppercase()
+                && next.is_some_and(u8::is_ascii_lowercase));
+        if boundary {
+            if let Some(word) = value.get(start..i).filter(|w| !w.is_empty()) {
+                words.push(word);
+            }
+            start = i;
+        }
+    }
+    if let Some(word) = value.get(start..).filter(|w| !w.is_empty()) {
+        words.push(word);
+    }
+    words.retain(|w| !matches!(w, [b'_' | b'$']));
+    words
+}
+
 /// Words a language uses for "no value": `None`, `null`, `nil`, `undefined`, `true`, `false`.
 pub(crate) fn is_keyword_value(value: &[u8]) -> bool {
     let lower = value.to_ascii_lowercase();
@@ -397,6 +513,40 @@ mod tests {
         assert!(!is_identifier_name(b"correcthorsebattery"));
         assert!(!is_identifier_name(b"a1b2c3d4e5"));
         assert!(!is_identifier_name(b"s3cr3t-pass"));
+    }
+
+    #[test]
+    fn word_identifiers() {
+        for name in [
+            &b"default_password"[..],
+            b"accessToken",
+            b"TokenKind",
+            b"AWSAccessKeyId",
+            b"settings",
+            b"xAuthToken",
+            b"ListSecrets",
+        ] {
+            assert!(
+                is_word_identifier(name),
+                "{}",
+                String::from_utf8_lossy(name)
+            );
+        }
+        for random in [
+            &b"JlE9qPdwy7BYbhKJGrUw"[..],
+            b"RzuqmNjB6NHDhsycm0mQzpSF",
+            b"M2FbPiO3AOriRcyWcAkw",
+            b"NrFt5P4dYaUfUo",
+            b"Xk2pLm9QrT4vWz8N",
+            b"a1b2c3d4e5",
+            b"s3cr3t-pass",
+        ] {
+            assert!(
+                !is_word_identifier(random),
+                "{}",
+                String::from_utf8_lossy(random)
+            );
+        }
     }
 
     #[test]
