@@ -14,14 +14,36 @@ use super::text::{items, strip_marker, strip_status_tags};
 /// is a duplicate only of an equal item, never of a longer one that happens to contain it.
 pub fn item_key(item: &str) -> String {
     let core = strip_status_tags(strip_marker(item.trim()));
-    let without_marks: String = core.chars().filter(|ch| !matches!(ch, '*' | '`')).collect();
-    let collapsed = without_marks
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let lower: String = collapsed.chars().flat_map(char::to_lowercase).collect();
-    lower.trim_matches(['_', '.', ' ']).to_owned()
+    let mut key = String::with_capacity(core.len());
+    // Whitespace runs become one space; a word of emphasis marks only is no word.
+    for word in core.split_whitespace() {
+        let mut letters = word
+            .chars()
+            .filter(|ch| !matches!(ch, '*' | '`'))
+            .peekable();
+        if letters.peek().is_none() {
+            continue;
+        }
+        if !key.is_empty() {
+            key.push(' ');
+        }
+        for ch in letters {
+            if ch.is_ascii() {
+                key.push(ch.to_ascii_lowercase());
+            } else {
+                key.extend(ch.to_lowercase());
+            }
+        }
+    }
+    let end = key.trim_end_matches(KEY_EDGES).len();
+    key.truncate(end);
+    let start = key.len() - key.trim_start_matches(KEY_EDGES).len();
+    key.drain(..start);
+    key
 }
+
+/// What a key never starts or ends with.
+const KEY_EDGES: [char; 3] = ['_', '.', ' '];
 
 /// The keys of a body's items.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
