@@ -9,9 +9,12 @@
 //! - [`models`]: the built-in offline engine (the default model) and, with the `openai`
 //!   feature (on by default), an OpenAI-compatible HTTP client;
 //! - [`write`](mod@crate::write): the state store and the two-phase write path;
-//! - [`compaction`]: compaction and working memory;
+//! - [`compaction`]: compaction of a conversation that outgrows its context window;
+//! - [`working_memory`]: the seven-section working memory and the session window;
 //! - [`goals`]: thread goals and steering;
-//! - [`introspect`]: memory states, blocks and tools.
+//! - [`introspect`]: memory states, blocks and tools;
+//! - [`mcp`]: the MCP server over the memory and goal tools, mountable on any byte stream or
+//!   stdio.
 //!
 //! It holds no behaviour of its own. The `agent-memory` command-line tool lives in the
 //! `agent-memory-cli` crate, so depending on this facade never compiles a CLI parser or a
@@ -22,10 +25,12 @@
 pub use goal_steering as goals;
 pub use memory_compaction as compaction;
 pub use memory_introspect as introspect;
+pub use memory_mcp as mcp;
 pub use memory_models as models;
 pub use memory_prompts as prompts;
 pub use memory_protocol as protocol;
 pub use memory_sanitize as sanitize;
 pub use memory_write as write;
+pub use working_memory;
 
 pub use memory_protocol::ModelClient;

@@ -1,0 +1,50 @@
+//! Working memory: a seven-section document the model edits with KEEP / UPDATE / APPEND
+//! operations, while guards in code refuse edits that would lose facts.
+//!
+//! The document ([`document`]) has seven `##` sections in a fixed order. The model sees it with
+//! the new messages and answers with one operation per section (the `update_working_memory`
+//! tool's arguments, [`memory_protocol::working_memory::WorkingMemoryUpdate`]); [`recover`]
+//! reads those arguments, repairing malformed output section by section; [`ops`] reads each
+//! operation leniently; [`mod@merge`] applies them through the per-section guards (`guards/`), and
+//! `bound` keeps the two growing sections within their hard bound. [`reminders`] lists the
+//! oversized sections the update prompt warns about. [`session`] keeps the session window:
+//! live messages, commits into archives that update the working memory from the messages it
+//! has not seen, and the assembled context.
+//!
+//! Invariants of a merge, whatever the operations:
+//!
+//! - the rendered document has exactly the seven headers, in order;
+//! - no path of Files & Context, entry of Errors & Corrections or unresolved item of Open
+//!   Issues is lost (an Errors entry may move to the archive, behind a pointer bullet);
+//! - Key Facts & Decisions never holds more than twice its thresholds (50 bullets, 3,000
+//!   tokens), plus the consolidation sentinel;
+//! - no section is emptied by an empty UPDATE; malformed input keeps a section, never
+//!   panics.
+//!
+//! The guard constants live in [`memory_protocol::working_memory::limits`], where the update
+//! prompt reads them too. The same merge serves every write path: an update, a recovered
+//! update, a created document ([`merge_created`]) and the fallback that re-creates the
+//! document from the previous one.
+
+#![deny(missing_docs)]
+
+pub mod anchors;
+pub(crate) mod bound;
+pub mod document;
+mod error;
+pub(crate) mod guards;
+pub mod keys;
+pub mod merge;
+pub mod ops;
+pub mod paths;
+pub mod recover;
+pub mod reminders;
+pub mod session;
+pub mod text;
+
+pub use self::document::{WorkingMemoryDocument, is_working_memory};
+pub use self::error::{Error, Result};
+pub use self::merge::{MergeOptions, MergeOutcome, MovedEntries, merge, merge_created, merge_text};
+pub use self::ops::{ReadOp, SectionOps};
+pub use self::recover::{Recovery, RecoveryPath, read_arguments, read_arguments_value};
+pub use self::reminders::section_size_warnings;
