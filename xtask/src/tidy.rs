@@ -9,18 +9,21 @@ use crate::project_root;
 
 /// The rank of each workspace crate: its layer (docs/ARCHITECTURE.md) times ten, plus its order
 /// within the layer. A crate may depend only on crates of a lower rank. Layer 1 is ordered
-/// because `memory-prompts` uses `memory-sanitize` (its escaping); that is the only edge inside
-/// a layer, and the reverse edge is refused.
-const LAYERS: [(&str, u32); 12] = [
+/// because `memory-prompts` uses `memory-sanitize` (its escaping) and `memory-transcript` uses
+/// it too (the paths it reports are redacted); those are the only edges inside a layer, the
+/// reverse edges are refused, and prompts and transcript share a rank so neither uses the other.
+const LAYERS: [(&str, u32); 14] = [
     ("memory-protocol", 0),
     ("memory-sanitize", 10),
     ("memory-prompts", 11),
+    ("memory-transcript", 11),
     ("memory-write", 20),
     ("memory-compaction", 20),
     ("working-memory", 20),
     ("goal-steering", 20),
     ("memory-introspect", 20),
     ("memory-models", 20),
+    ("memory-offline", 20),
     ("memory-mcp", 30),
     ("agent-memory", 40),
     ("agent-memory-cli", 50),
