@@ -17,20 +17,16 @@
 //!
 //! Every step that changed the operation leaves a [`GuardRecord`].
 
-use std::borrow::Cow;
-
 use memory_protocol::working_memory::{
     GuardKind, GuardRecord, OpName, SectionOp, WorkingMemoryMergeResult, WorkingMemorySection,
 };
 
 use super::bound::bound;
-use super::document::{WorkingMemoryDocument, normalize_owned, normalizes_to_empty};
-use super::guards::key_facts::{
-    has_model_sentinel, has_sentinel, without_model_sentinel, without_sentinel,
-};
-use super::guards::{self, OldBody, Reason, quoted};
+use super::document::{WorkingMemoryDocument, normalize_body};
+use super::guards::key_facts::{without_model_sentinel, without_sentinel};
+use super::guards::{self, OldBody, quoted};
 use super::ops::{ReadOp, SectionOps};
-use super::text::{SectionSize, appended_len, items, push_items, tokens};
+use super::text::{SectionSize, append_items};
 
 /// Where entries moved out of a bounded section are said to be, when the caller has no
 /// archive to name.
@@ -89,82 +85,26 @@ pub fn merge(
     ops: &SectionOps,
     options: &MergeOptions,
 ) -> MergeOutcome {
-    merge_from(Source::Borrowed(old), ops, options)
-}
-
-/// Parses `old` and merges `ops` into it.
-pub fn merge_text(old: &str, ops: &SectionOps, options: &MergeOptions) -> MergeOutcome {
-    merge_from(
-        Source::Owned(WorkingMemoryDocument::parse(old)),
-        ops,
-        options,
-    )
-}
-
-/// The document merged into: a parsed one whose kept and appended bodies are moved into the
-/// result, or a caller's, copied.
-enum Source<'a> {
-    Borrowed(&'a WorkingMemoryDocument),
-    Owned(WorkingMemoryDocument),
-}
-
-impl Source<'_> {
-    fn body(&self, section: WorkingMemorySection) -> &str {
-        match self {
-            Source::Borrowed(document) => document.body(section),
-            Source::Owned(document) => document.body(section),
-        }
-    }
-
-    /// The old body of `section` as a string with room for `extra` more bytes.
-    fn take(&mut self, section: WorkingMemorySection, extra: usize) -> String {
-        match self {
-            Source::Borrowed(document) => {
-                let body = document.body(section);
-                let mut out = String::with_capacity(body.len() + extra);
-                out.push_str(body);
-                out
-            }
-            Source::Owned(document) => {
-                let mut out = document.take_body(section);
-                out.reserve(extra);
-                out
-            }
-        }
-    }
-}
-
-fn merge_from(mut source: Source<'_>, ops: &SectionOps, options: &MergeOptions) -> MergeOutcome {
     let mut document = WorkingMemoryDocument::new();
-    // Room for a record per section, so the list rarely grows.
-    let mut guards = Vec::with_capacity(WorkingMemorySection::ALL.len());
+    let mut guards = Vec::new();
     let mut moved = Vec::new();
     for section in WorkingMemorySection::ALL {
         let mut log = Log {
             section,
-            op_in: "",
+            op_in: String::new(),
             records: &mut guards,
         };
-        let (op, old_size) = {
-            let old = OldBody::new(source.body(section));
-            let op = decide(section, &old, ops.get(section), &mut log);
-            // Only a bounded section that changed is measured again.
-            let old_size = (op.name() != OpName::Keep && bounded(section)).then(|| old.size());
-            (op, old_size)
-        };
+        let old_body = old.body(section);
+        let op = decide(section, &OldBody::new(old_body), ops.get(section), &mut log);
         let applied = op.name();
-        let (mut body, appended_at) = match op {
-            SectionOp::Keep => (source.take(section, 0), None),
-            SectionOp::Update { content } => (normalize_owned(content), None),
-            SectionOp::Append { items } => {
-                let mut body = source.take(section, appended_len(&items));
-                let at = body.len();
-                push_items(&mut body, &items);
-                (body, Some(at))
-            }
+        let mut body = match op {
+            SectionOp::Keep => old_body.to_owned(),
+            SectionOp::Update { content } => normalize_body(&content),
+            SectionOp::Append { items } => append_items(old_body, &items),
         };
-        if let Some(old_size) = old_size
-            && let Some(new_size) = grew(old_size, &body, appended_at)
+        if applied != OpName::Keep
+            && bounded(section)
+            && let Some(new_size) = grew(old_body, &body)
             && let Some(result) = bound(&body, new_size, &options.moved_location)
         {
             log.note(
@@ -202,19 +142,17 @@ fn merge_from(mut source: Source<'_>, ops: &SectionOps, options: &MergeOptions) 
     }
 }
 
-/// The size of `new`, the sentinel aside, when it is larger than the old body (`old`, also
-/// without the sentinel) in bullets or tokens: only growth is bounded, so a section that was
-/// already past its bound (a document from elsewhere) is not cut on a KEEP-like step. After
-/// an APPEND (`appended_at`, where the appended lines start) without the sentinel, the old
-/// items are counted already: only the appended lines are read.
-fn grew(old: SectionSize, new: &str, appended_at: Option<usize>) -> Option<SectionSize> {
-    let new = match appended_at {
-        Some(at) if !has_sentinel(new) => SectionSize {
-            bullets: old.bullets + items(new.get(at..).unwrap_or_default()).count(),
-            tokens: tokens(new),
-        },
-        _ => SectionSize::of(&without_sentinel(new)),
-    };
+/// Parses `old` and merges `ops` into it.
+pub fn merge_text(old: &str, ops: &SectionOps, options: &MergeOptions) -> MergeOutcome {
+    merge(&WorkingMemoryDocument::parse(old), ops, options)
+}
+
+/// The size of `new`, the sentinel aside, when it is larger than `old` (also without the
+/// sentinel) in bullets or tokens: only growth is bounded, so a section that was already past
+/// its bound (a document from elsewhere) is not cut on a KEEP-like step.
+fn grew(old: &str, new: &str) -> Option<SectionSize> {
+    let old = SectionSize::of(&without_sentinel(old));
+    let new = SectionSize::of(&without_sentinel(new));
     (new.bullets > old.bullets || new.tokens > old.tokens).then_some(new)
 }
 
@@ -225,19 +163,19 @@ fn bounded(section: WorkingMemorySection) -> bool {
     )
 }
 
-struct Log<'a, 'o> {
+struct Log<'a> {
     section: WorkingMemorySection,
-    /// The operation as the caller named it, copied only into the records written.
-    op_in: &'o str,
+    /// The operation as the caller named it.
+    op_in: String,
     records: &'a mut Vec<GuardRecord>,
 }
 
-impl Log<'_, '_> {
+impl Log<'_> {
     fn note(&mut self, guard: GuardKind, op_out: OpName, reason: String) {
         self.records.push(GuardRecord {
             section: self.section,
             guard,
-            op_in: self.op_in.to_owned(),
+            op_in: self.op_in.clone(),
             op_out,
             reason,
         });
@@ -245,11 +183,11 @@ impl Log<'_, '_> {
 }
 
 /// Steps 1 to 4: the operation to apply.
-fn decide<'o>(
+fn decide(
     section: WorkingMemorySection,
     old: &OldBody<'_>,
-    read: Option<&'o ReadOp>,
-    log: &mut Log<'_, 'o>,
+    read: Option<&ReadOp>,
+    log: &mut Log<'_>,
 ) -> SectionOp {
     let Some(read) = read else {
         log.note(
@@ -259,7 +197,7 @@ fn decide<'o>(
         );
         return SectionOp::Keep;
     };
-    log.op_in = &read.op_in;
+    log.op_in = read.op_in.clone();
     if let Some(problem) = &read.problem {
         let kept = matches!(read.op, SectionOp::Keep);
         log.note(
@@ -272,16 +210,15 @@ fn decide<'o>(
             },
         );
     }
-    // The operation as read, copied only when a rule changes it.
-    let mut op = Cow::Borrowed(&read.op);
-    if section == WorkingMemorySection::KeyFactsAndDecisions && has_model_sentinel(&op) {
+    let mut op = read.op.clone();
+    if section == WorkingMemorySection::KeyFactsAndDecisions {
         // Before every other rule, and even for an empty section, so the sentinel is never
         // taken from the model on any path.
-        op = Cow::Owned(without_model_sentinel(read.op.clone()));
+        op = without_model_sentinel(op);
     }
-    if let SectionOp::Update { content } = op.as_ref()
+    if let SectionOp::Update { content } = &op
         && !old.text.is_empty()
-        && normalizes_to_empty(content)
+        && normalize_body(content).is_empty()
     {
         log.note(
             GuardKind::EmptyUpdate,
@@ -293,24 +230,15 @@ fn decide<'o>(
     if !old.text.is_empty() {
         let verdict = guards::run(section, old, &op);
         if let Some((guard, reason)) = verdict.note {
-            let op_out = verdict.op.as_ref().map_or(op.name(), SectionOp::name);
-            log.note(guard, op_out, reason);
+            log.note(guard, verdict.op.name(), reason);
         }
-        if let Some(changed) = verdict.op {
-            op = Cow::Owned(changed);
-        }
-        if verdict.fresh {
-            return op.into_owned();
-        }
+        op = verdict.op;
     }
-    if let SectionOp::Append { items } = op.as_ref() {
+    if let SectionOp::Append { items } = &op {
         let fresh = old.fresh(items);
         if fresh.len() < items.len() {
-            let duplicates: Vec<String> = items
-                .iter()
-                .filter(|item| !fresh.contains(item))
-                .cloned()
-                .collect();
+            let duplicates: Vec<&String> =
+                items.iter().filter(|item| !fresh.contains(item)).collect();
             let op_out = if fresh.is_empty() {
                 OpName::Keep
             } else {
@@ -319,16 +247,16 @@ fn decide<'o>(
             log.note(
                 GuardKind::DuplicateItems,
                 op_out,
-                Reason::with_capacity(160)
-                    .count(duplicates.len())
-                    .text(" item(s) already in the section were not added again: ")
-                    .text(&quoted(&duplicates))
-                    .done(),
+                format!(
+                    "{} item(s) already in the section were not added again: {}",
+                    duplicates.len(),
+                    quoted(&duplicates)
+                ),
             );
         }
         return guards::append_or_keep(fresh);
     }
-    op.into_owned()
+    op
 }
 
 /// Merges a document the model wrote whole (a create or fallback answer) into `previous`

@@ -13,13 +13,13 @@
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 use memory_transcript::anchors::extract_anchors;
 
-use super::{OldBody, Reason, Verdict, append_or_keep, quoted};
+use super::{OldBody, Verdict, append_or_keep, quoted};
 use crate::document::normalize_body;
 use crate::text::{SectionSize, item_key, items};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     let SectionOp::Update { content } = op else {
-        return Verdict::unchanged();
+        return Verdict::unchanged(op);
     };
     let new = normalize_body(content);
     let old_size = old_body.raw_size();
@@ -29,23 +29,20 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
         Err("the section is not oversized".to_owned())
     };
     match consolidation {
-        Ok(()) => Verdict::unchanged(),
+        Ok(()) => Verdict::unchanged(op),
         Err(why) => {
             let candidates: Vec<&str> = items(&new).collect();
             let fresh = old_body.fresh(&candidates);
-            let reason = Reason::with_capacity(why.len() + 96)
-                .text("the section is append-only and this rewrite is no consolidation (")
-                .text(&why)
-                .text("): ")
-                .count(fresh.len())
-                .text(if fresh.len() == 1 {
-                    " new entry appended"
+            let reason = format!(
+                "the section is append-only and this rewrite is no consolidation ({why}): {} {}",
+                fresh.len(),
+                if fresh.len() == 1 {
+                    "new entry appended"
                 } else {
-                    " new entries appended"
-                })
-                .done();
+                    "new entries appended"
+                }
+            );
             Verdict::changed(append_or_keep(fresh), GuardKind::ErrorsAppendOnly, reason)
-                .of_fresh_items()
         }
     }
 }
