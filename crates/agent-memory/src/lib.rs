@@ -6,6 +6,8 @@
 //! - [`protocol`]: wire types and the [`ModelClient`] trait;
 //! - [`sanitize`]: reading, filtering, redacting, escaping, counting and truncating text;
 //! - [`prompts`]: every prompt template with its typed render function;
+//! - [`store`]: the state store's foundation: SQLite opener, migrator, PostgreSQL pool, table
+//!   names;
 //! - [`models`]: the built-in offline engine (the default model) and, with the `openai`
 //!   feature (on by default), an OpenAI-compatible HTTP client;
 //! - [`write`](mod@crate::write): the state store and the two-phase write path;
@@ -26,6 +28,7 @@ pub use memory_models as models;
 pub use memory_prompts as prompts;
 pub use memory_protocol as protocol;
 pub use memory_sanitize as sanitize;
+pub use memory_store as store;
 pub use memory_write as write;
 
 pub use memory_protocol::ModelClient;
