@@ -37,6 +37,15 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// A store selection that names no backend this crate has.
+    #[error("unsupported store {url:?}: use postgres://... or sqlite")]
+    UnsupportedStore {
+        /// The selection as given.
+        url: String,
+    },
+    /// A shared store was selected, but this build has no PostgreSQL backend.
+    #[error("this build has no PostgreSQL store (cargo feature `postgres`)")]
+    NoPostgres,
     /// The PostgreSQL server cannot be reached (or refused the connection).
     #[error("cannot reach the state store at {url}: {message}")]
     Unreachable {

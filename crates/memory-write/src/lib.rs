@@ -25,6 +25,7 @@ pub mod scan;
 pub mod shared_root;
 pub mod stage_one_request;
 pub mod store;
+pub mod store_selection;
 
 pub use crate::config::{MemoriesConfig, MemoriesToml};
 pub use crate::error::{Error, Result};

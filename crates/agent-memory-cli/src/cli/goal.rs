@@ -20,7 +20,9 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::home::{CONFIG_FILE_NAME, load_config, resolve_home};
-use super::store::{StoreArgs, StoreSelection};
+use agent_memory::write::store_selection::StoreSelection;
+
+use super::store::StoreArgs;
 
 /// The config file read from the home for the `[goals]` table.
 /// Exit status when the `update_goal` tool refused the call (its answer is still printed).
@@ -423,8 +425,24 @@ pub(crate) fn open_at(home: &Path, selection: &StoreSelection) -> anyhow::Result
     match &selection.url {
         None => GoalStore::open_home(home, config)
             .with_context(|| format!("cannot open the goal store in {}", home.display())),
-        Some(url) => super::store::connect_goals(url, config),
+        Some(_) => connect_goals(selection, config),
     }
+}
+
+/// The goals on the shared PostgreSQL store of `selection` (its goal tables migrated to this
+/// build).
+#[cfg(feature = "postgres")]
+fn connect_goals(selection: &StoreSelection, config: GoalConfig) -> anyhow::Result<GoalStore> {
+    use agent_memory::goals::PgGoalOptions;
+    let url = selection.shared_url()?.unwrap_or_default();
+    Ok(GoalStore::connect(url, &PgGoalOptions::default(), config)?)
+}
+
+#[cfg(not(feature = "postgres"))]
+fn connect_goals(selection: &StoreSelection, config: GoalConfig) -> anyhow::Result<GoalStore> {
+    let _ = config;
+    selection.shared_url()?;
+    anyhow::bail!("this build has no PostgreSQL store (cargo feature `postgres`)")
 }
 
 fn print_goal(output: &Output, goal: &ThreadGoal) -> anyhow::Result<ExitCode> {

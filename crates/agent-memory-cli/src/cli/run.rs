@@ -16,10 +16,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_memory::write::config::{MemoriesConfig, MemoriesToml};
+use agent_memory::write::housekeeping::prune_stale_memories;
 use agent_memory::write::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
+use agent_memory::write::phase_two::DEFAULT_PRUNE_LIMIT;
 use agent_memory::write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
-use agent_memory::write::store::ClaimParams;
-use agent_memory::write::{PhaseOneOptions, PhaseOneReport, ScanReport, run_phase_one};
+use agent_memory::write::store::{ClaimParams, SharedStore, WriteStore, now_unix};
+use agent_memory::write::store_selection::{StoreSelection, open_store};
+use agent_memory::write::{
+    AsyncStateStore, PhaseOneOptions, PhaseOneReport, ScanOptions, ScanReport, StateStore,
+    run_phase_one, scan_rollouts, scan_rollouts_into,
+};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -102,8 +108,7 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     let (model, context_window) = (built.client, built.context_window);
 
     let selection = args.store.selection(&loaded.store);
-    let (store, pruned, scan) =
-        super::store::open_and_scan(&runtime, &home, &selection, config, &rollouts_dir)?;
+    let (store, pruned, scan) = open_and_scan(&runtime, &home, &selection, config, &rollouts_dir)?;
     for (path, reason) in &scan.unreadable {
         let warning = format!("warning: skipped {}: {reason}", path.display());
         eprintln!("{}", display_safe(&redact_secrets(&warning)));
@@ -201,6 +206,36 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         Finished::JobsFailed
     } else {
         Finished::Clean
+    })
+}
+
+/// The store a run works on, after pruning stale memories and registering the rollouts under
+/// `rollouts_dir`. Returns the store, how many memories were pruned and the scan.
+fn open_and_scan(
+    runtime: &tokio::runtime::Runtime,
+    home: &Path,
+    selection: &StoreSelection,
+    config: &MemoriesConfig,
+    rollouts_dir: &Path,
+) -> anyhow::Result<(SharedStore, usize, ScanReport)> {
+    let scan_options = ScanOptions::from_config(config);
+    if selection.url.is_none() {
+        // The embedded default, exactly as before: synchronous pruning and scanning.
+        let mut store = StateStore::open_home(home)?;
+        let pruned = prune_stale_memories(&mut store, config, now_unix())?;
+        let scan = scan_rollouts(&mut store, rollouts_dir, &scan_options, now_unix())
+            .with_context(|| format!("cannot scan {}", rollouts_dir.display()))?;
+        return Ok((Arc::new(AsyncStateStore::new(store)), pruned, scan));
+    }
+    runtime.block_on(async {
+        let store = open_store(home, selection).await?;
+        let pruned = store
+            .prune_phase_two_outputs(now_unix(), config.max_unused_days, DEFAULT_PRUNE_LIMIT)
+            .await?;
+        let scan = scan_rollouts_into(store.as_ref(), rollouts_dir, &scan_options, now_unix())
+            .await
+            .with_context(|| format!("cannot scan {}", rollouts_dir.display()))?;
+        Ok((store, pruned, scan))
     })
 }
 
