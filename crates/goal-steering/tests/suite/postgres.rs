@@ -1,6 +1,6 @@
 //! Goals on a PostgreSQL server: what only a shared store can show (several machines on one
 //! set of goals, a server that is down or newer than this build). The rest of the suite runs
-//! on PostgreSQL too when `AGENT_MEMORY_GOAL_TEST_BACKEND=postgres`.
+//! on PostgreSQL too when `AGENT_MEMORY_TEST_PG_URL` is set (`on_every_backend`).
 
 use std::time::Duration;
 

@@ -40,13 +40,10 @@ fn a_writer_waits_for_another_writer_instead_of_failing() {
     let first = sqlite::open(&path, DEFAULT_BUSY_TIMEOUT).unwrap();
     first.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
     first.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let waiter = {
-        let path = path.clone();
-        std::thread::spawn(move || {
-            let second = sqlite::open(&path, DEFAULT_BUSY_TIMEOUT).unwrap();
-            second.execute("INSERT INTO t VALUES (2)", []).unwrap();
-        })
-    };
+    let waiter = std::thread::spawn(move || {
+        let second = sqlite::open(&path, DEFAULT_BUSY_TIMEOUT).unwrap();
+        second.execute("INSERT INTO t VALUES (2)", []).unwrap();
+    });
     std::thread::sleep(Duration::from_millis(200));
     first.execute("INSERT INTO t VALUES (1)", []).unwrap();
     first.execute_batch("COMMIT").unwrap();
