@@ -11,13 +11,14 @@ use crate::project_root;
 /// within the layer. A crate may depend only on crates of a lower rank. Layer 1 is ordered
 /// because `memory-prompts` uses `memory-sanitize` (its escaping); that is the only edge inside
 /// a layer, and the reverse edge is refused.
-const LAYERS: [(&str, u32); 11] = [
+const LAYERS: [(&str, u32); 12] = [
     ("memory-protocol", 0),
     ("memory-store", 10),
     ("memory-sanitize", 10),
     ("memory-prompts", 11),
     ("memory-write", 20),
     ("memory-compaction", 20),
+    ("working-memory", 20),
     ("goal-steering", 20),
     ("memory-introspect", 20),
     ("memory-models", 20),

@@ -11,7 +11,8 @@
 //! - [`models`]: the built-in offline engine (the default model) and, with the `openai`
 //!   feature (on by default), an OpenAI-compatible HTTP client;
 //! - [`write`](mod@crate::write): the state store and the two-phase write path;
-//! - [`compaction`]: compaction and working memory;
+//! - [`compaction`]: compaction of a conversation that outgrows its context window;
+//! - [`working_memory`]: the seven-section working memory and the session window;
 //! - [`goals`]: thread goals and steering;
 //! - [`introspect`]: memory states, blocks and tools.
 //!
@@ -30,5 +31,6 @@ pub use memory_protocol as protocol;
 pub use memory_sanitize as sanitize;
 pub use memory_store as store;
 pub use memory_write as write;
+pub use working_memory;
 
 pub use memory_protocol::ModelClient;

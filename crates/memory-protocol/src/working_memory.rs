@@ -226,7 +226,7 @@ impl WorkingMemoryUpdate {
     }
 }
 
-/// The guard constants. The guards in `memory-compaction` enforce them and the update prompt
+/// The guard constants. The guards in `working-memory` enforce them and the update prompt
 /// teaches them, so both read them from here.
 pub mod limits {
     /// A section with more bullets than this is oversized: the update prompt warns about it and

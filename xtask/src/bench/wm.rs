@@ -19,11 +19,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use memory_compaction::working_memory::{
-    MergeOptions, SectionOps, WorkingMemoryDocument, merge_text,
-};
 use memory_protocol::working_memory::{GuardKind, WorkingMemorySection};
 use serde_json::{Value, json};
+use working_memory::{MergeOptions, SectionOps, WorkingMemoryDocument, merge_text};
 
 const RUNS: usize = 5;
 const RUN_TIME: Duration = Duration::from_millis(600);

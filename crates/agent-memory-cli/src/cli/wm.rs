@@ -17,15 +17,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use agent_memory::compaction::working_memory::session::{
+use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
+use agent_memory::protocol::working_memory::{GuardRecord, SectionOp, WorkingMemorySection};
+use agent_memory::working_memory::session::{
     Archive, ArchiveStatus, CommitReport, CommitStatus, MESSAGES_FILE, Session, SessionOptions,
     format_messages,
 };
-use agent_memory::compaction::working_memory::{
-    MergeOptions, RecoveryPath, merge_text, read_arguments,
-};
-use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
-use agent_memory::protocol::working_memory::{GuardRecord, SectionOp, WorkingMemorySection};
+use agent_memory::working_memory::{MergeOptions, RecoveryPath, merge_text, read_arguments};
 use anyhow::{Context, bail};
 use serde_json::json;
 

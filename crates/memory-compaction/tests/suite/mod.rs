@@ -1,4 +1,4 @@
-//! Integration tests of memory-compaction: compaction, then the working memory.
+//! Integration tests of memory-compaction.
 
 mod codex;
 mod cut;
@@ -10,5 +10,3 @@ mod session;
 mod settings;
 mod support;
 mod windows;
-// Working memory: conformance with the reference, the user reports, properties.
-mod working_memory;

@@ -14,8 +14,8 @@ use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 use memory_sanitize::anchors::extract_anchors;
 
 use super::{OldBody, Reason, Verdict, append_or_keep, quoted};
-use crate::working_memory::document::normalize_body;
-use crate::working_memory::text::{SectionSize, item_key, items};
+use crate::document::normalize_body;
+use crate::text::{SectionSize, item_key, items};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     let SectionOp::Update { content } = op else {

@@ -23,7 +23,7 @@ use memory_protocol::working_memory::GuardRecord;
 use serde::{Deserialize, Serialize};
 
 use super::store::{read_json, read_messages, write_atomic, write_json};
-use crate::working_memory::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Prefix of an archive folder's name.
 pub const ARCHIVE_PREFIX: &str = "archive_";

@@ -1,8 +1,8 @@
 //! The document model: seven sections in a fixed order, lenient parsing, canonical rendering,
 //! and content under headers we do not know kept instead of lost.
 
-use memory_compaction::working_memory::WorkingMemoryDocument;
 use memory_protocol::working_memory::WorkingMemorySection::{self, *};
+use working_memory::WorkingMemoryDocument;
 
 fn headers(rendered: &str) -> Vec<&str> {
     rendered

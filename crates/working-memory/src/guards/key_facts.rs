@@ -28,9 +28,9 @@ use std::sync::LazyLock;
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
 use super::{OldBody, Reason, Verdict, append_or_keep, quoted};
-use crate::working_memory::anchors::{anchor_coverage, anchor_keys, lost_anchors};
-use crate::working_memory::document::normalize_body;
-use crate::working_memory::text::{self, SectionSize, items};
+use crate::anchors::{anchor_coverage, anchor_keys, lost_anchors};
+use crate::document::normalize_body;
+use crate::text::{self, SectionSize, items};
 
 /// True when `body` holds the sentinel. The sentinel starts with `[`, which most bodies hold
 /// a few times at most: each `[` (one vectorized search) is checked for the sentinel after

@@ -1,9 +1,9 @@
 //! Differential check: merges many generated documents and operations and prints every
 //! result (document and guard records), so two builds can be compared with `diff`.
 
-use memory_compaction::working_memory::{MergeOptions, SectionOps, merge_text};
 use memory_protocol::working_memory::WorkingMemorySection;
 use serde_json::{Map, Value, json};
+use working_memory::{MergeOptions, SectionOps, merge_text};
 
 struct Rng(u64);
 

@@ -132,7 +132,7 @@ pub fn clean_item(item: &str) -> Option<String> {
         item.trim().to_owned()
     };
     let stripped = strip_marker(one_line.trim()).trim();
-    if stripped.is_empty() || crate::working_memory::document::normalize_body(stripped).is_empty() {
+    if stripped.is_empty() || crate::document::normalize_body(stripped).is_empty() {
         return None;
     }
     Some(stripped.to_owned())

@@ -103,9 +103,7 @@ mod tests {
     use super::*;
 
     fn measure(body: &str) -> SectionSize {
-        SectionSize::of(&crate::working_memory::guards::key_facts::without_sentinel(
-            body,
-        ))
+        SectionSize::of(&crate::guards::key_facts::without_sentinel(body))
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The reference's quirks this port fixes, one test each.
 
-use memory_compaction::working_memory::is_working_memory;
 use memory_protocol::working_memory::{GuardKind, OpName, WorkingMemorySection::*};
 use serde_json::json;
+use working_memory::is_working_memory;
 
 use super::{body, guards_of, items_of, make_wm, merged, numbered};
 

@@ -1,12 +1,12 @@
 //! Recovery of malformed tool output: every case of the reference's table, including those it
 //! does not recover and we do.
 
-use memory_compaction::working_memory::{
-    MergeOptions, RecoveryPath, merge_text, read_arguments, read_arguments_value,
-};
 use memory_protocol::working_memory::{SectionOp, WorkingMemorySection, WorkingMemorySection::*};
 use proptest::prelude::*;
 use serde_json::json;
+use working_memory::{
+    MergeOptions, RecoveryPath, merge_text, read_arguments, read_arguments_value,
+};
 
 use super::make_wm;
 

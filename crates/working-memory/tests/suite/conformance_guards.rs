@@ -2,10 +2,10 @@
 //! inputs. Where we deliberately differ, the test says so and asserts our behaviour. The
 //! session-window and message-formatting cases of the same file live in `session`.
 
-use memory_compaction::working_memory::text::items;
-use memory_compaction::working_memory::{WorkingMemoryDocument, is_working_memory};
 use memory_protocol::working_memory::{GuardKind, OpName, WorkingMemorySection::*, limits};
 use serde_json::json;
+use working_memory::text::items;
+use working_memory::{WorkingMemoryDocument, is_working_memory};
 
 use super::{body, guards_of, headers, items_of, make_wm, merged};
 
@@ -556,8 +556,8 @@ mod merge_sections {
 
 mod recover_ops_from_raw {
     use super::*;
-    use memory_compaction::working_memory::read_arguments;
     use memory_protocol::working_memory::SectionOp;
+    use working_memory::read_arguments;
 
     fn op(
         raw: &str,
@@ -692,7 +692,7 @@ mod is_wm_detection {
 }
 
 mod path_like_tokens {
-    use memory_compaction::working_memory::paths::path_tokens;
+    use working_memory::paths::path_tokens;
 
     fn tokens(text: &str) -> Vec<String> {
         path_tokens(text).into_iter().map(str::to_owned).collect()

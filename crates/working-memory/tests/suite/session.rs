@@ -7,18 +7,18 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use memory_compaction::working_memory::WorkingMemoryDocument;
-use memory_compaction::working_memory::session::{
-    ABSTRACT_FILE, ARCHIVE_MESSAGES_FILE, ArchiveStatus, CommitStatus, DONE_FILE, FAILED_FILE,
-    MESSAGES_FILE, META_FILE, OVERVIEW_FILE, Session, SessionOptions, WINDOW_FILE, format_message,
-    format_messages, pending_tokens,
-};
 use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
 use memory_protocol::working_memory::{
     WorkingMemoryCreateInput, WorkingMemorySection, WorkingMemoryUpdateInput, limits,
 };
 use memory_protocol::{ModelClient, ModelError, ModelRequest, ModelResponse, TaskKind};
 use serde_json::json;
+use working_memory::WorkingMemoryDocument;
+use working_memory::session::{
+    ABSTRACT_FILE, ARCHIVE_MESSAGES_FILE, ArchiveStatus, CommitStatus, DONE_FILE, FAILED_FILE,
+    MESSAGES_FILE, META_FILE, OVERVIEW_FILE, Session, SessionOptions, WINDOW_FILE, format_message,
+    format_messages, pending_tokens,
+};
 
 pub(crate) fn user(id: &str, text: &str) -> ConversationEntry {
     ConversationEntry {
@@ -483,7 +483,7 @@ fn a_large_backlog_is_sent_in_bounded_windows() {
             .collect();
         let tokens: u64 = messages
             .iter()
-            .map(memory_compaction::working_memory::session::estimate_message)
+            .map(working_memory::session::estimate_message)
             .sum();
         assert!(tokens <= 200, "a window of {tokens} tokens");
         seen.extend(ids);
@@ -773,11 +773,10 @@ fn the_bounds_hold_on_every_write_path() {
     let recovered_args = format!("Sure: {}", &update_args[..update_args.len() - 2]);
     let bounded = |document: &str| {
         let memory = WorkingMemoryDocument::parse(document);
-        let facts: Vec<&str> = memory_compaction::working_memory::text::items(
-            memory.body(WorkingMemorySection::KeyFactsAndDecisions),
-        )
-        .filter(|item| *item != limits::CONSOLIDATION_SENTINEL)
-        .collect();
+        let facts: Vec<&str> =
+            working_memory::text::items(memory.body(WorkingMemorySection::KeyFactsAndDecisions))
+                .filter(|item| *item != limits::CONSOLIDATION_SENTINEL)
+                .collect();
         assert!(
             facts.len() <= limits::hard_bound_bullets(),
             "{} facts",
@@ -868,10 +867,9 @@ fn an_append_only_section_at_its_cap_keeps_taking_new_entries() {
     }
     assert_eq!(round, 6);
     let memory = WorkingMemoryDocument::parse(&overview(dir.path()));
-    let errors: Vec<&str> = memory_compaction::working_memory::text::items(
-        memory.body(WorkingMemorySection::ErrorsAndCorrections),
-    )
-    .collect();
+    let errors: Vec<&str> =
+        working_memory::text::items(memory.body(WorkingMemorySection::ErrorsAndCorrections))
+            .collect();
     assert!(errors.len() <= limits::hard_bound_bullets());
     assert!(
         errors[0].starts_with(limits::MOVED_POINTER_PREFIX),

@@ -26,6 +26,8 @@
 //! update, a created document ([`merge_created`]) and the fallback that re-creates the
 //! document from the previous one.
 
+#![deny(missing_docs)]
+
 pub mod anchors;
 pub(crate) mod bound;
 pub mod document;

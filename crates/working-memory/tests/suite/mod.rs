@@ -11,11 +11,9 @@ mod recovery;
 mod sentinel;
 mod session;
 
-use memory_compaction::working_memory::{
-    MergeOptions, MergeOutcome, SectionOps, WorkingMemoryDocument, merge_text,
-};
 use memory_protocol::working_memory::{GuardKind, OpName, WorkingMemorySection};
 use serde_json::Value;
+use working_memory::{MergeOptions, MergeOutcome, SectionOps, WorkingMemoryDocument, merge_text};
 
 /// The canonical document with the given bodies; other sections are empty.
 pub(crate) fn make_wm(bodies: &[(WorkingMemorySection, &str)]) -> String {
@@ -43,7 +41,7 @@ pub(crate) fn body(outcome: &MergeOutcome, section: WorkingMemorySection) -> Str
 
 /// The items of a body.
 pub(crate) fn items_of(body: &str) -> Vec<String> {
-    memory_compaction::working_memory::text::items(body)
+    working_memory::text::items(body)
         .map(str::to_owned)
         .collect()
 }

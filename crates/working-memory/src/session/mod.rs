@@ -44,7 +44,7 @@ pub use self::store::{HISTORY_DIR, MESSAGES_FILE, WINDOW_FILE};
 pub use self::window::{cut_points, split_point, windows};
 
 use self::store::{Layout, read_json, read_messages, write_json, write_messages};
-use crate::working_memory::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Token budget when the host gives none.
 pub const DEFAULT_TOKEN_BUDGET: u64 = 128_000;

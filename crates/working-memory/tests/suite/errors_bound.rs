@@ -2,9 +2,9 @@
 //! oversized section that keeps every entry's anchors) and a bound (past twice the threshold,
 //! the oldest entries move to the archive behind a pointer).
 
-use memory_compaction::working_memory::MergeOutcome;
 use memory_protocol::working_memory::{GuardKind, OpName, WorkingMemorySection::*, limits};
 use serde_json::json;
+use working_memory::MergeOutcome;
 
 use super::{body, guards_of, items_of, make_wm, merged};
 

@@ -4,12 +4,12 @@
 //! it never holds more than 50 facts plus the sentinel; and Errors & Corrections is bounded,
 //! moving its oldest entries to the archive past 50, where the reference lets it grow forever.
 
-use memory_compaction::working_memory::anchors::lexical_anchors;
-use memory_compaction::working_memory::{WorkingMemoryDocument, section_size_warnings};
 use memory_prompts::UntrustedText;
 use memory_prompts::working_memory::{SectionLimits, UpdateContext, update};
 use memory_protocol::working_memory::{GuardKind, OpName, WorkingMemorySection::*, limits};
 use serde_json::json;
+use working_memory::anchors::lexical_anchors;
+use working_memory::{WorkingMemoryDocument, section_size_warnings};
 
 use super::{body, guards_of, items_of, make_wm, merged, numbered};
 

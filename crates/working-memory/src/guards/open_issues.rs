@@ -13,13 +13,11 @@
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
 use super::{OldBody, Reason, Verdict, quoted};
-use crate::working_memory::document::normalize_body;
+use crate::document::normalize_body;
 #[cfg(test)]
-use crate::working_memory::keys::plain_key_hash;
-use crate::working_memory::keys::{
-    KeySet, comparable_core, hash_of_key, is_plain, item_key_in, key_hash,
-};
-use crate::working_memory::text::{has_status_tag, items, strip_status_tags};
+use crate::keys::plain_key_hash;
+use crate::keys::{KeySet, comparable_core, hash_of_key, is_plain, item_key_in, key_hash};
+use crate::text::{has_status_tag, items, strip_status_tags};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     let old = old_body.text;
@@ -519,7 +517,7 @@ mod tests {
                 dropped_key_hash_by_key(&item, &indexed, &mut buffer)
             );
             // And when the rewrite still has the item.
-            new_keys.push_str(&crate::working_memory::keys::item_key(&item));
+            new_keys.push_str(&crate::keys::item_key(&item));
             let indexed = NewKeys::new(&new_keys);
             proptest::prop_assert_eq!(
                 dropped_key_hash(&item, &indexed, &mut buffer),

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use memory_protocol::compaction::ConversationEntry;
 use serde::{Deserialize, Serialize};
 
-use crate::working_memory::error::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Live messages of a session.
 pub const MESSAGES_FILE: &str = "messages.jsonl";

@@ -24,9 +24,9 @@ use serde::Serialize;
 use super::archive::{ArchiveStatus, OVERVIEW_FILE};
 use super::window::cut_points;
 use super::{HISTORY_DIR, Session, estimate_message};
-use crate::working_memory::document::{WorkingMemoryDocument, is_working_memory};
-use crate::working_memory::error::Result;
-use crate::working_memory::text::{self, strip_marker};
+use crate::document::{WorkingMemoryDocument, is_working_memory};
+use crate::error::Result;
+use crate::text::{self, strip_marker};
 
 /// Tokens always left for the reply, at least.
 pub const REPLY_RESERVE_TOKENS: u64 = 20_000;

@@ -6,10 +6,10 @@
 //! with non-text items. The tolerant reader glued `x", 42, "[sentinel]` into one item, which
 //! the guard's whole-item check let through, once per glued pair.
 
-use memory_compaction::working_memory::text::items;
-use memory_compaction::working_memory::{MergeOptions, merge_text, read_arguments};
 use memory_protocol::working_memory::{WorkingMemorySection::*, limits};
 use serde_json::json;
+use working_memory::text::items;
+use working_memory::{MergeOptions, merge_text, read_arguments};
 
 use super::{body, make_wm, merged, numbered};
 

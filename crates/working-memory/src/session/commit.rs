@@ -17,14 +17,12 @@ use super::archive::{
 use super::format::{format_messages, sanitized};
 use super::window::{cut_points, split_point, windows};
 use super::{HISTORY_DIR, Session, estimate_message};
-use crate::working_memory::document::{WorkingMemoryDocument, is_working_memory};
-use crate::working_memory::error::Result;
-use crate::working_memory::merge::{
-    MergeOptions, MergeOutcome, MovedEntries, merge, merge_created,
-};
-use crate::working_memory::recover::read_arguments;
-use crate::working_memory::reminders::section_size_warnings;
-use crate::working_memory::text;
+use crate::document::{WorkingMemoryDocument, is_working_memory};
+use crate::error::Result;
+use crate::merge::{MergeOptions, MergeOutcome, MovedEntries, merge, merge_created};
+use crate::recover::read_arguments;
+use crate::reminders::section_size_warnings;
+use crate::text;
 
 /// How a commit ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -496,7 +494,7 @@ impl UpdateRun<'_> {
                 message: "no section operation could be read from the answer".to_owned(),
             })
         })?;
-        if recovery.path == crate::working_memory::recover::RecoveryPath::Repaired {
+        if recovery.path == crate::recover::RecoveryPath::Repaired {
             self.meta.recovered += 1;
         }
         Ok(merge(&self.document, &recovery.ops, &self.options))
