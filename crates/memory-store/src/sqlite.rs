@@ -20,7 +20,7 @@ pub fn open(path: &Path, busy_timeout: Duration) -> Result<Connection> {
         source,
     };
     let conn = Connection::open(path).map_err(open_error)?;
-    set_busy_timeout(&conn, busy_timeout).map_err(open_error)?;
+    set_lock_timeout(&conn, busy_timeout).map_err(open_error)?;
     // Switching a new file to WAL needs a moment of exclusive access, and SQLite reports a
     // concurrent opener as busy without calling the busy handler, so retry here.
     let mode: String = retry_busy(busy_timeout, || {
@@ -42,12 +42,12 @@ pub fn open_in_memory(busy_timeout: Duration) -> Result<Connection> {
         source,
     };
     let conn = Connection::open_in_memory().map_err(open_error)?;
-    set_busy_timeout(&conn, busy_timeout).map_err(open_error)?;
+    set_lock_timeout(&conn, busy_timeout).map_err(open_error)?;
     Ok(conn)
 }
 
 /// Sets how long `conn` waits for another process's write transaction.
-pub fn set_busy_timeout(conn: &Connection, timeout: Duration) -> rusqlite::Result<()> {
+pub fn set_lock_timeout(conn: &Connection, timeout: Duration) -> rusqlite::Result<()> {
     conn.busy_timeout(timeout)
 }
 

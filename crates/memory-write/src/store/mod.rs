@@ -188,7 +188,7 @@ impl StateStore {
     /// default), for tests of a busy database.
     #[cfg(feature = "fault-injection")]
     pub fn set_lock_timeout(&self, timeout: std::time::Duration) -> Result<()> {
-        Ok(memory_store::sqlite::set_busy_timeout(&self.conn, timeout)?)
+        Ok(memory_store::sqlite::set_lock_timeout(&self.conn, timeout)?)
     }
 
     /// The schema version of the open database.
