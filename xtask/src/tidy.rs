@@ -9,21 +9,25 @@ use crate::project_root;
 
 /// The rank of each workspace crate: its layer (docs/ARCHITECTURE.md) times ten, plus its order
 /// within the layer. A crate may depend only on crates of a lower rank. Layer 1 is ordered
-/// because `memory-prompts` uses `memory-sanitize` (its escaping); that is the only edge inside
-/// a layer, and the reverse edge is refused.
-const LAYERS: [(&str, u32); 12] = [
+/// because `memory-prompts` uses `memory-sanitize` (its escaping) and `memory-transcript` uses
+/// it too (the paths it reports are redacted); those are the only edges inside a layer, the
+/// reverse edges are refused, and prompts and transcript share a rank so neither uses the other.
+const LAYERS: [(&str, u32); 15] = [
     ("memory-protocol", 0),
     ("memory-store", 10),
     ("memory-sanitize", 10),
     ("memory-prompts", 11),
+    ("memory-transcript", 11),
     ("memory-write", 20),
     ("memory-compaction", 20),
     ("working-memory", 20),
     ("goal-steering", 20),
     ("memory-introspect", 20),
     ("memory-models", 20),
-    ("agent-memory", 30),
-    ("agent-memory-cli", 40),
+    ("memory-offline", 20),
+    ("memory-mcp", 30),
+    ("agent-memory", 40),
+    ("agent-memory-cli", 50),
 ];
 
 /// Reads `cargo metadata` for the workspace.
@@ -210,4 +214,73 @@ fn the_facade_without_default_features_pulls_no_cli_or_http_crates() {
             "{unwanted} is in the facade's tree without default features:\n{tree}"
         );
     }
+}
+
+/// Names a CLI module must not use. The CLI parses arguments and prints; the state store, the
+/// run pipeline and the MCP server are libraries a host embeds too, so the binary reaches them
+/// only through their entry points (`store_selection`, `runner::Runner`, `mcp::MemoryServer`,
+/// single passes such as `run_phase_two`). A store backend or driver here (`rusqlite`,
+/// `tokio_postgres`, `StateStore`, `PgStore`), a pipeline step the `Runner` owns (scanning,
+/// pruning, claiming, phase 1) or the MCP SDK (`rmcp`) means behaviour grew in the binary that
+/// a host would have to copy.
+const CLI_FORBIDDEN: [&str; 12] = [
+    "rusqlite",
+    "tokio_postgres",
+    "deadpool",
+    "rmcp",
+    "StateStore",
+    "PgStore",
+    "run_phase_one",
+    "scan_rollouts",
+    "prune_stale_memories",
+    "prune_phase_two_outputs",
+    "ClaimParams",
+    "ServerHandler",
+];
+
+/// Every source file of the CLI, tests excepted (they may drive the binary with an MCP client
+/// or inspect the store it wrote).
+fn cli_sources(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("listing the CLI's sources") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            cli_sources(&path, files);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+/// The CLI stays argument handling and output: no module of `agent-memory-cli/src` names a
+/// store backend, a step of the run pipeline or the MCP SDK (see [`CLI_FORBIDDEN`]). Comments
+/// may mention them.
+#[test]
+fn cli_modules_are_argument_handling_and_output_only() {
+    let src = project_root().join("crates/agent-memory-cli/src");
+    let mut files = Vec::new();
+    cli_sources(&src, &mut files);
+    assert!(!files.is_empty(), "no CLI sources under {}", src.display());
+    let mut offending = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("reading a CLI source");
+        for (number, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for name in CLI_FORBIDDEN {
+                if line.contains(name) {
+                    offending.push(format!(
+                        "{}:{}: `{name}`",
+                        path.strip_prefix(project_root()).unwrap_or(&path).display(),
+                        number + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        offending.is_empty(),
+        "CLI modules may parse arguments and print only; move these into a library:\n{}",
+        offending.join("\n")
+    );
 }

@@ -7,10 +7,13 @@ use memory_protocol::model::ReasoningEffort;
 use memory_protocol::{ContextWindow, ContextWindowSource, ModelClient};
 
 use crate::error::{Error, Result};
-use crate::offline::{OFFLINE_MODEL_NAME, OfflineEngine};
+
+/// The spec of the built-in offline engine (the `memory-offline` crate), which the caller
+/// supplies to [`build_model`] and [`model_from_spec`].
+pub const OFFLINE_SPEC: &str = "offline";
 
 /// The spec used when none is given: the built-in offline engine.
-pub const DEFAULT_MODEL_SPEC: &str = OFFLINE_MODEL_NAME;
+pub const DEFAULT_MODEL_SPEC: &str = OFFLINE_SPEC;
 
 /// Which OpenAI-compatible API to call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +62,7 @@ impl ModelSpec {
     ///   (`anthropic:`, `gemini:`, ...), which is refused.
     pub fn parse(spec: &str) -> Result<ModelSpec> {
         let spec = spec.trim();
-        if spec.is_empty() || spec == OFFLINE_MODEL_NAME {
+        if spec.is_empty() || spec == OFFLINE_SPEC {
             return Ok(ModelSpec::Offline);
         }
         let (flavour, name) = match spec.split_once(':') {
@@ -128,8 +131,13 @@ impl std::fmt::Debug for BuiltModel {
 
 /// Builds the model a spec names with `options`, settling its context window (the configured
 /// figure, else the server's report when `discover_context_window` is set, else the known-model
-/// table, else unknown).
-pub async fn build_model(spec: &str, options: &ModelOptions) -> Result<BuiltModel> {
+/// table, else unknown). The `offline` spec gives `offline`, the built-in engine the caller
+/// constructed (`memory_offline::OfflineEngine`), with no context window.
+pub async fn build_model(
+    spec: &str,
+    options: &ModelOptions,
+    offline: Arc<dyn ModelClient>,
+) -> Result<BuiltModel> {
     match ModelSpec::parse(spec)? {
         ModelSpec::Offline => {
             if let Some(url) = &options.base_url {
@@ -138,7 +146,7 @@ pub async fn build_model(spec: &str, options: &ModelOptions) -> Result<BuiltMode
                 });
             }
             Ok(BuiltModel {
-                client: Arc::new(OfflineEngine::new()),
+                client: offline,
                 context_window: ContextWindow {
                     tokens: None,
                     source: ContextWindowSource::Default,
@@ -212,12 +220,17 @@ fn open_ai_config(
     config
 }
 
-/// Builds the model a spec names (see [`ModelSpec::parse`]).
+/// Builds the model a spec names (see [`ModelSpec::parse`]); the `offline` spec gives
+/// `offline`, the built-in engine the caller constructed (`memory_offline::OfflineEngine`).
 ///
 /// `base_url` overrides the server (default `https://api.openai.com/v1`); it is rejected for
 /// `offline`, which has no server. The API key is read from `OPENAI_API_KEY` when a request is
 /// sent, so building a client never fails for a missing key.
-pub fn model_from_spec(spec: &str, base_url: Option<&str>) -> Result<Arc<dyn ModelClient>> {
+pub fn model_from_spec(
+    spec: &str,
+    base_url: Option<&str>,
+    offline: Arc<dyn ModelClient>,
+) -> Result<Arc<dyn ModelClient>> {
     match ModelSpec::parse(spec)? {
         ModelSpec::Offline => {
             if let Some(url) = base_url {
@@ -225,7 +238,7 @@ pub fn model_from_spec(spec: &str, base_url: Option<&str>) -> Result<Arc<dyn Mod
                     setting: format!("--base-url {url}"),
                 });
             }
-            Ok(Arc::new(OfflineEngine::new()))
+            Ok(offline)
         }
         ModelSpec::OpenAi { flavour, name } => open_ai(spec.trim(), flavour, name, base_url),
     }
@@ -264,7 +277,33 @@ fn open_ai(
 
 #[cfg(test)]
 mod tests {
+    use memory_protocol::{ModelError, ModelRequest, ModelResponse};
+
     use super::*;
+
+    /// Stands in for the offline engine, which lives in `memory-offline`.
+    struct Offline;
+
+    #[async_trait::async_trait]
+    impl ModelClient for Offline {
+        fn name(&self) -> String {
+            OFFLINE_SPEC.to_owned()
+        }
+
+        fn context_window(&self) -> Option<u64> {
+            None
+        }
+
+        async fn complete(&self, _request: ModelRequest) -> Result<ModelResponse, ModelError> {
+            Err(ModelError::Other {
+                message: "not called".to_owned(),
+            })
+        }
+    }
+
+    fn model_from_spec(spec: &str, base_url: Option<&str>) -> crate::Result<Arc<dyn ModelClient>> {
+        super::model_from_spec(spec, base_url, Arc::new(Offline))
+    }
 
     #[test]
     fn offline_is_the_default_and_takes_no_base_url() {

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 
 use memory_protocol::consolidation::ConsolidationOutput;
-use memory_sanitize::anchors::{extract_anchors, missing_anchors};
+use memory_transcript::anchors::{extract_anchors, missing_anchors};
 /// Heading of the block a rejected rewrite appends.
 pub const UNCONSOLIDATED_HEADING: &str = "## Unconsolidated material";
 
@@ -88,7 +88,7 @@ pub fn guard_consolidation(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memory_sanitize::anchors::{extract_anchors, normalize_anchor};
+    use memory_transcript::anchors::{extract_anchors, normalize_anchor};
     use proptest::prelude::*;
 
     fn none() -> BTreeSet<String> {

@@ -67,7 +67,16 @@ pub enum Error {
     },
     /// A rollout file could not be read.
     #[error("cannot read rollout: {0}")]
-    Rollout(#[from] memory_sanitize::Error),
+    Rollout(#[from] memory_transcript::Error),
+    /// The rollouts folder of a run could not be scanned.
+    #[error("cannot scan {dir}")]
+    Scan {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<Error>,
+    },
     /// A rollout file holds nothing readable.
     #[error("rollout {path}: {message}")]
     UnreadableRollout {

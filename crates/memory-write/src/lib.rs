@@ -4,8 +4,9 @@
 //! outputs, the phase-2 lease and baseline), the scan that registers rollout files, phase 1
 //! (per-rollout extraction through [`memory_protocol::ModelClient`]), phase 2 (consolidation
 //! into the memory-root files, with forgetting), pruning, the rate-limit guard, the
-//! `[memories]` config table, the memory-root files themselves, the read path, and usage
-//! signals (citations).
+//! `[memories]` config table, the memory-root files themselves, the read path, usage signals
+//! (citations), which store a host selects ([`store_selection`]) and the [`runner::Runner`]
+//! that drives a whole run (prune, scan, phase 1, phase 2) with progress callbacks.
 
 #![deny(missing_docs)]
 
@@ -20,6 +21,7 @@ pub mod memory_root;
 pub mod phase_one;
 pub mod phase_two;
 pub mod rate_limit;
+pub mod runner;
 pub mod safe_file;
 pub mod scan;
 pub mod shared_root;

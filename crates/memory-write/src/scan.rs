@@ -34,7 +34,7 @@ use std::time::UNIX_EPOCH;
 
 use memory_protocol::rollout::ResponseItem;
 use memory_protocol::{RolloutItem, RolloutLine, SessionMeta};
-use memory_sanitize::strip_injected;
+use memory_transcript::strip_injected;
 use sha2::{Digest, Sha256};
 
 use crate::config::MemoriesConfig;

@@ -12,8 +12,10 @@ use memory_prompts::memories::{StageOneInputContext, stage_one_input, stage_one_
 use memory_protocol::stage_one::StageOneInput;
 use memory_protocol::{ModelRequest, ResponseItem, StageOneOutput, TaskKind};
 use memory_sanitize::{
-    ReaderOptions, RolloutRead, RolloutReader, TruncationPolicy, filter_for_memory, o200k,
-    redact_json_strings, redact_secrets, serialize_for_memory, truncate_middle,
+    TruncationPolicy, o200k, redact_json_strings, redact_secrets, truncate_middle,
+};
+use memory_transcript::{
+    ReaderOptions, RolloutRead, RolloutReader, filter_for_memory, serialize_for_memory,
 };
 
 use crate::error::{Error, Result};
@@ -122,7 +124,7 @@ pub fn load_job_rollout(job: &ClaimedJob) -> Result<Loaded> {
 
 fn read_regular_rollout(path: &Path) -> Result<RolloutRead> {
     let io_error = |error| {
-        Error::Rollout(memory_sanitize::Error::Io {
+        Error::Rollout(memory_transcript::Error::Io {
             path: path.to_path_buf(),
             error,
         })

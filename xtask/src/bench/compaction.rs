@@ -23,10 +23,10 @@ use memory_compaction::compaction::{
     CleanStats, CompactionOptions, CompactionOutcome, Dialect, Session, clean_messages, compact,
     plan_compaction, scan_messages, serialize_messages,
 };
-use memory_models::OfflineEngine;
+use memory_offline::OfflineEngine;
 use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
-use memory_sanitize::file_ops::FileOps;
 use memory_sanitize::{ByteEstimate, TokenCounter};
+use memory_transcript::file_ops::FileOps;
 use serde_json::json;
 
 use super::Rng;

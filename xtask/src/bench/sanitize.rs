@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use memory_sanitize::{
-    ByteEstimate, ReaderOptions, TokenCounter, TruncationPolicy, filter_for_memory, o200k,
-    read_rollout, redact_secrets, serialize_for_memory, truncate_middle,
+    ByteEstimate, TokenCounter, TruncationPolicy, o200k, redact_secrets, truncate_middle,
 };
+use memory_transcript::{ReaderOptions, filter_for_memory, read_rollout, serialize_for_memory};
 use serde_json::{Value, json};
 
 use super::Rng;

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use memory_models::offline::OfflineEngine;
+use memory_offline::OfflineEngine;
 use memory_protocol::ModelClient;
 use memory_protocol::memory_format::{RawMemory, TaskOutcome, sections};
 use memory_write::stage_one_request::{parse_stage_one_output, prepare_stage_one_request};

@@ -5,14 +5,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use agent_memory::compaction::compaction::{
     CompactionOptions, CompactionOutcome, CompactionSettings, DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_WINDOW_TOKENS, Dialect, Session, compact, plan_compaction, session_from_rollout,
 };
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
+use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::compaction::{CompactionEntry, CompactionPlan};
-use agent_memory::sanitize::{ByteEstimate, ReaderOptions, display_safe, read_rollout_path};
+use agent_memory::sanitize::{ByteEstimate, display_safe};
+use agent_memory::transcript::{ReaderOptions, read_rollout_path};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
@@ -123,7 +126,7 @@ fn execute(args: &CompactArgs) -> anyhow::Result<()> {
     }
 
     let spec = args.model.as_deref().unwrap_or(DEFAULT_MODEL_SPEC);
-    let model = model_from_spec(spec, None)?;
+    let model = model_from_spec(spec, None, Arc::new(OfflineEngine::new()))?;
     let outcome = runtime()?
         .block_on(compact(&session, model.as_ref(), &options, &counter))
         .with_context(|| {

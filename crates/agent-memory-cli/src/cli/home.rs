@@ -2,9 +2,11 @@
 //! its config, and starting the async runtime.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_memory::models::{BuiltModel, ModelOptions, build_model};
+use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::model::ReasoningEffort;
 use agent_memory::write::config::{
     MemoriesConfig, MemoriesToml, ModelToml, StoreToml, load_config_file, load_model_config_file,
@@ -79,7 +81,7 @@ pub(crate) fn build(
     spec: &str,
     options: &ModelOptions,
 ) -> anyhow::Result<BuiltModel> {
-    Ok(runtime.block_on(build_model(spec, options))?)
+    Ok(runtime.block_on(build_model(spec, options, Arc::new(OfflineEngine::new())))?)
 }
 
 /// The home a command works in: the flag, else `$AGENT_MEMORY_HOME`, else `~/.agent-memory`.

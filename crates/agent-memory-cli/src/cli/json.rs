@@ -5,41 +5,14 @@
 use agent_memory::introspect::{RenderedBlock, RenderedRecall};
 use agent_memory::protocol::introspect::{MemorySnapshot, MemoryState};
 use agent_memory::write::phase_two::PhaseTwoReport;
+use agent_memory::write::runner::PhaseTwoPass;
 use serde::Serialize;
-
-/// The `phase2` object of `run --json`: what a consolidation pass did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub(crate) struct Phase2Json {
-    /// True when this process held the lease and finished a pass.
-    pub(crate) ran: bool,
-    /// Stage-one outputs selected.
-    pub(crate) selected: usize,
-    /// Memory-root files created, rewritten or removed.
-    pub(crate) files_written: usize,
-    /// Model calls made (0 when the inputs were unchanged).
-    pub(crate) model_calls: usize,
-    /// True when stored memories are not all consolidated yet (another process held the lease
-    /// when this one stopped waiting, or new ones kept arriving).
-    pub(crate) pending: bool,
-}
-
-impl From<&PhaseTwoReport> for Phase2Json {
-    fn from(report: &PhaseTwoReport) -> Self {
-        Phase2Json {
-            ran: report.ran,
-            selected: report.selected,
-            files_written: report.files_written,
-            model_calls: report.model_calls,
-            pending: report.pending,
-        }
-    }
-}
 
 /// `consolidate --json`: the pass, and why it did what it did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct ConsolidateJson {
     #[serde(flatten)]
-    pub(crate) pass: Phase2Json,
+    pub(crate) pass: PhaseTwoPass,
     /// Why the pass did not run, when it did not.
     pub(crate) skipped: Option<String>,
     /// True when the inputs matched the last success and the model was not called.
@@ -69,7 +42,7 @@ pub(crate) struct ChangesJson {
 impl ConsolidateJson {
     pub(crate) fn new(report: &PhaseTwoReport, model: String, memory_root: String) -> Self {
         ConsolidateJson {
-            pass: Phase2Json::from(report),
+            pass: PhaseTwoPass::from(report),
             skipped: report.skipped.clone(),
             unchanged: report.unchanged,
             pruned: report.pruned,
@@ -159,7 +132,7 @@ mod tests {
             ..PhaseTwoReport::default()
         };
         assert_eq!(
-            serde_json::to_value(Phase2Json::from(&report)).unwrap(),
+            serde_json::to_value(PhaseTwoPass::from(&report)).unwrap(),
             serde_json::json!({
                 "ran": true, "selected": 2, "files_written": 5, "model_calls": 1, "pending": false
             })

@@ -16,8 +16,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
+use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::working_memory::{GuardRecord, SectionOp, WorkingMemorySection};
 use agent_memory::working_memory::session::{
     Archive, ArchiveStatus, CommitReport, CommitStatus, MESSAGES_FILE, Session, SessionOptions,
@@ -246,7 +248,7 @@ fn commit(
 ) -> anyhow::Result<ExitCode> {
     let mut session = open_session(dir)?;
     let spec = model.unwrap_or(DEFAULT_MODEL_SPEC);
-    let model = model_from_spec(spec, None)?;
+    let model = model_from_spec(spec, None, Arc::new(OfflineEngine::new()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -7,12 +7,13 @@ use agent_memory::compaction::compaction::{
     Budgets, CompactionError, CompactionOptions, CompactionOutcome, CompactionSettings, Session,
     compact, scan_messages, session_from_rollout,
 };
-use agent_memory::models::OfflineEngine;
+use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::compaction::summary_sections::{DONE, section_items};
 use agent_memory::protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
 use agent_memory::protocol::{ModelClient, ModelError, ModelRequest, ModelResponse, TaskKind};
-use agent_memory::sanitize::file_ops::FileOps;
-use agent_memory::sanitize::{ByteEstimate, ReaderOptions, TokenCounter, read_rollout_path};
+use agent_memory::sanitize::{ByteEstimate, TokenCounter};
+use agent_memory::transcript::file_ops::FileOps;
+use agent_memory::transcript::{ReaderOptions, read_rollout_path};
 use async_trait::async_trait;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;

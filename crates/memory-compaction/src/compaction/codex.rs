@@ -24,8 +24,8 @@ use memory_protocol::compaction::{
 };
 use memory_protocol::rollout::{ContentItem, ResponseItem, RolloutItem, RolloutLine, ToolOutput};
 use memory_sanitize::TokenCounter;
-use memory_sanitize::filter::keep_for_memory;
-use memory_sanitize::tool_output::exit_code_and_text;
+use memory_transcript::filter::keep_for_memory;
+use memory_transcript::tool_output::exit_code_and_text;
 use serde_json::{Map, Value, json};
 
 use super::error::Result;

@@ -1,5 +1,5 @@
 //! File tracking across compactions: the files a summarized span read and modified (from its
-//! tool calls, read by [`memory_sanitize::file_ops`]), merged with the previous compaction's
+//! tool calls, read by [`memory_transcript::file_ops`]), merged with the previous compaction's
 //! lists and bounded.
 //!
 //! The lists are bounded to [`FILE_LIST_LIMIT`] files, the most recently touched first, with
@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use memory_protocol::compaction::{
     AssistantBlock, CompactionDetails, ConversationMessage, summary_sections::FILES_TAG,
 };
-use memory_sanitize::file_ops::FileOps;
+use memory_transcript::file_ops::FileOps;
 
 /// Most files listed in a compaction's details and files block.
 pub const FILE_LIST_LIMIT: usize = 20;

@@ -20,10 +20,10 @@ use memory_protocol::compaction::{
 };
 use memory_protocol::names::boundary_tags;
 use memory_protocol::{ModelClient, ModelError, ModelRequest, TaskKind};
-use memory_sanitize::file_ops::FileOps;
 use memory_sanitize::{
     TokenCounter, TruncationPolicy, escape_boundary_tags, truncate_middle, truncate_tool_result,
 };
+use memory_transcript::file_ops::FileOps;
 
 use super::cut::{Preparation, prepare};
 use super::error::{CompactionError, Result};

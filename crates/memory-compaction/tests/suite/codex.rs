@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use memory_compaction::compaction::{CODEX_ENGINE, Session, session_from_rollout};
 use memory_protocol::RolloutLine;
 use memory_protocol::compaction::{AssistantBlock, ConversationMessage, SessionEntry};
-use memory_sanitize::{ByteEstimate, ReaderOptions, read_rollout_path};
+use memory_sanitize::ByteEstimate;
+use memory_transcript::{ReaderOptions, read_rollout_path};
 use serde_json::json;
 
 fn root() -> PathBuf {

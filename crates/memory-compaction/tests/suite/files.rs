@@ -4,7 +4,7 @@ use memory_compaction::compaction::{
     FILE_LIST_LIMIT, files_block, merge_details, scan_messages, strip_files_blocks,
 };
 use memory_protocol::compaction::CompactionDetails;
-use memory_sanitize::file_ops::FileOps;
+use memory_transcript::file_ops::FileOps;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -2,8 +2,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod escape;
-mod filter;
-mod reader;
 mod redact;
 mod redact_codex;
 mod redact_docs;

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use memory_protocol::consolidation::ConsolidationOutput;
-use memory_sanitize::anchors::missing_anchors;
+use memory_transcript::anchors::missing_anchors;
 use memory_write::consolidation_guard::{UNCONSOLIDATED_HEADING, guard_consolidation};
 
 const OLD: &str = "# Task Group: agent-memory write path\n\

@@ -238,7 +238,7 @@ async fn contents_are_truncated_to_seventy_percent_of_the_effective_window() {
     let input: StageOneInput =
         serde_json::from_value(requests[0].structured_input.clone()).unwrap();
     assert!(input.truncated);
-    let full = memory_sanitize::serialize_for_memory(&input.items);
+    let full = memory_transcript::serialize_for_memory(&input.items);
     assert!(
         requests[0].input.len() < full.len(),
         "the prompt holds a cut serialization"

@@ -390,7 +390,7 @@ async fn a_lossy_rewrite_is_rejected_and_the_new_material_appended() {
     home.output("t3", "one more");
     let honest = FakeModel::new(|input| {
         let mut obsolete =
-            memory_sanitize::anchors::missing_anchors(&input.memory_md, "# Memory\nshort\n", &[]);
+            memory_transcript::anchors::missing_anchors(&input.memory_md, "# Memory\nshort\n", &[]);
         obsolete.sort();
         let obsolete: Vec<&str> = obsolete.iter().map(String::as_str).collect();
         answer("# Memory\nshort\n", "summary", &obsolete)

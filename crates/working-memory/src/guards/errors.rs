@@ -4,14 +4,14 @@
 //! An UPDATE is accepted only as a consolidation of an oversized section (above 25 bullets or
 //! 1,500 tokens) that has fewer bullets than before and keeps every entry's anchors: each old
 //! entry's code anchors (paths, code spans, identifiers, flags, versions, dates; see
-//! [`memory_sanitize::anchors`]) must appear in the rewrite, and an entry without any must
+//! [`memory_transcript::anchors`]) must appear in the rewrite, and an entry without any must
 //! keep its first words. Any other UPDATE becomes an APPEND of its new entries, or KEEP.
 //!
 //! The section's size bound (moving the oldest entries to the archive when it passes its hard
 //! bound) is applied by the merge after the operation.
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
-use memory_sanitize::anchors::extract_anchors;
+use memory_transcript::anchors::extract_anchors;
 
 use super::{OldBody, Reason, Verdict, append_or_keep, quoted};
 use crate::document::normalize_body;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use memory_models::offline::{
+use memory_offline::{
     MAX_RAW_MEMORY_CHARS, MAX_SLUG_CHARS, MAX_SUMMARY_CHARS, OFFLINE_NOTICE, OfflineEngine,
 };
 use memory_protocol::memory_format::{self, RawMemory, TaskOutcome};

@@ -1,6 +1,6 @@
 //! The offline engine's working-memory answers, through `ModelClient::complete`.
 
-use memory_models::offline::{OFFLINE_NOTICE, OfflineEngine};
+use memory_offline::{OFFLINE_NOTICE, OfflineEngine};
 use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
 use memory_protocol::working_memory::{
     SectionBody, SectionOp, SectionSizeWarning, WorkingMemoryCreateInput, WorkingMemorySection,

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use memory_protocol::{ResponseItem, RolloutItem};
-use memory_sanitize::{ReaderOptions, RolloutReader, read_rollout, read_rollout_path};
+use memory_transcript::{ReaderOptions, RolloutReader, read_rollout, read_rollout_path};
 use proptest::prelude::*;
 
 fn fixture(name: &str) -> PathBuf {

@@ -34,6 +34,8 @@
 //! and failures nothing fixed, facts from stated rules and explained decisions. A create
 //! request gets the whole document; an update gets one operation per section.
 
+#![deny(missing_docs)]
+
 mod compaction;
 mod compaction_doc;
 mod consolidate;

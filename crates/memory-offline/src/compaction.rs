@@ -19,8 +19,8 @@ use memory_protocol::compaction::summary_sections::{
     CONTEXT_FOR_SUFFIX, EARLY_PROGRESS, ORIGINAL_REQUEST, section_items,
 };
 use memory_protocol::compaction::{AssistantBlock, ConversationMessage, SummaryInput};
-use memory_sanitize::file_ops::FileOps;
 use memory_sanitize::truncate_tool_result;
+use memory_transcript::file_ops::FileOps;
 use serde_json::Value;
 
 use super::OFFLINE_NOTICE;
@@ -341,7 +341,7 @@ impl Facts {
         for message in messages {
             match message {
                 ConversationMessage::User { text } => {
-                    let cleaned = memory_sanitize::injected::strip_injected(text);
+                    let cleaned = memory_transcript::injected::strip_injected(text);
                     if cleaned.trim().is_empty() {
                         continue;
                     }

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use memory_protocol::consolidation::{ConsolidationInput, ConsolidationNote, ConsolidationOutput};
 use memory_protocol::memory_format::{RawMemory, Section, TaskBlock, sections, split_front_matter};
 use memory_protocol::stage_one::StageOneOutputRecord;
-use memory_sanitize::anchors::{extract_anchors, missing_anchors};
+use memory_transcript::anchors::{extract_anchors, missing_anchors};
 
 /// The last line of an offline `MEMORY.md`; marks the file as ours to regenerate.
 pub(crate) const MEMORY_FOOTER: &str = "<!-- Consolidated by the agent-memory offline engine, \

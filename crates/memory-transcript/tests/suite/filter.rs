@@ -1,7 +1,9 @@
 use std::path::PathBuf;
 
 use memory_protocol::{ContentItem, ResponseItem, RolloutItem, RolloutLine};
-use memory_sanitize::{ReaderOptions, filter_for_memory, read_rollout_path, serialize_for_memory};
+use memory_transcript::{
+    ReaderOptions, filter_for_memory, read_rollout_path, serialize_for_memory,
+};
 use proptest::prelude::*;
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use memory_protocol::rollout::{ContentItem, ResponseItem, ToolOutput};
-use memory_sanitize::strip_injected;
+use memory_transcript::strip_injected;
 use serde_json::Value;
 
 use super::patches::{FileChange, SmallEdit, is_patch, patch_changes, small_edit};

@@ -208,7 +208,7 @@ fn run(command: String, status: CommandStatus, output: &str) -> Run {
 }
 
 fn observe_user(seen: &mut Observed, text: &str) {
-    let text = memory_sanitize::injected::strip_injected(text);
+    let text = memory_transcript::injected::strip_injected(text);
     let rules = read_user_message(&text).preferences;
     // The request is the first sentence that asks for something: not an acknowledgement
     // ("Great.", "Thanks!") and not a stated rule, which goes to the facts.

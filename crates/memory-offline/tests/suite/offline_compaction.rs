@@ -1,7 +1,7 @@
 //! The offline engine's compaction answers: the structured sections filled from the window's
 //! messages, updates that keep finished work, and output within its cap.
 
-use memory_models::offline::{OFFLINE_NOTICE, OfflineEngine};
+use memory_offline::{OFFLINE_NOTICE, OfflineEngine};
 use memory_protocol::compaction::summary_sections::{
     BLOCKED, CONSTRAINTS, CONTEXT_FOR_SUFFIX, CRITICAL_CONTEXT, DONE, EARLY_PROGRESS, GOAL,
     IN_PROGRESS, KEY_DECISIONS, NEXT_STEPS, ORIGINAL_REQUEST, folded_done_count, section_items,

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::redact::redact_secrets;
+use memory_sanitize::redact_secrets;
 
 /// Longest path kept, in characters.
 const MAX_PATH_CHARS: usize = 300;

@@ -1,7 +1,7 @@
 //! Reading tool outputs: the exit code in every format codex writes, whether a run failed,
 //! and the most telling error line.
 
-pub(crate) use memory_sanitize::tool_output::{exit_code_and_text, exit_code_in_text};
+pub(crate) use memory_transcript::tool_output::{exit_code_and_text, exit_code_in_text};
 
 use super::text::{MAX_LINE_CHARS, one_line};
 

@@ -1,0 +1,3 @@
+//! Integration tests of memory-mcp.
+
+mod server;

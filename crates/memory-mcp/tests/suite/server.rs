@@ -1,0 +1,225 @@
+//! The server end to end over an in-process pipe: rmcp's own client initializes, lists the
+//! tools and calls each one; every structured result validates against the tool's declared
+//! output schema, and failures set `isError`.
+
+use std::path::Path;
+
+use memory_introspect::{IntrospectConfig, Introspector};
+use memory_mcp::MemoryServer;
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+const MEMORY_TOOLS: [&str; 5] = [
+    "memory_status",
+    "memory_list",
+    "memory_read",
+    "memory_search",
+    "memory_note",
+];
+
+type Client = RunningService<RoleClient, ()>;
+
+/// The server over `home`'s memory (`enabled` as `[memories] use_memories`), on one end of a
+/// pipe; the client on the other.
+async fn connect_with(home: &Path, enabled: bool) -> Client {
+    let config = IntrospectConfig {
+        enabled,
+        ..IntrospectConfig::default()
+    };
+    let server = MemoryServer::new(Introspector::open(home, config).unwrap(), None, None).unwrap();
+    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    tokio::spawn(server.serve(server_read, server_write));
+    let (client_read, client_write) = tokio::io::split(client_end);
+    ().serve((client_read, client_write)).await.unwrap()
+}
+
+async fn connect(home: &Path) -> Client {
+    connect_with(home, true).await
+}
+
+async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object");
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await
+        .unwrap()
+}
+
+/// The structured content of `result`, checked against the output schema `tool` declared.
+fn structured(tools: &[Tool], tool: &str, result: &CallToolResult) -> Value {
+    let declared = tools
+        .iter()
+        .find(|candidate| candidate.name == tool)
+        .unwrap();
+    let schema = Value::Object(declared.output_schema.as_deref().cloned().unwrap());
+    let content = result
+        .structured_content
+        .clone()
+        .unwrap_or_else(|| panic!("{tool}: no structuredContent"));
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let problems: Vec<String> = validator
+        .iter_errors(&content)
+        .map(|error| format!("{} at {}", error, error.instance_path()))
+        .collect();
+    assert!(problems.is_empty(), "{tool}: {problems:?}\n{content}");
+    // Clients that read only text get the same JSON.
+    let text = result.content[0].as_text().unwrap().text.clone();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), content);
+    content
+}
+
+fn home_with_memory() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("memories");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(
+        root.join("MEMORY.md"),
+        "# Handbook\n\n## Tests\n\nRun the suite with cargo nextest.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("memory_summary.md"),
+        "v1\n- The user prefers short commit messages.\n",
+    )
+    .unwrap();
+    home
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_mcp_client_initializes_lists_and_calls_every_memory_tool() {
+    let home = home_with_memory();
+    let client = connect(home.path()).await;
+    let server = client.peer_info().unwrap();
+    assert_eq!(server.server_info.as_ref().unwrap().name, "agent-memory");
+    assert!(server.capabilities.tools.is_some());
+
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, MEMORY_TOOLS);
+    for tool in &tools {
+        assert!(tool.output_schema.is_some(), "{}", tool.name);
+        let description = tool.description.as_deref().unwrap();
+        assert!(description.contains("tell the user"), "{}", tool.name);
+    }
+
+    let status = call(&client, "memory_status", json!({})).await;
+    assert_eq!(status.is_error, Some(false));
+    let status = structured(&tools, "memory_status", &status);
+    assert_eq!(status["state"], "ready");
+    let root = std::path::absolute(home.path().join("memories")).unwrap();
+    assert_eq!(
+        status["root"],
+        root.to_str().unwrap(),
+        "the server computes the root the CLI and the block use"
+    );
+
+    let note = call(
+        &client,
+        "memory_note",
+        json!({"text": "The release branch is cut on Thursdays.", "topic": "releases"}),
+    )
+    .await;
+    assert_eq!(note.is_error, Some(false));
+    let note = structured(&tools, "memory_note", &note);
+    let path = note["path"].as_str().unwrap().to_owned();
+
+    // Synchronous: the note is searchable and readable as soon as the call returns.
+    let search = call(
+        &client,
+        "memory_search",
+        json!({"query": "release branch Thursdays"}),
+    )
+    .await;
+    let search = structured(&tools, "memory_search", &search);
+    assert_eq!(search["hits"][0]["path"], path.as_str(), "{search}");
+    let phrase = call(
+        &client,
+        "memory_search",
+        json!({"query": "\"cargo nextest\""}),
+    )
+    .await;
+    let phrase = structured(&tools, "memory_search", &phrase);
+    assert_eq!(phrase["hits"][0]["path"], "MEMORY.md", "{phrase}");
+
+    let read = call(&client, "memory_read", json!({"path": path})).await;
+    let read = structured(&tools, "memory_read", &read);
+    assert!(
+        read["content"]
+            .as_str()
+            .unwrap()
+            .contains("cut on Thursdays")
+    );
+    let section = call(
+        &client,
+        "memory_read",
+        json!({"path": "MEMORY.md", "heading": "Tests"}),
+    )
+    .await;
+    let section = structured(&tools, "memory_read", &section);
+    assert!(section["content"].as_str().unwrap().contains("nextest"));
+
+    let list = call(&client, "memory_list", json!({})).await;
+    let list = structured(&tools, "memory_list", &list);
+    let listed: Vec<&str> = list["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["path"].as_str().unwrap())
+        .collect();
+    for expected in ["MEMORY.md", "memory_summary.md", "notes", path.as_str()] {
+        assert!(listed.contains(&expected), "{expected} in {listed:?}");
+    }
+
+    // A path escaping the root: isError, with a structured failure the schema admits.
+    let refused = call(&client, "memory_read", json!({"path": "../config.toml"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    let refused = structured(&tools, "memory_read", &refused);
+    assert_eq!(refused["unavailable"], false);
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("`..` is refused")
+    );
+
+    // Invalid input is a failure, never an empty result.
+    let invalid = call(&client, "memory_search", json!({"query": 7})).await;
+    assert_eq!(invalid.is_error, Some(true));
+    let invalid = structured(&tools, "memory_search", &invalid);
+    assert!(invalid.get("hits").is_none(), "{invalid}");
+
+    // An unknown tool is a protocol error, not a tool result.
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("memory_delete"))
+        .await;
+    assert!(unknown.is_err(), "{unknown:?}");
+
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disabled_memory_answers_every_call_with_a_disabled_failure() {
+    let home = home_with_memory();
+    let client = connect_with(home.path(), false).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let status = call(&client, "memory_status", json!({})).await;
+    let status = structured(&tools, "memory_status", &status);
+    assert_eq!(status["state"], "disabled");
+    for (tool, arguments) in [
+        ("memory_search", json!({"query": "nextest"})),
+        ("memory_read", json!({"path": "MEMORY.md"})),
+        ("memory_list", json!({})),
+        ("memory_note", json!({"text": "remember this"})),
+    ] {
+        let result = call(&client, tool, arguments).await;
+        assert_eq!(result.is_error, Some(true), "{tool}");
+        let failure = structured(&tools, tool, &result);
+        assert_eq!(failure["disabled"], true, "{tool}: {failure}");
+    }
+    client.cancel().await.unwrap();
+}

@@ -1,0 +1,29 @@
+//! Session transcripts as they are on disk, read for memory.
+//!
+//! - [`reader`]: streaming rollout reading that turns malformed lines into diagnostics;
+//! - [`filter`]: what memory extraction may see of a rollout, serialized as compact JSON;
+//! - [`injected`]: the one list of blocks a host injects into user messages, and stripping them;
+//! - [`file_ops`]: which files a tool call reads or modifies;
+//! - [`tool_output`]: the exit code a tool's output records;
+//! - [`anchors`]: the words of a memory text a rewrite must not lose silently.
+//!
+//! Redaction, escaping, token counting and truncation are `memory-sanitize`'s; this crate uses
+//! its redaction for the paths it reports. It does no I/O beyond reading what it is handed
+//! ([`read_rollout_path`] opens the one file it is given) and never panics on any input.
+
+#![deny(missing_docs)]
+
+pub mod anchors;
+mod error;
+pub mod file_ops;
+pub mod filter;
+pub mod injected;
+pub mod reader;
+pub mod tool_output;
+
+pub use crate::error::{Error, Result};
+pub use crate::filter::{filter_for_memory, serialize_for_memory};
+pub use crate::injected::strip_injected;
+pub use crate::reader::{
+    Diagnostic, ReaderOptions, RolloutRead, RolloutReader, read_rollout, read_rollout_path,
+};

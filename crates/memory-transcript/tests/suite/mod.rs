@@ -1,0 +1,2 @@
+mod filter;
+mod reader;
