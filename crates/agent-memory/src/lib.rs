@@ -11,6 +11,8 @@
 //! - [`models`]: model specs and, with the `openai` feature (on by default), an
 //!   OpenAI-compatible HTTP client;
 //! - [`offline`]: the built-in offline engine (the default model);
+//! - [`store`]: the state store's foundation: SQLite opener, migrator, PostgreSQL pool, table
+//!   names;
 //! - [`write`](mod@crate::write): the state store and the two-phase write path;
 //! - [`compaction`]: compaction of a conversation that outgrows its context window;
 //! - [`working_memory`]: the seven-section working memory and the session window;
@@ -34,6 +36,7 @@ pub use memory_offline as offline;
 pub use memory_prompts as prompts;
 pub use memory_protocol as protocol;
 pub use memory_sanitize as sanitize;
+pub use memory_store as store;
 pub use memory_transcript as transcript;
 pub use memory_write as write;
 pub use working_memory;

@@ -44,8 +44,15 @@ pub enum Error {
     },
     /// A PostgreSQL goal store operation failed.
     #[cfg(feature = "postgres")]
+    #[error("goal store: {}", memory_store::postgres::postgres_message(.0))]
+    Postgres(tokio_postgres::Error),
+    /// The runtime that drives the PostgreSQL connections could not start or stopped.
+    #[cfg(feature = "postgres")]
+    #[error("goal store runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The store foundation failed in a way none of the variants above names.
     #[error("goal store: {0}")]
-    Postgres(postgres::Error),
+    Store(memory_store::Error),
     /// The goal tables were written by a newer build.
     #[error("goal tables schema version {found} is newer than this build supports ({supported})")]
     SchemaTooNew {
@@ -144,9 +151,33 @@ impl From<rusqlite::Error> for Error {
 }
 
 #[cfg(feature = "postgres")]
-impl From<postgres::Error> for Error {
-    fn from(error: postgres::Error) -> Self {
+impl From<tokio_postgres::Error> for Error {
+    fn from(error: tokio_postgres::Error) -> Self {
         Error::Postgres(error)
+    }
+}
+
+impl From<memory_store::Error> for Error {
+    fn from(error: memory_store::Error) -> Self {
+        match error {
+            memory_store::Error::Open { path, source } => Error::Open {
+                path,
+                error: source,
+            },
+            memory_store::Error::Sqlite(error) => Error::Sqlite(error),
+            memory_store::Error::SchemaTooNew {
+                found, supported, ..
+            } => Error::SchemaTooNew { found, supported },
+            #[cfg(feature = "postgres")]
+            memory_store::Error::StoreUrl { url, message } => Error::StoreUrl { url, message },
+            #[cfg(feature = "postgres")]
+            memory_store::Error::Unreachable { url, message } => {
+                Error::Unreachable { url, message }
+            }
+            #[cfg(feature = "postgres")]
+            memory_store::Error::Postgres(error) => Error::Postgres(error),
+            other => Error::Store(other),
+        }
     }
 }
 

@@ -3,8 +3,7 @@
 //!
 //! - [`GoalStore`]: one goal per thread in the shared state file (`<home>/state.sqlite`), its
 //!   own tables versioned in `schema_versions` under the owner `goal-steering`, so it never
-//!   collides with `memory-write`'s `PRAGMA user_version` migrations; with the `postgres`
-//!   feature, `GoalStore::connect` keeps the same tables on a PostgreSQL server, so every
+//!   collides with `memory-write`'s migrations; with the `postgres` feature, `GoalStore::connect` keeps the same tables on a PostgreSQL server, so every
 //!   machine of a fleet reads and steers the same goals. User actions
 //!   ([`GoalStore::set_goal`], [`GoalStore::edit_objective`], [`GoalStore::set_budget`],
 //!   [`GoalStore::pause`], [`GoalStore::resume`], [`GoalStore::clear`]) take the expected goal

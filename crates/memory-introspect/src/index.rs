@@ -1,7 +1,7 @@
 //! The memory search index: SQLite FTS5 over the blocks of the memory root's Markdown files.
 //!
-//! It lives in its own file (`<home>/memory_index.sqlite`) with its own `PRAGMA user_version`,
-//! so it never touches the write path's database. It is a cache of the files: `refresh`
+//! It lives in its own file (`<home>/memory_index.sqlite`), opened and versioned by
+//! `memory-store` (owner `memory-introspect`), so it never touches the write path's database. It is a cache of the files: `refresh`
 //! compares each file's size, modification time and inode with what was indexed and re-reads
 //! only the files that changed, in one transaction. The same file also keeps the last injected
 //! block's numbers and the reads `memory_read` served (usage for selection).
@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use memory_protocol::introspect::MemorySnapshot;
-use memory_protocol::names::tables::MEMORY_SEARCH_INDEX;
+use memory_store::migrate::Schema;
+use memory_store::names::schema_owners::MEMORY_INTROSPECT;
+use memory_store::names::tables::MEMORY_SEARCH_INDEX;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::blocks::split_blocks;
@@ -23,8 +25,6 @@ use crate::error::{Error, Result};
 use crate::paths::{RelativePath, open_file};
 use crate::scan::RootScan;
 
-/// Schema version of the index file.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
 /// Bits of a rowid that number a block within its file.
 const BLOCK_BITS: u32 = 20;
 /// Files larger than this are not indexed (and reported).
@@ -115,85 +115,73 @@ impl MemoryIndex {
                 parent.display()
             )));
         }
-        let conn = Connection::open(path).map_err(|error| fail(error.to_string()))?;
+        let conn = memory_store::sqlite::open(path, BUSY_TIMEOUT)
+            .map_err(|error| fail(store_message(error)))?;
         let mut index = MemoryIndex {
             conn,
             path: path.to_owned(),
         };
-        index
-            .prepare(true)
-            .map_err(|error| fail(error.to_string()))?;
+        index.migrate().map_err(|error| {
+            fail(
+                Error::Index {
+                    path: path.to_owned(),
+                    message: store_message(error),
+                }
+                .to_string(),
+            )
+        })?;
         Ok(index)
     }
 
     /// A transient index in memory, for searching when the file cannot be used.
     pub(crate) fn in_memory() -> Result<MemoryIndex> {
         let path = PathBuf::from(":memory:");
-        let conn = Connection::open_in_memory().map_err(|error| index_error(&path, error))?;
-        let mut index = MemoryIndex { conn, path };
-        index.prepare(false)?;
+        let store_error = |error| Error::Index {
+            path: path.clone(),
+            message: store_message(error),
+        };
+        let conn = memory_store::sqlite::open_in_memory(BUSY_TIMEOUT).map_err(store_error)?;
+        let mut index = MemoryIndex {
+            conn,
+            path: path.clone(),
+        };
+        index.migrate().map_err(store_error)?;
         Ok(index)
     }
 
-    fn prepare(&mut self, on_disk: bool) -> Result<()> {
-        let path = self.path.clone();
-        let error = |error| index_error(&path, error);
-        self.conn.busy_timeout(BUSY_TIMEOUT).map_err(error)?;
-        if on_disk {
-            // The index is a cache: WAL for concurrent readers, no fsync per commit.
-            let _: String = self
-                .conn
-                .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-                .map_err(error)?;
-            self.conn
-                .pragma_update(None, "synchronous", "NORMAL")
-                .map_err(error)?;
-        }
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(error)?;
-        let found: i64 = tx
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
-            .map_err(error)?;
-        if found > SCHEMA_VERSION {
-            return Err(Error::Index {
-                path: path.clone(),
-                message: format!(
-                    "schema version {found} is newer than this build supports ({SCHEMA_VERSION})"
-                ),
-            });
-        }
-        if found < SCHEMA_VERSION {
-            tx.execute_batch(&format!(
-                "CREATE TABLE IF NOT EXISTS indexed_files (
-                    file_id INTEGER PRIMARY KEY,
-                    path TEXT NOT NULL UNIQUE,
-                    size INTEGER NOT NULL,
-                    mtime_ns INTEGER NOT NULL,
-                    inode INTEGER NOT NULL,
-                    blocks INTEGER NOT NULL
-                );
-                CREATE VIRTUAL TABLE IF NOT EXISTS {MEMORY_SEARCH_INDEX} USING fts5(
-                    text, heading, start_line UNINDEXED,
-                    tokenize = 'porter unicode61 remove_diacritics 2'
-                );
-                CREATE TABLE IF NOT EXISTS injections (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    snapshot TEXT NOT NULL
-                );
-                CREATE TABLE IF NOT EXISTS memory_reads (
-                    id INTEGER PRIMARY KEY,
-                    path TEXT NOT NULL,
-                    thread_ids TEXT NOT NULL,
-                    read_at INTEGER NOT NULL
-                );"
-            ))
-            .map_err(error)?;
-            tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-                .map_err(error)?;
-        }
-        tx.commit().map_err(error)
+    /// Creates the tables, or refuses an index written by a newer build. Indexes written
+    /// before `schema_versions` kept their version in `PRAGMA user_version`.
+    fn migrate(&mut self) -> memory_store::Result<i64> {
+        let migrations = [format!(
+            "CREATE TABLE IF NOT EXISTS indexed_files (
+                file_id INTEGER PRIMARY KEY,
+                path TEXT NOT NULL UNIQUE,
+                size INTEGER NOT NULL,
+                mtime_ns INTEGER NOT NULL,
+                inode INTEGER NOT NULL,
+                blocks INTEGER NOT NULL
+            );
+            CREATE VIRTUAL TABLE IF NOT EXISTS {MEMORY_SEARCH_INDEX} USING fts5(
+                text, heading, start_line UNINDEXED,
+                tokenize = 'porter unicode61 remove_diacritics 2'
+            );
+            CREATE TABLE IF NOT EXISTS injections (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                snapshot TEXT NOT NULL
+            );
+            CREATE TABLE IF NOT EXISTS memory_reads (
+                id INTEGER PRIMARY KEY,
+                path TEXT NOT NULL,
+                thread_ids TEXT NOT NULL,
+                read_at INTEGER NOT NULL
+            );"
+        )];
+        let schema = Schema {
+            owner: MEMORY_INTROSPECT,
+            migrations: &migrations,
+            legacy_user_version: true,
+        };
+        memory_store::migrate::migrate_sqlite(&mut self.conn, &schema, |_, _| Ok(()))
     }
 
     /// Brings the index in line with `scan`: new and changed Markdown files are (re)read and
@@ -480,6 +468,18 @@ fn first_mark(highlighted: &str) -> (u32, usize) {
         .map(char::len_utf8)
         .sum();
     (u32::try_from(line).unwrap_or(0), column)
+}
+
+/// What went wrong opening or migrating the index, as the index's messages say it.
+fn store_message(error: memory_store::Error) -> String {
+    match error {
+        memory_store::Error::Open { source, .. } => source.to_string(),
+        memory_store::Error::Sqlite(error) => error.to_string(),
+        memory_store::Error::SchemaTooNew {
+            found, supported, ..
+        } => format!("schema version {found} is newer than this build supports ({supported})"),
+        other => other.to_string(),
+    }
 }
 
 fn index_error(path: &Path, error: rusqlite::Error) -> Error {

@@ -127,6 +127,9 @@ pub enum Error {
     /// Phase-2 data could not be serialized.
     #[error("cannot serialize phase-2 data: {0}")]
     Serialize(serde_json::Error),
+    /// The store foundation failed in a way none of the variants above names.
+    #[error("{0}")]
+    Store(memory_store::Error),
     /// A blocking store task could not run to completion.
     #[error("state store task failed: {0}")]
     Task(String),
@@ -135,7 +138,29 @@ pub enum Error {
 #[cfg(feature = "postgres")]
 impl From<tokio_postgres::Error> for Error {
     fn from(error: tokio_postgres::Error) -> Error {
-        Error::Postgres(crate::store::postgres::postgres_message(&error))
+        Error::Postgres(memory_store::postgres::postgres_message(&error))
+    }
+}
+
+impl From<memory_store::Error> for Error {
+    fn from(error: memory_store::Error) -> Error {
+        match error {
+            memory_store::Error::Open { path, source } => Error::Open {
+                path,
+                error: source,
+            },
+            memory_store::Error::Sqlite(error) => Error::Sqlite(error),
+            memory_store::Error::SchemaTooNew {
+                found, supported, ..
+            } => Error::SchemaTooNew { found, supported },
+            memory_store::Error::StoreUrl { url, message } => Error::StoreUrl { url, message },
+            memory_store::Error::Unreachable { url, message } => {
+                Error::Unreachable { url, message }
+            }
+            #[cfg(feature = "postgres")]
+            memory_store::Error::Postgres(error) => error.into(),
+            other => Error::Store(other),
+        }
     }
 }
 

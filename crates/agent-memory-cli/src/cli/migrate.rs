@@ -5,8 +5,8 @@
 
 use std::process::ExitCode;
 
-use agent_memory::protocol::names::schema_owners;
 use agent_memory::sanitize::redact_secrets;
+use agent_memory::store::names::schema_owners;
 use agent_memory::write::store::STATE_FILE_NAME;
 
 use super::exit::{print_json, print_safe};

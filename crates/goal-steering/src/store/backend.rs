@@ -8,7 +8,8 @@
 //! back, so both backends make the same decisions from the same rows.
 
 use memory_protocol::goal::{GoalTurnRecord, ThreadGoalStatus};
-use memory_protocol::names::tables::{GOAL_TURNS, THREAD_GOALS};
+use memory_store::ddl::Dialect;
+use memory_store::names::tables::{GOAL_TURNS, THREAD_GOALS};
 
 use super::GoalRow;
 use crate::error::Result;
@@ -96,19 +97,9 @@ pub(crate) fn turn_error_to_sql(error: memory_protocol::goal::GoalTurnError) -> 
     }
 }
 
-/// How a backend spells the column types the goal tables use.
-pub(crate) struct SqlTypes {
-    /// A 64-bit integer.
-    pub(crate) int: &'static str,
-    /// A flag.
-    pub(crate) flag: &'static str,
-    /// The flag's false value.
-    pub(crate) no: &'static str,
-}
-
-/// Version 1 of the goal tables, in `types`: the same tables and checks on every backend.
-pub(crate) fn tables_v1(types: &SqlTypes) -> String {
-    let SqlTypes { int, flag, no } = types;
+/// Version 1 of the goal tables, in `dialect`: the same tables and checks on every backend.
+pub(crate) fn tables_v1(dialect: Dialect) -> String {
+    let (int, flag, no) = (dialect.integer(), dialect.flag(), dialect.no());
     format!(
         "CREATE TABLE {THREAD_GOALS} (
             thread_id TEXT PRIMARY KEY,

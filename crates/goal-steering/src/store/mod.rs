@@ -78,7 +78,7 @@ impl GoalStore {
     }
 
     /// Opens (creating when missing) the database at `path` and brings the goal tables up to
-    /// date, leaving every other table and `PRAGMA user_version` alone.
+    /// date, leaving every other owner's tables alone.
     pub fn open(path: &Path, config: GoalConfig) -> Result<GoalStore> {
         let mut conn = sqlite::open(path)?;
         sqlite::migrate(&mut conn)?;
@@ -91,10 +91,7 @@ impl GoalStore {
 
     /// An in-memory store, for tests and hosts that keep goals for one process only.
     pub fn open_in_memory(config: GoalConfig) -> Result<GoalStore> {
-        let mut conn = Connection::open_in_memory().map_err(|error| Error::Open {
-            path: PathBuf::from(":memory:"),
-            error,
-        })?;
+        let mut conn = sqlite::open_in_memory()?;
         sqlite::migrate(&mut conn)?;
         Ok(GoalStore::new(
             Backend::Sqlite(conn),

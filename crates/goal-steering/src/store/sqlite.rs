@@ -1,109 +1,65 @@
 //! The goal tables in the shared SQLite state file.
 //!
-//! The file is shared with `memory-write`, which versions its own tables with
-//! `PRAGMA user_version`. This backend never reads or writes that pragma: it keeps its version
-//! in the `schema_versions` table under the owner `goal-steering`, so either side can migrate
-//! without disturbing the other, in any order. Like every user of the file it runs in WAL mode
-//! with a busy timeout, and every write is one `BEGIN IMMEDIATE` transaction, so concurrent
-//! processes serialize instead of overwriting each other.
+//! The file is shared with `memory-write`. Each keeps its version in `schema_versions`
+//! (`memory-store`'s migrator) under its own owner, so either side can migrate without
+//! disturbing the other, in any order. Like every user of the file it is opened by
+//! `memory-store` (WAL mode, a busy timeout), and every write is one `BEGIN IMMEDIATE`
+//! transaction, so concurrent processes serialize instead of overwriting each other.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use memory_protocol::goal::{GoalTurnRecord, ThreadGoalStatus};
-use memory_protocol::names::schema_owners::GOAL_STEERING;
-use memory_protocol::names::tables::{GOAL_TURNS, SCHEMA_VERSIONS, THREAD_GOALS};
+use memory_store::ddl::Dialect;
+use memory_store::migrate::Schema;
+use memory_store::names::schema_owners::GOAL_STEERING;
+use memory_store::names::tables::{GOAL_TURNS, THREAD_GOALS};
+use memory_store::sqlite::DEFAULT_BUSY_TIMEOUT;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, GoalTx, SqlTypes, status_from_sql, status_to_sql, tables_v1, trigger_to_sql,
+    COLUMNS, Charge, GoalTx, status_from_sql, status_to_sql, tables_v1, trigger_to_sql,
     turn_error_to_sql,
 };
 use crate::audit::BlockerAuditState;
 use crate::error::{Error, Result};
 
-/// How long a writer waits for another process's write transaction before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// One migration per schema version of the goal tables; index `i` brings them to version
 /// `i + 1`.
 fn migrations() -> [String; 1] {
-    [tables_v1(&SqlTypes {
-        int: "INTEGER",
-        flag: "INTEGER",
-        no: "0",
-    })]
+    [tables_v1(Dialect::Sqlite)]
 }
 
 /// Opens (creating when missing) the database at `path` in WAL mode with a busy timeout.
 pub(super) fn open(path: &Path) -> Result<Connection> {
-    let open_error = |error| Error::Open {
-        path: path.to_owned(),
-        error,
-    };
-    let conn = Connection::open(path).map_err(open_error)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
-    // Switching a new file to WAL needs a moment of exclusive access, and SQLite reports a
-    // concurrent opener as busy without calling the busy handler, so retry here. A file system
-    // without WAL support keeps its journal mode; the store still works.
-    let _mode: String =
-        retry_busy(|| conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)))
-            .map_err(open_error)?;
-    conn.pragma_update(None, "synchronous", "NORMAL")
-        .map_err(open_error)?;
-    Ok(conn)
+    Ok(memory_store::sqlite::open(path, DEFAULT_BUSY_TIMEOUT)?)
 }
 
-/// Brings the goal tables up to date, leaving every other table and `PRAGMA user_version`
-/// alone, or refuses tables written by a newer build.
+/// A private database in memory.
+pub(super) fn open_in_memory() -> Result<Connection> {
+    Ok(memory_store::sqlite::open_in_memory(DEFAULT_BUSY_TIMEOUT)?)
+}
+
+/// Brings the goal tables up to date, leaving every other owner's tables alone, or refuses
+/// tables written by a newer build.
 pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
     let migrations = migrations();
-    let supported = i64::try_from(migrations.len()).unwrap_or(i64::MAX);
-    // The version is read inside the write transaction, so two processes opening a fresh file
-    // at once apply each migration exactly once.
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    tx.execute_batch(&format!(
-        "CREATE TABLE IF NOT EXISTS {SCHEMA_VERSIONS} (
-            owner TEXT PRIMARY KEY,
-            version INTEGER NOT NULL
-        )"
-    ))?;
-    let found: i64 = tx
-        .query_row(
-            &format!("SELECT version FROM {SCHEMA_VERSIONS} WHERE owner = ?1"),
-            [GOAL_STEERING],
-            |row| row.get(0),
-        )
-        .optional()?
-        .unwrap_or(0);
-    if found > supported {
-        return Err(Error::SchemaTooNew { found, supported });
-    }
-    for (index, sql) in migrations.iter().enumerate() {
-        let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
-        if version > found {
-            tx.execute_batch(sql)?;
-        }
-    }
-    tx.execute(
-        &format!(
-            "INSERT INTO {SCHEMA_VERSIONS} (owner, version) VALUES (?1, ?2)
-             ON CONFLICT (owner) DO UPDATE SET version = excluded.version"
-        ),
-        params![GOAL_STEERING, supported.max(found)],
-    )?;
-    tx.commit()?;
+    memory_store::migrate::migrate_sqlite(conn, &schema(&migrations), |_, _| Ok(()))?;
     Ok(())
+}
+
+/// The goal tables as the migrator sees them.
+pub(super) fn schema(migrations: &[String]) -> Schema<'_> {
+    Schema {
+        owner: GOAL_STEERING,
+        migrations,
+        legacy_user_version: false,
+    }
 }
 
 /// The version recorded for the goal tables.
 pub(super) fn schema_version(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row(
-        &format!("SELECT version FROM {SCHEMA_VERSIONS} WHERE owner = ?1"),
-        [GOAL_STEERING],
-        |row| row.get(0),
-    )?)
+    Ok(memory_store::migrate::sqlite_version(conn, GOAL_STEERING)?)
 }
 
 /// Starts a write transaction that other writers wait for.
@@ -354,23 +310,5 @@ impl GoalTx for SqliteTx<'_> {
     fn commit(self: Box<Self>) -> Result<()> {
         self.0.commit()?;
         Ok(())
-    }
-}
-
-/// Runs `op` again while SQLite reports the database busy or locked, up to the busy timeout.
-fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-    let deadline = Instant::now() + BUSY_TIMEOUT;
-    loop {
-        match op() {
-            Err(rusqlite::Error::SqliteFailure(error, _))
-                if matches!(
-                    error.code,
-                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                ) && Instant::now() < deadline =>
-            {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            other => return other,
-        }
     }
 }

@@ -29,9 +29,23 @@ pub(crate) const THREAD: &str = "thread-1";
 /// Names a PostgreSQL server for the tests that need one (CI starts one with
 /// `.ci/postgres.sh`); without it they are skipped, saying so on standard error.
 pub(crate) const PG_URL_VAR: &str = "AGENT_MEMORY_TEST_PG_URL";
-/// `postgres` runs every test's store on that server instead of in-memory SQLite: CI runs the
-/// suite once each way, so the two backends pass the same tests.
-pub(crate) const BACKEND_VAR: &str = "AGENT_MEMORY_GOAL_TEST_BACKEND";
+
+thread_local! {
+    /// Set while [`on_every_backend`] runs a test on PostgreSQL: [`store`] then gives a fresh
+    /// schema on the test server instead of in-memory SQLite.
+    static ON_POSTGRES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `test` on in-memory SQLite, then again on PostgreSQL when [`PG_URL_VAR`] names a
+/// server: one switch, and the two backends pass the same tests.
+pub(crate) fn on_every_backend(test: impl Fn()) {
+    test();
+    if std::env::var(PG_URL_VAR).is_ok() {
+        ON_POSTGRES.set(true);
+        test();
+        ON_POSTGRES.set(false);
+    }
+}
 
 /// One database for one test; [`Db::open`] gives handles on it (each its own connection, as
 /// another process or machine would have).
@@ -90,16 +104,16 @@ impl Db {
 }
 
 /// A store on a manual clock starting at 1,000 s: in-memory SQLite, or a fresh PostgreSQL
-/// schema when [`BACKEND_VAR`] says so.
+/// schema inside [`on_every_backend`]'s PostgreSQL run.
 pub(crate) fn store() -> (GoalStore, Arc<ManualClock>) {
     store_with(GoalConfig::default())
 }
 
 pub(crate) fn store_with(config: GoalConfig) -> (GoalStore, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new(1_000_000));
-    let store = if std::env::var(BACKEND_VAR).is_ok_and(|backend| backend == "postgres") {
+    let store = if ON_POSTGRES.get() {
         Db::postgres()
-            .unwrap_or_else(|| panic!("{BACKEND_VAR}=postgres needs {PG_URL_VAR}"))
+            .unwrap_or_else(|| panic!("the PostgreSQL run needs {PG_URL_VAR}"))
             .open(config)
     } else {
         GoalStore::open_in_memory(config).unwrap()

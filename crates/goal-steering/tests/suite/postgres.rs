@@ -1,13 +1,13 @@
 //! Goals on a PostgreSQL server: what only a shared store can show (several machines on one
 //! set of goals, a server that is down or newer than this build). The rest of the suite runs
-//! on PostgreSQL too when `AGENT_MEMORY_GOAL_TEST_BACKEND=postgres`.
+//! on PostgreSQL too when `AGENT_MEMORY_TEST_PG_URL` is set (`on_every_backend`).
 
 use std::time::Duration;
 
 use goal_steering::{Error, GoalConfig, GoalStore, PgGoalOptions};
 use memory_protocol::goal::{GoalSteeringKind, ThreadGoalStatus};
-use memory_protocol::names::schema_owners::GOAL_STEERING;
-use memory_protocol::names::tables::SCHEMA_VERSIONS;
+use memory_store::names::schema_owners::GOAL_STEERING;
+use memory_store::names::tables::SCHEMA_VERSIONS;
 
 use super::{Db, THREAD, answered, continuation_turn, record, set, update_goal};
 
@@ -103,13 +103,20 @@ fn goal_tables_written_by_a_newer_build_are_refused() {
     let Db::Postgres { url, schema } = &db else {
         unreachable!("Db::postgres gives a PostgreSQL database")
     };
-    let mut client = postgres::Client::connect(url, postgres::NoTls).unwrap();
-    client
-        .execute(
-            &format!("UPDATE {schema}.{SCHEMA_VERSIONS} SET version = 99 WHERE owner = $1"),
-            &[&GOAL_STEERING],
-        )
-        .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .execute(
+                &format!("UPDATE {schema}.{SCHEMA_VERSIONS} SET version = 99 WHERE owner = $1"),
+                &[&GOAL_STEERING],
+            )
+            .await
+            .unwrap();
+    });
     let options = PgGoalOptions {
         schema: Some(schema.clone()),
         ..PgGoalOptions::default()
@@ -125,4 +132,28 @@ fn goal_tables_written_by_a_newer_build_are_refused() {
         ),
         "{error:?}"
     );
+}
+
+/// The store's API is synchronous; a host calling it from inside a tokio runtime (on a worker
+/// thread, or the only thread of a current-thread runtime) gets answers, and dropping the store
+/// there is fine too.
+fn used_and_dropped_inside_a_runtime(db: &Db) {
+    let mut store = db.open(GoalConfig::default());
+    let goal = set(&mut store, "ship from an async host", Some(1_000));
+    let charged = record(&mut store, &continuation_turn(300, 1));
+    assert_eq!(charged.goal.tokens_used, 300);
+    assert_eq!(store.get(THREAD).unwrap().unwrap().goal_id, goal.goal_id);
+    drop(store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sync_api_works_from_a_tokio_worker_thread() {
+    let Some(db) = Db::postgres() else { return };
+    used_and_dropped_inside_a_runtime(&db);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_sync_api_works_on_a_current_thread_runtime() {
+    let Some(db) = Db::postgres() else { return };
+    used_and_dropped_inside_a_runtime(&db);
 }

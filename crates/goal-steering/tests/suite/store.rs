@@ -5,6 +5,7 @@ use std::time::Duration;
 use goal_steering::{Error, GoalConfig, GoalStore, NewGoal, STATE_FILE_NAME};
 use memory_protocol::goal::ThreadGoalStatus;
 
+use super::on_every_backend;
 use super::{THREAD, record, set, store, user_turn};
 
 fn new_goal(objective: &str, budget: Option<i64>, replace: bool) -> NewGoal {
@@ -79,116 +80,122 @@ fn goals_persist_across_opens_with_snake_case_statuses() {
 
 #[test]
 fn setting_over_an_unfinished_goal_needs_replace() {
-    let (mut store, _) = store();
-    let first = set(&mut store, "  ship it  ", Some(500));
-    assert_eq!(first.objective, "ship it");
-    assert_eq!(first.status, ThreadGoalStatus::Active);
-    record(&mut store, &user_turn(50));
-    store.pause(THREAD, None).unwrap();
-    let refused = store
-        .set_goal(THREAD, &new_goal("ship more", None, false))
-        .unwrap_err();
-    assert_eq!(
-        refused.to_string(),
-        "thread thread-1 already has an unfinished goal (paused); replace it explicitly or \
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        let first = set(&mut store, "  ship it  ", Some(500));
+        assert_eq!(first.objective, "ship it");
+        assert_eq!(first.status, ThreadGoalStatus::Active);
+        record(&mut store, &user_turn(50));
+        store.pause(THREAD, None).unwrap();
+        let refused = store
+            .set_goal(THREAD, &new_goal("ship more", None, false))
+            .unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "thread thread-1 already has an unfinished goal (paused); replace it explicitly or \
          clear it first"
-    );
-    let replaced = store
-        .set_goal(THREAD, &new_goal("ship more", None, true))
-        .unwrap();
-    assert_ne!(replaced.goal_id, first.goal_id);
-    assert_eq!((replaced.tokens_used, replaced.token_budget), (0, None));
-    assert_eq!(replaced.status, ThreadGoalStatus::Active);
-    assert_eq!(store.list().unwrap(), vec![replaced]);
+        );
+        let replaced = store
+            .set_goal(THREAD, &new_goal("ship more", None, true))
+            .unwrap();
+        assert_ne!(replaced.goal_id, first.goal_id);
+        assert_eq!((replaced.tokens_used, replaced.token_budget), (0, None));
+        assert_eq!(replaced.status, ThreadGoalStatus::Active);
+        assert_eq!(store.list().unwrap(), vec![replaced]);
+    });
 }
 
 #[test]
 fn objectives_budgets_and_thread_ids_are_validated() {
-    let config = GoalConfig {
-        max_token_budget: 1_000,
-        ..GoalConfig::default()
-    };
-    let (mut store, _) = super::store_with(config);
-    let error = store
-        .set_goal(THREAD, &new_goal(" \n ", None, false))
-        .unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "invalid objective: goal objective must not be empty"
-    );
-    let error = store
-        .set_goal(THREAD, &new_goal(&"x".repeat(4_001), None, false))
-        .unwrap_err();
-    assert!(error.to_string().contains("at most 4000 are allowed"));
-    let error = store
-        .set_goal(THREAD, &new_goal("ok", Some(0), false))
-        .unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "a goal token budget must be positive, got 0"
-    );
-    let error = store
-        .set_goal(THREAD, &new_goal("ok", Some(1_001), false))
-        .unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "goal token budget 1001 exceeds the configured maximum of 1000"
-    );
-    for thread in ["", " ", "a\u{0}b"] {
+    on_every_backend(|| {
+        let config = GoalConfig {
+            max_token_budget: 1_000,
+            ..GoalConfig::default()
+        };
+        let (mut store, _) = super::store_with(config);
+        let error = store
+            .set_goal(THREAD, &new_goal(" \n ", None, false))
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid objective: goal objective must not be empty"
+        );
+        let error = store
+            .set_goal(THREAD, &new_goal(&"x".repeat(4_001), None, false))
+            .unwrap_err();
+        assert!(error.to_string().contains("at most 4000 are allowed"));
+        let error = store
+            .set_goal(THREAD, &new_goal("ok", Some(0), false))
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "a goal token budget must be positive, got 0"
+        );
+        let error = store
+            .set_goal(THREAD, &new_goal("ok", Some(1_001), false))
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "goal token budget 1001 exceeds the configured maximum of 1000"
+        );
+        for thread in ["", " ", "a\u{0}b"] {
+            assert!(matches!(
+                store.set_goal(thread, &new_goal("ok", None, false)),
+                Err(Error::ThreadId(_))
+            ));
+        }
         assert!(matches!(
-            store.set_goal(thread, &new_goal("ok", None, false)),
+            store.get(&"t".repeat(257)),
             Err(Error::ThreadId(_))
         ));
-    }
-    assert!(matches!(
-        store.get(&"t".repeat(257)),
-        Err(Error::ThreadId(_))
-    ));
-    set(&mut store, "ok", Some(1_000));
-    assert!(matches!(
-        store.set_budget(THREAD, None, Some(-5)),
-        Err(Error::BudgetNotPositive(-5))
-    ));
-    assert!(matches!(
-        store.pause("other-thread", None),
-        Err(Error::NoGoal { .. })
-    ));
+        set(&mut store, "ok", Some(1_000));
+        assert!(matches!(
+            store.set_budget(THREAD, None, Some(-5)),
+            Err(Error::BudgetNotPositive(-5))
+        ));
+        assert!(matches!(
+            store.pause("other-thread", None),
+            Err(Error::NoGoal { .. })
+        ));
+    });
 }
 
 #[test]
 fn raising_the_budget_revives_and_lowering_it_stops_the_goal() {
-    let (mut store, _) = store();
-    set(&mut store, "ship it", Some(100));
-    record(&mut store, &user_turn(150));
-    assert_eq!(
-        store.get(THREAD).unwrap().unwrap().status,
-        ThreadGoalStatus::BudgetLimited
-    );
-    // Raised, but still not above usage: still limited.
-    let goal = store.set_budget(THREAD, None, Some(150)).unwrap();
-    assert_eq!(goal.status, ThreadGoalStatus::BudgetLimited);
-    let goal = store.set_budget(THREAD, None, Some(151)).unwrap();
-    assert_eq!(goal.status, ThreadGoalStatus::Active);
-    assert_eq!(goal.remaining_tokens(), Some(1));
-    assert_eq!(goal.status_reason, None);
-    let goal = store.set_budget(THREAD, None, Some(120)).unwrap();
-    assert_eq!(goal.status, ThreadGoalStatus::BudgetLimited);
-    let goal = store.set_budget(THREAD, None, None).unwrap();
-    assert_eq!(
-        (goal.status, goal.remaining_tokens()),
-        (ThreadGoalStatus::Active, None)
-    );
-    // A paused goal keeps its pause when its budget drops below usage, and resumes into the
-    // limit.
-    store.pause(THREAD, None).unwrap();
-    assert_eq!(
-        store.set_budget(THREAD, None, Some(10)).unwrap().status,
-        ThreadGoalStatus::Paused
-    );
-    assert_eq!(
-        store.resume(THREAD, None).unwrap().status,
-        ThreadGoalStatus::BudgetLimited
-    );
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, "ship it", Some(100));
+        record(&mut store, &user_turn(150));
+        assert_eq!(
+            store.get(THREAD).unwrap().unwrap().status,
+            ThreadGoalStatus::BudgetLimited
+        );
+        // Raised, but still not above usage: still limited.
+        let goal = store.set_budget(THREAD, None, Some(150)).unwrap();
+        assert_eq!(goal.status, ThreadGoalStatus::BudgetLimited);
+        let goal = store.set_budget(THREAD, None, Some(151)).unwrap();
+        assert_eq!(goal.status, ThreadGoalStatus::Active);
+        assert_eq!(goal.remaining_tokens(), Some(1));
+        assert_eq!(goal.status_reason, None);
+        let goal = store.set_budget(THREAD, None, Some(120)).unwrap();
+        assert_eq!(goal.status, ThreadGoalStatus::BudgetLimited);
+        let goal = store.set_budget(THREAD, None, None).unwrap();
+        assert_eq!(
+            (goal.status, goal.remaining_tokens()),
+            (ThreadGoalStatus::Active, None)
+        );
+        // A paused goal keeps its pause when its budget drops below usage, and resumes into the
+        // limit.
+        store.pause(THREAD, None).unwrap();
+        assert_eq!(
+            store.set_budget(THREAD, None, Some(10)).unwrap().status,
+            ThreadGoalStatus::Paused
+        );
+        assert_eq!(
+            store.resume(THREAD, None).unwrap().status,
+            ThreadGoalStatus::BudgetLimited
+        );
+    });
 }
 
 #[test]

@@ -5,6 +5,7 @@ use goal_steering::status::{legal_actions, system_transition, transition};
 use goal_steering::{Error, GoalAction, GoalStore, NewGoal, SystemEvent};
 use memory_protocol::goal::{GoalRefusalCode, GoalTurnError, ThreadGoalStatus};
 
+use super::on_every_backend;
 use super::{
     THREAD, answered, block_through_audit, continuation_turn, failed_turn, record, refused, set,
     store, update_goal, user_turn,
@@ -187,21 +188,23 @@ fn system_events_move_only_active_goals() {
 
 #[test]
 fn an_invalid_transition_names_the_legal_next_actions() {
-    let error = transition(BudgetLimited, GoalAction::Resume, false).unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "cannot resume a goal that is budget-limited; legal next actions: edit, budget, clear, \
+    on_every_backend(|| {
+        let error = transition(BudgetLimited, GoalAction::Resume, false).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot resume a goal that is budget-limited; legal next actions: edit, budget, clear, \
          set --replace, update_goal complete"
-    );
-    let (mut store, _) = store();
-    set(&mut store, "ship it", None);
-    let error = store.resume(THREAD, None).unwrap_err();
-    assert!(matches!(error, Error::InvalidTransition(_)));
-    assert_eq!(
-        error.to_string(),
-        "cannot resume a goal that is active; legal next actions: pause, edit, budget, clear, \
+        );
+        let (mut store, _) = store();
+        set(&mut store, "ship it", None);
+        let error = store.resume(THREAD, None).unwrap_err();
+        assert!(matches!(error, Error::InvalidTransition(_)));
+        assert_eq!(
+            error.to_string(),
+            "cannot resume a goal that is active; legal next actions: pause, edit, budget, clear, \
          set --replace, update_goal complete, update_goal blocked"
-    );
+        );
+    });
 }
 
 /// A store whose `THREAD` goal is in `status` (usage 100 of a 1,000 budget, except

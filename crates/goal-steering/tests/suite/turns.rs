@@ -6,248 +6,267 @@ use std::sync::{Arc, Barrier};
 use goal_steering::{Error, GoalConfig, NewGoal, TurnTokens, TurnUsage};
 use memory_protocol::goal::{GoalTurnError, GoalTurnTrigger, ThreadGoalStatus};
 
+use super::on_every_backend;
 use super::{Db, THREAD, continuation_turn, record, refused, set, store, update_goal, user_turn};
 
 #[test]
 fn tokens_charged_are_input_minus_cached_plus_output() {
-    let (mut store, _) = store();
-    set(&mut store, "ship it", Some(1_000));
-    let usage = TurnUsage {
-        tokens: TurnTokens::Breakdown {
-            input: 7,
-            cached_input: 2,
-            output: 10,
-        },
-        seconds: 42,
-        ..user_turn(0)
-    };
-    let result = record(&mut store, &usage);
-    assert_eq!(result.turn.tokens_charged, 15);
-    assert_eq!(
-        (
-            result.turn.input_tokens,
-            result.turn.cached_input_tokens,
-            result.turn.output_tokens
-        ),
-        (Some(7), Some(2), Some(10))
-    );
-    assert_eq!(result.goal.tokens_used, 15);
-    assert_eq!(result.goal.time_used_seconds, 42);
-    assert_eq!(result.goal.remaining_tokens(), Some(985));
-    assert_eq!(result.turn.turn_id, "turn-1");
-    assert_eq!(record(&mut store, &user_turn(5)).turn.turn_id, "turn-2");
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, "ship it", Some(1_000));
+        let usage = TurnUsage {
+            tokens: TurnTokens::Breakdown {
+                input: 7,
+                cached_input: 2,
+                output: 10,
+            },
+            seconds: 42,
+            ..user_turn(0)
+        };
+        let result = record(&mut store, &usage);
+        assert_eq!(result.turn.tokens_charged, 15);
+        assert_eq!(
+            (
+                result.turn.input_tokens,
+                result.turn.cached_input_tokens,
+                result.turn.output_tokens
+            ),
+            (Some(7), Some(2), Some(10))
+        );
+        assert_eq!(result.goal.tokens_used, 15);
+        assert_eq!(result.goal.time_used_seconds, 42);
+        assert_eq!(result.goal.remaining_tokens(), Some(985));
+        assert_eq!(result.turn.turn_id, "turn-1");
+        assert_eq!(record(&mut store, &user_turn(5)).turn.turn_id, "turn-2");
+    });
 }
 
 #[test]
 fn plan_mode_turns_are_recorded_but_not_charged() {
-    let (mut store, _) = store();
-    set(&mut store, "ship it", Some(100));
-    let plan = TurnUsage {
-        plan_mode: true,
-        ..user_turn(5_000)
-    };
-    let result = record(&mut store, &plan);
-    assert_eq!(result.turn.tokens_charged, 0);
-    assert!(result.turn.plan_mode);
-    assert_eq!(result.goal.tokens_used, 0);
-    assert_eq!(result.goal.status, ThreadGoalStatus::Active);
-    assert_eq!(result.goal.time_used_seconds, 1);
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, "ship it", Some(100));
+        let plan = TurnUsage {
+            plan_mode: true,
+            ..user_turn(5_000)
+        };
+        let result = record(&mut store, &plan);
+        assert_eq!(result.turn.tokens_charged, 0);
+        assert!(result.turn.plan_mode);
+        assert_eq!(result.goal.tokens_used, 0);
+        assert_eq!(result.goal.status, ThreadGoalStatus::Active);
+        assert_eq!(result.goal.time_used_seconds, 1);
+    });
 }
 
 #[test]
 fn bad_usage_is_a_clear_error_and_charges_nothing() {
-    let (mut store, _) = store();
-    set(&mut store, "ship it", None);
-    let cases = [
-        (TurnTokens::Charged(-1), "tokens must be between 0 and"),
-        (
-            TurnTokens::Breakdown {
-                input: 5,
-                cached_input: 6,
-                output: 0,
-            },
-            "cached input tokens (6) exceed input tokens (5)",
-        ),
-        (
-            TurnTokens::Charged(i64::MAX),
-            "tokens must be between 0 and",
-        ),
-    ];
-    for (tokens, message) in cases {
-        let usage = TurnUsage {
-            tokens,
-            ..user_turn(0)
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, "ship it", None);
+        let cases = [
+            (TurnTokens::Charged(-1), "tokens must be between 0 and"),
+            (
+                TurnTokens::Breakdown {
+                    input: 5,
+                    cached_input: 6,
+                    output: 0,
+                },
+                "cached input tokens (6) exceed input tokens (5)",
+            ),
+            (
+                TurnTokens::Charged(i64::MAX),
+                "tokens must be between 0 and",
+            ),
+        ];
+        for (tokens, message) in cases {
+            let usage = TurnUsage {
+                tokens,
+                ..user_turn(0)
+            };
+            let error = store.record_turn(THREAD, None, &usage).unwrap_err();
+            assert!(matches!(error, Error::InvalidTurn(_)));
+            assert!(error.to_string().contains(message), "{error}");
+        }
+        let negative_seconds = TurnUsage {
+            seconds: -3,
+            ..user_turn(1)
         };
-        let error = store.record_turn(THREAD, None, &usage).unwrap_err();
-        assert!(matches!(error, Error::InvalidTurn(_)));
-        assert!(error.to_string().contains(message), "{error}");
-    }
-    let negative_seconds = TurnUsage {
-        seconds: -3,
-        ..user_turn(1)
-    };
-    assert!(store.record_turn(THREAD, None, &negative_seconds).is_err());
-    assert_eq!(store.get(THREAD).unwrap().unwrap().tokens_used, 0);
+        assert!(store.record_turn(THREAD, None, &negative_seconds).is_err());
+        assert_eq!(store.get(THREAD).unwrap().unwrap().tokens_used, 0);
+    });
 }
 
 #[test]
 fn a_turn_is_charged_once() {
-    let (mut store, _) = store();
-    set(&mut store, "ship it", None);
-    let usage = TurnUsage {
-        turn_id: Some("t-7".to_owned()),
-        ..user_turn(100)
-    };
-    record(&mut store, &usage);
-    let again = store.record_turn(THREAD, None, &usage).unwrap_err();
-    assert_eq!(
-        again.to_string(),
-        format!(
-            "turn t-7 was already recorded for goal {}",
-            store.get(THREAD).unwrap().unwrap().goal_id
-        )
-    );
-    assert_eq!(store.get(THREAD).unwrap().unwrap().tokens_used, 100);
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, "ship it", None);
+        let usage = TurnUsage {
+            turn_id: Some("t-7".to_owned()),
+            ..user_turn(100)
+        };
+        record(&mut store, &usage);
+        let again = store.record_turn(THREAD, None, &usage).unwrap_err();
+        assert_eq!(
+            again.to_string(),
+            format!(
+                "turn t-7 was already recorded for goal {}",
+                store.get(THREAD).unwrap().unwrap().goal_id
+            )
+        );
+        assert_eq!(store.get(THREAD).unwrap().unwrap().tokens_used, 100);
+    });
 }
 
 #[test]
 fn reaching_the_budget_switches_to_budget_limited_once_and_usage_keeps_accruing() {
-    let (mut store, _) = store();
-    set(&mut store, "ship it", Some(25));
-    let below = record(&mut store, &user_turn(24));
-    assert!(!below.budget_limit_reached);
-    assert_eq!(below.goal.status, ThreadGoalStatus::Active);
-    let reached = record(&mut store, &continuation_turn(1, 1));
-    assert!(reached.budget_limit_reached);
-    assert_eq!(reached.goal.status, ThreadGoalStatus::BudgetLimited);
-    assert_eq!(reached.goal.remaining_tokens(), Some(0));
-    // The wrap-up turn is still charged, and does not report the switch again.
-    let wrap_up = record(&mut store, &continuation_turn(10, 1));
-    assert!(!wrap_up.budget_limit_reached);
-    assert_eq!(wrap_up.goal.tokens_used, 35);
-    assert_eq!(wrap_up.goal.status, ThreadGoalStatus::BudgetLimited);
-    assert_eq!(wrap_up.goal.remaining_tokens(), Some(0));
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, "ship it", Some(25));
+        let below = record(&mut store, &user_turn(24));
+        assert!(!below.budget_limit_reached);
+        assert_eq!(below.goal.status, ThreadGoalStatus::Active);
+        let reached = record(&mut store, &continuation_turn(1, 1));
+        assert!(reached.budget_limit_reached);
+        assert_eq!(reached.goal.status, ThreadGoalStatus::BudgetLimited);
+        assert_eq!(reached.goal.remaining_tokens(), Some(0));
+        // The wrap-up turn is still charged, and does not report the switch again.
+        let wrap_up = record(&mut store, &continuation_turn(10, 1));
+        assert!(!wrap_up.budget_limit_reached);
+        assert_eq!(wrap_up.goal.tokens_used, 35);
+        assert_eq!(wrap_up.goal.status, ThreadGoalStatus::BudgetLimited);
+        assert_eq!(wrap_up.goal.remaining_tokens(), Some(0));
+    });
 }
 
 #[test]
 fn turn_errors_stop_an_active_goal() {
-    let (mut store, _) = store();
-    set(&mut store, "ship it", None);
-    let usage_limit = TurnUsage {
-        error: Some(GoalTurnError::UsageLimit),
-        ..user_turn(10)
-    };
-    let result = record(&mut store, &usage_limit);
-    assert_eq!(result.goal.status, ThreadGoalStatus::UsageLimited);
-    assert_eq!(result.goal.tokens_used, 10);
-    assert_eq!(result.turn.status_after, ThreadGoalStatus::UsageLimited);
-    store.resume(THREAD, None).unwrap();
-    let other = TurnUsage {
-        error: Some(GoalTurnError::Other),
-        ..continuation_turn(10, 4)
-    };
-    let result = record(&mut store, &other);
-    assert_eq!(result.goal.status, ThreadGoalStatus::Blocked);
-    assert_eq!(
-        result.goal.status_reason.as_deref(),
-        Some("a turn ended with an error")
-    );
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, "ship it", None);
+        let usage_limit = TurnUsage {
+            error: Some(GoalTurnError::UsageLimit),
+            ..user_turn(10)
+        };
+        let result = record(&mut store, &usage_limit);
+        assert_eq!(result.goal.status, ThreadGoalStatus::UsageLimited);
+        assert_eq!(result.goal.tokens_used, 10);
+        assert_eq!(result.turn.status_after, ThreadGoalStatus::UsageLimited);
+        store.resume(THREAD, None).unwrap();
+        let other = TurnUsage {
+            error: Some(GoalTurnError::Other),
+            ..continuation_turn(10, 4)
+        };
+        let result = record(&mut store, &other);
+        assert_eq!(result.goal.status, ThreadGoalStatus::Blocked);
+        assert_eq!(
+            result.goal.status_reason.as_deref(),
+            Some("a turn ended with an error")
+        );
+    });
 }
 
 #[test]
 fn the_breaker_pauses_after_three_idle_continuations_and_user_turns_reset_it() {
-    let (mut store, _) = store();
-    set(&mut store, "ship it", None);
-    record(&mut store, &continuation_turn(10, 0));
-    record(&mut store, &continuation_turn(10, 0));
-    // A user turn, even without tool calls, resets the count.
-    record(&mut store, &super::turn(GoalTurnTrigger::User, 10, 0));
-    record(&mut store, &continuation_turn(10, 0));
-    record(&mut store, &continuation_turn(10, 0));
-    // So does a continuation that did real work.
-    record(&mut store, &continuation_turn(10, 2));
-    record(&mut store, &continuation_turn(10, 0));
-    record(&mut store, &continuation_turn(10, 0));
-    assert_eq!(
-        store.get(THREAD).unwrap().unwrap().status,
-        ThreadGoalStatus::Active
-    );
-    let third = record(&mut store, &continuation_turn(10, 0));
-    assert!(third.breaker_tripped);
-    assert_eq!(third.goal.status, ThreadGoalStatus::Paused);
-    let reason = third.goal.status_reason.unwrap();
-    assert!(
-        reason.starts_with("circuit breaker: 3 consecutive continuation turns"),
-        "{reason}"
-    );
-    assert_eq!(store.next_steering(THREAD).unwrap(), None);
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, "ship it", None);
+        record(&mut store, &continuation_turn(10, 0));
+        record(&mut store, &continuation_turn(10, 0));
+        // A user turn, even without tool calls, resets the count.
+        record(&mut store, &super::turn(GoalTurnTrigger::User, 10, 0));
+        record(&mut store, &continuation_turn(10, 0));
+        record(&mut store, &continuation_turn(10, 0));
+        // So does a continuation that did real work.
+        record(&mut store, &continuation_turn(10, 2));
+        record(&mut store, &continuation_turn(10, 0));
+        record(&mut store, &continuation_turn(10, 0));
+        assert_eq!(
+            store.get(THREAD).unwrap().unwrap().status,
+            ThreadGoalStatus::Active
+        );
+        let third = record(&mut store, &continuation_turn(10, 0));
+        assert!(third.breaker_tripped);
+        assert_eq!(third.goal.status, ThreadGoalStatus::Paused);
+        let reason = third.goal.status_reason.unwrap();
+        assert!(
+            reason.starts_with("circuit breaker: 3 consecutive continuation turns"),
+            "{reason}"
+        );
+        assert_eq!(store.next_steering(THREAD).unwrap(), None);
+    });
 }
 
 #[test]
 fn turns_with_only_refused_goal_tool_calls_are_idle() {
-    let (mut store, _) = store();
-    set(&mut store, "ship it", None);
-    for turn in 0..3 {
-        refused(update_goal(
-            &mut store,
-            "blocked",
-            Some(&format!("blocker {turn}")),
-        ));
-        refused(update_goal(&mut store, "paused", None));
-        let result = record(&mut store, &continuation_turn(10, 0));
-        assert_eq!(result.turn.refused_goal_tool_calls, 2);
-        assert_eq!(result.breaker_tripped, turn == 2);
-    }
-    let goal = store.get(THREAD).unwrap().unwrap();
-    assert_eq!(goal.status, ThreadGoalStatus::Paused);
-    assert!(
-        goal.status_reason
-            .unwrap()
-            .contains("(2 refused goal-tool calls in the last one)")
-    );
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, "ship it", None);
+        for turn in 0..3 {
+            refused(update_goal(
+                &mut store,
+                "blocked",
+                Some(&format!("blocker {turn}")),
+            ));
+            refused(update_goal(&mut store, "paused", None));
+            let result = record(&mut store, &continuation_turn(10, 0));
+            assert_eq!(result.turn.refused_goal_tool_calls, 2);
+            assert_eq!(result.breaker_tripped, turn == 2);
+        }
+        let goal = store.get(THREAD).unwrap().unwrap();
+        assert_eq!(goal.status, ThreadGoalStatus::Paused);
+        assert!(
+            goal.status_reason
+                .unwrap()
+                .contains("(2 refused goal-tool calls in the last one)")
+        );
+    });
 }
 
 #[test]
 fn stale_goal_ids_are_refused() {
-    let (mut store, _) = store();
-    let old = set(&mut store, "ship it", None);
-    let new = store
-        .set_goal(
-            THREAD,
-            &NewGoal {
-                objective: "ship something else".to_owned(),
-                token_budget: None,
-                replace: true,
-            },
-        )
-        .unwrap();
-    assert_ne!(old.goal_id, new.goal_id);
-    let stale = store
-        .record_turn(THREAD, Some(&old.goal_id), &user_turn(10))
-        .unwrap_err();
-    assert!(matches!(stale, Error::StaleGoal { .. }));
-    assert!(store.pause(THREAD, Some(&old.goal_id)).is_err());
-    assert!(
-        store
-            .set_budget(THREAD, Some(&old.goal_id), Some(5))
-            .is_err()
-    );
-    assert!(
-        store
-            .edit_objective(THREAD, Some(&old.goal_id), "x")
-            .is_err()
-    );
-    assert!(store.clear(THREAD, Some(&old.goal_id)).is_err());
-    let current = store.get(THREAD).unwrap().unwrap();
-    assert_eq!(
-        (current.tokens_used, current.status),
-        (0, ThreadGoalStatus::Active)
-    );
-    assert!(
-        store
-            .record_turn(THREAD, Some(&new.goal_id), &user_turn(10))
-            .is_ok()
-    );
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        let old = set(&mut store, "ship it", None);
+        let new = store
+            .set_goal(
+                THREAD,
+                &NewGoal {
+                    objective: "ship something else".to_owned(),
+                    token_budget: None,
+                    replace: true,
+                },
+            )
+            .unwrap();
+        assert_ne!(old.goal_id, new.goal_id);
+        let stale = store
+            .record_turn(THREAD, Some(&old.goal_id), &user_turn(10))
+            .unwrap_err();
+        assert!(matches!(stale, Error::StaleGoal { .. }));
+        assert!(store.pause(THREAD, Some(&old.goal_id)).is_err());
+        assert!(
+            store
+                .set_budget(THREAD, Some(&old.goal_id), Some(5))
+                .is_err()
+        );
+        assert!(
+            store
+                .edit_objective(THREAD, Some(&old.goal_id), "x")
+                .is_err()
+        );
+        assert!(store.clear(THREAD, Some(&old.goal_id)).is_err());
+        let current = store.get(THREAD).unwrap().unwrap();
+        assert_eq!(
+            (current.tokens_used, current.status),
+            (0, ThreadGoalStatus::Active)
+        );
+        assert!(
+            store
+                .record_turn(THREAD, Some(&new.goal_id), &user_turn(10))
+                .is_ok()
+        );
+    });
 }
 
 #[test]

@@ -128,33 +128,43 @@ fn the_index_keeps_its_own_file_and_schema_version() {
     let home = Home::new();
     home.consolidated();
     // The write path's database with a schema version of its own.
-    let state = rusqlite_version(&home.path().join("state.sqlite"), Some(3));
-    assert_eq!(state, 3);
+    let state = home.path().join("state.sqlite");
+    assert_eq!(owner_version(&state, "memory-write", Some(3)), 3);
     home.introspector().status();
-    assert_eq!(rusqlite_version(&home.path().join("state.sqlite"), None), 3);
-    assert_eq!(
-        rusqlite_version(&home.path().join("memory_index.sqlite"), None),
-        1
-    );
+    assert_eq!(owner_version(&state, "memory-write", None), 3);
+    assert_eq!(owner_version(&state, "memory-introspect", None), 0);
+    let index = home.path().join("memory_index.sqlite");
+    assert_eq!(owner_version(&index, "memory-introspect", None), 1);
     // An index written by a newer build is left alone, and searches still answer.
-    rusqlite_version(&home.path().join("memory_index.sqlite"), Some(99));
+    owner_version(&index, "memory-introspect", Some(99));
     let result = search(&home.introspector(), "midnight");
     assert_eq!(paths(&result), vec!["MEMORY.md"]);
     assert!(result.warning.unwrap().contains("newer than this build"));
-    assert_eq!(
-        rusqlite_version(&home.path().join("memory_index.sqlite"), None),
-        99
-    );
+    assert_eq!(owner_version(&index, "memory-introspect", None), 99);
 }
 
-/// Reads (and with `set`, first writes) a database file's `user_version`.
-fn rusqlite_version(path: &std::path::Path, set: Option<i64>) -> i64 {
+/// Reads (and with `set`, first writes) `owner`'s row of a database file's `schema_versions`
+/// (0 without one).
+fn owner_version(path: &std::path::Path, owner: &str, set: Option<i64>) -> i64 {
     let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_versions (owner TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+    )
+    .unwrap();
     if let Some(version) = set {
-        conn.pragma_update(None, "user_version", version).unwrap();
+        conn.execute(
+            "INSERT INTO schema_versions VALUES (?1, ?2)
+             ON CONFLICT (owner) DO UPDATE SET version = excluded.version",
+            rusqlite::params![owner, version],
+        )
+        .unwrap();
     }
-    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
-        .unwrap()
+    conn.query_row(
+        "SELECT coalesce(max(version), 0) FROM schema_versions WHERE owner = ?1",
+        [owner],
+        |row| row.get(0),
+    )
+    .unwrap()
 }
 
 /// Ranking keeps the best rowids first and renders snippets for those alone: a small limit

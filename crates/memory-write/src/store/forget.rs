@@ -1,6 +1,6 @@
 //! Forgetting in the state store: one thread, or everything.
 
-use memory_protocol::names::tables::{
+use memory_store::names::tables::{
     PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
 };
 use rusqlite::{OptionalExtension, TransactionBehavior, params};

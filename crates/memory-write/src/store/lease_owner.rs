@@ -13,7 +13,7 @@
 
 use std::sync::OnceLock;
 
-use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS};
+use memory_store::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS};
 use rusqlite::{Transaction, params};
 
 use super::StateStore;

@@ -3,8 +3,8 @@
 //! The file is the coordination point between processes: WAL mode so readers never block the
 //! writer, a busy timeout so concurrent writers wait instead of failing, and `BEGIN IMMEDIATE`
 //! for every read-then-write (claims, registrations), so two processes never claim one job.
-//! Versioned migrations (`PRAGMA user_version`) create every write-path table, including the
-//! phase-2 lease row.
+//! Versioned migrations (`memory-store`'s migrator, owner `memory-write`) create every
+//! write-path table, including the phase-2 lease row.
 //!
 //! [`StateStore`] is synchronous and `Send`; async code reaches it through [`AsyncStateStore`],
 //! which runs each call on tokio's blocking pool so the runtime never waits on SQLite.
@@ -22,12 +22,15 @@ mod threads;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use memory_protocol::names::tables::{
+use memory_store::migrate::Schema;
+use memory_store::names::schema_owners::MEMORY_WRITE;
+use memory_store::names::tables::{
     PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
 };
-use rusqlite::{Connection, TransactionBehavior};
+use memory_store::sqlite::DEFAULT_BUSY_TIMEOUT;
+use rusqlite::Connection;
 
 use crate::error::{Error, Result};
 
@@ -45,9 +48,6 @@ pub use self::threads::{
 
 /// File name of the state database under the agent-memory home.
 pub const STATE_FILE_NAME: &str = "state.sqlite";
-
-/// How long a writer waits for another process's write transaction before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The state store. Every method that writes runs in its own transaction.
 pub struct StateStore {
@@ -164,18 +164,7 @@ impl StateStore {
             path: path.to_owned(),
             error,
         };
-        let conn = Connection::open(path).map_err(open_error)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
-        // Switching a new file to WAL needs a moment of exclusive access, and SQLite reports
-        // a concurrent opener as busy without calling the busy handler, so retry here.
-        let mode: String =
-            retry_busy(|| conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)))
-                .map_err(open_error)?;
-        if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
-            warn_not_wal(path, &mode);
-        }
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(open_error)?;
+        let conn = memory_store::sqlite::open(path, DEFAULT_BUSY_TIMEOUT)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(open_error)?;
         stored_paths::prepare_connection(&conn).map_err(open_error)?;
@@ -198,71 +187,34 @@ impl StateStore {
     /// Sets how long a writer waits for another process's write transaction (60 seconds by
     /// default), for tests of a busy database.
     #[cfg(feature = "fault-injection")]
-    pub fn set_busy_timeout(&self, timeout: Duration) -> Result<()> {
-        Ok(self.conn.busy_timeout(timeout)?)
+    pub fn set_lock_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        Ok(memory_store::sqlite::set_lock_timeout(&self.conn, timeout)?)
     }
 
     /// The schema version of the open database.
     pub fn schema_version(&self) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA user_version", [], |row| row.get(0))?)
+        Ok(memory_store::migrate::sqlite_version(
+            &self.conn,
+            MEMORY_WRITE,
+        )?)
     }
 
     fn migrate(&mut self) -> Result<()> {
         let migrations = migrations();
-        let supported = i64::try_from(migrations.len()).unwrap_or(i64::MAX);
-        // The version is read inside the write transaction, so two processes opening a fresh
-        // file at once apply each migration exactly once.
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let found: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-        if found > supported {
-            return Err(Error::SchemaTooNew { found, supported });
-        }
-        for (index, sql) in migrations.iter().enumerate() {
-            let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
-            if version > found {
-                tx.execute_batch(sql)?;
-                if version == 2 {
-                    // Rows written before paths were redacted are redacted in place.
-                    stored_paths::redact_stored_paths(&tx)?;
-                }
-                tx.pragma_update(None, "user_version", version)?;
+        let schema = Schema {
+            owner: MEMORY_WRITE,
+            migrations: &migrations,
+            legacy_user_version: true,
+        };
+        memory_store::migrate::migrate_sqlite(&mut self.conn, &schema, |tx, version| {
+            if version == 2 {
+                // Rows written before paths were redacted are redacted in place.
+                stored_paths::redact_stored_paths(tx)?;
             }
-        }
-        tx.commit()?;
+            Ok(())
+        })?;
         Ok(())
     }
-}
-
-/// Runs `op` again while SQLite reports the database busy or locked, up to the busy timeout.
-fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-    let deadline = Instant::now() + BUSY_TIMEOUT;
-    loop {
-        match op() {
-            Err(rusqlite::Error::SqliteFailure(error, _))
-                if matches!(
-                    error.code,
-                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-                ) && Instant::now() < deadline =>
-            {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            other => return other,
-        }
-    }
-}
-
-/// WAL cannot be enabled on some file systems; the store still works (with less
-/// concurrency), so this is logged as a warning instead of failing.
-fn warn_not_wal(path: &Path, mode: &str) {
-    tracing::warn!(
-        path = %path.display(),
-        mode,
-        "the state database cannot use write-ahead logging; concurrent runs will wait more"
-    );
 }
 
 /// The current time in Unix seconds.

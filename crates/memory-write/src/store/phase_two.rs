@@ -18,8 +18,8 @@
 //! changed and removed, and the guard can accept removals of what only removed threads said.
 
 use crate::shared_root::RootFile;
-use memory_protocol::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
 use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
+use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::stage_one::{output_from_row, output_query};

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use memory_protocol::StageOneOutput;
-use memory_protocol::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
 use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
+use memory_store::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, named_params, params};
 
 use super::{StateStore, lease_owner, stored_paths};

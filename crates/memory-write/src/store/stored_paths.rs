@@ -12,12 +12,11 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use memory_protocol::names::REDACTED_SECRET;
-use memory_protocol::names::tables::THREADS;
 use memory_sanitize::redact_secrets;
+use memory_store::names::tables::THREADS;
 use rusqlite::{Connection, Transaction, params};
 
 use super::StateStore;
-use crate::error::Result;
 
 /// The connection-private table of threads whose real rollout path this process knows.
 pub(super) const KNOWN_PATHS: &str = "temp.known_rollout_paths";
@@ -47,7 +46,7 @@ pub(super) fn storable(text: &str) -> Cow<'_, str> {
 
 /// Redacts the working directory and rollout path of every row written before paths were
 /// redacted. Inside the migration's transaction.
-pub(super) fn redact_stored_paths(tx: &Transaction<'_>) -> Result<()> {
+pub(super) fn redact_stored_paths(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     let rows: Vec<(String, String, Option<String>)> = {
         let mut statement = tx.prepare(&format!("SELECT id, rollout_path, cwd FROM {THREADS}"))?;
         let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;

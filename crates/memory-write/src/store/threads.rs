@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use memory_protocol::names::tables::THREADS;
+use memory_store::names::tables::THREADS;
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{StateStore, stored_paths};

@@ -695,7 +695,7 @@ async fn a_busy_database_is_waited_for_or_reported_and_loses_nothing() {
     local.rescan();
     local
         .store
-        .blocking(|store| store.set_busy_timeout(Duration::from_millis(100)))
+        .blocking(|store| store.set_lock_timeout(Duration::from_millis(100)))
         .unwrap();
     let lock = rusqlite::Connection::open(&db).unwrap();
     lock.execute_batch("BEGIN IMMEDIATE").unwrap();

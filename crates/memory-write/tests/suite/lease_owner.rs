@@ -283,8 +283,8 @@ fn upgrading_a_version_one_database_adds_owners_redacts_paths_and_keeps_other_ta
         store.upsert_threads(&[thread("a")], NOW).unwrap();
         store.path().to_owned()
     };
-    // Back to version 1 as an older build left it: no owner columns, paths as found, and a
-    // table another crate keeps in the same file.
+    // Back to version 1 as an older build left it: no owner columns, paths as found, the
+    // version in `PRAGMA user_version`, and another owner's row in `schema_versions`.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(&format!(
         "ALTER TABLE stage1_jobs DROP COLUMN owner_host;
@@ -296,7 +296,7 @@ fn upgrading_a_version_one_database_adds_owners_redacts_paths_and_keeps_other_ta
          ALTER TABLE threads DROP COLUMN git_branch;
          DROP TABLE phase2_baseline;
          UPDATE threads SET cwd = '/w/{secret}', rollout_path = '/s/{secret}/a.jsonl';
-         CREATE TABLE schema_versions (owner TEXT PRIMARY KEY, version INTEGER NOT NULL);
+         DELETE FROM schema_versions;
          INSERT INTO schema_versions VALUES ('goal-steering', 3);
          PRAGMA user_version = 1;"
     ))

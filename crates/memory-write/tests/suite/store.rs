@@ -78,12 +78,17 @@ fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
         [
             "phase2_baseline",
             "phase2_lease",
+            "schema_versions",
             "stage1_jobs",
             "stage1_outputs",
             "threads"
         ]
     );
-    conn.pragma_update(None, "user_version", 99).unwrap();
+    conn.execute(
+        "UPDATE schema_versions SET version = 99 WHERE owner = 'memory-write'",
+        [],
+    )
+    .unwrap();
     drop(conn);
     drop(store);
     let err = StateStore::open_home(dir.path()).unwrap_err();

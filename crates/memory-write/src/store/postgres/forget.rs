@@ -1,6 +1,6 @@
 //! Forgetting on PostgreSQL: one thread, or everything the fleet remembers.
 
-use memory_protocol::names::tables::{
+use memory_store::names::tables::{
     MEMORY_ROOT_REVISIONS, PHASE_TWO_BASELINE, PHASE_TWO_LEASE, SHARED_NOTES, STAGE_ONE_JOBS,
     STAGE_ONE_OUTPUTS, THREADS,
 };

@@ -5,8 +5,8 @@
 //! on it exactly as SQLite's `BEGIN IMMEDIATE` serializes them; a connection lost mid-claim
 //! rolls back and leaves the row as it was.
 
-use memory_protocol::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
 use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
+use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
 
 use super::stage_one::{output_from_row, output_query};
 use super::{PgStore, to_i64};

@@ -1,18 +1,17 @@
 //! Versioned migrations of the write path's tables on PostgreSQL.
 //!
-//! Versions live in `schema_versions`, one row per owner (this crate's is
-//! [`schema_owners::MEMORY_WRITE`]), so other owners' tables in the same database version on
-//! their own. Migrations run in one transaction under an advisory lock: machines opening a
-//! fresh database at once apply each exactly once, and a failed migration leaves nothing
-//! half-applied.
+//! `memory-store`'s migrator applies them: versions live in `schema_versions` under
+//! [`schema_owners::MEMORY_WRITE`], so other owners' tables in the same database version on
+//! their own, and migrations run in one transaction under the migration advisory lock.
 
-use memory_protocol::names::tables::{
-    MEMORY_ROOT_REVISIONS, PHASE_TWO_BASELINE, PHASE_TWO_LEASE, ROLLOUT_CONTENTS, SCHEMA_VERSIONS,
-    SHARED_NOTES, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
+use memory_store::migrate::Schema;
+use memory_store::names::schema_owners;
+use memory_store::names::tables::{
+    MEMORY_ROOT_REVISIONS, PHASE_TWO_BASELINE, PHASE_TWO_LEASE, ROLLOUT_CONTENTS, SHARED_NOTES,
+    STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
 };
-use memory_protocol::names::{postgres_locks, schema_owners};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// One migration per version; index `i` brings the schema to version `i + 1`. Version 1 is
 /// the SQLite schema at its version 3 (lease owners, git branches, the phase-2 baseline).
@@ -179,67 +178,25 @@ fn migrations() -> [String; 3] {
     ]
 }
 
-/// The newest version this build knows.
-pub(super) fn supported_version() -> i64 {
-    i64::try_from(migrations().len()).unwrap_or(i64::MAX)
+/// The write path's tables as the migrator sees them.
+fn schema(migrations: &[String]) -> Schema<'_> {
+    Schema {
+        owner: schema_owners::MEMORY_WRITE,
+        migrations,
+        legacy_user_version: false,
+    }
 }
 
 /// Brings the write path's tables up to date, or refuses a schema newer than this build.
-pub(super) async fn migrate(client: &mut deadpool_postgres::Client) -> Result<()> {
+pub(super) async fn migrate(client: &mut tokio_postgres::Client) -> Result<()> {
     let migrations = migrations();
-    let supported = supported_version();
-    let tx = client.transaction().await?;
-    tx.execute(
-        "SELECT pg_advisory_xact_lock($1)",
-        &[&postgres_locks::MIGRATION],
-    )
-    .await?;
-    tx.batch_execute(&format!(
-        "CREATE TABLE IF NOT EXISTS {SCHEMA_VERSIONS} (
-            owner TEXT PRIMARY KEY,
-            version BIGINT NOT NULL
-        )"
-    ))
-    .await?;
-    let found: i64 = tx
-        .query_opt(
-            &format!("SELECT version FROM {SCHEMA_VERSIONS} WHERE owner = $1"),
-            &[&schema_owners::MEMORY_WRITE],
-        )
-        .await?
-        .map_or(0, |row| row.get(0));
-    if found > supported {
-        return Err(Error::SchemaTooNew { found, supported });
-    }
-    for (index, sql) in migrations.iter().enumerate() {
-        let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
-        if version > found {
-            tx.batch_execute(sql).await?;
-        }
-    }
-    if supported > found {
-        tx.execute(
-            &format!(
-                "INSERT INTO {SCHEMA_VERSIONS} (owner, version) VALUES ($1, $2)
-                 ON CONFLICT (owner) DO UPDATE SET version = excluded.version"
-            ),
-            &[&schema_owners::MEMORY_WRITE, &supported],
-        )
-        .await?;
-    }
-    tx.commit().await?;
+    memory_store::migrate::migrate_postgres(client, &schema(&migrations)).await?;
     Ok(())
 }
 
 /// The version recorded for this crate's tables.
-pub(super) async fn version(client: &deadpool_postgres::Client) -> Result<i64> {
-    Ok(client
-        .query_opt(
-            &format!("SELECT version FROM {SCHEMA_VERSIONS} WHERE owner = $1"),
-            &[&schema_owners::MEMORY_WRITE],
-        )
-        .await?
-        .map_or(0, |row| row.get(0)))
+pub(super) async fn version(client: &tokio_postgres::Client) -> Result<i64> {
+    Ok(memory_store::migrate::postgres_version(client, schema_owners::MEMORY_WRITE).await?)
 }
 
 #[cfg(test)]
@@ -248,6 +205,7 @@ mod tests {
     //! finished and backing off. Runs when `AGENT_MEMORY_TEST_PG_URL` names a server.
 
     use memory_protocol::StageOneOutput;
+    use memory_store::names::tables::SCHEMA_VERSIONS;
     use tokio_postgres::NoTls;
 
     use super::*;

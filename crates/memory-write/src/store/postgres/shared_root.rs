@@ -1,6 +1,6 @@
 //! Revisions of the shared memory root on PostgreSQL (see [`crate::shared_root`]).
 
-use memory_protocol::names::tables::{MEMORY_ROOT_REVISIONS, SHARED_NOTES};
+use memory_store::names::tables::{MEMORY_ROOT_REVISIONS, SHARED_NOTES};
 
 use super::PgStore;
 use crate::error::{Error, Result};

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use deadpool_postgres::GenericClient;
 use memory_protocol::StageOneOutput;
-use memory_protocol::names::tables::{
+use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
+use memory_store::names::tables::{
     PHASE_TWO_LEASE, ROLLOUT_CONTENTS, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
 };
-use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;

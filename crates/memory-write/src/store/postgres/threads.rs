@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use memory_protocol::names::tables::{ROLLOUT_CONTENTS, THREADS};
+use memory_store::names::tables::{ROLLOUT_CONTENTS, THREADS};
 use tokio_postgres::Row;
 
 use super::super::stored_paths;

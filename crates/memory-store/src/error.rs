@@ -1,0 +1,61 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Why opening, migrating or reaching a store failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A SQLite file could not be opened or prepared.
+    #[error("cannot open {path}: {source}")]
+    Open {
+        /// Path of the database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A SQLite statement failed.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// An owner's tables were written by a newer build.
+    #[error("{owner} schema version {found} is newer than this build supports ({supported})")]
+    SchemaTooNew {
+        /// The owner whose tables are too new.
+        owner: &'static str,
+        /// Version found in the database.
+        found: i64,
+        /// Newest version this build knows.
+        supported: i64,
+    },
+    /// A store URL or option that cannot be used.
+    #[error("store {url}: {message}")]
+    StoreUrl {
+        /// The URL, without its password.
+        url: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The PostgreSQL server cannot be reached (or refused the connection).
+    #[error("cannot reach the store at {url}: {message}")]
+    Unreachable {
+        /// The server, without a password.
+        url: String,
+        /// Why, as the driver said it.
+        message: String,
+    },
+    /// A PostgreSQL statement failed.
+    #[cfg(feature = "postgres")]
+    #[error("postgres: {}", crate::postgres::postgres_message(.0))]
+    Postgres(#[source] tokio_postgres::Error),
+}
+
+#[cfg(feature = "postgres")]
+impl From<tokio_postgres::Error> for Error {
+    fn from(error: tokio_postgres::Error) -> Error {
+        Error::Postgres(error)
+    }
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

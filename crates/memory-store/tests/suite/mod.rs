@@ -1,0 +1,6 @@
+//! Integration tests of memory-store, one module per concern.
+
+mod identifier;
+mod migrate;
+mod postgres;
+mod sqlite;
