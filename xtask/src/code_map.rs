@@ -23,7 +23,9 @@ fn sections(map: &str) -> BTreeMap<String, String> {
     let mut sections = BTreeMap::new();
     let mut current: Option<(String, String)> = None;
     for line in map.lines() {
-        let heading = line.strip_prefix("### `").and_then(|rest| rest.strip_suffix('`'));
+        let heading = line
+            .strip_prefix("### `")
+            .and_then(|rest| rest.strip_suffix('`'));
         if heading.is_some() || line.starts_with("## ") {
             if let Some((name, text)) = current.take() {
                 sections.insert(name, text);
@@ -102,7 +104,9 @@ fn code_map_problems(root: &Path, map: &str) -> Vec<String> {
     let mut problems = Vec::new();
     for name in sections.keys() {
         if !folders.contains(name) {
-            problems.push(format!("the map has a section for `{name}`, which is not a crate"));
+            problems.push(format!(
+                "the map has a section for `{name}`, which is not a crate"
+            ));
         }
     }
     for folder in &folders {
@@ -114,8 +118,7 @@ fn code_map_problems(root: &Path, map: &str) -> Vec<String> {
         let src = root.join(folder).join("src");
         let sources = walk(&src);
         for path in &sources {
-            let Some(file_name) = path.file_name().map(|f| f.to_string_lossy().into_owned())
-            else {
+            let Some(file_name) = path.file_name().map(|f| f.to_string_lossy().into_owned()) else {
                 continue;
             };
             let top_level = path.components().count() == 1;
