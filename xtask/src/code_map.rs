@@ -26,10 +26,10 @@ fn sections(map: &str) -> BTreeMap<String, String> {
         let heading = line
             .strip_prefix("### `")
             .and_then(|rest| rest.strip_suffix('`'));
-        if heading.is_some() || line.starts_with("## ") {
-            if let Some((name, text)) = current.take() {
-                sections.insert(name, text);
-            }
+        if (heading.is_some() || line.starts_with("## "))
+            && let Some((name, text)) = current.take()
+        {
+            sections.insert(name, text);
         }
         if let Some(folder) = heading {
             current = Some((folder.to_owned(), String::new()));
