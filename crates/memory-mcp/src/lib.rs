@@ -1,5 +1,5 @@
 //! The memory tools served over MCP with the `rmcp` SDK, mountable by a host: build a
-//! [`MemoryServer`] over a home's [`Introspector`] (and, optionally, one thread's goals and a
+//! [`MemoryServer`] over a home's [`Introspector`](memory_introspect::Introspector) (and, optionally, one thread's goals and a
 //! link to a shared store), then serve it on any byte stream ([`MemoryServer::serve`]) or on
 //! stdin/stdout ([`MemoryServer::serve_stdio`]).
 //!

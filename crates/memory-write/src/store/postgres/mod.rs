@@ -57,7 +57,7 @@ impl PgStore {
     }
 
     /// Connects to `url` and brings the schema up to date. An unreachable server is
-    /// [`Error::Unreachable`]; a schema written by a newer build is [`Error::SchemaTooNew`].
+    /// [`Error::Unreachable`](crate::Error::Unreachable); a schema written by a newer build is [`Error::SchemaTooNew`](crate::Error::SchemaTooNew).
     pub async fn connect_with(url: &str, options: &PgStoreOptions) -> Result<PgStore> {
         let pool = PgPool::connect(url, options).await?;
         let store = PgStore {
