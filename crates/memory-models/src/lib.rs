@@ -8,9 +8,11 @@
 //!   built-in offline engine, the default model, lives in the `memory-offline` crate, on the
 //!   same layer; the caller constructs it and hands it to [`build_model`] for the `offline`
 //!   spec, so neither crate depends on the other.
+//! - [`config`]: the top-level `model_*` keys of `config.toml` ([`config::ModelConfig`]).
 
 #![deny(missing_docs)]
 
+pub mod config;
 mod error;
 #[cfg(feature = "openai")]
 pub mod openai;

@@ -29,7 +29,7 @@ pub mod stage_one_request;
 pub mod store;
 pub mod store_selection;
 
-pub use crate::config::{MemoriesConfig, MemoriesToml};
+pub use crate::config::{MemoriesConfig, StoreConfig};
 pub use crate::error::{Error, Result};
 pub use crate::phase_one::{PhaseOneOptions, PhaseOneReport, run_phase_one};
 pub use crate::scan::{ScanOptions, ScanReport, scan_rollouts, scan_rollouts_into};
