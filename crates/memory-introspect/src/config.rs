@@ -10,13 +10,13 @@ use memory_protocol::introspect::{MemoryMode, MemoryScope};
 use serde::{Deserialize, Deserializer};
 
 /// Token budget of the summary when nothing says otherwise (the write path's default).
-pub const DEFAULT_SUMMARY_BUDGET_TOKENS: u64 = 2_500;
+pub(crate) const DEFAULT_SUMMARY_BUDGET_TOKENS: u64 = 2_500;
 /// Largest note, in bytes, when nothing says otherwise.
-pub const DEFAULT_NOTE_MAX_BYTES: u32 = 2_000;
+pub(crate) const DEFAULT_NOTE_MAX_BYTES: u32 = 2_000;
 /// Most notes a day (UTC) when nothing says otherwise.
-pub const DEFAULT_NOTES_PER_DAY: u32 = 20;
+pub(crate) const DEFAULT_NOTES_PER_DAY: u32 = 20;
 /// Tokens of not-yet-consolidated notes the block shows, when nothing says otherwise.
-pub const DEFAULT_PENDING_NOTES_TOKENS: u64 = 600;
+pub(crate) const DEFAULT_PENDING_NOTES_TOKENS: u64 = 600;
 
 /// Introspection settings: the `[introspect]` table, plus [`IntrospectConfig::enabled`].
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

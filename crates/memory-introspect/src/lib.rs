@@ -20,19 +20,19 @@
 
 #![deny(missing_docs)]
 
-pub mod block;
+mod block;
 mod blocks;
-pub mod config;
+mod config;
 mod error;
-pub mod fence;
+mod fence;
 mod index;
 mod introspector;
 mod notes;
-pub mod paths;
+mod paths;
 mod probe;
 mod query;
 mod scan;
-pub mod tools;
+mod tools;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -86,7 +86,7 @@ pub(crate) fn resolve_reason(error: &paths::ResolveError) -> String {
         paths::ResolveError::NotFound(_) => "missing".to_owned(),
         paths::ResolveError::Symlink(at) => format!("{at} is a symlink, not followed"),
         paths::ResolveError::NotAFolder(at) => format!("{at} is a file, not a folder"),
-        paths::ResolveError::Changed(_) => "changed while it was opened".to_owned(),
-        paths::ResolveError::Io(_, error) => io_reason(error),
+        paths::ResolveError::Changed => "changed while it was opened".to_owned(),
+        paths::ResolveError::Io(error) => io_reason(error),
     }
 }

@@ -16,7 +16,7 @@ pub mod config;
 mod error;
 #[cfg(feature = "openai")]
 pub mod openai;
-pub mod spec;
+mod spec;
 
 pub use crate::error::{Error, Result};
 pub use crate::spec::{

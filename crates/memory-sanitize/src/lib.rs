@@ -15,11 +15,11 @@
 
 #![deny(missing_docs)]
 
-pub mod escape;
+mod escape;
 pub mod redact;
 pub mod safe_text;
-pub mod tokens;
-pub mod truncate;
+mod tokens;
+mod truncate;
 
 pub use crate::escape::{escape_boundary_tags, escape_control_tokens, escape_xml_text};
 pub use crate::redact::{LineRedactor, redact_bytes, redact_json_strings, redact_secrets};

@@ -30,15 +30,15 @@
 
 pub mod anchors;
 pub(crate) mod bound;
-pub mod document;
+mod document;
 mod error;
 pub(crate) mod guards;
-pub mod keys;
-pub mod merge;
-pub mod ops;
+mod keys;
+mod merge;
+mod ops;
 pub mod paths;
-pub mod recover;
-pub mod reminders;
+mod recover;
+mod reminders;
 pub mod session;
 pub mod text;
 
