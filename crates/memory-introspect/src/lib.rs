@@ -5,13 +5,13 @@
 //! - the injection ([`Introspector::render_block`]): the read-path guidance and the
 //!   `<memory>` block, whose header says what the memory is, who writes it, where it lives, how
 //!   far it reaches, how full its budget is, the mode, which tools show more and when the
-//!   numbers were taken; each source inside is labelled with who wrote it ([`block`]);
+//!   numbers were taken; each source inside is labelled with who wrote it ([`RenderedBlock`]);
 //! - per-turn recall in its own `<memory-recall>` fence ([`Introspector::recall`]);
 //! - the states (disabled, empty, ready, degraded, unavailable), each with its own line, and a
 //!   line when the state changed since the last turn; no failure renders as empty;
 //! - the environment block naming the host harness apart from the project;
 //! - the memory tools (`memory_status`, `memory_list`, `memory_read`, `memory_search`,
-//!   `memory_note`) with paths confined to the root ([`paths`]), answering results or a
+//!   `memory_note`) with paths confined to the root ([`Introspector::call_tool`]), answering results or a
 //!   structured [`MemoryToolFailure`](memory_protocol::introspect::MemoryToolFailure);
 //! - the search index: SQLite FTS5 in its own file, updated incrementally ([`Introspector`]).
 //!
