@@ -25,6 +25,10 @@ use serde_json::Value;
 use crate::introspector::Introspector;
 use crate::paths::{Refusal, ResolveError};
 
+pub use crate::tools::search::{
+    DEFAULT_RESULTS as DEFAULT_SEARCH_RESULTS, MAX_RESULTS as MAX_SEARCH_RESULTS,
+};
+
 /// What a tool call answered.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolOutcome {
