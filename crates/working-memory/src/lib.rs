@@ -36,7 +36,6 @@ pub(crate) mod guards;
 pub mod keys;
 pub mod merge;
 pub mod ops;
-pub mod paths;
 pub mod recover;
 pub mod reminders;
 pub mod session;
