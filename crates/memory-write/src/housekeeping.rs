@@ -3,15 +3,17 @@
 use crate::config::MemoriesConfig;
 use crate::error::Result;
 use crate::phase_two::DEFAULT_PRUNE_LIMIT;
-use crate::store::StateStore;
+use crate::store::WriteStore;
 
 /// Deletes stored memories the last consolidation did not select and that have been idle
-/// longer than `max_unused_days` (see [`StateStore::prune_phase_two_outputs`]), at most
+/// longer than `max_unused_days` (see [`WriteStore::prune_phase_two_outputs`]), at most
 /// [`DEFAULT_PRUNE_LIMIT`] per call. Returns how many went.
-pub fn prune_stale_memories(
-    store: &mut StateStore,
+pub async fn prune_stale_memories(
+    store: &dyn WriteStore,
     config: &MemoriesConfig,
     now: i64,
 ) -> Result<usize> {
-    store.prune_phase_two_outputs(now, config.max_unused_days, DEFAULT_PRUNE_LIMIT)
+    store
+        .prune_phase_two_outputs(now, config.max_unused_days, DEFAULT_PRUNE_LIMIT)
+        .await
 }

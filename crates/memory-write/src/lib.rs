@@ -32,5 +32,5 @@ pub mod store_selection;
 pub use crate::config::{MemoriesConfig, MemoriesToml};
 pub use crate::error::{Error, Result};
 pub use crate::phase_one::{PhaseOneOptions, PhaseOneReport, run_phase_one};
-pub use crate::scan::{ScanOptions, ScanReport, scan_rollouts, scan_rollouts_into};
-pub use crate::store::{AsyncStateStore, StateStore};
+pub use crate::scan::{ScanOptions, ScanReport, scan_rollouts};
+pub use crate::store::StateStore;

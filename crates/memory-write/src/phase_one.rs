@@ -18,8 +18,8 @@
 //! the model takes; a job whose lease was taken over stops waiting for its model call.
 //!
 //! File reading and the CPU-bound steps run on tokio's blocking pool; the store is reached
-//! through [`WriteStore`] (SQLite's
-//! [`crate::store::AsyncStateStore`] or the PostgreSQL store).
+//! through [`crate::store::WriteStore`] (the SQLite [`crate::store::StateStore`] or the
+//! PostgreSQL store).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,7 +33,7 @@ use crate::rate_limit::{RateLimitProbe, rate_limit_allows};
 use crate::stage_one_request::{
     Loaded, MIN_ROLLOUT_TOKEN_BUDGET, load_job_rollout, parse_stage_one_output, render_request,
 };
-use crate::store::{ClaimParams, ClaimedJob, WriteStore, now_unix};
+use crate::store::{ClaimParams, ClaimedJob, SharedStore, now_unix};
 
 /// Jobs in flight at once, per process.
 pub const CONCURRENCY_LIMIT: usize = 8;
@@ -176,8 +176,8 @@ impl PhaseOneReport {
 
 /// Runs phase 1: claims and runs jobs until the claim budget is spent or nothing is eligible.
 /// Job failures are recorded, not returned; an error means the store itself failed.
-pub async fn run_phase_one<S: WriteStore + Clone + 'static>(
-    store: &S,
+pub async fn run_phase_one(
+    store: &SharedStore,
     model: Arc<dyn ModelClient>,
     options: &PhaseOneOptions,
     hooks: PhaseOneHooks<'_>,
@@ -200,7 +200,7 @@ pub async fn run_phase_one<S: WriteStore + Clone + 'static>(
         observer.started(report.candidates.min(budget));
     }
     let shared = Arc::new(Worker {
-        store: store.clone(),
+        store: Arc::clone(store),
         model,
         claim: options.claim.clone(),
         retry_delay: options.retry_delay,
@@ -244,8 +244,8 @@ enum Stop {
     RateLimit(f64),
 }
 
-struct Worker<S> {
-    store: S,
+struct Worker {
+    store: SharedStore,
     model: Arc<dyn ModelClient>,
     claim: ClaimParams,
     retry_delay: Duration,
@@ -255,7 +255,7 @@ struct Worker<S> {
     observer: Option<Arc<dyn PhaseOneObserver>>,
 }
 
-impl<S: WriteStore> Worker<S> {
+impl Worker {
     async fn run(&self) -> Result<Vec<JobReport>> {
         let mut reports = Vec::new();
         let mut next = self.claim_next().await?;

@@ -18,12 +18,12 @@ use crate::config::{MemoriesConfig, MemoriesToml};
 use crate::housekeeping::prune_stale_memories;
 use crate::memory_root::MemoryRoot;
 use crate::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
-use crate::phase_two::{DEFAULT_PRUNE_LIMIT, PhaseTwoOptions, PhaseTwoReport, run_phase_two};
-use crate::store::{AsyncStateStore, ClaimParams, SharedStore, StateStore, now_unix};
+use crate::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
+use crate::store::{ClaimParams, SharedStore, now_unix};
 use crate::store_selection::{StoreSelection, open_store};
 use crate::{
     Error, PhaseOneOptions, PhaseOneReport, Result, ScanOptions, ScanReport, run_phase_one,
-    scan_rollouts, scan_rollouts_into,
+    scan_rollouts,
 };
 
 /// Where a run's rollouts come from, which decides its default limits.
@@ -175,23 +175,11 @@ impl Runner {
             dir: rollouts_dir.to_owned(),
             source: Box::new(source),
         };
-        let (store, pruned, scan): (SharedStore, _, _) = if selection.url.is_none() {
-            // The embedded default: synchronous pruning and scanning on the file.
-            let mut store = StateStore::open_home(home)?;
-            let pruned = prune_stale_memories(&mut store, config, now_unix())?;
-            let scan = scan_rollouts(&mut store, rollouts_dir, &scan_options, now_unix())
-                .map_err(scan_error)?;
-            (Arc::new(AsyncStateStore::new(store)), pruned, scan)
-        } else {
-            let store = open_store(home, selection).await?;
-            let pruned = store
-                .prune_phase_two_outputs(now_unix(), config.max_unused_days, DEFAULT_PRUNE_LIMIT)
-                .await?;
-            let scan = scan_rollouts_into(store.as_ref(), rollouts_dir, &scan_options, now_unix())
-                .await
-                .map_err(scan_error)?;
-            (store, pruned, scan)
-        };
+        let store = open_store(home, selection).await?;
+        let pruned = prune_stale_memories(store.as_ref(), config, now_unix()).await?;
+        let scan = scan_rollouts(store.as_ref(), rollouts_dir, &scan_options, now_unix())
+            .await
+            .map_err(scan_error)?;
         Ok(Runner {
             store,
             config: config.clone(),

@@ -39,9 +39,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::MemoriesConfig;
 use crate::error::{Error, Result};
-use crate::store::{
-    KnownFile, MemoryMode, StateStore, StoredRollout, ThreadRegistration, WriteStore,
-};
+use crate::store::{KnownFile, MemoryMode, StoredRollout, ThreadRegistration, WriteStore};
 
 /// The skip reason of a rollout in which the user never wrote anything.
 pub const NO_USER_MESSAGE: &str = "no_user_message";
@@ -123,26 +121,13 @@ impl ScanReport {
     }
 }
 
-/// Registers every rollout under `root`.
-pub fn scan_rollouts(
-    store: &mut StateStore,
-    root: &Path,
-    options: &ScanOptions,
-    now: i64,
-) -> Result<ScanReport> {
-    let known = store.thread_file_states()?;
-    scan_files(root, options, &known, &mut |batch| {
-        store.upsert_threads(batch, now)
-    })
-}
-
-/// Registers every rollout under `root` in any [`WriteStore`] (a PostgreSQL store shared by
-/// several machines, say): the files are read on the blocking pool, then registered in
+/// Registers every rollout under `root` in `store` (the SQLite file, or a PostgreSQL store
+/// shared by several machines): the files are read on the blocking pool, then registered in
 /// batches. When the store shares rollouts ([`WriteStore::is_shared`]), each extractable
 /// rollout's filtered, redacted items are uploaded before its registration, so a worker on
 /// any machine can extract it; a rollout that cannot be loaded is reported unreadable and left
 /// unregistered, so the next scan tries it again.
-pub async fn scan_rollouts_into(
+pub async fn scan_rollouts(
     store: &dyn WriteStore,
     root: &Path,
     options: &ScanOptions,

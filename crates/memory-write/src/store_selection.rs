@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::config::StoreToml;
 use crate::memory_root::MemoryRoot;
 use crate::shared_root::sync_shared_root;
-use crate::store::{AsyncStateStore, SharedStore, StateStore};
+use crate::store::{SharedStore, StateStore};
 use crate::{Error, Result};
 
 /// The environment variable that names the store when the host's option does not.
@@ -80,7 +80,7 @@ fn check_url(_url: &str) -> Result<()> {
 pub async fn open_store(home: &Path, selection: &StoreSelection) -> Result<SharedStore> {
     match selection.shared_url()? {
         // One machine: the machine id only matters to a shared store.
-        None => Ok(Arc::new(AsyncStateStore::new(StateStore::open_home(home)?))),
+        None => Ok(Arc::new(StateStore::open_home_async(home).await?)),
         Some(url) => connect(url, selection.machine_id.as_deref()).await,
     }
 }

@@ -19,8 +19,8 @@ use anyhow::{Context, Result, bail};
 use memory_protocol::StageOneOutput;
 use memory_write::phase_one::{CONCURRENCY_LIMIT, JobReport, PhaseOneHooks, PhaseOneObserver};
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
-use memory_write::store::{ClaimParams, LeaseOwner, WriteStore, now_unix};
-use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts_into};
+use memory_write::store::{ClaimParams, LeaseOwner, SharedStore, WriteStore, now_unix};
+use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts};
 use tokio::net::TcpListener;
 
 use super::pipeline::{JOBS, SERVER_DELAY, bench_model, generate_rollouts, measure_claims, serve};
@@ -65,7 +65,7 @@ async fn measure(url: &str) -> Result<()> {
         claims.push(rate);
         drop_schema(url, &schema).await?;
     }
-    let sqlite = measure_claims(&rollouts, &work.path().join("sqlite-home"))?;
+    let sqlite = measure_claims(&rollouts, &work.path().join("sqlite-home")).await?;
     println!("sqlite,    1 worker:   {sqlite:.0} claims/s");
 
     let schema = format!("bench_fleet_phase1_{run_id}");
@@ -138,7 +138,7 @@ fn worker(plan: &str) -> Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let store =
+        let store: SharedStore =
             Arc::new(open(url, schema, machine, PgStoreOptions::default().pool_size).await?);
         let model = Arc::new(bench_model(server)?);
         let options = PhaseOneOptions {
@@ -222,7 +222,7 @@ async fn open(url: &str, schema: &str, machine: &str, pool_size: usize) -> Resul
 }
 
 async fn register(store: &PgStore, rollouts: &Path) -> Result<()> {
-    let report = scan_rollouts_into(store, rollouts, &ScanOptions::default(), now_unix()).await?;
+    let report = scan_rollouts(store, rollouts, &ScanOptions::default(), now_unix()).await?;
     if report.new != JOBS {
         bail!("registered {} rollouts, expected {JOBS}", report.new);
     }

@@ -15,10 +15,8 @@ use anyhow::{Context, Result, bail};
 use memory_models::openai::{ApiFlavour, OpenAiClient, OpenAiConfig};
 use memory_protocol::StageOneOutput;
 use memory_write::phase_one::{CONCURRENCY_LIMIT, PhaseOneHooks};
-use memory_write::store::{ClaimParams, now_unix};
-use memory_write::{
-    AsyncStateStore, PhaseOneOptions, ScanOptions, StateStore, run_phase_one, scan_rollouts,
-};
+use memory_write::store::{ClaimParams, SharedStore, WriteStore, now_unix};
+use memory_write::{PhaseOneOptions, ScanOptions, StateStore, run_phase_one, scan_rollouts};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -65,9 +63,15 @@ async fn measure() -> Result<()> {
     let address = listener.local_addr()?;
     let server = tokio::spawn(serve(listener));
 
-    let mut store = StateStore::open_home(&work.path().join("home"))?;
+    let store: SharedStore = Arc::new(StateStore::open_home(&work.path().join("home"))?);
     let scan_started = Instant::now();
-    let scan = scan_rollouts(&mut store, &rollouts, &ScanOptions::default(), now_unix())?;
+    let scan = scan_rollouts(
+        store.as_ref(),
+        &rollouts,
+        &ScanOptions::default(),
+        now_unix(),
+    )
+    .await?;
     let scan_s = scan_started.elapsed().as_secs_f64();
     println!("scan: {} files in {scan_s:.2} s", scan.files);
 
@@ -82,7 +86,6 @@ async fn measure() -> Result<()> {
         max_claims: None,
         ..PhaseOneOptions::default()
     };
-    let store = AsyncStateStore::new(store);
     let started = Instant::now();
     let report = run_phase_one(&store, model, &options, PhaseOneHooks::default()).await?;
     let wall_s = started.elapsed().as_secs_f64();
@@ -99,7 +102,7 @@ async fn measure() -> Result<()> {
     let ratio = wall_s / ideal_s;
     println!("phase 1: {JOBS} jobs in {wall_s:.2} s; ideal {ideal_s:.2} s; ratio {ratio:.3}");
 
-    let claims_per_s = measure_claims(&rollouts, &work.path().join("claims-home"))?;
+    let claims_per_s = measure_claims(&rollouts, &work.path().join("claims-home")).await?;
     println!("store: {claims_per_s:.0} claims/s (claim + record success, one transaction each)");
     println!(
         "BENCH pipeline jobs={JOBS} wall_s={wall_s:.3} ideal_s={ideal_s:.3} \
@@ -109,10 +112,10 @@ async fn measure() -> Result<()> {
 }
 
 /// Claims and records every job of a freshly scanned store, one at a time.
-pub(super) fn measure_claims(rollouts: &Path, home: &Path) -> Result<f64> {
-    let mut store = StateStore::open_home(home)?;
+pub(super) async fn measure_claims(rollouts: &Path, home: &Path) -> Result<f64> {
+    let store = StateStore::open_home(home)?;
     let now = now_unix();
-    scan_rollouts(&mut store, rollouts, &ScanOptions::default(), now)?;
+    scan_rollouts(&store, rollouts, &ScanOptions::default(), now).await?;
     let params = ClaimParams {
         min_idle_hours: 1,
         max_age_days: None,
@@ -125,8 +128,8 @@ pub(super) fn measure_claims(rollouts: &Path, home: &Path) -> Result<f64> {
     };
     let started = Instant::now();
     let mut claims = 0usize;
-    while let Some(job) = store.claim_next_stage_one_job(&params, now)? {
-        store.mark_stage_one_succeeded(&job, &output, now)?;
+    while let Some(job) = store.claim_next_stage_one_job(&params, now).await? {
+        store.mark_stage_one_succeeded(&job, &output, now).await?;
         claims += 1;
     }
     if claims != JOBS {

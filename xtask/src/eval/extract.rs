@@ -28,7 +28,7 @@ use memory_offline::OfflineEngine;
 use memory_protocol::ModelClient;
 use memory_protocol::memory_format::{RawMemory, TaskOutcome, sections};
 use memory_write::stage_one_request::{parse_stage_one_output, prepare_stage_one_request};
-use memory_write::store::{ClaimedJob, now_unix};
+use memory_write::store::{ClaimedJob, WriteStore, now_unix};
 use memory_write::{ScanOptions, StateStore, scan_rollouts};
 use serde::Deserialize;
 
@@ -94,18 +94,24 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
         }
     }
     let home = tempfile::tempdir()?;
-    let mut store = StateStore::open_home(home.path())?;
-    let scan = scan_rollouts(&mut store, &dir, &ScanOptions::default(), now_unix())
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    let store = StateStore::open_home(home.path())?;
+    let scan = runtime
+        .block_on(scan_rollouts(
+            &store,
+            &dir,
+            &ScanOptions::default(),
+            now_unix(),
+        ))
         .with_context(|| format!("cannot scan {}", dir.display()))?;
     if !scan.unreadable.is_empty() {
         bail!("unreadable transcripts: {:?}", scan.unreadable);
     }
-    let threads: BTreeMap<String, _> = store
-        .threads()?
+    let threads: BTreeMap<String, _> = runtime
+        .block_on(store.threads())?
         .into_iter()
         .map(|thread| (thread.rollout_path.clone(), thread))
         .collect();
-    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     let engine = OfflineEngine::new();
     let mut score = Score::default();
     let mut paths: Vec<PathBuf> = threads.keys().map(PathBuf::from).collect();

@@ -7,8 +7,10 @@
 //! | 2 | bad command line (from clap) |
 //! | 3 | `run` finished, but one or more jobs failed (they are retried by a later run) |
 //! | 130 | stopped by Ctrl-C (SIGINT), after giving its leases back |
+//! | 141 | standard output was closed by its reader (`... \| head -1`), the SIGPIPE convention |
 //! | 143 | stopped by SIGTERM, after giving its leases back |
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use agent_memory::sanitize::{display_safe, redact_json_strings, redact_secrets};
@@ -21,6 +23,8 @@ pub(crate) const JOBS_FAILED: u8 = 3;
 pub(crate) const INTERRUPTED: u8 = 130;
 /// Stopped by SIGTERM (128 + 15).
 pub(crate) const TERMINATED: u8 = 143;
+/// Standard output was closed by its reader (128 + 13, what a shell reports for SIGPIPE).
+pub(crate) const OUTPUT_CLOSED: u8 = 141;
 
 /// Prints `error` on stderr, redacted and made display-safe (it may quote paths and server
 /// messages), and returns its exit code: the signal's for an interruption, else [`FAILURE`].
@@ -36,15 +40,52 @@ pub(crate) fn report_error(error: &anyhow::Error) -> ExitCode {
 
 /// Prints `text` on stdout, redacted (paths can carry secrets too) and made display-safe.
 pub(crate) fn print_safe(text: &str) {
-    print!("{}", display_safe(&redact_secrets(text)));
+    write_stdout(display_safe(&redact_secrets(text)).as_bytes());
 }
 
 /// Prints `value` as one line of JSON on stdout, every string redacted and the text made
 /// display-safe (still valid JSON: stand-ins are ordinary characters).
 pub(crate) fn print_json(mut value: serde_json::Value) {
     redact_json_strings(&mut value);
-    println!("{}", display_safe(&value.to_string()));
+    write_stdout(format!("{}\n", display_safe(&value.to_string())).as_bytes());
 }
+
+/// Writes `bytes` to stdout as they are; every line the CLI prints goes through here.
+///
+/// Rust ignores SIGPIPE, so a plain `print!` to a reader that went away (`show | head -1`)
+/// panics. Once the reader is gone nothing more can be shown, so the process ends at once,
+/// quietly, with [`OUTPUT_CLOSED`], as the default SIGPIPE action would end it. Commands print
+/// after their work is done and their leases are given back, so nothing is left half-done.
+pub(crate) fn write_stdout(bytes: &[u8]) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(error) = stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        if error.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write to standard output: {error}");
+            std::process::exit(FAILURE.into());
+        }
+        std::process::exit(OUTPUT_CLOSED.into());
+    }
+}
+
+/// `print!` through [`write_stdout`]: the text as it is (no redaction), ending quietly on a
+/// closed pipe.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::exit::write_stdout(format!($($arg)*).as_bytes())
+    };
+}
+pub(crate) use out;
+
+/// `println!` through [`write_stdout`], like [`out!`].
+macro_rules! outln {
+    () => {
+        $crate::cli::exit::write_stdout(b"\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::exit::write_stdout(format!("{}\n", format_args!($($arg)*)).as_bytes())
+    };
+}
+pub(crate) use outln;
 
 /// `println!` through [`print_safe`]: redacted and display-safe.
 macro_rules! say {

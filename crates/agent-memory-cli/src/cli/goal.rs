@@ -511,17 +511,9 @@ fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     emit(&format!("{}\n", serde_json::to_string_pretty(value)?))
 }
 
-/// Writes `text` to standard output. A closed pipe (`... | head`) ends the output quietly.
+/// Writes `text` to standard output (a closed pipe ends the command, see
+/// [`super::exit::write_stdout`]).
 fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(error).context("cannot write to standard output")
-        }
-        _ => Ok(()),
-    }
+    super::exit::write_stdout(text.as_bytes());
+    Ok(())
 }

@@ -27,7 +27,7 @@ pub(crate) fn run(_args: RedactArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`agent-memory redact < log | head`): nothing left to do.
         Err(StreamError::Write(error)) if error.kind() == io::ErrorKind::BrokenPipe => {
-            ExitCode::SUCCESS
+            ExitCode::from(super::exit::OUTPUT_CLOSED)
         }
         Err(error) => super::exit::report_error(&error.into()),
     }

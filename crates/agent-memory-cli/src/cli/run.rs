@@ -28,7 +28,7 @@ use agent_memory::protocol::ContextWindowSource;
 use agent_memory::sanitize::{display_safe, redact_secrets};
 
 use super::codex::{self, RootArgs};
-use super::exit::{self, print_json, print_safe};
+use super::exit::{self, outln, print_json, print_safe};
 use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
 use super::interrupt::until_signal;
 
@@ -128,7 +128,7 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     drop(progress);
 
     if runner.pruned() > 0 && !args.json {
-        println!(
+        outln!(
             "pruned {} stale memories before extracting",
             runner.pruned()
         );

@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 
 use super::block::injection;
 use super::codex::RootArgs;
-use super::exit::print_safe;
+use super::exit::{outln, print_safe};
 use super::home::resolve_home;
 use super::memory::{MemoryArgs, open_memory};
 
@@ -103,9 +103,9 @@ fn execute(args: &ShowArgs) -> anyhow::Result<()> {
                 print_safe(&format!("==> {shown} <==\n"));
                 print_safe(&text);
                 if !text.ends_with('\n') {
-                    println!();
+                    outln!();
                 }
-                println!();
+                outln!();
             }
             Ok(None) => print_safe(&format!("==> {shown} <== (missing)\n\n")),
             Err(error) => bail!("cannot read {}: {error}", path.display()),

@@ -29,6 +29,8 @@ use agent_memory::working_memory::{MergeOptions, RecoveryPath, merge_text, read_
 use anyhow::{Context, bail};
 use serde_json::json;
 
+use super::exit::{out, outln};
+
 /// Arguments of `agent-memory wm`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct WmArgs {
@@ -158,9 +160,9 @@ fn merge(old: &Path, ops: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     let outcome = merge_text(&document, &recovery.ops, &MergeOptions::default());
     let result = outcome.to_result();
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        outln!("{}", serde_json::to_string_pretty(&result)?);
     } else {
-        print!("{}", result.document);
+        out!("{}", result.document);
         for record in &result.guards {
             eprintln!("{}", guard_line(record));
         }
@@ -205,10 +207,10 @@ fn recover(file: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             "problems": problems,
             "arguments": arguments,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("read as: {}", path_name(recovery.path));
+    outln!("read as: {}", path_name(recovery.path));
     for (section, op) in arguments.sections.iter() {
         let described = match (recovery.ops.get(section), op) {
             (None, _) => "not recovered (kept)".to_owned(),
@@ -224,7 +226,7 @@ fn recover(file: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             .and_then(|read| read.problem.as_deref())
             .map(|problem| format!("; {problem}"))
             .unwrap_or_default();
-        println!("{section}: {described}{problem}");
+        outln!("{section}: {described}{problem}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -264,9 +266,9 @@ fn commit(
         if let Some(map) = value.as_object_mut() {
             map.insert("model".into(), model.name().into());
         }
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        print!("{}", commit_text(&report, &model.name()));
+        out!("{}", commit_text(&report, &model.name()));
     }
     Ok(match report.status {
         CommitStatus::Failed => ExitCode::FAILURE,
@@ -319,20 +321,20 @@ fn assemble(dir: &Path, budget: u64, as_json: bool) -> anyhow::Result<ExitCode> 
     let session = open_session(dir)?;
     let assembly = session.assemble(budget)?;
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&assembly)?);
+        outln!("{}", serde_json::to_string_pretty(&assembly)?);
         return Ok(ExitCode::SUCCESS);
     }
     match &assembly.instructions {
         Some(instructions) => {
-            println!("=== instructions ===");
-            print!("{instructions}");
+            outln!("=== instructions ===");
+            out!("{instructions}");
         }
-        None => println!("=== no instructions: the session has no working memory yet ==="),
+        None => outln!("=== no instructions: the session has no working memory yet ==="),
     }
-    println!("\n=== messages ({}) ===", assembly.messages.len());
-    println!("{}", format_messages(&assembly.messages));
+    outln!("\n=== messages ({}) ===", assembly.messages.len());
+    outln!("{}", format_messages(&assembly.messages));
     let stats = &assembly.stats;
-    println!(
+    outln!(
         "\n=== budget ===\nbudget {}, reserved for the reply {}, instructions {} (working memory {}, {} item(s) trimmed{}), messages {} archived + {} live ({} dropped), total {}",
         stats.budget,
         stats.reserved_for_reply,
@@ -363,13 +365,13 @@ fn status_name(archive: &Archive) -> &'static str {
 fn show(dir: &Path) -> anyhow::Result<ExitCode> {
     let session = open_session(dir)?;
     let state = session.state();
-    println!("session: {}", dir.display());
-    println!(
+    outln!("session: {}", dir.display());
+    outln!(
         "live messages: {} ({} estimated tokens)",
         session.messages().len(),
         session.messages().iter().map(|m| m.tokens).sum::<u64>()
     );
-    println!(
+    outln!(
         "pending tokens: {} (a commit is due at {}{})",
         state.pending_tokens,
         session.options().token_budget / 2,
@@ -379,8 +381,8 @@ fn show(dir: &Path) -> anyhow::Result<ExitCode> {
             ""
         }
     );
-    println!("keep recent: {}", state.keep_recent_count);
-    println!(
+    outln!("keep recent: {}", state.keep_recent_count);
+    outln!(
         "cursor: {}",
         state
             .cursor
@@ -388,7 +390,7 @@ fn show(dir: &Path) -> anyhow::Result<ExitCode> {
             .unwrap_or("(none: nothing summarized yet)")
     );
     let archives = session.archives()?;
-    println!("archives: {}", archives.len());
+    outln!("archives: {}", archives.len());
     for archive in &archives {
         let count = archive
             .meta()?
@@ -404,14 +406,14 @@ fn show(dir: &Path) -> anyhow::Result<ExitCode> {
         {
             line.push_str(&format!(": {}", failure.error));
         }
-        println!("{line}");
+        outln!("{line}");
     }
     match session.working_memory()? {
         Some((archive, overview)) => {
-            println!("\nworking memory (from {}):\n", archive.name());
-            print!("{overview}");
+            outln!("\nworking memory (from {}):\n", archive.name());
+            out!("{overview}");
         }
-        None => println!("\nno working memory yet: run `agent-memory wm commit`"),
+        None => outln!("\nno working memory yet: run `agent-memory wm commit`"),
     }
     Ok(ExitCode::SUCCESS)
 }

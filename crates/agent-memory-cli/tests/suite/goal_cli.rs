@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use agent_memory::goals::{GoalConfig, GoalStore, NewGoal};
 use agent_memory::write::StateStore;
-use agent_memory::write::store::{MemoryMode, ThreadRegistration};
+use agent_memory::write::store::{MemoryMode, ThreadRegistration, WriteStore};
 use serde_json::Value;
 
 const THREAD: &str = "thread-7";
@@ -259,9 +259,9 @@ fn registration(id: &str) -> ThreadRegistration {
     }
 }
 
-fn use_both(home: &Path, write_first: bool) {
+async fn use_both(home: &Path, write_first: bool) {
     let goals_first;
-    let mut state = if write_first {
+    let state = if write_first {
         let state = StateStore::open_home(home).unwrap();
         goals_first = GoalStore::open_home(home, GoalConfig::default()).unwrap();
         state
@@ -272,10 +272,13 @@ fn use_both(home: &Path, write_first: bool) {
     let mut goals = goals_first;
     assert_eq!(state.path(), goals.path());
     // Each side sees its own version, whatever the order.
-    assert_eq!(state.schema_version().unwrap(), 3);
+    assert_eq!(state.schema_version().await.unwrap(), 3);
     assert_eq!(goals.schema_version().unwrap(), 1);
     // Each side writes and reads its tables.
-    state.upsert_threads(&[registration("t-a")], 10).unwrap();
+    state
+        .upsert_threads(&[registration("t-a")], 10)
+        .await
+        .unwrap();
     goals
         .set_goal(
             "t-a",
@@ -290,22 +293,22 @@ fn use_both(home: &Path, write_first: bool) {
     // Reopening in the other order migrates nothing and loses nothing.
     let goals = GoalStore::open_home(home, GoalConfig::default()).unwrap();
     let state = StateStore::open_home(home).unwrap();
-    assert_eq!(state.schema_version().unwrap(), 3);
+    assert_eq!(state.schema_version().await.unwrap(), 3);
     assert_eq!(goals.schema_version().unwrap(), 1);
-    assert_eq!(state.threads().unwrap().len(), 1);
+    assert_eq!(state.threads().await.unwrap().len(), 1);
     assert_eq!(goals.list().unwrap().len(), 1);
 }
 
-#[test]
-fn the_goal_store_and_the_write_path_share_the_state_file_in_either_order() {
+#[tokio::test]
+async fn the_goal_store_and_the_write_path_share_the_state_file_in_either_order() {
     for write_first in [true, false] {
         let home = tempfile::tempdir().unwrap();
-        use_both(home.path(), write_first);
+        use_both(home.path(), write_first).await;
     }
 }
 
-#[test]
-fn goals_survive_a_run_of_the_write_path_and_the_run_survives_goals() {
+#[tokio::test]
+async fn goals_survive_a_run_of_the_write_path_and_the_run_survives_goals() {
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rollouts");
@@ -329,6 +332,7 @@ fn goals_survive_a_run_of_the_write_path_and_the_run_survives_goals() {
         StateStore::open_home(home)
             .unwrap()
             .schema_version()
+            .await
             .unwrap(),
         3
     );

@@ -7,6 +7,7 @@ mod introspect_cli;
 mod mcp_cli;
 mod memory_cli;
 mod model_server;
+mod output_cli;
 mod redact_cli;
 mod reliability_cli;
 mod run_cli;

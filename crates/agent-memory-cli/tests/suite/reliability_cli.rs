@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use agent_memory::protocol::stage_one::JobStatus;
 use agent_memory::write::StateStore;
+use agent_memory::write::store::WriteStore;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -163,7 +164,7 @@ fn ctrl_c_gives_every_held_job_back_and_the_next_run_does_the_work_at_once() {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let running = StateStore::open_home(home.path())
-            .and_then(|store| store.stage_one_jobs())
+            .and_then(|store| runtime.block_on(store.stage_one_jobs()))
             .map(|jobs| {
                 jobs.iter()
                     .filter(|j| j.status == JobStatus::Running)
@@ -191,7 +192,7 @@ fn ctrl_c_gives_every_held_job_back_and_the_next_run_does_the_work_at_once() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("gave back 5 job(s)"), "{stderr}");
     let store = StateStore::open_home(home.path()).unwrap();
-    for job in store.stage_one_jobs().unwrap() {
+    for job in runtime.block_on(store.stage_one_jobs()).unwrap() {
         assert_eq!(
             (job.status, job.attempts),
             (JobStatus::Pending, 0),

@@ -76,8 +76,8 @@ fn assert_every_row_kept(before: &Rows, after: &Rows) {
     }
 }
 
-#[test]
-fn a_sqlite_home_from_before_memory_store_keeps_every_row() {
+#[tokio::test]
+async fn a_sqlite_home_from_before_memory_store_keeps_every_row() {
     let home = tempfile::tempdir().unwrap();
     let state = home.path().join("state.sqlite");
     let index = home.path().join("memory_index.sqlite");
@@ -87,7 +87,7 @@ fn a_sqlite_home_from_before_memory_store_keeps_every_row() {
     assert_eq!((user_version(&state), user_version(&index)), (3, 1));
 
     let store = StateStore::open_home(home.path()).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().await.unwrap(), 3);
     drop(store);
     let goals = GoalStore::open_home(home.path(), GoalConfig::default()).unwrap();
     assert_eq!(goals.schema_version().unwrap(), 1);

@@ -5,7 +5,7 @@ use memory_store::names::tables::{
 };
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
-use super::StateStore;
+use super::Db;
 use super::threads::MemoryMode;
 use crate::error::Result;
 
@@ -52,10 +52,10 @@ pub struct ResetReport {
     pub jobs: usize,
 }
 
-impl StateStore {
+impl Db {
     /// Finds the thread a reference names: its full id, a prefix of at least four characters
     /// of exactly one id, or its rollout file's path.
-    pub fn resolve_thread(&self, reference: &str) -> Result<ThreadMatch> {
+    pub(super) fn resolve_thread(&self, reference: &str) -> Result<ThreadMatch> {
         let reference = reference.trim();
         let exact: Option<String> = self
             .conn
@@ -83,7 +83,7 @@ impl StateStore {
     /// Forgets one thread: deletes its stage-one output and job and disables its memory, so
     /// no later run extracts it again. When its memory was in the last consolidation, phase 2
     /// gets new input (the next pass removes it).
-    pub fn forget_thread(&mut self, thread_id: &str, now: i64) -> Result<ForgetReport> {
+    pub(super) fn forget_thread(&mut self, thread_id: &str, now: i64) -> Result<ForgetReport> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -123,7 +123,7 @@ impl StateStore {
     /// Resets every memory: deletes all stage-one outputs and jobs and the consolidation
     /// baseline, and returns the phase-2 lease row to its first state. Threads stay known with
     /// their memory modes, so the next run extracts the enabled ones again.
-    pub fn reset_memories(&mut self) -> Result<ResetReport> {
+    pub(super) fn reset_memories(&mut self) -> Result<ResetReport> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;

@@ -9,14 +9,14 @@
 //! liveness cannot be told, keep the expiry rule.
 //!
 //! A process that is told to stop (Ctrl-C, SIGTERM) gives its leases back with
-//! [`StateStore::release_leases_of_this_process`].
+//! [`WriteStore::release_leases_of_this_process`](super::WriteStore::release_leases_of_this_process).
 
 use std::sync::OnceLock;
 
 use memory_store::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS};
 use rusqlite::{Transaction, params};
 
-use super::StateStore;
+use super::Db;
 use crate::error::Result;
 
 /// The process a lease belongs to.
@@ -185,7 +185,7 @@ pub(super) fn owner_columns_migration() -> String {
     )
 }
 
-/// What [`StateStore::release_leases_of_this_process`] gave back.
+/// What [`WriteStore::release_leases_of_this_process`](super::WriteStore::release_leases_of_this_process) gave back.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReleasedLeases {
     /// Stage-one jobs, now pending again without a spent attempt.
@@ -194,24 +194,12 @@ pub struct ReleasedLeases {
     pub phase_two: bool,
 }
 
-impl StateStore {
-    /// The identity this store records on the leases it takes.
-    pub fn lease_owner(&self) -> &LeaseOwner {
-        &self.owner
-    }
-
-    /// Records leases taken from now on under `owner` instead of the current process: for tests
-    /// that play another process or another host.
-    #[cfg(feature = "fault-injection")]
-    pub fn set_lease_owner(&mut self, owner: LeaseOwner) {
-        self.owner = owner;
-    }
-
+impl Db {
     /// Gives back every lease this process holds on this database (stage-one jobs go back to
     /// pending without spending an attempt; the phase-2 lease is released without a pass), and
     /// stops this store from claiming more stage-one jobs. For a process told to stop: the next
     /// run, here or elsewhere, takes the work at once.
-    pub fn release_leases_of_this_process(&mut self) -> Result<ReleasedLeases> {
+    pub(super) fn release_leases_of_this_process(&mut self) -> Result<ReleasedLeases> {
         self.claims_closed = true;
         let owner = self.owner.clone();
         let tx = self.conn.transaction()?;
@@ -244,7 +232,7 @@ impl StateStore {
     /// Stage-one jobs held under a live lease by a process of this host that is gone, made
     /// claimable at once (pending, no attempt spent). Returns how many. Claims do this
     /// themselves; a caller may do it first so that counting candidates sees those jobs too.
-    pub fn reclaim_jobs_of_gone_owners(&mut self, now: i64) -> Result<usize> {
+    pub(super) fn reclaim_jobs_of_gone_owners(&mut self, now: i64) -> Result<usize> {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -254,7 +242,7 @@ impl StateStore {
     }
 }
 
-/// See [`StateStore::reclaim_jobs_of_gone_owners`]; inside the caller's transaction.
+/// See `Db::reclaim_jobs_of_gone_owners`; inside the caller's transaction.
 pub(super) fn reclaim_gone_jobs(tx: &Transaction<'_>, me: &LeaseOwner, now: i64) -> Result<usize> {
     let held: Vec<(String, String, u32, Option<String>)> = {
         let mut statement = tx.prepare_cached(&format!(

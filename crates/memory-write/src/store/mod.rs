@@ -6,8 +6,9 @@
 //! Versioned migrations (`memory-store`'s migrator, owner `memory-write`) create every
 //! write-path table, including the phase-2 lease row.
 //!
-//! [`StateStore`] is synchronous and `Send`; async code reaches it through [`AsyncStateStore`],
-//! which runs each call on tokio's blocking pool so the runtime never waits on SQLite.
+//! [`StateStore`] implements [`WriteStore`] like every other backend: each call runs its
+//! SQLite work on tokio's blocking pool, one at a time (SQLite serializes writers anyway), so
+//! the runtime never waits on SQLite.
 
 mod backend;
 mod forget;
@@ -18,10 +19,11 @@ pub mod postgres;
 mod stage_one;
 mod stored_paths;
 mod threads;
+mod write_store;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use memory_store::migrate::Schema;
@@ -49,10 +51,18 @@ pub use self::threads::{
 /// File name of the state database under the agent-memory home.
 pub const STATE_FILE_NAME: &str = "state.sqlite";
 
-/// The state store. Every method that writes runs in its own transaction.
+/// The SQLite state store: a [`WriteStore`] over one file. Every method that writes runs in its
+/// own transaction. Cloning gives another handle on the same connection.
+#[derive(Clone)]
 pub struct StateStore {
+    db: Arc<Mutex<Db>>,
+    path: Arc<Path>,
+}
+
+/// The open connection and what this process keeps beside it. Only ever used on a blocking
+/// thread, behind [`StateStore`]'s lock.
+pub(crate) struct Db {
     pub(crate) conn: Connection,
-    path: PathBuf,
     /// Recorded on every lease this store takes.
     owner: LeaseOwner,
     /// Set once this process gave its leases back: no more stage-one claims.
@@ -159,6 +169,8 @@ impl StateStore {
     }
 
     /// Opens (creating when missing) the database at `path` and brings its schema up to date.
+    /// Opening is blocking work; async callers open on the blocking pool
+    /// ([`StateStore::open_home_async`]).
     pub fn open(path: &Path) -> Result<StateStore> {
         let open_error = |error| Error::Open {
             path: path.to_owned(),
@@ -168,15 +180,25 @@ impl StateStore {
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(open_error)?;
         stored_paths::prepare_connection(&conn).map_err(open_error)?;
-        let mut store = StateStore {
+        let mut db = Db {
             conn,
-            path: path.to_owned(),
             owner: LeaseOwner::current(),
             claims_closed: false,
             real_paths: HashMap::new(),
         };
-        store.migrate()?;
-        Ok(store)
+        db.migrate()?;
+        Ok(StateStore {
+            db: Arc::new(Mutex::new(db)),
+            path: Arc::from(path),
+        })
+    }
+
+    /// [`StateStore::open_home`] on tokio's blocking pool.
+    pub async fn open_home_async(home: &Path) -> Result<StateStore> {
+        let home = home.to_owned();
+        tokio::task::spawn_blocking(move || StateStore::open_home(&home))
+            .await
+            .map_err(|e| Error::Task(e.to_string()))?
     }
 
     /// Path of the database file.
@@ -184,15 +206,54 @@ impl StateStore {
         &self.path
     }
 
+    /// The identity this store records on the leases it takes.
+    pub fn lease_owner(&self) -> LeaseOwner {
+        self.lock().owner.clone()
+    }
+
+    /// Records leases taken from now on under `owner` instead of the current process: for tests
+    /// that play another process or another host.
+    #[cfg(feature = "fault-injection")]
+    pub fn set_lease_owner(&self, owner: LeaseOwner) {
+        self.lock().owner = owner;
+    }
+
     /// Sets how long a writer waits for another process's write transaction (60 seconds by
     /// default), for tests of a busy database.
     #[cfg(feature = "fault-injection")]
     pub fn set_lock_timeout(&self, timeout: std::time::Duration) -> Result<()> {
-        Ok(memory_store::sqlite::set_lock_timeout(&self.conn, timeout)?)
+        Ok(memory_store::sqlite::set_lock_timeout(
+            &self.lock().conn,
+            timeout,
+        )?)
     }
 
+    /// The connection, for quick calls that do not touch the database.
+    fn lock(&self) -> MutexGuard<'_, Db> {
+        // A panic inside an earlier call cannot leave SQLite half-written: its open
+        // transaction rolled back when dropped, so the poisoned store is still usable.
+        self.db.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `call` with the connection on tokio's blocking pool.
+    async fn call<T, F>(&self, call: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Db) -> Result<T> + Send + 'static,
+    {
+        let db = Arc::clone(&self.db);
+        tokio::task::spawn_blocking(move || {
+            let mut db = db.lock().unwrap_or_else(PoisonError::into_inner);
+            call(&mut db)
+        })
+        .await
+        .map_err(|e| Error::Task(e.to_string()))?
+    }
+}
+
+impl Db {
     /// The schema version of the open database.
-    pub fn schema_version(&self) -> Result<i64> {
+    fn schema_version(&self) -> Result<i64> {
         Ok(memory_store::migrate::sqlite_version(
             &self.conn,
             MEMORY_WRITE,
@@ -222,43 +283,4 @@ pub fn now_unix() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
-/// A shareable, async handle on a [`StateStore`]: each call runs on tokio's blocking pool, one
-/// at a time (SQLite serializes writers anyway).
-#[derive(Debug, Clone)]
-pub struct AsyncStateStore {
-    inner: Arc<Mutex<StateStore>>,
-}
-
-impl AsyncStateStore {
-    /// Wraps an open store.
-    pub fn new(store: StateStore) -> AsyncStateStore {
-        AsyncStateStore {
-            inner: Arc::new(Mutex::new(store)),
-        }
-    }
-
-    /// Runs `call` with the store on the blocking pool.
-    pub async fn call<T, F>(&self, call: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut StateStore) -> Result<T> + Send + 'static,
-    {
-        let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || {
-            // A panic inside an earlier call cannot leave SQLite half-written: its open
-            // transaction rolled back when dropped, so the poisoned store is still usable.
-            let mut store = inner.lock().unwrap_or_else(PoisonError::into_inner);
-            call(&mut store)
-        })
-        .await
-        .map_err(|e| Error::Task(e.to_string()))?
-    }
-
-    /// Runs `call` with the store on the current thread, for synchronous callers.
-    pub fn blocking<T>(&self, call: impl FnOnce(&mut StateStore) -> Result<T>) -> Result<T> {
-        let mut store = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        call(&mut store)
-    }
 }

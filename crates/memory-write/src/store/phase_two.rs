@@ -23,7 +23,7 @@ use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::stage_one::{output_from_row, output_query};
-use super::{StateStore, lease_owner};
+use super::{Db, lease_owner};
 use crate::error::Result;
 
 const DAY_SECONDS: i64 = 24 * 3600;
@@ -214,9 +214,9 @@ pub(crate) fn failure_backoff(attempts: i64, backoff_seconds: i64) -> i64 {
         .min(MAX_BACKOFF_SECONDS.max(backoff_seconds))
 }
 
-impl StateStore {
+impl Db {
     /// Tries to take the phase-2 lease (see [`PhaseTwoClaimParams`]).
-    pub fn claim_phase_two(&mut self, params: PhaseTwoClaimParams) -> Result<PhaseTwoClaim> {
+    pub(super) fn claim_phase_two(&mut self, params: PhaseTwoClaimParams) -> Result<PhaseTwoClaim> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -255,7 +255,7 @@ impl StateStore {
 
     /// Extends a held lease to `now + lease_seconds`. Returns `false` when the lease is no
     /// longer ours (it expired and another worker took it, or it was finished).
-    pub fn heartbeat_phase_two(
+    pub(super) fn heartbeat_phase_two(
         &mut self,
         owner_token: &str,
         now: i64,
@@ -274,7 +274,7 @@ impl StateStore {
 
     /// Gives a held lease back without recording a pass: no success time (so no cooldown
     /// starts), no error and no backoff. Returns `false` when the lease is no longer ours.
-    pub fn release_phase_two(&mut self, owner_token: &str) -> Result<bool> {
+    pub(super) fn release_phase_two(&mut self, owner_token: &str) -> Result<bool> {
         let changed = self.conn.execute(
             &format!(
                 "UPDATE {PHASE_TWO_LEASE}
@@ -290,7 +290,7 @@ impl StateStore {
     /// hash and the time, clears errors and attempts, marks exactly the consumed outputs as
     /// selected (all others unselected) and makes them the new baseline. Returns `false`, changing nothing, when the lease
     /// is no longer ours.
-    pub fn complete_phase_two(
+    pub(super) fn complete_phase_two(
         &mut self,
         lease: &PhaseTwoLease,
         success: &PhaseTwoSuccess<'_>,
@@ -350,7 +350,7 @@ impl StateStore {
     /// Records a failed pass on a held lease: the row goes to error with `error`, and retries
     /// wait `backoff_seconds`, doubled for each further consecutive failure (capped at a day).
     /// Returns `false` when the lease is no longer ours.
-    pub fn fail_phase_two(
+    pub(super) fn fail_phase_two(
         &mut self,
         owner_token: &str,
         now: i64,
@@ -382,7 +382,7 @@ impl StateStore {
     /// Notes new phase-2 input (a stage-one output stored or deleted, a thread forgotten):
     /// moves the input watermark forward, which lets a forced pass skip the cooldown. Phase 1
     /// does the same inside its own transactions.
-    pub fn enqueue_phase_two(&mut self, now: i64) -> Result<()> {
+    pub(super) fn enqueue_phase_two(&mut self, now: i64) -> Result<()> {
         self.conn.execute(
             &format!(
                 "UPDATE {PHASE_TWO_LEASE} SET input_watermark = MAX(input_watermark + 1, ?1)
@@ -394,13 +394,13 @@ impl StateStore {
     }
 
     /// The phase-2 lease row.
-    pub fn phase_two_state(&self) -> Result<PhaseTwoState> {
+    pub(super) fn phase_two_state(&self) -> Result<PhaseTwoState> {
         read_state(&self.conn)
     }
 
     /// The memory clock at `now`: the newest activity time of any stored memory (last use,
     /// else source time), never later than `now`; `now` when nothing is stored.
-    pub fn memory_clock(&self, now: i64) -> Result<i64> {
+    pub(super) fn memory_clock(&self, now: i64) -> Result<i64> {
         let newest: Option<i64> = self.conn.query_row(
             &format!(
                 "SELECT MAX(MAX(o.source_updated_at, COALESCE(o.last_used_at, 0)))
@@ -416,7 +416,7 @@ impl StateStore {
     /// with a non-blank raw memory or summary, active within `max_unused_days` of the memory
     /// clock; ranked by usage count, then activity time (last use, else source time), then
     /// source time, then thread id; returned sorted by thread id so the files do not churn.
-    pub fn select_phase_two_inputs(
+    pub(super) fn select_phase_two_inputs(
         &self,
         now: i64,
         limit: usize,
@@ -443,7 +443,7 @@ impl StateStore {
     /// Deletes at most `limit` stage-one outputs that the last pass did not select and that
     /// have been idle longer than `max_unused_days` on the memory clock, stalest first.
     /// Returns how many.
-    pub fn prune_phase_two_outputs(
+    pub(super) fn prune_phase_two_outputs(
         &mut self,
         now: i64,
         max_unused_days: i64,
@@ -466,7 +466,7 @@ impl StateStore {
     }
 
     /// What the last successful pass consolidated, by thread id.
-    pub fn phase_two_baseline(&self) -> Result<Vec<BaselineEntry>> {
+    pub(super) fn phase_two_baseline(&self) -> Result<Vec<BaselineEntry>> {
         let mut statement = self.conn.prepare(&format!(
             "SELECT thread_id, source_updated_at, material FROM {PHASE_TWO_BASELINE}
              ORDER BY thread_id"
@@ -483,7 +483,7 @@ impl StateStore {
 
     /// Records that the memories of `thread_ids` were used at `now`: usage count plus one and
     /// last use. Unknown ids are ignored. Returns how many outputs were updated.
-    pub fn record_memory_usage(&mut self, thread_ids: &[String], now: i64) -> Result<usize> {
+    pub(super) fn record_memory_usage(&mut self, thread_ids: &[String], now: i64) -> Result<usize> {
         let tx = self.conn.transaction()?;
         let mut updated = 0;
         {

@@ -14,7 +14,7 @@ use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
 use memory_store::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, named_params, params};
 
-use super::{StateStore, lease_owner, stored_paths};
+use super::{Db, lease_owner, stored_paths};
 use crate::error::Result;
 
 /// Failed attempts after which a job waits for its rollout to change.
@@ -141,10 +141,10 @@ pub(super) fn output_query(filter: &str) -> String {
     )
 }
 
-impl StateStore {
+impl Db {
     /// Claims the most recently active eligible thread, or `None` when nothing is eligible
     /// (or the running cap is reached).
-    pub fn claim_next_stage_one_job(
+    pub(super) fn claim_next_stage_one_job(
         &mut self,
         params: &ClaimParams,
         now: i64,
@@ -240,7 +240,11 @@ impl StateStore {
 
     /// How many threads a claim with these parameters could pick now (ignoring the running
     /// cap).
-    pub fn count_stage_one_candidates(&self, params: &ClaimParams, now: i64) -> Result<usize> {
+    pub(super) fn count_stage_one_candidates(
+        &self,
+        params: &ClaimParams,
+        now: i64,
+    ) -> Result<usize> {
         let (idle_cutoff, age_cutoff) = cutoffs(params, now);
         let prefix = stored_prefix(params);
         let count: i64 = self.conn.query_row(
@@ -263,7 +267,7 @@ impl StateStore {
 
     /// Extends a held job's lease to `now + lease_seconds`, for extractions that may outlast
     /// it. Returns false, writing nothing, when `job` no longer owns the lease.
-    pub fn heartbeat_stage_one_job(
+    pub(super) fn heartbeat_stage_one_job(
         &mut self,
         job: &ClaimedJob,
         now: i64,
@@ -286,7 +290,7 @@ impl StateStore {
     /// Records a successful extraction: the job is done for its watermark and the output is
     /// stored (replacing an older one), in one transaction. Returns false, writing nothing,
     /// when `job` no longer owns the lease.
-    pub fn mark_stage_one_succeeded(
+    pub(super) fn mark_stage_one_succeeded(
         &mut self,
         job: &ClaimedJob,
         output: &StageOneOutput,
@@ -328,7 +332,7 @@ impl StateStore {
     /// Records an extraction that found nothing worth keeping: the job is done and any
     /// earlier output of the thread is deleted. Returns false, writing nothing, when `job` no
     /// longer owns the lease.
-    pub fn mark_stage_one_no_output(&mut self, job: &ClaimedJob, now: i64) -> Result<bool> {
+    pub(super) fn mark_stage_one_no_output(&mut self, job: &ClaimedJob, now: i64) -> Result<bool> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -348,7 +352,7 @@ impl StateStore {
 
     /// Records a failed extraction: one more attempt used, retry after `retry_delay`. Returns
     /// false, writing nothing, when `job` no longer owns the lease.
-    pub fn mark_stage_one_failed(
+    pub(super) fn mark_stage_one_failed(
         &mut self,
         job: &ClaimedJob,
         error: &str,
@@ -378,7 +382,7 @@ impl StateStore {
     /// at once, with `note` as its last error. For failures of the model rather than the job
     /// (rejected credentials, an unknown model). Returns false, writing nothing, when `job` no
     /// longer owns the lease.
-    pub fn release_stage_one_job(&mut self, job: &ClaimedJob, note: &str) -> Result<bool> {
+    pub(super) fn release_stage_one_job(&mut self, job: &ClaimedJob, note: &str) -> Result<bool> {
         let changed = self.conn.execute(
             &format!(
                 "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
@@ -391,7 +395,7 @@ impl StateStore {
     }
 
     /// One job by thread id.
-    pub fn stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>> {
+    pub(super) fn stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>> {
         Ok(self
             .conn
             .query_row(
@@ -403,7 +407,7 @@ impl StateStore {
     }
 
     /// Every job, by thread id.
-    pub fn stage_one_jobs(&self) -> Result<Vec<StageOneJob>> {
+    pub(super) fn stage_one_jobs(&self) -> Result<Vec<StageOneJob>> {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {JOB_COLUMNS} FROM {STAGE_ONE_JOBS} ORDER BY thread_id"
         ))?;
@@ -412,7 +416,7 @@ impl StateStore {
     }
 
     /// One stored output by thread id.
-    pub fn stage_one_output(&self, thread_id: &str) -> Result<Option<StageOneOutputRecord>> {
+    pub(super) fn stage_one_output(&self, thread_id: &str) -> Result<Option<StageOneOutputRecord>> {
         Ok(self
             .conn
             .query_row(
@@ -424,7 +428,7 @@ impl StateStore {
     }
 
     /// Every stored output, by thread id.
-    pub fn stage_one_outputs(&self) -> Result<Vec<StageOneOutputRecord>> {
+    pub(super) fn stage_one_outputs(&self) -> Result<Vec<StageOneOutputRecord>> {
         let mut stmt = self.conn.prepare(&output_query("ORDER BY o.thread_id"))?;
         let rows = stmt.query_map([], output_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -16,7 +16,7 @@ use memory_sanitize::redact_secrets;
 use memory_store::names::tables::THREADS;
 use rusqlite::{Connection, Transaction, params};
 
-use super::StateStore;
+use super::Db;
 
 /// The connection-private table of threads whose real rollout path this process knows.
 pub(super) const KNOWN_PATHS: &str = "temp.known_rollout_paths";
@@ -65,7 +65,7 @@ pub(super) fn redact_stored_paths(tx: &Transaction<'_>) -> rusqlite::Result<()> 
     Ok(())
 }
 
-impl StateStore {
+impl Db {
     /// Lists `thread_id`, whose rollout is stored under a redacted path, as one this process can
     /// open (the caller keeps the real path in memory), inside the caller's transaction.
     pub(super) fn remember_real_path(

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use memory_store::names::tables::THREADS;
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
-use super::{StateStore, stored_paths};
+use super::{Db, stored_paths};
 use crate::error::Result;
 
 /// Whether a thread's rollout may be extracted.
@@ -172,9 +172,9 @@ fn thread_from_row(row: &Row<'_>) -> rusqlite::Result<ThreadRecord> {
     })
 }
 
-impl StateStore {
+impl Db {
     /// One thread by id.
-    pub fn thread(&self, id: &str) -> Result<Option<ThreadRecord>> {
+    pub(super) fn thread(&self, id: &str) -> Result<Option<ThreadRecord>> {
         Ok(self
             .conn
             .query_row(
@@ -186,7 +186,7 @@ impl StateStore {
     }
 
     /// Every thread, newest activity first.
-    pub fn threads(&self) -> Result<Vec<ThreadRecord>> {
+    pub(super) fn threads(&self) -> Result<Vec<ThreadRecord>> {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {THREAD_COLUMNS} FROM {THREADS} ORDER BY last_activity_at DESC, id DESC"
         ))?;
@@ -196,7 +196,7 @@ impl StateStore {
 
     /// What a scan needs to know about every known rollout path without reading the file:
     /// its size and mtime (ns) when last scanned, and its skip reason.
-    pub fn thread_file_states(&self) -> Result<HashMap<String, KnownFile>> {
+    pub(super) fn thread_file_states(&self) -> Result<HashMap<String, KnownFile>> {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT rollout_path, file_size, file_mtime_ns, skip_reason FROM {THREADS}"
         ))?;
@@ -219,7 +219,7 @@ impl StateStore {
     /// watermark (and so is extracted again); an unchanged one keeps its watermark. When two
     /// files claim one thread id, the row follows the more recently active file. Working
     /// directories and rollout paths are stored redacted (see `stored_paths`).
-    pub fn upsert_threads(
+    pub(super) fn upsert_threads(
         &mut self,
         rows: &[ThreadRegistration],
         now: i64,
@@ -268,7 +268,7 @@ impl StateStore {
                 // Paths are stored redacted; a real path that differs is kept in memory only.
                 let stored_path = stored_paths::storable(&row.rollout_path);
                 if stored_path != row.rollout_path.as_str() {
-                    StateStore::remember_real_path(&tx, &row.id)?;
+                    Db::remember_real_path(&tx, &row.id)?;
                     secret_paths.push((row.id.clone(), PathBuf::from(&row.rollout_path)));
                 }
                 let changed = upsert.execute(params![
@@ -301,7 +301,12 @@ impl StateStore {
     }
 
     /// Sets a thread's memory mode. Returns false when the thread is unknown.
-    pub fn set_thread_memory_mode(&mut self, id: &str, mode: MemoryMode, now: i64) -> Result<bool> {
+    pub(super) fn set_thread_memory_mode(
+        &mut self,
+        id: &str,
+        mode: MemoryMode,
+        now: i64,
+    ) -> Result<bool> {
         let changed = self.conn.execute(
             &format!("UPDATE {THREADS} SET memory_mode = ?2, updated_at = ?3 WHERE id = ?1"),
             params![id, mode.as_str(), now],

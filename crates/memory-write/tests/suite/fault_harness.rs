@@ -26,10 +26,8 @@ use memory_write::fault::{FaultPoint, inject};
 use memory_write::memory_root::MemoryRoot;
 use memory_write::phase_one::PhaseOneHooks;
 use memory_write::phase_two::{PhaseTwoOptions, run_phase_two};
-use memory_write::store::{ClaimParams, now_unix};
-use memory_write::{
-    AsyncStateStore, PhaseOneOptions, ScanOptions, StateStore, run_phase_one, scan_rollouts,
-};
+use memory_write::store::{ClaimParams, SharedStore, StateStore, WriteStore, now_unix};
+use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts};
 
 use super::fake_model::{Answer, FakeModel, MEMORY_END, write_rollouts};
 use super::reliability::{OutcomeLog, XorShift, failing_ids, read_logs};
@@ -119,9 +117,12 @@ fn harness_worker() {
         .enable_all()
         .build()
         .unwrap();
-    let mut store = StateStore::open_home(&home).unwrap();
-    let scan = scan_rollouts(&mut store, &rollouts, &ScanOptions::default(), now_unix()).unwrap();
-    let mut ids: Vec<String> = store.threads().unwrap().into_iter().map(|t| t.id).collect();
+    let store = StateStore::open_home(&home).unwrap();
+    let (scan, threads) = runtime.block_on(async {
+        let scan = scan_rollouts(&store, &rollouts, &ScanOptions::default(), now_unix()).await;
+        (scan.unwrap(), store.threads().await.unwrap())
+    });
+    let mut ids: Vec<String> = threads.into_iter().map(|t| t.id).collect();
     ids.sort();
     let mut model = FakeModel::new(Answer::Echo);
     model.failing = failing_ids(&ids, var(ENV_FAIL_EVERY).parse().unwrap())
@@ -173,7 +174,7 @@ fn harness_worker() {
             logged: AtomicUsize::new(0),
         })),
     };
-    let store = AsyncStateStore::new(store);
+    let store: SharedStore = Arc::new(store);
     let model = Arc::new(model);
     let wait = Duration::from_secs(var(ENV_WAIT).parse().unwrap());
     let (phase_one, phase_two) = runtime.block_on(async {
@@ -185,9 +186,14 @@ fn harness_worker() {
         )
         .await
         .unwrap();
-        let phase_two = run_phase_two(&store, &root, model.as_ref(), &phase_two_options(wait))
-            .await
-            .unwrap();
+        let phase_two = run_phase_two(
+            store.as_ref(),
+            &root,
+            model.as_ref(),
+            &phase_two_options(wait),
+        )
+        .await
+        .unwrap();
         (phase_one, phase_two)
     });
     let report = serde_json::json!({
@@ -312,14 +318,20 @@ impl Harness {
     /// Every rollout's job is finished exactly as the fake model scripted it (failing threads
     /// failed once, the others stored one output), no outcome was logged twice, and `MEMORY.md`
     /// holds every stored memory, whole. Returns how many outputs are stored.
-    fn assert_all_work_done(&self, logs: &[PathBuf]) -> usize {
+    async fn assert_all_work_done(&self, logs: &[PathBuf]) -> usize {
         let store = self.store();
-        let mut ids: Vec<String> = store.threads().unwrap().into_iter().map(|t| t.id).collect();
+        let mut ids: Vec<String> = store
+            .threads()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.id)
+            .collect();
         ids.sort();
         let failing = failing_ids(&ids, self.fail_every);
-        let outputs = store.stage_one_outputs().unwrap();
+        let outputs = store.stage_one_outputs().await.unwrap();
         let stored: BTreeSet<&str> = outputs.iter().map(|o| o.thread_id.as_str()).collect();
-        let jobs = store.stage_one_jobs().unwrap();
+        let jobs = store.stage_one_jobs().await.unwrap();
         assert_eq!(
             jobs.len(),
             ids.len(),
@@ -345,7 +357,7 @@ impl Harness {
                 output.thread_id
             );
         }
-        let state = store.phase_two_state().unwrap();
+        let state = store.phase_two_state().await.unwrap();
         assert!(
             state.last_success_watermark >= Some(state.input_watermark),
             "consolidation pending: {state:?}"
@@ -393,14 +405,15 @@ fn wait_ok(child: Child) {
     );
 }
 
-#[test]
-fn kill_nine_with_eight_jobs_in_flight_then_an_immediate_rerun_finishes_everything() {
+#[tokio::test]
+async fn kill_nine_with_eight_jobs_in_flight_then_an_immediate_rerun_finishes_everything() {
     let harness = Harness::new(40, 0);
     let started = Instant::now();
     assert!(harness.kill_at(Stop::InFlight(8)));
     let store = harness.store();
     let running: Vec<_> = store
         .stage_one_jobs()
+        .await
         .unwrap()
         .into_iter()
         .filter(|job| job.status == JobStatus::Running)
@@ -418,7 +431,9 @@ fn kill_nine_with_eight_jobs_in_flight_then_an_immediate_rerun_finishes_everythi
     assert_eq!(report["claimed"], 40, "{report}");
     assert_eq!(report["ran"], true, "{report}");
     assert_eq!(
-        harness.assert_all_work_done(std::slice::from_ref(&harness.log)),
+        harness
+            .assert_all_work_done(std::slice::from_ref(&harness.log))
+            .await,
         40
     );
     println!(
@@ -427,8 +442,8 @@ fn kill_nine_with_eight_jobs_in_flight_then_an_immediate_rerun_finishes_everythi
     );
 }
 
-#[test]
-fn runs_killed_at_seeded_points_of_both_phases_lose_nothing_and_the_next_run_finishes() {
+#[tokio::test]
+async fn runs_killed_at_seeded_points_of_both_phases_lose_nothing_and_the_next_run_finishes() {
     const ROUNDS: usize = 24;
     /// New rollouts before each round, so every round has work in both phases.
     const PER_ROUND: usize = 8;
@@ -461,7 +476,9 @@ fn runs_killed_at_seeded_points_of_both_phases_lose_nothing_and_the_next_run_fin
     // The very next run completes everything, without waiting out any lease.
     let report = harness.run_to_end();
     assert_eq!(report["pending"], false, "{report}");
-    let stored = harness.assert_all_work_done(std::slice::from_ref(&harness.log));
+    let stored = harness
+        .assert_all_work_done(std::slice::from_ref(&harness.log))
+        .await;
     let total = PER_ROUND * ROUNDS;
     let ids: Vec<String> = (0..total).map(|i| format!("{i:06}")).collect();
     assert_eq!(stored, total - failing_ids(&ids, 7).len());
@@ -492,7 +509,7 @@ fn rollout_files(dir: &Path) -> Vec<PathBuf> {
 
 /// Two runs over disjoint rollouts, overlapping: the second finishes phase 1 while the first
 /// holds the consolidation lease.
-fn overlapping_runs(wait_seconds: u64) -> (Harness, serde_json::Value, serde_json::Value) {
+async fn overlapping_runs(wait_seconds: u64) -> (Harness, serde_json::Value, serde_json::Value) {
     let harness = Harness::new(0, 0);
     let base = harness.home.parent().unwrap().to_path_buf();
     let (first, second) = (base.join("first"), base.join("second"));
@@ -556,7 +573,7 @@ fn overlapping_runs(wait_seconds: u64) -> (Harness, serde_json::Value, serde_jso
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     };
     let (first_report, second_report) = (read(&reports[0]), read(&reports[1]));
-    assert_eq!(harness.assert_all_work_done(&logs), 24);
+    assert_eq!(harness.assert_all_work_done(&logs).await, 24);
     let memory = harness.memory(names::MEMORY_FILE).unwrap();
     for project in 0..24 {
         assert!(
@@ -567,10 +584,10 @@ fn overlapping_runs(wait_seconds: u64) -> (Harness, serde_json::Value, serde_jso
     (harness, first_report, second_report)
 }
 
-#[test]
-fn two_overlapping_runs_over_disjoint_rollouts_leave_every_project_in_memory() {
+#[tokio::test]
+async fn two_overlapping_runs_over_disjoint_rollouts_leave_every_project_in_memory() {
     // The second run waits for the holder, which ran a second pass for the new outputs.
-    let (_harness, first, second) = overlapping_runs(120);
+    let (_harness, first, second) = overlapping_runs(120).await;
     assert_eq!(first["passes"], 2, "{first}");
     assert_eq!(
         (&second["pending"], &second["claimed"]),
@@ -579,9 +596,9 @@ fn two_overlapping_runs_over_disjoint_rollouts_leave_every_project_in_memory() {
     );
 }
 
-#[test]
-fn a_run_that_cannot_wait_says_consolidation_is_pending_and_the_holder_includes_its_work() {
-    let (_harness, first, second) = overlapping_runs(0);
+#[tokio::test]
+async fn a_run_that_cannot_wait_says_consolidation_is_pending_and_the_holder_includes_its_work() {
+    let (_harness, first, second) = overlapping_runs(0).await;
     assert_eq!(second["pending"], true, "{second}");
     assert_eq!(second["ran"], false, "{second}");
     assert_eq!(first["passes"], 2, "{first}");
@@ -591,39 +608,41 @@ fn a_run_that_cannot_wait_says_consolidation_is_pending_and_the_holder_includes_
 /// In-process runs over one home, for the injected faults.
 struct Local {
     harness: Harness,
-    store: AsyncStateStore,
+    store: StateStore,
     prefix: String,
 }
 
 impl Local {
-    fn new(rollouts: usize) -> Local {
+    async fn new(rollouts: usize) -> Local {
         let harness = Harness::new(rollouts, 0);
-        let mut store = harness.store();
+        let store = harness.store();
         let scan = scan_rollouts(
-            &mut store,
+            &store,
             &harness.rollouts,
             &ScanOptions::default(),
             now_unix(),
         )
+        .await
         .unwrap();
         Local {
             prefix: scan.rollout_prefix(),
-            store: AsyncStateStore::new(store),
+            store,
             harness,
         }
     }
 
-    fn rescan(&self) -> memory_write::ScanReport {
+    async fn rescan(&self) -> memory_write::ScanReport {
         let rollouts = self.harness.rollouts.clone();
-        self.store
-            .blocking(|store| scan_rollouts(store, &rollouts, &ScanOptions::default(), now_unix()))
+        scan_rollouts(&self.store, &rollouts, &ScanOptions::default(), now_unix())
+            .await
             .unwrap()
     }
 
     async fn phase_one(&self) -> memory_write::Result<memory_write::PhaseOneReport> {
         let model = Arc::new(FakeModel::new(Answer::Echo));
+        let store: SharedStore = Arc::new(self.store.clone());
         run_phase_one(
-            &self.store,
+            &store,
             model,
             &options(self.prefix.clone()),
             PhaseOneHooks::default(),
@@ -643,7 +662,7 @@ impl Local {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_while_writing_memory_files_keeps_the_old_files_and_the_next_run_recovers() {
-    let local = Local::new(6);
+    let local = Local::new(6).await;
     local.phase_one().await.unwrap();
     local
         .phase_two(&phase_two_options(Duration::ZERO))
@@ -651,7 +670,7 @@ async fn a_full_disk_while_writing_memory_files_keeps_the_old_files_and_the_next
         .unwrap();
     let before = local.harness.memory(names::MEMORY_FILE).unwrap();
     write_rollouts(&local.harness.rollouts, 9);
-    local.rescan();
+    local.rescan().await;
     assert_eq!(local.phase_one().await.unwrap().succeeded, 3);
     let memories = MemoryRoot::under_home(&local.harness.home)
         .dir()
@@ -672,13 +691,13 @@ async fn a_full_disk_while_writing_memory_files_keeps_the_old_files_and_the_next
         .await
         .unwrap();
     assert!(report.ran && !report.pending, "{report:?}");
-    assert_eq!(local.harness.assert_all_work_done(&[]), 9);
+    assert_eq!(local.harness.assert_all_work_done(&[]).await, 9);
     println!("fault harness: disk full (injected ENOSPC) during phase 2, work lost 0");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_busy_database_is_waited_for_or_reported_and_loses_nothing() {
-    let local = Local::new(8);
+    let local = Local::new(8).await;
     let db = local.harness.home.join("state.sqlite");
     // Held shorter than the busy timeout: the run waits and goes on.
     let lock = rusqlite::Connection::open(&db).unwrap();
@@ -692,10 +711,10 @@ async fn a_busy_database_is_waited_for_or_reported_and_loses_nothing() {
     assert_eq!(first.succeeded, 8);
     // Held past a short busy timeout: a clear error, nothing half-recorded.
     write_rollouts(&local.harness.rollouts, 12);
-    local.rescan();
+    local.rescan().await;
     local
         .store
-        .blocking(|store| store.set_lock_timeout(Duration::from_millis(100)))
+        .set_lock_timeout(Duration::from_millis(100))
         .unwrap();
     let lock = rusqlite::Connection::open(&db).unwrap();
     lock.execute_batch("BEGIN IMMEDIATE").unwrap();
@@ -705,10 +724,7 @@ async fn a_busy_database_is_waited_for_or_reported_and_loses_nothing() {
         "{error}"
     );
     lock.execute_batch("COMMIT").unwrap();
-    let jobs = local
-        .store
-        .blocking(|store| store.stage_one_jobs())
-        .unwrap();
+    let jobs = local.store.stage_one_jobs().await.unwrap();
     assert!(
         jobs.iter().all(|job| job.status == JobStatus::Done),
         "{jobs:?}"
@@ -719,7 +735,7 @@ async fn a_busy_database_is_waited_for_or_reported_and_loses_nothing() {
         .phase_two(&phase_two_options(Duration::ZERO))
         .await
         .unwrap();
-    assert_eq!(local.harness.assert_all_work_done(&[]), 12);
+    assert_eq!(local.harness.assert_all_work_done(&[]).await, 12);
     println!(
         "fault harness: SQLite busy (waited 300 ms; then refused past a 100 ms timeout), work lost 0"
     );
@@ -735,11 +751,12 @@ fn make_fifo(path: &Path) {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_in_place_of_a_rollout_or_a_memory_file_never_hangs_a_run() {
-    let local = Local::new(6);
+    let local = Local::new(6).await;
     // Registered as a rollout, then swapped for a FIFO before phase 1 opens it.
     let swapped = local
         .store
-        .blocking(|store| store.threads())
+        .threads()
+        .await
         .unwrap()
         .into_iter()
         .next()
@@ -761,7 +778,7 @@ async fn a_fifo_in_place_of_a_rollout_or_a_memory_file_never_hangs_a_run() {
         "{failed:?}"
     );
     // A scan names it instead of opening it.
-    let scan = local.rescan();
+    let scan = local.rescan().await;
     assert!(
         scan.unreadable
             .iter()
@@ -811,13 +828,14 @@ async fn unreadable_folders_and_files_are_warnings_and_the_rest_is_processed() {
     // Real permissions do not stop root (which runs CI), so the errors are injected.
     let _folder = inject(&day(1), FaultPoint::ReadDir, ErrorKind::PermissionDenied);
     let _file = inject(&denied_file, FaultPoint::Open, ErrorKind::PermissionDenied);
-    let mut store = harness.store();
+    let store = harness.store();
     let scan = scan_rollouts(
-        &mut store,
+        &store,
         &harness.rollouts,
         &ScanOptions::default(),
         now_unix(),
     )
+    .await
     .unwrap();
     assert_eq!(scan.unreadable.len(), 2, "{scan:?}");
     assert!(
@@ -828,7 +846,7 @@ async fn unreadable_folders_and_files_are_warnings_and_the_rest_is_processed() {
     );
     // Days 1 and 2 hold one rollout each of the twelve (day = 1 + index % 28).
     assert_eq!(scan.new, ids.len() - 2);
-    let store = AsyncStateStore::new(store);
+    let store: SharedStore = Arc::new(store);
     let model = Arc::new(FakeModel::new(Answer::Echo));
     let report = run_phase_one(
         &store,
@@ -845,16 +863,14 @@ async fn unreadable_folders_and_files_are_warnings_and_the_rest_is_processed() {
         FaultPoint::ReadDir,
         ErrorKind::PermissionDenied,
     );
-    let error = store
-        .blocking(|store| {
-            scan_rollouts(
-                store,
-                &harness.rollouts,
-                &ScanOptions::default(),
-                now_unix(),
-            )
-        })
-        .unwrap_err();
+    let error = scan_rollouts(
+        store.as_ref(),
+        &harness.rollouts,
+        &ScanOptions::default(),
+        now_unix(),
+    )
+    .await
+    .unwrap_err();
     assert!(error.to_string().contains("injected fault"), "{error}");
     println!("fault harness: permission errors (a folder, a file, the root), work lost 0");
 }

@@ -26,10 +26,7 @@ use memory_write::phase_one::PhaseOneHooks;
 use memory_write::phase_two::{PhaseTwoOptions, run_phase_two};
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
 use memory_write::store::{ClaimParams, LeaseOwner, SharedStore, now_unix};
-use memory_write::{
-    AsyncStateStore, PhaseOneOptions, ScanOptions, StateStore, run_phase_one, scan_rollouts,
-    scan_rollouts_into,
-};
+use memory_write::{PhaseOneOptions, ScanOptions, StateStore, run_phase_one, scan_rollouts};
 use serde::{Deserialize, Serialize};
 
 use super::conformance::{pg_url, say_skipped, unique_schema};
@@ -82,9 +79,7 @@ impl Place {
                 });
                 Arc::new(store)
             }
-            Place::Sqlite { path } => {
-                Arc::new(AsyncStateStore::new(StateStore::open(path).unwrap()))
-            }
+            Place::Sqlite { path } => Arc::new(StateStore::open(path).unwrap()),
         }
     }
 }
@@ -374,10 +369,9 @@ async fn a_fleet_on_postgres_extracts_every_thread_once_and_survives_a_killed_ma
         let folder = dir.path().join(machine);
         write_rollouts_numbered(&folder, range);
         let store = place.open(machine).await;
-        let report =
-            scan_rollouts_into(store.as_ref(), &folder, &ScanOptions::default(), now_unix())
-                .await
-                .unwrap();
+        let report = scan_rollouts(store.as_ref(), &folder, &ScanOptions::default(), now_unix())
+            .await
+            .unwrap();
         assert_eq!(report.new, ROLLOUTS / 2);
         std::fs::remove_dir_all(&folder).unwrap();
     }
@@ -408,8 +402,10 @@ async fn a_fleet_on_sqlite_extracts_every_thread_once_and_survives_a_killed_proc
     let folder = dir.path().join("sessions");
     write_rollouts_numbered(&folder, 0..ROLLOUTS);
     let path = dir.path().join("state.sqlite");
-    let mut sqlite = StateStore::open(&path).unwrap();
-    let report = scan_rollouts(&mut sqlite, &folder, &ScanOptions::default(), now_unix()).unwrap();
+    let sqlite = StateStore::open(&path).unwrap();
+    let report = scan_rollouts(&sqlite, &folder, &ScanOptions::default(), now_unix())
+        .await
+        .unwrap();
     assert_eq!(report.new, ROLLOUTS);
     drop(sqlite);
     let place = Place::Sqlite { path };

@@ -7,7 +7,7 @@ use memory_protocol::names::memory_root as names;
 use memory_sanitize::{TokenCounter, o200k};
 use memory_write::citations::record_citations;
 use memory_write::consolidation_prompt::prompt_budget;
-use memory_write::store::MemoryMode;
+use memory_write::store::{MemoryMode, WriteStore};
 
 use super::phase_two::{FakeModel, Home, answer, eager};
 
@@ -76,7 +76,7 @@ async fn a_thread_removed_from_selection_disappears_from_memory_md() {
 
     // The session used outside context: t1 leaves the selection.
     home.store
-        .call(|s| s.set_thread_memory_mode("t1", MemoryMode::Polluted, 0))
+        .set_thread_memory_mode("t1", MemoryMode::Polluted, 0)
         .await
         .unwrap();
     home.sql()
@@ -119,10 +119,7 @@ async fn losing_what_a_kept_thread_supports_is_still_refused() {
     home.output("t1", "edit src/old_module.rs");
     home.output("t2", "edit src/new_module.rs");
     home.run(&following_model(), &eager()).await.unwrap();
-    home.store
-        .call(|s| s.forget_thread("t1", 0).map(|_| ()))
-        .await
-        .unwrap();
+    home.store.forget_thread("t1", 0).await.unwrap();
     // A careless model drops everything but the title.
     let careless = FakeModel::new(|_| answer("# Task Group: repo\n", "v1", &[]));
     let report = home.run(&careless, &eager()).await.unwrap();
@@ -187,7 +184,7 @@ async fn the_prompt_grows_with_the_change_not_with_the_memory() {
 /// The one memory a selection of size one picks.
 async fn pick(home: &Home) -> Vec<String> {
     home.store
-        .call(|s| s.select_phase_two_inputs(memory_write::store::now_unix(), 1, 30))
+        .select_phase_two_inputs(memory_write::store::now_unix(), 1, 30)
         .await
         .unwrap()
         .into_iter()
@@ -226,12 +223,7 @@ async fn a_cited_entry_rises_in_usage_and_changes_the_next_selection() {
         (usage.cited_threads.as_slice(), usage.recorded),
         (&["older".to_owned()][..], 1)
     );
-    let record = home
-        .store
-        .call(|s| s.stage_one_output("older"))
-        .await
-        .unwrap()
-        .unwrap();
+    let record = home.store.stage_one_output("older").await.unwrap().unwrap();
     assert_eq!(record.usage_count, 1);
     assert!(record.last_used_at.is_some());
     assert_eq!(

@@ -6,7 +6,7 @@ use memory_protocol::names::REDACTED_SECRET;
 use memory_protocol::stage_one::JobStatus;
 use memory_write::store::{
     ClaimParams, LeaseOwner, MemoryMode, PhaseTwoClaim, PhaseTwoClaimParams, StateStore,
-    ThreadRegistration,
+    ThreadRegistration, WriteStore,
 };
 
 const NOW: i64 = 1_800_000_000;
@@ -48,12 +48,15 @@ fn phase_two(now: i64) -> PhaseTwoClaimParams {
 }
 
 /// Two stores on one database: the first plays `owner`, the second is this process.
-fn two_stores(owner: LeaseOwner, ids: &[&str]) -> (tempfile::TempDir, StateStore, StateStore) {
+async fn two_stores(
+    owner: LeaseOwner,
+    ids: &[&str],
+) -> (tempfile::TempDir, StateStore, StateStore) {
     let dir = tempfile::tempdir().unwrap();
-    let mut first = StateStore::open_home(dir.path()).unwrap();
+    let first = StateStore::open_home(dir.path()).unwrap();
     first.set_lease_owner(owner);
     let rows: Vec<ThreadRegistration> = ids.iter().map(|id| thread(id)).collect();
-    first.upsert_threads(&rows, NOW).unwrap();
+    first.upsert_threads(&rows, NOW).await.unwrap();
     let second = StateStore::open_home(dir.path()).unwrap();
     (dir, first, second)
 }
@@ -85,31 +88,33 @@ fn live_process() -> (Sleeper, LeaseOwner) {
     (Sleeper(child), owner)
 }
 
-#[test]
-fn a_job_leased_by_a_process_that_exited_on_this_host_is_claimed_at_once() {
-    let (_dir, mut crashed, mut rerun) = two_stores(exited_process(), &["a"]);
+#[tokio::test]
+async fn a_job_leased_by_a_process_that_exited_on_this_host_is_claimed_at_once() {
+    let (_dir, crashed, rerun) = two_stores(exited_process(), &["a"]).await;
     let held = crashed
         .claim_next_stage_one_job(&params(), NOW)
+        .await
         .unwrap()
         .unwrap();
-    let job = rerun.stage_one_job("a").unwrap().unwrap();
+    let job = rerun.stage_one_job("a").await.unwrap().unwrap();
     assert_eq!(job.status, JobStatus::Running);
     assert_eq!(job.lease_expires_at, Some(NOW + LEASE));
     // One second later, with an hour of lease left.
     let taken = rerun
         .claim_next_stage_one_job(&params(), NOW + 1)
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(taken.thread_id, "a");
     assert_ne!(taken.owner_token, held.owner_token);
     // The dead owner's token is fenced out.
-    assert!(!crashed.release_stage_one_job(&held, "late").unwrap());
-    assert_eq!(rerun.stage_one_job("a").unwrap().unwrap().attempts, 0);
+    assert!(!crashed.release_stage_one_job(&held, "late").await.unwrap());
+    assert_eq!(rerun.stage_one_job("a").await.unwrap().unwrap().attempts, 0);
 }
 
 #[cfg(target_os = "linux")]
-#[test]
-fn a_reused_process_id_is_not_mistaken_for_the_owner() {
+#[tokio::test]
+async fn a_reused_process_id_is_not_mistaken_for_the_owner() {
     // This very process's id, but another start time: an earlier process under the same id.
     let me = LeaseOwner::current();
     let started = me.started.clone().unwrap();
@@ -118,35 +123,39 @@ fn a_reused_process_id_is_not_mistaken_for_the_owner() {
         started: Some(format!("{scope}:1")),
         ..me
     };
-    let (_dir, mut crashed, mut rerun) = two_stores(earlier, &["a"]);
+    let (_dir, crashed, rerun) = two_stores(earlier, &["a"]).await;
     crashed
         .claim_next_stage_one_job(&params(), NOW)
+        .await
         .unwrap()
         .unwrap();
     assert!(
         rerun
             .claim_next_stage_one_job(&params(), NOW + 1)
+            .await
             .unwrap()
             .is_some()
     );
 }
 
-#[test]
-fn a_live_owner_and_another_host_keep_the_expiry_rule() {
+#[tokio::test]
+async fn a_live_owner_and_another_host_keep_the_expiry_rule() {
     let (_sleeper, alive) = live_process();
     let elsewhere = LeaseOwner {
         host: format!("{}-elsewhere", LeaseOwner::current().host),
         ..exited_process()
     };
     for owner in [alive, elsewhere] {
-        let (_dir, mut holder, mut other) = two_stores(owner.clone(), &["a"]);
+        let (_dir, holder, other) = two_stores(owner.clone(), &["a"]).await;
         holder
             .claim_next_stage_one_job(&params(), NOW)
+            .await
             .unwrap()
             .unwrap();
         assert_eq!(
             other
                 .claim_next_stage_one_job(&params(), NOW + LEASE - 1)
+                .await
                 .unwrap(),
             None,
             "{owner:?}"
@@ -154,74 +163,82 @@ fn a_live_owner_and_another_host_keep_the_expiry_rule() {
         assert!(
             other
                 .claim_next_stage_one_job(&params(), NOW + LEASE + 1)
+                .await
                 .unwrap()
                 .is_some()
         );
     }
 }
 
-#[test]
-fn the_phase_two_lease_of_a_gone_process_is_taken_at_once() {
+#[tokio::test]
+async fn the_phase_two_lease_of_a_gone_process_is_taken_at_once() {
     let (_sleeper, alive) = live_process();
-    let (_dir, mut crashed, mut rerun) = two_stores(exited_process(), &[]);
+    let (_dir, crashed, rerun) = two_stores(exited_process(), &[]).await;
     assert!(matches!(
-        crashed.claim_phase_two(phase_two(NOW)).unwrap(),
+        crashed.claim_phase_two(phase_two(NOW)).await.unwrap(),
         PhaseTwoClaim::Claimed(_)
     ));
     assert!(matches!(
-        rerun.claim_phase_two(phase_two(NOW + 1)).unwrap(),
+        rerun.claim_phase_two(phase_two(NOW + 1)).await.unwrap(),
         PhaseTwoClaim::Claimed(_)
     ));
 
     // A live holder is respected until its lease ends.
-    let (_dir, mut holder, mut other) = two_stores(alive, &[]);
+    let (_dir, holder, other) = two_stores(alive, &[]).await;
     assert!(matches!(
-        holder.claim_phase_two(phase_two(NOW)).unwrap(),
+        holder.claim_phase_two(phase_two(NOW)).await.unwrap(),
         PhaseTwoClaim::Claimed(_)
     ));
     assert_eq!(
-        other.claim_phase_two(phase_two(NOW + 1)).unwrap(),
+        other.claim_phase_two(phase_two(NOW + 1)).await.unwrap(),
         PhaseTwoClaim::SkippedRunning {
             lease_expires_at: NOW + LEASE
         }
     );
 }
 
-#[test]
-fn a_process_told_to_stop_gives_every_lease_back_unspent() {
+#[tokio::test]
+async fn a_process_told_to_stop_gives_every_lease_back_unspent() {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = StateStore::open_home(dir.path()).unwrap();
+    let store = StateStore::open_home(dir.path()).unwrap();
     store
         .upsert_threads(&[thread("a"), thread("b"), thread("c")], NOW)
+        .await
         .unwrap();
     store
         .claim_next_stage_one_job(&params(), NOW)
+        .await
         .unwrap()
         .unwrap();
     store
         .claim_next_stage_one_job(&params(), NOW)
+        .await
         .unwrap()
         .unwrap();
     assert!(matches!(
-        store.claim_phase_two(phase_two(NOW)).unwrap(),
+        store.claim_phase_two(phase_two(NOW)).await.unwrap(),
         PhaseTwoClaim::Claimed(_)
     ));
-    let released = store.release_leases_of_this_process().unwrap();
+    let released = store.release_leases_of_this_process().await.unwrap();
     assert_eq!((released.jobs, released.phase_two), (2, true));
-    for job in store.stage_one_jobs().unwrap() {
+    for job in store.stage_one_jobs().await.unwrap() {
         assert_eq!(job.status, JobStatus::Pending, "{job:?}");
         assert_eq!(job.attempts, 0);
         assert_eq!(job.owner_token, None);
     }
     // The stopping store claims nothing more; another takes the work at once.
     assert_eq!(
-        store.claim_next_stage_one_job(&params(), NOW).unwrap(),
+        store
+            .claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap(),
         None
     );
-    let mut next = StateStore::open_home(dir.path()).unwrap();
+    let next = StateStore::open_home(dir.path()).unwrap();
     let mut claimed = 0;
     while next
         .claim_next_stage_one_job(&params(), NOW + 1)
+        .await
         .unwrap()
         .is_some()
     {
@@ -229,23 +246,24 @@ fn a_process_told_to_stop_gives_every_lease_back_unspent() {
     }
     assert_eq!(claimed, 3);
     assert!(matches!(
-        next.claim_phase_two(phase_two(NOW + 1)).unwrap(),
+        next.claim_phase_two(phase_two(NOW + 1)).await.unwrap(),
         PhaseTwoClaim::Claimed(_)
     ));
 }
 
-#[test]
-fn paths_are_stored_redacted_and_a_secret_path_is_only_claimed_where_it_is_known() {
+#[tokio::test]
+async fn paths_are_stored_redacted_and_a_secret_path_is_only_claimed_where_it_is_known() {
     let secret = "ghp_EXAMPLEfakeTokenForDocs0123456789abc";
     let dir = tempfile::tempdir().unwrap();
-    let mut scanner = StateStore::open_home(dir.path()).unwrap();
+    let scanner = StateStore::open_home(dir.path()).unwrap();
     let mut row = thread("a");
     row.rollout_path = format!("/sessions/{secret}/a.jsonl");
     row.cwd = Some(format!("/work/GITHUB_TOKEN={secret}"));
     scanner
         .upsert_threads(&[row.clone(), thread("b")], NOW)
+        .await
         .unwrap();
-    let stored = scanner.thread("a").unwrap().unwrap();
+    let stored = scanner.thread("a").await.unwrap().unwrap();
     assert!(!stored.rollout_path.contains(secret) && stored.rollout_path.contains(REDACTED_SECRET));
     assert!(!stored.cwd.unwrap().contains(secret));
     // Nothing persistent holds the secret: not the database, not its WAL.
@@ -254,19 +272,24 @@ fn paths_are_stored_redacted_and_a_secret_path_is_only_claimed_where_it_is_known
         assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()));
     }
     // Another process never scanned it, so it cannot open it and does not claim it.
-    let mut other = StateStore::open_home(dir.path()).unwrap();
+    let other = StateStore::open_home(dir.path()).unwrap();
     let only = other
         .claim_next_stage_one_job(&params(), NOW)
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(only.thread_id, "b");
     assert_eq!(
-        other.claim_next_stage_one_job(&params(), NOW).unwrap(),
+        other
+            .claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap(),
         None
     );
     // The scanning process opens the real file, and shows the redacted path.
     let job = scanner
         .claim_next_stage_one_job(&params(), NOW)
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(job.thread_id, "a");
@@ -274,13 +297,13 @@ fn paths_are_stored_redacted_and_a_secret_path_is_only_claimed_where_it_is_known
     assert!(!job.rollout_path.contains(secret));
 }
 
-#[test]
-fn upgrading_a_version_one_database_adds_owners_redacts_paths_and_keeps_other_tables() {
+#[tokio::test]
+async fn upgrading_a_version_one_database_adds_owners_redacts_paths_and_keeps_other_tables() {
     let secret = "ghp_EXAMPLEfakeTokenForDocs0123456789abc";
     let dir = tempfile::tempdir().unwrap();
     let path = {
-        let mut store = StateStore::open_home(dir.path()).unwrap();
-        store.upsert_threads(&[thread("a")], NOW).unwrap();
+        let store = StateStore::open_home(dir.path()).unwrap();
+        store.upsert_threads(&[thread("a")], NOW).await.unwrap();
         store.path().to_owned()
     };
     // Back to version 1 as an older build left it: no owner columns, paths as found, the
@@ -302,14 +325,15 @@ fn upgrading_a_version_one_database_adds_owners_redacts_paths_and_keeps_other_ta
     ))
     .unwrap();
     drop(conn);
-    let mut store = StateStore::open_home(dir.path()).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
-    let row = store.thread("a").unwrap().unwrap();
+    let store = StateStore::open_home(dir.path()).unwrap();
+    assert_eq!(store.schema_version().await.unwrap(), 3);
+    let row = store.thread("a").await.unwrap().unwrap();
     assert!(!row.cwd.unwrap().contains(secret));
     assert!(!row.rollout_path.contains(secret));
     assert!(
         store
             .claim_next_stage_one_job(&params(), NOW)
+            .await
             .unwrap()
             .is_none(),
         "unknown real path"

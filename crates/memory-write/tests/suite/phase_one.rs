@@ -10,10 +10,9 @@ use memory_protocol::{ModelError, StageOneOutput, TaskKind};
 use memory_write::phase_one::{JobOutcome, PhaseOneHooks};
 use memory_write::rate_limit::RateLimitProbe;
 use memory_write::stage_one_request::parse_stage_one_output;
-use memory_write::store::{ClaimParams, now_unix};
+use memory_write::store::{ClaimParams, SharedStore, WriteStore, now_unix};
 use memory_write::{
-    AsyncStateStore, PhaseOneOptions, PhaseOneReport, ScanOptions, StateStore, run_phase_one,
-    scan_rollouts,
+    PhaseOneOptions, PhaseOneReport, ScanOptions, StateStore, run_phase_one, scan_rollouts,
 };
 
 use super::fake_model::{Answer, FakeModel, all_files, write_rollouts};
@@ -48,9 +47,11 @@ async fn run(
     model: Arc<FakeModel>,
     options: &PhaseOneOptions,
 ) -> PhaseOneReport {
-    let mut store = StateStore::open_home(home).unwrap();
-    scan_rollouts(&mut store, rollouts, &ScanOptions::default(), now_unix()).unwrap();
-    let store = AsyncStateStore::new(store);
+    let store = StateStore::open_home(home).unwrap();
+    scan_rollouts(&store, rollouts, &ScanOptions::default(), now_unix())
+        .await
+        .unwrap();
+    let store: SharedStore = Arc::new(store);
     run_phase_one(&store, model, options, PhaseOneHooks::default())
         .await
         .unwrap()
@@ -99,7 +100,7 @@ async fn the_examples_are_extracted_once_and_no_planted_secret_reaches_the_model
     }
 
     let store = StateStore::open_home(home.path()).unwrap();
-    let outputs = store.stage_one_outputs().unwrap();
+    let outputs = store.stage_one_outputs().await.unwrap();
     assert_eq!(outputs.len(), 4);
     assert!(
         outputs
@@ -148,7 +149,7 @@ async fn secrets_in_the_model_output_are_redacted_before_storage() {
     let report = run(home.path(), rollouts.path(), model, &options()).await;
     assert_eq!(report.succeeded, 1, "{report:#?}");
     let store = StateStore::open_home(home.path()).unwrap();
-    let output = store.stage_one_output(&ids[0]).unwrap().unwrap();
+    let output = store.stage_one_output(&ids[0]).await.unwrap().unwrap();
     assert!(
         output.raw_memory.contains(memory_protocol::REDACTED_SECRET),
         "{output:?}"
@@ -189,11 +190,11 @@ async fn invalid_output_and_model_errors_fail_the_job_with_a_clear_message() {
         let message = report.jobs[0].message.clone().unwrap();
         assert!(message.starts_with(expected), "{message}");
         let store = StateStore::open_home(home.path()).unwrap();
-        let job = store.stage_one_job(&ids[0]).unwrap().unwrap();
+        let job = store.stage_one_job(&ids[0]).await.unwrap().unwrap();
         assert_eq!(job.status, JobStatus::Error);
         assert_eq!(job.attempts, 1);
         assert_eq!(job.last_error.as_deref(), Some(message.as_str()));
-        assert_eq!(store.stage_one_outputs().unwrap(), vec![]);
+        assert_eq!(store.stage_one_outputs().await.unwrap(), vec![]);
     }
 }
 
@@ -211,6 +212,7 @@ async fn a_rate_limit_retry_after_longer_than_the_back_off_is_respected() {
     let store = StateStore::open_home(home.path()).unwrap();
     let retry_at = store
         .stage_one_job(&ids[0])
+        .await
         .unwrap()
         .unwrap()
         .retry_after_at
@@ -291,15 +293,11 @@ async fn too_little_rate_limit_skips_the_run() {
     let home = tempfile::tempdir().unwrap();
     let rollouts = tempfile::tempdir().unwrap();
     write_rollouts(rollouts.path(), 2);
-    let mut store = StateStore::open_home(home.path()).unwrap();
-    scan_rollouts(
-        &mut store,
-        rollouts.path(),
-        &ScanOptions::default(),
-        now_unix(),
-    )
-    .unwrap();
-    let store = AsyncStateStore::new(store);
+    let store = StateStore::open_home(home.path()).unwrap();
+    scan_rollouts(&store, rollouts.path(), &ScanOptions::default(), now_unix())
+        .await
+        .unwrap();
+    let store: SharedStore = Arc::new(store);
     let model = Arc::new(FakeModel::new(Answer::Echo));
     let low = Remaining(Some(24.9));
     let hooks = PhaseOneHooks {
@@ -543,7 +541,7 @@ async fn a_context_overflow_answer_leads_to_a_smaller_request_and_never_the_same
         serde_json::from_value(model.requests().last().unwrap().structured_input.clone()).unwrap();
     assert!(last.truncated);
     let store = StateStore::open_home(home.path()).unwrap();
-    let job = store.stage_one_jobs().unwrap().remove(0);
+    let job = store.stage_one_jobs().await.unwrap().remove(0);
     assert_eq!(
         job.attempts, 0,
         "a request that fit after cutting spends no attempt"
@@ -580,7 +578,7 @@ async fn a_fatal_model_error_stops_the_run_and_gives_every_job_back_unspent() {
         "{report:#?}"
     );
     let store = StateStore::open_home(home.path()).unwrap();
-    for job in store.stage_one_jobs().unwrap() {
+    for job in store.stage_one_jobs().await.unwrap() {
         assert_eq!(job.status, JobStatus::Pending, "{job:?}");
         assert_eq!(job.attempts, 0, "{job:?}");
         assert_eq!(job.retry_after_at, None, "{job:?}");

@@ -16,8 +16,8 @@ use memory_protocol::{ModelClient, ModelError, ModelRequest, ModelResponse, Task
 use memory_write::citations::record_citations;
 use memory_write::memory_root::MemoryRoot;
 use memory_write::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
-use memory_write::store::{PhaseTwoClaim, PhaseTwoClaimParams, now_unix};
-use memory_write::{AsyncStateStore, Error, StateStore};
+use memory_write::store::{PhaseTwoClaim, PhaseTwoClaimParams, WriteStore, now_unix};
+use memory_write::{Error, StateStore};
 use rusqlite::{Connection, params};
 
 pub(crate) type Reply =
@@ -111,14 +111,14 @@ impl ModelClient for FakeModel {
 
 pub(crate) struct Home {
     pub(crate) dir: tempfile::TempDir,
-    pub(crate) store: AsyncStateStore,
+    pub(crate) store: StateStore,
     pub(crate) root: MemoryRoot,
 }
 
 impl Home {
     pub(crate) fn new() -> Home {
         let dir = tempfile::tempdir().unwrap();
-        let store = AsyncStateStore::new(StateStore::open_home(dir.path()).unwrap());
+        let store = StateStore::open_home(dir.path()).unwrap();
         let root = MemoryRoot::under_home(dir.path());
         Home { dir, store, root }
     }
@@ -236,7 +236,7 @@ async fn a_pass_writes_the_memory_root_and_a_second_makes_no_model_call() {
         .collect();
     assert_eq!(ids, vec!["thread-a", "thread-b"]);
     assert!(request.input.contains("protoc"));
-    let selected = home.store.call(|s| s.stage_one_outputs()).await.unwrap();
+    let selected = home.store.stage_one_outputs().await.unwrap();
     assert!(selected.iter().all(|record| record.selected));
 
     // Default cooldown, no new input: skipped without claiming.
@@ -344,7 +344,7 @@ async fn invalid_model_output_fails_with_backoff_and_keeps_the_files() {
     let error = home.run(&broken, &options).await.unwrap_err();
     assert!(matches!(error, Error::InvalidModelOutput(_)), "{error}");
     assert_eq!(home.read(names::MEMORY_FILE).unwrap(), memory_before);
-    let state = home.store.call(|s| s.phase_two_state()).await.unwrap();
+    let state = home.store.phase_two_state().await.unwrap();
     assert!(state.last_error.unwrap().contains("invalid model output"));
     assert!(state.retry_after_at.unwrap() > now_unix());
     let skipped = home.run(&FakeModel::appending(), &options).await.unwrap();
@@ -429,7 +429,7 @@ async fn a_crash_while_writing_the_memory_files_leaves_the_old_ones() {
         summary_before
     );
     // The failure was recorded and the next pass (forced past the backoff) finishes the job.
-    let state = home.store.call(|s| s.phase_two_state()).await.unwrap();
+    let state = home.store.phase_two_state().await.unwrap();
     assert!(state.last_error.is_some());
     let report = home
         .run(
@@ -468,15 +468,23 @@ async fn heartbeats_hold_the_lease_while_the_model_runs() {
     model.delay = Duration::from_millis(5_000);
     // Halfway through the call, past the 2 s lease, another worker tries to claim.
     model.during_call = Some(Box::new(move || {
-        let mut store = StateStore::open(&db).unwrap();
-        let claim = store
-            .claim_phase_two(PhaseTwoClaimParams {
+        // Another process's claim: its own connection, on a thread of its own.
+        let db = db.clone();
+        let claim = std::thread::spawn(move || {
+            let store = StateStore::open(&db).unwrap();
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            runtime.block_on(store.claim_phase_two(PhaseTwoClaimParams {
                 now: now_unix(),
                 lease_seconds: 2,
                 cooldown_seconds: 0,
                 force: true,
-            })
-            .unwrap();
+            }))
+        })
+        .join()
+        .unwrap()
+        .unwrap();
         *seen.lock().unwrap() = Some(claim);
     }));
     let options = PhaseTwoOptions {
@@ -516,7 +524,7 @@ async fn a_lost_lease_abandons_the_pass_without_writing() {
     let error = home.run(&model, &options).await.unwrap_err();
     assert!(matches!(error, Error::LeaseLost), "{error}");
     assert_eq!(home.read(names::MEMORY_FILE), None);
-    let state = home.store.call(|s| s.phase_two_state()).await.unwrap();
+    let state = home.store.phase_two_state().await.unwrap();
     assert_eq!(
         state.owner_token.as_deref(),
         Some("someone-else"),
@@ -643,12 +651,7 @@ async fn usage_is_recorded() {
         .unwrap();
     assert_eq!(usage.recorded, 1);
     assert_eq!(usage.cited_threads, ["nope", "t1"]);
-    let record = home
-        .store
-        .call(|s| s.stage_one_output("t1"))
-        .await
-        .unwrap()
-        .unwrap();
+    let record = home.store.stage_one_output("t1").await.unwrap().unwrap();
     assert_eq!(record.usage_count, 1);
     assert!(record.last_used_at.is_some());
 }
@@ -728,7 +731,7 @@ async fn deleted_or_damaged_memory_files_are_rebuilt_whatever_the_cooldown() {
     assert_eq!(repaired.repaired.len(), 3, "{:?}", repaired.repaired);
     assert!(
         home.root
-            .damage(&home.store.call(|s| s.stage_one_outputs()).await.unwrap())
+            .damage(&home.store.stage_one_outputs().await.unwrap())
             .is_empty()
     );
     assert_eq!(summaries(&home.root).len(), 1);

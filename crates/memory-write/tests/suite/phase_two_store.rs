@@ -6,7 +6,7 @@
 
 use memory_write::StateStore;
 use memory_write::store::{
-    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess,
+    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess, WriteStore,
 };
 use rusqlite::{Connection, params};
 
@@ -83,7 +83,7 @@ fn claimed(claim: PhaseTwoClaim) -> PhaseTwoLease {
     }
 }
 
-fn succeed(store: &mut StateStore, lease: &PhaseTwoLease, now: i64, selected: &[(String, i64)]) {
+async fn succeed(store: &StateStore, lease: &PhaseTwoLease, now: i64, selected: &[(String, i64)]) {
     let selected: Vec<BaselineEntry> = selected
         .iter()
         .map(|(thread_id, source_updated_at)| BaselineEntry {
@@ -98,15 +98,15 @@ fn succeed(store: &mut StateStore, lease: &PhaseTwoLease, now: i64, selected: &[
         selected: &selected,
         root: &[],
     };
-    assert!(store.complete_phase_two(lease, &success).unwrap());
+    assert!(store.complete_phase_two(lease, &success).await.unwrap());
 }
 
-#[test]
-fn only_one_of_two_claimers_gets_the_lease() {
+#[tokio::test]
+async fn only_one_of_two_claimers_gets_the_lease() {
     let db = Db::new();
-    let (mut first, mut second) = (db.store(), db.store());
-    let lease = claimed(first.claim_phase_two(params_at(NOW)).unwrap());
-    let other = second.claim_phase_two(params_at(NOW + 1)).unwrap();
+    let (first, second) = (db.store(), db.store());
+    let lease = claimed(first.claim_phase_two(params_at(NOW)).await.unwrap());
+    let other = second.claim_phase_two(params_at(NOW + 1)).await.unwrap();
     assert_eq!(
         other,
         PhaseTwoClaim::SkippedRunning {
@@ -119,7 +119,7 @@ fn only_one_of_two_claimers_gets_the_lease() {
         ..params_at(NOW + 2)
     };
     assert!(matches!(
-        second.claim_phase_two(forced).unwrap(),
+        second.claim_phase_two(forced).await.unwrap(),
         PhaseTwoClaim::SkippedRunning { .. }
     ));
 }
@@ -134,9 +134,14 @@ fn concurrent_claims_from_threads_yield_exactly_one_owner() {
         .map(|_| {
             let path = path.clone();
             std::thread::spawn(move || {
-                let mut store = StateStore::open(&path).unwrap();
+                let store = StateStore::open(&path).unwrap();
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
                 matches!(
-                    store.claim_phase_two(params_at(NOW)).unwrap(),
+                    runtime
+                        .block_on(store.claim_phase_two(params_at(NOW)))
+                        .unwrap(),
                     PhaseTwoClaim::Claimed(_)
                 )
             })
@@ -150,21 +155,23 @@ fn concurrent_claims_from_threads_yield_exactly_one_owner() {
     assert_eq!(winners, 1);
 }
 
-#[test]
-fn an_expired_lease_is_taken_over_and_the_old_owner_is_locked_out() {
+#[tokio::test]
+async fn an_expired_lease_is_taken_over_and_the_old_owner_is_locked_out() {
     let db = Db::new();
-    let mut store = db.store();
-    let stale = claimed(store.claim_phase_two(params_at(NOW)).unwrap());
-    let fresh = claimed(store.claim_phase_two(params_at(NOW + 601)).unwrap());
+    let store = db.store();
+    let stale = claimed(store.claim_phase_two(params_at(NOW)).await.unwrap());
+    let fresh = claimed(store.claim_phase_two(params_at(NOW + 601)).await.unwrap());
     assert_ne!(stale.owner_token, fresh.owner_token);
     assert!(
         !store
             .heartbeat_phase_two(&stale.owner_token, NOW + 602, 600)
+            .await
             .unwrap()
     );
     assert!(
         !store
             .fail_phase_two(&stale.owner_token, NOW + 602, "late", 3600)
+            .await
             .unwrap()
     );
     let success = PhaseTwoSuccess {
@@ -173,8 +180,8 @@ fn an_expired_lease_is_taken_over_and_the_old_owner_is_locked_out() {
         selected: &[],
         root: &[],
     };
-    assert!(!store.complete_phase_two(&stale, &success).unwrap());
-    let state = store.phase_two_state().unwrap();
+    assert!(!store.complete_phase_two(&stale, &success).await.unwrap());
+    let state = store.phase_two_state().await.unwrap();
     assert_eq!(
         state.owner_token.as_deref(),
         Some(fresh.owner_token.as_str())
@@ -182,36 +189,37 @@ fn an_expired_lease_is_taken_over_and_the_old_owner_is_locked_out() {
     assert_eq!(state.last_input_hash, None);
 }
 
-#[test]
-fn heartbeats_keep_the_lease_alive() {
+#[tokio::test]
+async fn heartbeats_keep_the_lease_alive() {
     let db = Db::new();
-    let mut store = db.store();
-    let lease = claimed(store.claim_phase_two(params_at(NOW)).unwrap());
+    let store = db.store();
+    let lease = claimed(store.claim_phase_two(params_at(NOW)).await.unwrap());
     // Without the heartbeat this claim would take over at NOW + 700.
     assert!(
         store
             .heartbeat_phase_two(&lease.owner_token, NOW + 500, 600)
+            .await
             .unwrap()
     );
-    let other = store.claim_phase_two(params_at(NOW + 700)).unwrap();
+    let other = store.claim_phase_two(params_at(NOW + 700)).await.unwrap();
     assert_eq!(
         other,
         PhaseTwoClaim::SkippedRunning {
             lease_expires_at: NOW + 1100
         }
     );
-    let state = store.phase_two_state().unwrap();
+    let state = store.phase_two_state().await.unwrap();
     assert_eq!(state.heartbeat_at, Some(NOW + 500));
 }
 
-#[test]
-fn success_starts_a_cooldown_that_a_forced_pass_skips_only_with_new_input() {
+#[tokio::test]
+async fn success_starts_a_cooldown_that_a_forced_pass_skips_only_with_new_input() {
     let db = Db::new();
-    let mut store = db.store();
-    let lease = claimed(store.claim_phase_two(params_at(NOW)).unwrap());
-    succeed(&mut store, &lease, NOW + 10, &[]);
+    let store = db.store();
+    let lease = claimed(store.claim_phase_two(params_at(NOW)).await.unwrap());
+    succeed(&store, &lease, NOW + 10, &[]).await;
     assert_eq!(
-        store.claim_phase_two(params_at(NOW + 20)).unwrap(),
+        store.claim_phase_two(params_at(NOW + 20)).await.unwrap(),
         PhaseTwoClaim::SkippedCooldown {
             until: NOW + 10 + 6 * 3600
         }
@@ -222,68 +230,75 @@ fn success_starts_a_cooldown_that_a_forced_pass_skips_only_with_new_input() {
     };
     assert!(
         matches!(
-            store.claim_phase_two(forced).unwrap(),
+            store.claim_phase_two(forced).await.unwrap(),
             PhaseTwoClaim::SkippedCooldown { .. }
         ),
         "nothing new: the cooldown holds even when forced"
     );
-    store.enqueue_phase_two(NOW + 30).unwrap();
+    store.enqueue_phase_two(NOW + 30).await.unwrap();
     assert!(matches!(
-        store.claim_phase_two(params_at(NOW + 40)).unwrap(),
+        store.claim_phase_two(params_at(NOW + 40)).await.unwrap(),
         PhaseTwoClaim::SkippedCooldown { .. }
     ));
-    claimed(store.claim_phase_two(forced).unwrap());
+    claimed(store.claim_phase_two(forced).await.unwrap());
 }
 
-#[test]
-fn the_cooldown_ends_and_is_configurable() {
+#[tokio::test]
+async fn the_cooldown_ends_and_is_configurable() {
     let db = Db::new();
-    let mut store = db.store();
-    let lease = claimed(store.claim_phase_two(params_at(NOW)).unwrap());
-    succeed(&mut store, &lease, NOW, &[]);
-    claimed(store.claim_phase_two(params_at(NOW + 6 * 3600)).unwrap());
+    let store = db.store();
+    let lease = claimed(store.claim_phase_two(params_at(NOW)).await.unwrap());
+    succeed(&store, &lease, NOW, &[]).await;
+    claimed(
+        store
+            .claim_phase_two(params_at(NOW + 6 * 3600))
+            .await
+            .unwrap(),
+    );
     let db = Db::new();
-    let mut store = db.store();
-    let lease = claimed(store.claim_phase_two(params_at(NOW)).unwrap());
-    succeed(&mut store, &lease, NOW, &[]);
+    let store = db.store();
+    let lease = claimed(store.claim_phase_two(params_at(NOW)).await.unwrap());
+    succeed(&store, &lease, NOW, &[]).await;
     let short = PhaseTwoClaimParams {
         cooldown_seconds: 60,
         ..params_at(NOW + 61)
     };
-    claimed(store.claim_phase_two(short).unwrap());
+    claimed(store.claim_phase_two(short).await.unwrap());
 }
 
-#[test]
-fn failures_back_off_doubling_and_success_resets() {
+#[tokio::test]
+async fn failures_back_off_doubling_and_success_resets() {
     let db = Db::new();
-    let mut store = db.store();
-    let lease = claimed(store.claim_phase_two(params_at(NOW)).unwrap());
+    let store = db.store();
+    let lease = claimed(store.claim_phase_two(params_at(NOW)).await.unwrap());
     assert!(
         store
             .fail_phase_two(&lease.owner_token, NOW, "model down", 100)
+            .await
             .unwrap()
     );
-    let state = store.phase_two_state().unwrap();
+    let state = store.phase_two_state().await.unwrap();
     assert_eq!((state.attempts, state.retry_after_at), (1, Some(NOW + 100)));
     assert_eq!(state.last_error.as_deref(), Some("model down"));
     assert_eq!(
-        store.claim_phase_two(params_at(NOW + 50)).unwrap(),
+        store.claim_phase_two(params_at(NOW + 50)).await.unwrap(),
         PhaseTwoClaim::SkippedBackoff { until: NOW + 100 }
     );
-    let lease = claimed(store.claim_phase_two(params_at(NOW + 100)).unwrap());
+    let lease = claimed(store.claim_phase_two(params_at(NOW + 100)).await.unwrap());
     assert!(
         store
             .fail_phase_two(&lease.owner_token, NOW + 100, "again", 100)
+            .await
             .unwrap()
     );
     assert_eq!(
-        store.phase_two_state().unwrap().retry_after_at,
+        store.phase_two_state().await.unwrap().retry_after_at,
         Some(NOW + 300)
     );
     // No cooldown after a failure: once the backoff is over the next pass may run.
-    let lease = claimed(store.claim_phase_two(params_at(NOW + 300)).unwrap());
-    succeed(&mut store, &lease, NOW + 301, &[]);
-    let state = store.phase_two_state().unwrap();
+    let lease = claimed(store.claim_phase_two(params_at(NOW + 300)).await.unwrap());
+    succeed(&store, &lease, NOW + 301, &[]).await;
+    let state = store.phase_two_state().await.unwrap();
     assert_eq!(
         (state.attempts, state.last_error, state.retry_after_at),
         (0, None, None)
@@ -291,22 +306,24 @@ fn failures_back_off_doubling_and_success_resets() {
     assert_eq!(state.last_input_hash.as_deref(), Some("hash"));
 }
 
-#[test]
-fn success_marks_exactly_the_consumed_snapshots_selected() {
+#[tokio::test]
+async fn success_marks_exactly_the_consumed_snapshots_selected() {
     let db = Db::new();
     db.output("a", "enabled", NOW, 0, None);
     db.output("b", "enabled", NOW, 0, None);
     db.output("c", "enabled", NOW, 0, None);
-    let mut store = db.store();
-    let lease = claimed(store.claim_phase_two(params_at(NOW)).unwrap());
+    let store = db.store();
+    let lease = claimed(store.claim_phase_two(params_at(NOW)).await.unwrap());
     succeed(
-        &mut store,
+        &store,
         &lease,
         NOW,
         &[("a".into(), NOW), ("b".into(), NOW - 1)],
-    );
+    )
+    .await;
     let selected: Vec<(String, bool)> = store
         .stage_one_outputs()
+        .await
         .unwrap()
         .into_iter()
         .map(|record| (record.thread_id, record.selected))
@@ -318,8 +335,8 @@ fn success_marks_exactly_the_consumed_snapshots_selected() {
     );
 }
 
-#[test]
-fn selection_ranks_by_usage_then_recency_within_the_window() {
+#[tokio::test]
+async fn selection_ranks_by_usage_then_recency_within_the_window() {
     let db = Db::new();
     db.output("fresh-unused", "enabled", NOW - DAY, 0, None);
     db.output(
@@ -349,6 +366,7 @@ fn selection_ranks_by_usage_then_recency_within_the_window() {
     let store = db.store();
     let top3: Vec<String> = store
         .select_phase_two_inputs(NOW, 3, 30)
+        .await
         .unwrap()
         .into_iter()
         .map(|record| record.thread_id)
@@ -360,6 +378,7 @@ fn selection_ranks_by_usage_then_recency_within_the_window() {
     );
     let all: Vec<String> = store
         .select_phase_two_inputs(NOW, 256, 30)
+        .await
         .unwrap()
         .into_iter()
         .map(|record| record.thread_id)
@@ -373,15 +392,15 @@ fn selection_ranks_by_usage_then_recency_within_the_window() {
             "used-twice"
         ]
     );
-    let record = &store.select_phase_two_inputs(NOW, 1, 30).unwrap()[0];
+    let record = &store.select_phase_two_inputs(NOW, 1, 30).await.unwrap()[0];
     assert_eq!(
         (record.cwd.as_deref(), record.rollout_path.as_str()),
         (Some("/repo"), "/rollouts/used-twice.jsonl")
     );
 }
 
-#[test]
-fn blank_outputs_are_not_selected() {
+#[tokio::test]
+async fn blank_outputs_are_not_selected() {
     let db = Db::new();
     db.output("blank", "enabled", NOW, 0, None);
     db.sql()
@@ -393,13 +412,14 @@ fn blank_outputs_are_not_selected() {
     assert!(
         db.store()
             .select_phase_two_inputs(NOW, 10, 30)
+            .await
             .unwrap()
             .is_empty()
     );
 }
 
-#[test]
-fn pruning_removes_stale_unselected_outputs_only_and_respects_the_limit() {
+#[tokio::test]
+async fn pruning_removes_stale_unselected_outputs_only_and_respects_the_limit() {
     let db = Db::new();
     for index in 0..5 {
         db.output(
@@ -425,10 +445,11 @@ fn pruning_removes_stale_unselected_outputs_only_and_respects_the_limit() {
             [],
         )
         .unwrap();
-    let mut store = db.store();
-    assert_eq!(store.prune_phase_two_outputs(NOW, 30, 2).unwrap(), 2);
+    let store = db.store();
+    assert_eq!(store.prune_phase_two_outputs(NOW, 30, 2).await.unwrap(), 2);
     let left: Vec<String> = store
         .stage_one_outputs()
+        .await
         .unwrap()
         .into_iter()
         .map(|record| record.thread_id)
@@ -438,9 +459,13 @@ fn pruning_removes_stale_unselected_outputs_only_and_respects_the_limit() {
         !left.contains(&"stale-4".to_owned()) && !left.contains(&"stale-3".to_owned()),
         "{left:?}"
     );
-    assert_eq!(store.prune_phase_two_outputs(NOW, 30, 200).unwrap(), 3);
+    assert_eq!(
+        store.prune_phase_two_outputs(NOW, 30, 200).await.unwrap(),
+        3
+    );
     let mut left: Vec<String> = store
         .stage_one_outputs()
+        .await
         .unwrap()
         .into_iter()
         .map(|record| record.thread_id)
@@ -449,30 +474,31 @@ fn pruning_removes_stale_unselected_outputs_only_and_respects_the_limit() {
     assert_eq!(left, vec!["fresh", "stale-but-selected", "stale-but-used"]);
 }
 
-#[test]
-fn usage_is_counted_and_feeds_selection() {
+#[tokio::test]
+async fn usage_is_counted_and_feeds_selection() {
     let db = Db::new();
     db.output("a", "enabled", NOW - 2 * DAY, 0, None);
     db.output("b", "enabled", NOW - DAY, 0, None);
-    let mut store = db.store();
+    let store = db.store();
     assert_eq!(
-        store.select_phase_two_inputs(NOW, 1, 30).unwrap()[0].thread_id,
+        store.select_phase_two_inputs(NOW, 1, 30).await.unwrap()[0].thread_id,
         "b"
     );
     let used = store
         .record_memory_usage(&["a".to_owned(), "a".to_owned(), "unknown".to_owned()], NOW)
+        .await
         .unwrap();
     assert_eq!(used, 2);
-    let a = store.stage_one_output("a").unwrap().unwrap();
+    let a = store.stage_one_output("a").await.unwrap().unwrap();
     assert_eq!((a.usage_count, a.last_used_at), (2, Some(NOW)));
     assert_eq!(
-        store.select_phase_two_inputs(NOW, 1, 30).unwrap()[0].thread_id,
+        store.select_phase_two_inputs(NOW, 1, 30).await.unwrap()[0].thread_id,
         "a"
     );
 }
 
-#[test]
-fn extraction_time_is_not_activity_and_idle_days_count_on_the_memory_clock() {
+#[tokio::test]
+async fn extraction_time_is_not_activity_and_idle_days_count_on_the_memory_clock() {
     let db = Db::new();
     // Extracted today, but from a session 40 days old: idle, however fresh the extraction.
     db.output("old-session", "enabled", NOW - 40 * DAY, 0, None);
@@ -483,17 +509,9 @@ fn extraction_time_is_not_activity_and_idle_days_count_on_the_memory_clock() {
         )
         .unwrap();
     db.output("recent", "enabled", NOW - DAY, 0, None);
-    let mut store = db.store();
-    let ids = |store: &StateStore| -> Vec<String> {
-        store
-            .select_phase_two_inputs(NOW, 10, 30)
-            .unwrap()
-            .into_iter()
-            .map(|r| r.thread_id)
-            .collect()
-    };
-    assert_eq!(ids(&store), ["recent"]);
-    assert_eq!(store.prune_phase_two_outputs(NOW, 30, 10).unwrap(), 1);
+    let store = db.store();
+    assert_eq!(ids(&store).await, ["recent"]);
+    assert_eq!(store.prune_phase_two_outputs(NOW, 30, 10).await.unwrap(), 1);
 
     // Only old sessions (an import, or a long break): the clock is the newest of them, so
     // they are not all idle at once.
@@ -501,22 +519,25 @@ fn extraction_time_is_not_activity_and_idle_days_count_on_the_memory_clock() {
     db.output("a", "enabled", NOW - 400 * DAY, 0, None);
     db.output("b", "enabled", NOW - 390 * DAY, 0, None);
     db.output("c", "enabled", NOW - 450 * DAY, 0, None);
-    let mut store = db.store();
-    assert_eq!(store.memory_clock(NOW).unwrap(), NOW - 390 * DAY);
-    assert_eq!(ids(&store), ["a", "b"]);
+    let store = db.store();
+    assert_eq!(store.memory_clock(NOW).await.unwrap(), NOW - 390 * DAY);
+    assert_eq!(ids(&store).await, ["a", "b"]);
     assert_eq!(
-        store.prune_phase_two_outputs(NOW, 30, 10).unwrap(),
+        store.prune_phase_two_outputs(NOW, 30, 10).await.unwrap(),
         1,
         "c is 60 days older"
     );
     // A use now moves the clock.
-    store.record_memory_usage(&["a".to_owned()], NOW).unwrap();
-    assert_eq!(store.memory_clock(NOW).unwrap(), NOW);
-    assert_eq!(ids(&store), ["a"]);
+    store
+        .record_memory_usage(&["a".to_owned()], NOW)
+        .await
+        .unwrap();
+    assert_eq!(store.memory_clock(NOW).await.unwrap(), NOW);
+    assert_eq!(ids(&store).await, ["a"]);
 }
 
-#[test]
-fn forgetting_a_thread_removes_its_memory_disables_it_and_signals_phase_two() {
+#[tokio::test]
+async fn forgetting_a_thread_removes_its_memory_disables_it_and_signals_phase_two() {
     let db = Db::new();
     db.output(
         "019a5210-33c8-7e10-a4d1-92b7f0c4d002",
@@ -539,34 +560,37 @@ fn forgetting_a_thread_removes_its_memory_disables_it_and_signals_phase_two() {
         0,
         None,
     );
-    let mut store = db.store();
+    let store = db.store();
     use memory_write::store::ThreadMatch;
     assert_eq!(
-        store.resolve_thread("019b").unwrap(),
+        store.resolve_thread("019b").await.unwrap(),
         ThreadMatch::One("019b0000-0000-7000-8000-000000000000".into())
     );
     assert!(
-        matches!(store.resolve_thread("019a5210").unwrap(), ThreadMatch::Ambiguous(ids) if ids.len() == 2)
+        matches!(store.resolve_thread("019a5210").await.unwrap(), ThreadMatch::Ambiguous(ids) if ids.len() == 2)
     );
     assert_eq!(
-        store.resolve_thread("01").unwrap(),
+        store.resolve_thread("01").await.unwrap(),
         ThreadMatch::None,
         "too short"
     );
     assert_eq!(
         store
             .resolve_thread("/rollouts/019b0000-0000-7000-8000-000000000000.jsonl")
+            .await
             .unwrap(),
         ThreadMatch::One("019b0000-0000-7000-8000-000000000000".into())
     );
 
-    let before = store.phase_two_state().unwrap().input_watermark;
+    let before = store.phase_two_state().await.unwrap().input_watermark;
     let report = store
         .forget_thread("019b0000-0000-7000-8000-000000000000", NOW)
+        .await
         .unwrap();
     assert!(report.output_deleted);
     let thread = store
         .thread("019b0000-0000-7000-8000-000000000000")
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -576,14 +600,29 @@ fn forgetting_a_thread_removes_its_memory_disables_it_and_signals_phase_two() {
     assert!(
         store
             .stage_one_output("019b0000-0000-7000-8000-000000000000")
+            .await
             .unwrap()
             .is_none()
     );
-    assert!(store.phase_two_state().unwrap().input_watermark > before);
+    assert!(store.phase_two_state().await.unwrap().input_watermark > before);
 
-    let reset = store.reset_memories().unwrap();
+    let reset = store.reset_memories().await.unwrap();
     assert_eq!(reset.outputs, 2);
-    assert!(store.stage_one_outputs().unwrap().is_empty());
-    assert!(store.phase_two_baseline().unwrap().is_empty());
-    assert_eq!(store.threads().unwrap().len(), 3, "threads stay known");
+    assert!(store.stage_one_outputs().await.unwrap().is_empty());
+    assert!(store.phase_two_baseline().await.unwrap().is_empty());
+    assert_eq!(
+        store.threads().await.unwrap().len(),
+        3,
+        "threads stay known"
+    );
+}
+
+async fn ids(store: &StateStore) -> Vec<String> {
+    store
+        .select_phase_two_inputs(NOW, 10, 30)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.thread_id)
+        .collect()
 }

@@ -20,10 +20,8 @@ use std::time::{Duration, Instant};
 
 use memory_protocol::stage_one::JobStatus;
 use memory_write::phase_one::{JobReport, PhaseOneHooks, PhaseOneObserver};
-use memory_write::store::{ClaimParams, now_unix};
-use memory_write::{
-    AsyncStateStore, PhaseOneOptions, ScanOptions, StateStore, run_phase_one, scan_rollouts,
-};
+use memory_write::store::{ClaimParams, SharedStore, WriteStore, now_unix};
+use memory_write::{PhaseOneOptions, ScanOptions, StateStore, run_phase_one, scan_rollouts};
 
 use super::fake_model::{Answer, FakeModel, write_rollouts};
 
@@ -92,10 +90,18 @@ pub(super) fn failing_ids(ids: &[String], every: usize) -> BTreeSet<String> {
     ids.iter().step_by(every).cloned().collect()
 }
 
-fn thread_ids(rollouts: &Path) -> Vec<String> {
-    let mut store = StateStore::open_home(&rollouts.join("..").join("probe")).unwrap();
-    scan_rollouts(&mut store, rollouts, &ScanOptions::default(), now_unix()).unwrap();
-    let mut ids: Vec<String> = store.threads().unwrap().into_iter().map(|t| t.id).collect();
+async fn thread_ids(rollouts: &Path) -> Vec<String> {
+    let store = StateStore::open_home(&rollouts.join("..").join("probe")).unwrap();
+    scan_rollouts(&store, rollouts, &ScanOptions::default(), now_unix())
+        .await
+        .unwrap();
+    let mut ids: Vec<String> = store
+        .threads()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
     ids.sort();
     ids
 }
@@ -116,9 +122,12 @@ fn worker_process() {
         .enable_all()
         .build()
         .unwrap();
-    let mut store = StateStore::open_home(&home).unwrap();
-    let scan = scan_rollouts(&mut store, &rollouts, &ScanOptions::default(), now_unix()).unwrap();
-    let mut ids: Vec<String> = store.threads().unwrap().into_iter().map(|t| t.id).collect();
+    let store = StateStore::open_home(&home).unwrap();
+    let (scan, threads) = runtime.block_on(async {
+        let scan = scan_rollouts(&store, &rollouts, &ScanOptions::default(), now_unix()).await;
+        (scan.unwrap(), store.threads().await.unwrap())
+    });
+    let mut ids: Vec<String> = threads.into_iter().map(|t| t.id).collect();
     ids.sort();
     let mut model = FakeModel::new(Answer::Echo);
     model.delay = Duration::from_millis(number(ENV_DELAY));
@@ -166,7 +175,7 @@ fn worker_process() {
             logged: std::sync::atomic::AtomicUsize::new(0),
         })),
     };
-    let store = AsyncStateStore::new(store);
+    let store: SharedStore = Arc::new(store);
     let report = runtime
         .block_on(run_phase_one(&store, Arc::new(model), &options, hooks))
         .expect("phase 1 must not fail on the store");
@@ -292,15 +301,15 @@ impl XorShift {
     }
 }
 
-#[test]
-fn workers_killed_at_chosen_points_lose_nothing_and_do_nothing_twice() {
+#[tokio::test]
+async fn workers_killed_at_chosen_points_lose_nothing_and_do_nothing_twice() {
     const ROLLOUTS: usize = 160;
     /// Fixed, so every run kills at the same places.
     const SEED: u64 = 0x5EED_CAFE_F00D_0001;
     let root = tempfile::tempdir().unwrap();
     let (home, rollouts) = (root.path().join("home"), root.path().join("rollouts"));
     write_rollouts(&rollouts, ROLLOUTS);
-    let ids = thread_ids(&rollouts);
+    let ids = thread_ids(&rollouts).await;
     assert_eq!(ids.len(), ROLLOUTS);
     let failing = failing_ids(&ids, 5);
     let log = root.path().join("outcomes.log");
@@ -323,7 +332,7 @@ fn workers_killed_at_chosen_points_lose_nothing_and_do_nothing_twice() {
     // The kills interrupted real work: outcomes were recorded, and jobs were left running
     // under leases nobody will finish.
     let store = StateStore::open_home(&home).unwrap();
-    let jobs = store.stage_one_jobs().unwrap();
+    let jobs = store.stage_one_jobs().await.unwrap();
     let orphaned = jobs
         .iter()
         .filter(|j| j.status == JobStatus::Running)
@@ -346,11 +355,12 @@ fn workers_killed_at_chosen_points_lose_nothing_and_do_nothing_twice() {
     let store = StateStore::open_home(&home).unwrap();
     let outputs: BTreeSet<String> = store
         .stage_one_outputs()
+        .await
         .unwrap()
         .into_iter()
         .map(|o| o.thread_id)
         .collect();
-    let jobs = store.stage_one_jobs().unwrap();
+    let jobs = store.stage_one_jobs().await.unwrap();
     assert_eq!(
         jobs.len(),
         ROLLOUTS,
@@ -372,8 +382,8 @@ fn workers_killed_at_chosen_points_lose_nothing_and_do_nothing_twice() {
     }
 }
 
-#[test]
-fn two_processes_on_one_database_never_run_a_job_twice() {
+#[tokio::test]
+async fn two_processes_on_one_database_never_run_a_job_twice() {
     let root = tempfile::tempdir().unwrap();
     let (home, rollouts) = (root.path().join("home"), root.path().join("rollouts"));
     write_rollouts(&rollouts, 120);
@@ -401,5 +411,5 @@ fn two_processes_on_one_database_never_run_a_job_twice() {
         assert!(lines > 0, "{} did no work", log.display());
     }
     let store = StateStore::open_home(&home).unwrap();
-    assert_eq!(store.stage_one_outputs().unwrap().len(), 120);
+    assert_eq!(store.stage_one_outputs().await.unwrap().len(), 120);
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use memory_write::scan::{ScanOptions, parse_timestamp, scan_rollouts};
-use memory_write::store::{MemoryMode, StateStore};
+use memory_write::store::{MemoryMode, StateStore, WriteStore};
 
 const NOW: i64 = 1_800_000_000;
 
@@ -36,11 +36,13 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
-#[test]
-fn the_examples_register_with_ids_sources_and_activity_from_the_file() {
+#[tokio::test]
+async fn the_examples_register_with_ids_sources_and_activity_from_the_file() {
     let home = tempfile::tempdir().unwrap();
-    let mut store = StateStore::open_home(home.path()).unwrap();
-    let report = scan_rollouts(&mut store, &examples_dir(), &ScanOptions::default(), NOW).unwrap();
+    let store = StateStore::open_home(home.path()).unwrap();
+    let report = scan_rollouts(&store, &examples_dir(), &ScanOptions::default(), NOW)
+        .await
+        .unwrap();
     assert_eq!(report.files, 6);
     assert_eq!(report.new, 6);
     assert!(report.unreadable.is_empty(), "{:?}", report.unreadable);
@@ -51,6 +53,7 @@ fn the_examples_register_with_ids_sources_and_activity_from_the_file() {
     );
     let thread = store
         .thread("019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001")
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(thread.cwd.as_deref(), Some("/home/dana/src/tidewater"));
@@ -70,7 +73,9 @@ fn the_examples_register_with_ids_sources_and_activity_from_the_file() {
     assert_eq!(thread.source_watermark, thread.last_activity_at);
     assert!(thread.rollout_path.starts_with('/'), "absolute path");
 
-    let again = scan_rollouts(&mut store, &examples_dir(), &ScanOptions::default(), NOW).unwrap();
+    let again = scan_rollouts(&store, &examples_dir(), &ScanOptions::default(), NOW)
+        .await
+        .unwrap();
     assert_eq!((again.new, again.changed, again.unchanged), (0, 0, 6));
     assert_eq!(
         again.skipped_sources, report.skipped_sources,
@@ -78,15 +83,17 @@ fn the_examples_register_with_ids_sources_and_activity_from_the_file() {
     );
 }
 
-#[test]
-fn an_appended_rollout_is_changed_and_a_touched_one_is_not() {
+#[tokio::test]
+async fn an_appended_rollout_is_changed_and_a_touched_one_is_not() {
     let home = tempfile::tempdir().unwrap();
     let rollouts = tempfile::tempdir().unwrap();
     copy_tree(&examples_dir(), rollouts.path());
-    let mut store = StateStore::open_home(home.path()).unwrap();
-    scan_rollouts(&mut store, rollouts.path(), &ScanOptions::default(), NOW).unwrap();
+    let store = StateStore::open_home(home.path()).unwrap();
+    scan_rollouts(&store, rollouts.path(), &ScanOptions::default(), NOW)
+        .await
+        .unwrap();
     let id = "019a5733-0b9e-7f52-8c66-1d2e3f4a5003";
-    let before = store.thread(id).unwrap().unwrap();
+    let before = store.thread(id).await.unwrap().unwrap();
 
     // Same bytes, new mtime: read again, but the content is unchanged.
     let file = std::fs::File::options()
@@ -95,10 +102,12 @@ fn an_appended_rollout_is_changed_and_a_touched_one_is_not() {
         .unwrap();
     file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
         .unwrap();
-    let touched = scan_rollouts(&mut store, rollouts.path(), &ScanOptions::default(), NOW).unwrap();
+    let touched = scan_rollouts(&store, rollouts.path(), &ScanOptions::default(), NOW)
+        .await
+        .unwrap();
     assert_eq!((touched.changed, touched.unchanged), (0, 6));
     assert_eq!(
-        store.thread(id).unwrap().unwrap().source_watermark,
+        store.thread(id).await.unwrap().unwrap().source_watermark,
         before.source_watermark
     );
 
@@ -113,10 +122,11 @@ fn an_appended_rollout_is_changed_and_a_touched_one_is_not() {
     )
     .unwrap();
     drop(file);
-    let appended =
-        scan_rollouts(&mut store, rollouts.path(), &ScanOptions::default(), NOW).unwrap();
+    let appended = scan_rollouts(&store, rollouts.path(), &ScanOptions::default(), NOW)
+        .await
+        .unwrap();
     assert_eq!(appended.changed, 1);
-    let after = store.thread(id).unwrap().unwrap();
+    let after = store.thread(id).await.unwrap().unwrap();
     assert_eq!(
         after.last_activity_at,
         parse_timestamp("2025-11-05T10:00:00Z").unwrap()
@@ -124,8 +134,8 @@ fn an_appended_rollout_is_changed_and_a_touched_one_is_not() {
     assert!(after.source_watermark > before.source_watermark);
 }
 
-#[test]
-fn sources_broken_files_and_memory_modes_are_classified() {
+#[tokio::test]
+async fn sources_broken_files_and_memory_modes_are_classified() {
     let home = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let meta = |id: &str, extra: &str| {
@@ -176,15 +186,21 @@ fn sources_broken_files_and_memory_modes_are_classified() {
         "this is not json\n\u{0}\u{1}garbage",
     );
     write(dir.path(), "notes.txt", "not a rollout");
-    let mut store = StateStore::open_home(home.path()).unwrap();
+    let store = StateStore::open_home(home.path()).unwrap();
     let options = ScanOptions {
         new_thread_mode: MemoryMode::Enabled,
         disable_on_external_context: false,
     };
-    let report = scan_rollouts(&mut store, dir.path(), &options, NOW).unwrap();
+    let report = scan_rollouts(&store, dir.path(), &options, NOW)
+        .await
+        .unwrap();
     assert_eq!(report.files, 8);
     assert_eq!(report.new, 8);
-    let reason = |id: &str| store.thread(id).unwrap().unwrap().skip_reason;
+    let threads = store.threads().await.unwrap();
+    let reason = |id: &str| {
+        let thread = threads.iter().find(|thread| thread.id == id).unwrap();
+        thread.skip_reason.clone()
+    };
     assert_eq!(reason("silent").as_deref(), Some("no_user_message"));
     assert_eq!(reason("sub").as_deref(), Some("subagent"));
     assert_eq!(reason("mcp").as_deref(), Some("non_interactive:mcp"));
@@ -194,17 +210,18 @@ fn sources_broken_files_and_memory_modes_are_classified() {
         None,
         "no source: the oldest interactive files"
     );
-    let vscode = store.thread("vs").unwrap().unwrap();
+    let vscode = store.thread("vs").await.unwrap().unwrap();
     assert_eq!(
         (vscode.skip_reason, vscode.memory_mode),
         (None, MemoryMode::Disabled)
     );
     let garbage = store
         .thread("0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee")
+        .await
         .unwrap()
         .expect("a broken file is registered under its file-name id");
     assert_eq!(garbage.skip_reason, None);
-    let threads = store.threads().unwrap();
+    let threads = store.threads().await.unwrap();
     assert!(
         threads
             .iter()
@@ -212,30 +229,35 @@ fn sources_broken_files_and_memory_modes_are_classified() {
     );
 }
 
-#[test]
-fn generate_memories_false_registers_new_threads_disabled() {
+#[tokio::test]
+async fn generate_memories_false_registers_new_threads_disabled() {
     let home = tempfile::tempdir().unwrap();
-    let mut store = StateStore::open_home(home.path()).unwrap();
+    let store = StateStore::open_home(home.path()).unwrap();
     let options = ScanOptions {
         new_thread_mode: MemoryMode::Disabled,
         disable_on_external_context: false,
     };
-    scan_rollouts(&mut store, &examples_dir(), &options, NOW).unwrap();
+    scan_rollouts(&store, &examples_dir(), &options, NOW)
+        .await
+        .unwrap();
     assert!(
         store
             .threads()
+            .await
             .unwrap()
             .iter()
             .all(|t| t.memory_mode == MemoryMode::Disabled)
     );
 }
 
-#[test]
-fn a_missing_folder_is_a_clear_error() {
+#[tokio::test]
+async fn a_missing_folder_is_a_clear_error() {
     let home = tempfile::tempdir().unwrap();
-    let mut store = StateStore::open_home(home.path()).unwrap();
+    let store = StateStore::open_home(home.path()).unwrap();
     let missing = home.path().join("nope");
-    let err = scan_rollouts(&mut store, &missing, &ScanOptions::default(), NOW).unwrap_err();
+    let err = scan_rollouts(&store, &missing, &ScanOptions::default(), NOW)
+        .await
+        .unwrap_err();
     assert!(
         err.to_string().starts_with(&missing.display().to_string()),
         "{err}"
@@ -261,10 +283,13 @@ proptest::proptest! {
         }
         content.extend_from_slice(&bytes);
         std::fs::write(dir.path().join("r.jsonl"), &content).unwrap();
-        let mut store = StateStore::open_home(home.path()).unwrap();
-        let report = scan_rollouts(&mut store, dir.path(), &ScanOptions::default(), NOW).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let store = StateStore::open_home(home.path()).unwrap();
+        let (report, threads) = runtime.block_on(async {
+            let report = scan_rollouts(&store, dir.path(), &ScanOptions::default(), NOW).await;
+            (report.unwrap(), store.threads().await.unwrap())
+        });
         proptest::prop_assert_eq!(report.new, 1);
-        let threads = store.threads().unwrap();
         proptest::prop_assert_eq!(threads.len(), 1);
         if prefix_meta {
             proptest::prop_assert_eq!(threads[0].id.as_str(), "m");
@@ -272,8 +297,8 @@ proptest::proptest! {
     }
 }
 
-#[test]
-fn external_context_pollutes_only_when_asked_and_branches_are_recorded() {
+#[tokio::test]
+async fn external_context_pollutes_only_when_asked_and_branches_are_recorded() {
     let home = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let session = |id: &str, tail: &str| {
@@ -294,14 +319,16 @@ fn external_context_pollutes_only_when_asked_and_branches_are_recorded() {
     );
     write(dir.path(), "searched.jsonl", &session("searched", &search));
     write(dir.path(), "plain.jsonl", &session("plain", ""));
-    let mut store = StateStore::open_home(home.path()).unwrap();
+    let store = StateStore::open_home(home.path()).unwrap();
     let lenient = ScanOptions::default();
-    scan_rollouts(&mut store, dir.path(), &lenient, NOW).unwrap();
-    let mode = |store: &StateStore, id: &str| store.thread(id).unwrap().unwrap().memory_mode;
-    assert_eq!(mode(&store, "searched"), MemoryMode::Enabled);
+    scan_rollouts(&store, dir.path(), &lenient, NOW)
+        .await
+        .unwrap();
+    assert_eq!(mode(&store, "searched").await, MemoryMode::Enabled);
     assert_eq!(
         store
             .thread("plain")
+            .await
             .unwrap()
             .unwrap()
             .git_branch
@@ -328,7 +355,13 @@ fn external_context_pollutes_only_when_asked_and_branches_are_recorded() {
     )
     .unwrap();
     drop(file);
-    scan_rollouts(&mut store, dir.path(), &strict, NOW).unwrap();
-    assert_eq!(mode(&store, "searched"), MemoryMode::Polluted);
-    assert_eq!(mode(&store, "plain"), MemoryMode::Enabled);
+    scan_rollouts(&store, dir.path(), &strict, NOW)
+        .await
+        .unwrap();
+    assert_eq!(mode(&store, "searched").await, MemoryMode::Polluted);
+    assert_eq!(mode(&store, "plain").await, MemoryMode::Enabled);
+}
+
+async fn mode(store: &StateStore, id: &str) -> MemoryMode {
+    store.thread(id).await.unwrap().unwrap().memory_mode
 }

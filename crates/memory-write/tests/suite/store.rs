@@ -5,7 +5,7 @@ use std::time::Duration;
 use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::JobStatus;
 use memory_write::store::{
-    AsyncStateStore, ClaimParams, ClaimedJob, MemoryMode, StateStore, ThreadRegistration,
+    ClaimParams, ClaimedJob, MemoryMode, StateStore, ThreadRegistration, WriteStore,
 };
 
 const NOW: i64 = 1_800_000_000;
@@ -50,17 +50,20 @@ fn output(text: &str) -> StageOneOutput {
     }
 }
 
-fn claim(store: &mut StateStore, now: i64) -> Option<ClaimedJob> {
-    store.claim_next_stage_one_job(&params(), now).unwrap()
+async fn claim(store: &StateStore, now: i64) -> Option<ClaimedJob> {
+    store
+        .claim_next_stage_one_job(&params(), now)
+        .await
+        .unwrap()
 }
 
-#[test]
-fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
+#[tokio::test]
+async fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
     let (dir, store) = store();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().await.unwrap(), 3);
     drop(store);
     let store = StateStore::open_home(dir.path()).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().await.unwrap(), 3);
     let conn = rusqlite::Connection::open(store.path()).unwrap();
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -98,9 +101,9 @@ fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
     );
 }
 
-#[test]
-fn claims_pick_newest_activity_first_and_skip_up_to_date_threads() {
-    let (_dir, mut store) = store();
+#[tokio::test]
+async fn claims_pick_newest_activity_first_and_skip_up_to_date_threads() {
+    let (_dir, store) = store();
     store
         .upsert_threads(
             &[
@@ -109,126 +112,148 @@ fn claims_pick_newest_activity_first_and_skip_up_to_date_threads() {
             ],
             NOW,
         )
+        .await
         .unwrap();
-    let first = claim(&mut store, NOW).unwrap();
+    let first = claim(&store, NOW).await.unwrap();
     assert_eq!(first.thread_id, "new");
     assert_eq!(first.input_watermark, NOW - 7 * HOUR);
-    let second = claim(&mut store, NOW).unwrap();
+    let second = claim(&store, NOW).await.unwrap();
     assert_eq!(second.thread_id, "old");
-    assert_eq!(claim(&mut store, NOW), None, "both are running");
+    assert_eq!(claim(&store, NOW).await, None, "both are running");
 
     assert!(
         store
             .mark_stage_one_succeeded(&first, &output("new"), NOW)
+            .await
             .unwrap()
     );
-    assert!(store.mark_stage_one_no_output(&second, NOW).unwrap());
+    assert!(store.mark_stage_one_no_output(&second, NOW).await.unwrap());
     // Leases are gone, but both threads are up to date.
-    assert_eq!(claim(&mut store, NOW + 10 * HOUR), None);
-    let job = store.stage_one_job("new").unwrap().unwrap();
+    assert_eq!(claim(&store, NOW + 10 * HOUR).await, None);
+    let job = store.stage_one_job("new").await.unwrap().unwrap();
     assert_eq!(job.status, JobStatus::Done);
     assert_eq!(job.last_success_watermark, Some(NOW - 7 * HOUR));
     assert_eq!(job.owner_token, None);
-    let stored = store.stage_one_output("new").unwrap().unwrap();
+    let stored = store.stage_one_output("new").await.unwrap().unwrap();
     assert_eq!(stored.raw_memory, "memory new");
     assert_eq!(stored.rollout_path, "/sessions/new.jsonl");
     assert_eq!(stored.cwd.as_deref(), Some("/work"));
     assert_eq!(stored.source_updated_at, NOW - 7 * HOUR);
-    assert_eq!(store.stage_one_output("old").unwrap(), None);
+    assert_eq!(store.stage_one_output("old").await.unwrap(), None);
 }
 
-#[test]
-fn a_changed_rollout_is_queued_again_with_a_larger_watermark() {
-    let (_dir, mut store) = store();
+#[tokio::test]
+async fn a_changed_rollout_is_queued_again_with_a_larger_watermark() {
+    let (_dir, store) = store();
     let activity = NOW - 7 * HOUR;
     store
         .upsert_threads(&[thread("t", activity, "v1")], NOW)
+        .await
         .unwrap();
-    let job = claim(&mut store, NOW).unwrap();
+    let job = claim(&store, NOW).await.unwrap();
     assert!(
         store
             .mark_stage_one_succeeded(&job, &output("v1"), NOW)
+            .await
             .unwrap()
     );
 
     // Same fingerprint: unchanged, not claimable.
     let counts = store
         .upsert_threads(&[thread("t", activity, "v1")], NOW)
+        .await
         .unwrap();
     assert_eq!(
         (counts.inserted, counts.changed, counts.unchanged),
         (0, 0, 1)
     );
-    assert_eq!(claim(&mut store, NOW), None);
+    assert_eq!(claim(&store, NOW).await, None);
 
     // New content with the same activity second still advances the watermark.
     let counts = store
         .upsert_threads(&[thread("t", activity, "v2")], NOW)
+        .await
         .unwrap();
     assert_eq!(counts.changed, 1);
-    let again = claim(&mut store, NOW).unwrap();
+    let again = claim(&store, NOW).await.unwrap();
     assert_eq!(again.input_watermark, activity + 1);
     assert!(
         store
             .mark_stage_one_succeeded(&again, &output("v2"), NOW + 1)
+            .await
             .unwrap()
     );
-    let stored = store.stage_one_output("t").unwrap().unwrap();
+    let stored = store.stage_one_output("t").await.unwrap().unwrap();
     assert_eq!(stored.raw_memory, "memory v2");
     assert_eq!(stored.source_updated_at, activity + 1);
 }
 
-#[test]
-fn a_fresh_lease_is_skipped_and_a_stale_one_is_stolen_from_its_owner() {
-    let (_dir, mut store) = store();
+#[tokio::test]
+async fn a_fresh_lease_is_skipped_and_a_stale_one_is_stolen_from_its_owner() {
+    let (_dir, store) = store();
     store
         .upsert_threads(&[thread("t", NOW - 7 * HOUR, "a")], NOW)
+        .await
         .unwrap();
-    let first = claim(&mut store, NOW).unwrap();
-    assert_eq!(claim(&mut store, NOW + HOUR - 1), None, "lease still live");
-    let thief = claim(&mut store, NOW + HOUR).unwrap();
+    let first = claim(&store, NOW).await.unwrap();
+    assert_eq!(
+        claim(&store, NOW + HOUR - 1).await,
+        None,
+        "lease still live"
+    );
+    let thief = claim(&store, NOW + HOUR).await.unwrap();
     assert_ne!(thief.owner_token, first.owner_token);
 
     // The old owner can no longer finish, fail or clear the job.
     assert!(
         !store
             .mark_stage_one_succeeded(&first, &output("x"), NOW + HOUR)
+            .await
             .unwrap()
     );
-    assert!(!store.mark_stage_one_no_output(&first, NOW + HOUR).unwrap());
+    assert!(
+        !store
+            .mark_stage_one_no_output(&first, NOW + HOUR)
+            .await
+            .unwrap()
+    );
     assert!(
         !store
             .mark_stage_one_failed(&first, "late", Duration::from_secs(60), NOW + HOUR)
+            .await
             .unwrap()
     );
-    assert_eq!(store.stage_one_output("t").unwrap(), None);
-    let job = store.stage_one_job("t").unwrap().unwrap();
+    assert_eq!(store.stage_one_output("t").await.unwrap(), None);
+    let job = store.stage_one_job("t").await.unwrap().unwrap();
     assert_eq!(job.status, JobStatus::Running);
     assert_eq!(job.owner_token.as_deref(), Some(thief.owner_token.as_str()));
     assert!(
         store
             .mark_stage_one_succeeded(&thief, &output("y"), NOW + HOUR)
+            .await
             .unwrap()
     );
 }
 
-#[test]
-fn failures_back_off_and_stop_after_three_attempts_until_the_rollout_changes() {
-    let (_dir, mut store) = store();
+#[tokio::test]
+async fn failures_back_off_and_stop_after_three_attempts_until_the_rollout_changes() {
+    let (_dir, store) = store();
     let activity = NOW - 7 * HOUR;
     store
         .upsert_threads(&[thread("t", activity, "a")], NOW)
+        .await
         .unwrap();
     let delay = Duration::from_secs(3600);
     let mut now = NOW;
     for attempt in 1..=3u32 {
-        let job = claim(&mut store, now).unwrap();
+        let job = claim(&store, now).await.unwrap();
         assert!(
             store
                 .mark_stage_one_failed(&job, &format!("boom {attempt}"), delay, now)
+                .await
                 .unwrap()
         );
-        let record = store.stage_one_job("t").unwrap().unwrap();
+        let record = store.stage_one_job("t").await.unwrap().unwrap();
         assert_eq!(record.status, JobStatus::Error);
         assert_eq!(record.attempts, attempt);
         assert_eq!(
@@ -236,33 +261,42 @@ fn failures_back_off_and_stop_after_three_attempts_until_the_rollout_changes() {
             Some(format!("boom {attempt}").as_str())
         );
         assert_eq!(record.retry_after_at, Some(now + HOUR));
-        assert_eq!(claim(&mut store, now + HOUR - 1), None, "backing off");
+        assert_eq!(claim(&store, now + HOUR - 1).await, None, "backing off");
         now += HOUR;
     }
     assert_eq!(
-        claim(&mut store, now + 100 * HOUR),
+        claim(&store, now + 100 * HOUR).await,
         None,
         "retries exhausted"
     );
-    assert_eq!(store.count_stage_one_candidates(&params(), now).unwrap(), 0);
+    assert_eq!(
+        store
+            .count_stage_one_candidates(&params(), now)
+            .await
+            .unwrap(),
+        0
+    );
 
     store
         .upsert_threads(&[thread("t", activity, "b")], now)
+        .await
         .unwrap();
-    let job = claim(&mut store, now).unwrap();
-    assert_eq!(store.stage_one_job("t").unwrap().unwrap().attempts, 0);
+    let job = claim(&store, now).await.unwrap();
+    assert_eq!(store.stage_one_job("t").await.unwrap().unwrap().attempts, 0);
     assert!(
         store
             .mark_stage_one_succeeded(&job, &output("ok"), now)
+            .await
             .unwrap()
     );
 }
 
-#[test]
-fn no_output_deletes_an_earlier_output_and_signals_phase_two() {
-    let (_dir, mut store) = store();
+#[tokio::test]
+async fn no_output_deletes_an_earlier_output_and_signals_phase_two() {
+    let (_dir, store) = store();
     store
         .upsert_threads(&[thread("t", NOW - 7 * HOUR, "a")], NOW)
+        .await
         .unwrap();
     let watermark = |store: &StateStore| -> i64 {
         rusqlite::Connection::open(store.path())
@@ -271,10 +305,11 @@ fn no_output_deletes_an_earlier_output_and_signals_phase_two() {
             .unwrap()
     };
     assert_eq!(watermark(&store), 0);
-    let job = claim(&mut store, NOW).unwrap();
+    let job = claim(&store, NOW).await.unwrap();
     assert!(
         store
             .mark_stage_one_succeeded(&job, &output("a"), NOW)
+            .await
             .unwrap()
     );
     let after_success = watermark(&store);
@@ -282,20 +317,21 @@ fn no_output_deletes_an_earlier_output_and_signals_phase_two() {
 
     store
         .upsert_threads(&[thread("t", NOW - 7 * HOUR, "b")], NOW)
+        .await
         .unwrap();
-    let job = claim(&mut store, NOW).unwrap();
-    assert!(store.mark_stage_one_no_output(&job, NOW).unwrap());
-    assert_eq!(store.stage_one_output("t").unwrap(), None);
+    let job = claim(&store, NOW).await.unwrap();
+    assert!(store.mark_stage_one_no_output(&job, NOW).await.unwrap());
+    assert_eq!(store.stage_one_output("t").await.unwrap(), None);
     assert!(watermark(&store) > after_success);
     assert_eq!(
-        store.stage_one_job("t").unwrap().unwrap().status,
+        store.stage_one_job("t").await.unwrap().unwrap().status,
         JobStatus::Done
     );
 }
 
-#[test]
-fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_skip_reason() {
-    let (_dir, mut store) = store();
+#[tokio::test]
+async fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_skip_reason() {
+    let (_dir, store) = store();
     let mut skipped = thread("skipped", NOW - 7 * HOUR, "a");
     skipped.skip_reason = Some("subagent".to_owned());
     let mut disabled = thread("disabled", NOW - 7 * HOUR, "a");
@@ -315,19 +351,30 @@ fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_skip_reason() {
             ],
             NOW,
         )
+        .await
         .unwrap();
     let params = ClaimParams {
         rollout_prefix: Some("/sessions/".to_owned()),
         exclude_thread_id: Some("current".to_owned()),
         ..params()
     };
-    assert_eq!(store.count_stage_one_candidates(&params, NOW).unwrap(), 1);
+    assert_eq!(
+        store
+            .count_stage_one_candidates(&params, NOW)
+            .await
+            .unwrap(),
+        1
+    );
     let job = store
         .claim_next_stage_one_job(&params, NOW)
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(job.thread_id, "eligible");
-    assert_eq!(store.claim_next_stage_one_job(&params, NOW).unwrap(), None);
+    assert_eq!(
+        store.claim_next_stage_one_job(&params, NOW).await.unwrap(),
+        None
+    );
 
     let unlimited_age = ClaimParams {
         max_age_days: None,
@@ -335,28 +382,31 @@ fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_skip_reason() {
     };
     let job = store
         .claim_next_stage_one_job(&unlimited_age, NOW)
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(job.thread_id, "ancient");
     assert!(
         store
             .set_thread_memory_mode("disabled", MemoryMode::Enabled, NOW)
+            .await
             .unwrap()
     );
     let job = store
         .claim_next_stage_one_job(&unlimited_age, NOW)
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(job.thread_id, "disabled");
 }
 
-#[test]
-fn the_running_cap_counts_live_leases_only() {
-    let (_dir, mut store) = store();
+#[tokio::test]
+async fn the_running_cap_counts_live_leases_only() {
+    let (_dir, store) = store();
     let rows: Vec<_> = (0..4)
         .map(|i| thread(&format!("t{i}"), NOW - 7 * HOUR - i, "a"))
         .collect();
-    store.upsert_threads(&rows, NOW).unwrap();
+    store.upsert_threads(&rows, NOW).await.unwrap();
     let capped = ClaimParams {
         max_running: Some(2),
         ..params()
@@ -364,49 +414,65 @@ fn the_running_cap_counts_live_leases_only() {
     assert!(
         store
             .claim_next_stage_one_job(&capped, NOW)
+            .await
             .unwrap()
             .is_some()
     );
     assert!(
         store
             .claim_next_stage_one_job(&capped, NOW)
+            .await
             .unwrap()
             .is_some()
     );
-    assert_eq!(store.claim_next_stage_one_job(&capped, NOW).unwrap(), None);
+    assert_eq!(
+        store.claim_next_stage_one_job(&capped, NOW).await.unwrap(),
+        None
+    );
     // Once those leases expire they no longer count (and can be stolen).
     assert!(
         store
             .claim_next_stage_one_job(&capped, NOW + HOUR)
+            .await
             .unwrap()
             .is_some()
     );
 }
 
-#[test]
-fn concurrent_claimers_on_separate_connections_never_share_a_job() {
-    let (dir, mut store) = store();
+#[tokio::test]
+async fn concurrent_claimers_on_separate_connections_never_share_a_job() {
+    let (dir, store) = store();
     let rows: Vec<_> = (0..200)
         .map(|i| thread(&format!("t{i:03}"), NOW - 7 * HOUR - i, "a"))
         .collect();
-    store.upsert_threads(&rows, NOW).unwrap();
+    store.upsert_threads(&rows, NOW).await.unwrap();
     // Collected so every thread starts before any is joined.
     #[allow(clippy::needless_collect)]
     let handles: Vec<_> = (0..4)
         .map(|_| {
             let home = dir.path().to_owned();
             std::thread::spawn(move || {
-                let mut store = StateStore::open_home(&home).unwrap();
-                let mut mine = Vec::new();
-                while let Some(job) = store.claim_next_stage_one_job(&params(), NOW).unwrap() {
-                    assert!(
-                        store
-                            .mark_stage_one_succeeded(&job, &output("x"), NOW)
-                            .unwrap()
-                    );
-                    mine.push(job.thread_id);
-                }
-                mine
+                let store = StateStore::open_home(&home).unwrap();
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                runtime.block_on(async {
+                    let mut mine = Vec::new();
+                    while let Some(job) = store
+                        .claim_next_stage_one_job(&params(), NOW)
+                        .await
+                        .unwrap()
+                    {
+                        assert!(
+                            store
+                                .mark_stage_one_succeeded(&job, &output("x"), NOW)
+                                .await
+                                .unwrap()
+                        );
+                        mine.push(job.thread_id);
+                    }
+                    mine
+                })
             })
         })
         .collect();
@@ -417,44 +483,49 @@ fn concurrent_claimers_on_separate_connections_never_share_a_job() {
     all.sort();
     let expected: Vec<String> = (0..200).map(|i| format!("t{i:03}")).collect();
     assert_eq!(all, expected);
-    assert_eq!(store.stage_one_outputs().unwrap().len(), 200);
+    assert_eq!(store.stage_one_outputs().await.unwrap().len(), 200);
 }
 
-#[test]
-fn duplicate_thread_ids_follow_the_most_recently_active_file() {
-    let (_dir, mut store) = store();
+#[tokio::test]
+async fn duplicate_thread_ids_follow_the_most_recently_active_file() {
+    let (_dir, store) = store();
     let mut a = thread("dup", NOW - 9 * HOUR, "a");
     a.rollout_path = "/sessions/a.jsonl".to_owned();
     let mut b = thread("dup", NOW - 8 * HOUR, "b");
     b.rollout_path = "/sessions/b.jsonl".to_owned();
-    store.upsert_threads(&[a.clone(), b], NOW).unwrap();
-    let record = store.thread("dup").unwrap().unwrap();
+    store.upsert_threads(&[a.clone(), b], NOW).await.unwrap();
+    let record = store.thread("dup").await.unwrap().unwrap();
     assert_eq!(record.rollout_path, "/sessions/b.jsonl");
     // Re-scanning the older file does not flip the row back (and so does not re-queue it).
     let watermark = record.source_watermark;
-    store.upsert_threads(&[a], NOW).unwrap();
-    let record = store.thread("dup").unwrap().unwrap();
+    store.upsert_threads(&[a], NOW).await.unwrap();
+    let record = store.thread("dup").await.unwrap().unwrap();
     assert_eq!(record.rollout_path, "/sessions/b.jsonl");
     assert_eq!(record.source_watermark, watermark);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_async_handle_runs_calls_on_the_blocking_pool() {
-    let (_dir, mut store) = store();
+async fn clones_of_the_store_share_one_connection_across_tasks() {
+    let (_dir, store) = store();
     store
         .upsert_threads(&[thread("t", NOW - 7 * HOUR, "a")], NOW)
-        .unwrap();
-    let handle = AsyncStateStore::new(store);
-    let job = handle
-        .call(|s| s.claim_next_stage_one_job(&params(), NOW))
         .await
-        .unwrap()
         .unwrap();
-    let done = handle
-        .call(move |s| s.mark_stage_one_succeeded(&job, &output("t"), NOW))
+    let handle = store.clone();
+    let job = tokio::spawn(async move {
+        handle
+            .claim_next_stage_one_job(&params(), NOW)
+            .await
+            .unwrap()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let done = store
+        .mark_stage_one_succeeded(&job, &output("t"), NOW)
         .await
         .unwrap();
     assert!(done);
-    let outputs = handle.blocking(|s| s.stage_one_outputs()).unwrap();
+    let outputs = store.stage_one_outputs().await.unwrap();
     assert_eq!(outputs.len(), 1);
 }

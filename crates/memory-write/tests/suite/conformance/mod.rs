@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use memory_protocol::StageOneOutput;
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
 use memory_write::store::{
-    AsyncStateStore, ClaimParams, LeaseOwner, MemoryMode, SharedStore, StateStore, StoredRollout,
+    ClaimParams, LeaseOwner, MemoryMode, SharedStore, StateStore, StoredRollout,
     ThreadRegistration, UpsertCounts, WriteStore,
 };
 
@@ -61,9 +61,9 @@ impl Backend {
     pub(crate) async fn open_as(&self, owner: LeaseOwner) -> SharedStore {
         match self {
             Backend::Sqlite { path, .. } => {
-                let mut store = StateStore::open(path).unwrap();
+                let store = StateStore::open(path).unwrap();
                 store.set_lease_owner(owner);
-                std::sync::Arc::new(AsyncStateStore::new(store))
+                std::sync::Arc::new(store)
             }
             Backend::Postgres { url, schema } => {
                 let options = PgStoreOptions {

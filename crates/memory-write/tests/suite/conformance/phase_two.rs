@@ -32,7 +32,7 @@ async fn extracted(store: &SharedStore, ids: &[&str]) {
         .enumerate()
         .map(|(i, id)| thread(id, NOW - 10 * HOUR - i64::try_from(i).unwrap(), "f"))
         .collect();
-    register(store, &rows, NOW).await;
+    register(store.as_ref(), &rows, NOW).await;
     while let Some(job) = store
         .claim_next_stage_one_job(&params(), NOW)
         .await

@@ -13,7 +13,7 @@ use memory_write::stage_one_request::{Loaded, load_job_rollout};
 use memory_write::store::{
     ClaimParams, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoSuccess, StoredRollout,
 };
-use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts_into};
+use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts};
 
 use super::{Backend, HOUR, NOW, backends, items_of, other_machine, params, register, thread};
 use crate::suite::fake_model::{Answer, FakeModel, all_files, write_rollouts};
@@ -49,9 +49,7 @@ async fn a_rollout_scanned_on_one_machine_is_extracted_on_another_from_redacted_
 
         let a = backend.open_as(other_machine("a")).await;
         let options = ScanOptions::default();
-        let report = scan_rollouts_into(&*a, dir.path(), &options, NOW)
-            .await
-            .unwrap();
+        let report = scan_rollouts(&*a, dir.path(), &options, NOW).await.unwrap();
         assert_eq!(report.new, 1, "{report:?}");
         drop(dir); // machine b has no such file
 
@@ -239,7 +237,7 @@ async fn a_second_machine_reads_the_memory_root_the_first_consolidated() {
         );
         let model = Arc::new(FakeModel::new(Answer::Echo));
         let a = backend.open_as(other_machine("a")).await;
-        scan_rollouts_into(&*a, sessions.path(), &ScanOptions::default(), NOW)
+        scan_rollouts(&*a, sessions.path(), &ScanOptions::default(), NOW)
             .await
             .unwrap();
         let options = PhaseOneOptions {
