@@ -5,12 +5,13 @@ use std::process::ExitCode;
 
 use agent_memory::introspect::{BlockOptions, HostEnvironment, Introspector, RenderedBlock};
 
+use super::exit::report_error_as;
 use super::exit::{print_safe, say};
 use super::json::{BlockJson, RecallJson};
-use super::memory::{MemoryArgs, open_memory, print_json, report_error, state_exit};
+use super::memory::{MemoryArgs, open_memory, print_json, state_exit};
 
 /// Passages recalled for `--query` when `--max-recall` is not given.
-const DEFAULT_RECALL_HITS: usize = 3;
+pub(crate) const DEFAULT_RECALL_HITS: usize = 3;
 
 /// Arguments of `agent-memory block`.
 #[derive(Debug, clap::Args)]
@@ -38,7 +39,7 @@ pub(crate) struct BlockArgs {
 pub(crate) fn run(args: BlockArgs) -> ExitCode {
     match execute(&args) {
         Ok(code) => code,
-        Err(error) => report_error(&error),
+        Err(error) => report_error_as(&error, args.memory.json),
     }
 }
 

@@ -12,7 +12,7 @@ use agent_memory::write::citations::record_citations;
 use anyhow::Context;
 
 use super::codex::RootArgs;
-use super::exit::{print_json, print_safe, report_error};
+use super::exit::{print_json, print_safe, report_error_as};
 use super::home::{load_config, resolve_home, runtime};
 use super::store::StoreArgs;
 
@@ -37,7 +37,7 @@ pub(crate) struct CiteArgs {
 pub(crate) fn run(args: CiteArgs) -> ExitCode {
     match execute(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => report_error(&error),
+        Err(error) => report_error_as(&error, args.json),
     }
 }
 

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use agent_memory::compaction::compaction::{
     CompactionOptions, CompactionOutcome, CompactionSettings, DEFAULT_KEEP_RECENT_TOKENS,
-    DEFAULT_WINDOW_TOKENS, Dialect, Session, compact, plan_compaction, session_from_rollout,
+    DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW_TOKENS, Dialect, Session, compact, plan_compaction,
+    session_from_rollout,
 };
 use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 use agent_memory::offline::OfflineEngine;
@@ -19,7 +20,7 @@ use agent_memory::transcript::{ReaderOptions, read_rollout_path};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use super::exit::{self, print_safe, report_error};
+use super::exit::{self, print_safe, report_error_as};
 use super::home::runtime;
 
 /// Arguments of `agent-memory compact`.
@@ -39,9 +40,14 @@ pub(crate) struct CompactArgs {
     /// The context window in tokens (the summarizer's, unless the model reports its own).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_WINDOW_TOKENS)]
     window: u64,
-    /// Tokens reserved for the summary and the next turn (default 16384, at least 15% of the
-    /// window).
-    #[arg(long, value_name = "N")]
+    #[arg(
+        long,
+        value_name = "N",
+        help = format!(
+            "Tokens reserved for the summary and the next turn (default {DEFAULT_RESERVE_TOKENS}, \
+             at least 15% of the window)"
+        )
+    )]
     reserve: Option<u64>,
     /// Tokens of recent conversation kept verbatim.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_KEEP_RECENT_TOKENS)]
@@ -71,7 +77,7 @@ struct Report<'a> {
 pub(crate) fn run(args: CompactArgs) -> ExitCode {
     match execute(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => report_error(&error),
+        Err(error) => report_error_as(&error, args.json),
     }
 }
 

@@ -39,7 +39,7 @@ pub(crate) struct ConsolidateArgs {
 pub(crate) fn run(args: ConsolidateArgs) -> ExitCode {
     match execute(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => super::exit::report_error(&error),
+        Err(error) => super::exit::report_error_as(&error, args.json),
     }
 }
 

@@ -38,6 +38,32 @@ pub(crate) fn report_error(error: &anyhow::Error) -> ExitCode {
     ExitCode::from(FAILURE)
 }
 
+/// Reports `error` on stderr and returns its exit code, as [`report_error`] does; with
+/// `--json` it is also the one error object on stdout ([`super::json::ErrorJson`]), so a script
+/// reading stdout always gets one JSON object.
+pub(crate) fn report_error_as(error: &anyhow::Error, json: bool) -> ExitCode {
+    let exit = report_error(error);
+    if !json {
+        return exit;
+    }
+    let code = if error.downcast_ref::<super::interrupt::Stopped>().is_some() {
+        "interrupted"
+    } else if error.downcast_ref::<NotFound>().is_some() {
+        "not_found"
+    } else {
+        "failed"
+    };
+    let report = super::json::ErrorJson::new(code, format!("{error:#}"), None);
+    print_json(serde_json::to_value(report).unwrap_or_default());
+    exit
+}
+
+/// What the command was asked about does not exist (a thread without a goal, a missing file):
+/// an error like any other (exit 1), with the code `not_found` in `--json`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct NotFound(pub(crate) String);
+
 /// Prints `text` on stdout, redacted (paths can carry secrets too) and made display-safe.
 pub(crate) fn print_safe(text: &str) {
     write_stdout(display_safe(&redact_secrets(text)).as_bytes());

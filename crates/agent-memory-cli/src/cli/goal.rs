@@ -19,6 +19,7 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::json;
 
+use super::exit::NotFound;
 use super::home::{CONFIG_FILE_NAME, load_config, resolve_home};
 use agent_memory::write::store_selection::StoreSelection;
 
@@ -38,7 +39,7 @@ pub(crate) struct GoalArgs {
 /// Options every goal subcommand takes.
 #[derive(Debug, clap::Args)]
 struct Output {
-    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ./.agent-memory).
+    /// agent-memory home (default: $AGENT_MEMORY_HOME, else ~/.agent-memory).
     #[arg(long)]
     home: Option<PathBuf>,
     /// Print JSON (the camelCase wire types) instead of text.
@@ -201,9 +202,28 @@ enum TurnErrorArg {
 }
 
 pub(crate) fn run(args: GoalArgs) -> ExitCode {
+    let json = args.command.output().json;
     match execute(args) {
         Ok(code) => code,
-        Err(error) => super::exit::report_error(&error),
+        Err(error) => super::exit::report_error_as(&error, json),
+    }
+}
+
+impl GoalCommand {
+    /// The options every subcommand takes.
+    fn output(&self) -> &Output {
+        match self {
+            GoalCommand::Set { output, .. }
+            | GoalCommand::Show { output, .. }
+            | GoalCommand::Edit { output, .. }
+            | GoalCommand::Budget { output, .. }
+            | GoalCommand::Pause { output, .. }
+            | GoalCommand::Resume { output, .. }
+            | GoalCommand::Clear { output, .. }
+            | GoalCommand::Next { output, .. }
+            | GoalCommand::Update { output, .. } => output,
+            GoalCommand::Account(account) => &account.out,
+        }
     }
 }
 
@@ -374,9 +394,11 @@ fn show(thread: Option<&str>, output: &Output) -> anyhow::Result<ExitCode> {
                 None => None,
             };
             match (goal, output.json) {
-                (goal, true) => print_json(&goal)?,
+                (None, _) => {
+                    return Err(NotFound(format!("thread {thread} has no goal")).into());
+                }
+                (Some(goal), true) => print_json(&goal)?,
                 (Some(goal), false) => emit(&goal_text(&goal))?,
-                (None, false) => emit(&format!("thread {thread} has no goal\n"))?,
             }
         }
         None => {

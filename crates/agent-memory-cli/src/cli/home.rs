@@ -15,10 +15,10 @@ use agent_memory::write::config::{
 use anyhow::{Context, bail};
 
 /// Environment variable naming the agent-memory home.
-const HOME_ENV: &str = "AGENT_MEMORY_HOME";
+pub(crate) const HOME_ENV: &str = "AGENT_MEMORY_HOME";
 /// Folder under the user's home directory used when neither `--home` nor the environment
 /// names one.
-const DEFAULT_HOME: &str = ".agent-memory";
+pub(crate) const DEFAULT_HOME: &str = ".agent-memory";
 /// Config file looked for in the home when `--config` is not given.
 pub(crate) const CONFIG_FILE_NAME: &str = "config.toml";
 

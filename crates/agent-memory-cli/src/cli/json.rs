@@ -8,6 +8,33 @@ use agent_memory::write::phase_two::PhaseTwoReport;
 use agent_memory::write::runner::PhaseTwoPass;
 use serde::Serialize;
 
+/// What every `--json` command prints when it fails: `{"error": {code, message, action}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct ErrorJson {
+    pub(crate) error: ErrorBody,
+}
+
+/// The failure: a snake_case code (`failed`, `not_found`, `interrupted`, or a memory tool's
+/// failure code such as `invalid_input`), what went wrong, and what the user can do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct ErrorBody {
+    pub(crate) code: String,
+    pub(crate) message: String,
+    pub(crate) action: Option<String>,
+}
+
+impl ErrorJson {
+    pub(crate) fn new(code: &str, message: String, action: Option<String>) -> Self {
+        ErrorJson {
+            error: ErrorBody {
+                code: code.to_owned(),
+                message,
+                action,
+            },
+        }
+    }
+}
+
 /// `consolidate --json`: the pass, and why it did what it did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct ConsolidateJson {

@@ -16,10 +16,11 @@ use std::sync::{Arc, Mutex};
 use agent_memory::mcp::{MemoryServer, SharedLink, ThreadGoals};
 use agent_memory::write::memory_root::MemoryRoot;
 
+use super::exit::report_error;
 use super::exit::warn_safe;
 use super::goal::open_at;
 use super::home::{load_config, resolve_home, runtime};
-use super::memory::{MemoryArgs, open_memory, report_error};
+use super::memory::{MemoryArgs, open_memory};
 
 /// Arguments of `agent-memory mcp`. It speaks JSON-RPC on stdout, so `--json` changes nothing.
 #[derive(Debug, clap::Args)]

@@ -2,7 +2,8 @@
 //! share: their options, opening the home's memory, and exit codes.
 //!
 //! Exit codes: 0 on success; 3 when memory is disabled or unavailable (the output still says
-//! so); 1 for any other error (bad input, not found, a refused path, a broken config).
+//! so); 1 for any other error (bad input, not found, a refused path, a broken config). With
+//! `--json`, a failure is the one error object on stdout (`{"error": {code, message, action}}`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,8 +14,9 @@ use agent_memory::write::phase_two::DEFAULT_SUMMARY_TOKEN_BUDGET;
 use anyhow::Context;
 use serde::Serialize;
 
-use super::exit::{say, warn_safe};
+use super::exit::{report_error_as, say, warn_safe};
 use super::home::{config_path, load_config, resolve_home};
+use super::json::ErrorJson;
 
 /// Exit code when memory is disabled or cannot be read.
 pub(crate) const EXIT_MEMORY_UNAVAILABLE: u8 = 3;
@@ -64,31 +66,52 @@ pub(crate) fn state_exit(state: MemoryState) -> ExitCode {
     }
 }
 
-/// Reports a tool failure (JSON on stdout with `--json`, text on stderr otherwise) and returns
-/// its exit code.
+/// The memory tools' names, as the library's messages use them (written for a model calling
+/// tools), and the commands that do the same from the command line.
+const TOOL_COMMANDS: [(&str, &str); 5] = [
+    ("memory_status", "`agent-memory status`"),
+    ("memory_list", "`agent-memory list`"),
+    ("memory_read", "`agent-memory read`"),
+    ("memory_search", "`agent-memory search`"),
+    ("memory_note", "`agent-memory note`"),
+];
+
+/// `text` with each memory tool's name replaced by its command, so an error points at the
+/// tool the user has.
+pub(crate) fn in_cli_words(text: &str) -> String {
+    TOOL_COMMANDS
+        .iter()
+        .fold(text.to_owned(), |text, (tool, command)| {
+            text.replace(tool, command)
+        })
+}
+
+/// Reports a tool failure in the CLI's words (text on stderr, and with `--json` the error
+/// object on stdout too), and returns its exit code.
 pub(crate) fn report_failure(failure: &MemoryToolFailure, json: bool) -> ExitCode {
+    let error = in_cli_words(failure.error.as_deref().unwrap_or("the memory tool failed"));
+    let warning = failure.warning.as_deref().map(in_cli_words);
+    let action = failure.action.as_deref().map(in_cli_words);
+    warn_safe!("error: {error}");
+    for line in [&warning, &action].into_iter().flatten() {
+        warn_safe!("  {line}");
+    }
     if json {
-        print_json(failure);
-    } else {
-        warn_safe!(
-            "error: {}",
-            failure.error.as_deref().unwrap_or("the memory tool failed")
-        );
-        for line in [&failure.warning, &failure.action].into_iter().flatten() {
-            warn_safe!("  {line}");
-        }
+        let message = match warning {
+            Some(warning) => format!("{error}; {warning}"),
+            None => error,
+        };
+        let code = serde_json::to_value(failure.code)
+            .ok()
+            .and_then(|code| code.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "failed".to_owned());
+        print_json(&ErrorJson::new(&code, message, action));
     }
     if failure.disabled || failure.unavailable {
         ExitCode::from(EXIT_MEMORY_UNAVAILABLE)
     } else {
         ExitCode::FAILURE
     }
-}
-
-/// Reports an error that is not a tool failure; exit code 1.
-pub(crate) fn report_error(error: &anyhow::Error) -> ExitCode {
-    warn_safe!("error: {error:#}");
-    ExitCode::FAILURE
 }
 
 /// Prints `value` as one line of JSON.
@@ -125,7 +148,7 @@ pub(crate) fn run_tool<T: Serialize>(
     sync_shared(args);
     let memory = match open_memory(args) {
         Ok(memory) => memory,
-        Err(error) => return report_error(&error),
+        Err(error) => return report_error_as(&error, args.json),
     };
     match tool(&memory) {
         Ok(result) if args.json => {

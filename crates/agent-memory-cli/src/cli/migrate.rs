@@ -28,7 +28,7 @@ pub(crate) struct MigrateArgs {
 pub(crate) fn run(args: MigrateArgs) -> ExitCode {
     match execute(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) => super::exit::report_error(&error),
+        Err(error) => super::exit::report_error_as(&error, args.json),
     }
 }
 

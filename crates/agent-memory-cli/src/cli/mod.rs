@@ -29,9 +29,18 @@ mod status;
 mod store;
 mod wm;
 
+/// The exit codes, the same on every command (the README has the same table).
+const EXIT_CODES_HELP: &str = "Exit codes:
+  0    success
+  1    an error stopped the command; something asked for was not found
+  2    bad command line
+  3    memory disabled or unavailable, a refusal (`goal update`), or `run` finished with failed jobs
+  130  stopped by Ctrl-C (143: SIGTERM), after giving held leases back
+  141  standard output closed by its reader (`... | head -1`)";
+
 /// agent-memory: turn coding-agent session transcripts into durable memories.
 #[derive(Debug, Parser)]
-#[command(name = "agent-memory", version, about)]
+#[command(name = "agent-memory", version = env!("AGENT_MEMORY_VERSION"), about, after_help = EXIT_CODES_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -48,7 +57,8 @@ enum Command {
     Compact(compact::CompactArgs),
     /// Print the files of the memory root, one of them, or the block injected into sessions.
     Show(show::ShowArgs),
-    /// Copy standard input to standard output with every secret replaced by `[REDACTED_SECRET]`.
+    /// Copy files (or standard input) to standard output with every secret replaced by
+    /// `[REDACTED_SECRET]`.
     Redact(redact::RedactArgs),
     /// A thread's goal: set, show, edit, budget, pause, resume, clear, account, next, update.
     Goal(goal::GoalArgs),
@@ -61,7 +71,7 @@ enum Command {
     /// Where memory stands: state, mode, root, counts, index, budget, notes (exit 3 when
     /// disabled or unavailable).
     Status(status::StatusArgs),
-    /// Search memory (every word must appear; "quotes" for a phrase).
+    /// Search memory (every word must appear; '"double quotes"' for a phrase).
     Search(search::SearchArgs),
     /// List the memory root as a tree with sizes.
     List(list::ListArgs),
@@ -98,5 +108,144 @@ pub(crate) fn main() -> ExitCode {
         Command::Block(args) => block::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Migrate(args) => migrate::run(args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_memory::compaction::compaction::{
+        DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW_TOKENS,
+    };
+    use agent_memory::introspect::tools::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS};
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// Every command and subcommand with its `--help` text, keyed by its path (`goal set`).
+    fn every_help() -> Vec<(String, clap::Command, String)> {
+        fn walk(
+            path: &str,
+            command: &clap::Command,
+            out: &mut Vec<(String, clap::Command, String)>,
+        ) {
+            for sub in command.get_subcommands() {
+                if sub.get_name() == "help" {
+                    continue;
+                }
+                let path = format!("{path} {}", sub.get_name()).trim().to_owned();
+                let help = sub.clone().render_long_help().to_string();
+                out.push((path.clone(), sub.clone(), help));
+                walk(&path, sub, out);
+            }
+        }
+        let mut root = Cli::command();
+        root.build();
+        let mut out = Vec::new();
+        walk("", &root, &mut out);
+        out
+    }
+
+    /// The help of `--flag` (the argument with id `id`) of the command at `path`.
+    fn flag_help(helps: &[(String, clap::Command, String)], path: &str, id: &str) -> String {
+        let (_, command, _) = helps
+            .iter()
+            .find(|(name, _, _)| name == path)
+            .unwrap_or_else(|| panic!("no command `{path}`"));
+        let arg = command
+            .get_arguments()
+            .find(|arg| arg.get_id() == id)
+            .unwrap_or_else(|| panic!("`{path}` has no argument `{id}`"));
+        let mut text = arg
+            .get_long_help()
+            .or(arg.get_help())
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        for default in arg.get_default_values() {
+            text.push_str(&format!(" [default: {}]", default.to_string_lossy()));
+        }
+        text
+    }
+
+    #[test]
+    fn every_help_states_the_defaults_the_code_uses() {
+        let helps = every_help();
+        assert!(helps.len() > 20, "{} commands", helps.len());
+        let home = format!(
+            "${}, else ~/{}",
+            super::home::HOME_ENV,
+            super::home::DEFAULT_HOME
+        );
+        let mut with_home = 0;
+        for (path, command, help) in &helps {
+            assert!(!help.contains("./.agent-memory"), "{path}: {help}");
+            if command.get_arguments().any(|arg| arg.get_id() == "home") {
+                with_home += 1;
+                let text = flag_help(&helps, path, "home");
+                assert!(text.contains(&home), "{path} --home: {text}");
+            }
+        }
+        assert!(with_home > 15, "{with_home} commands take --home");
+        let expected = [
+            (
+                "compact",
+                "window",
+                format!("[default: {DEFAULT_WINDOW_TOKENS}]"),
+            ),
+            (
+                "compact",
+                "keep_recent",
+                format!("[default: {DEFAULT_KEEP_RECENT_TOKENS}]"),
+            ),
+            (
+                "compact",
+                "reserve",
+                format!("default {DEFAULT_RESERVE_TOKENS},"),
+            ),
+            (
+                "search",
+                "max_results",
+                format!("1 to {MAX_SEARCH_RESULTS}; default {DEFAULT_SEARCH_RESULTS}"),
+            ),
+            (
+                "block",
+                "max_recall",
+                format!("[default: {}]", super::block::DEFAULT_RECALL_HITS),
+            ),
+            (
+                "run",
+                "consolidation_wait",
+                format!("[default: {}]", super::run::DEFAULT_CONSOLIDATION_WAIT_SECS),
+            ),
+            (
+                "consolidate",
+                "consolidation_wait",
+                format!("[default: {}]", super::run::DEFAULT_CONSOLIDATION_WAIT_SECS),
+            ),
+        ];
+        for (path, id, default) in expected {
+            let text = flag_help(&helps, path, id);
+            assert!(
+                text.contains(&default),
+                "{path} --{id}: {text:?} lacks {default:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_version_names_the_package_version() {
+        let version = Cli::command()
+            .get_version()
+            .map(str::to_owned)
+            .unwrap_or_default();
+        assert!(version.starts_with(env!("CARGO_PKG_VERSION")), "{version}");
+        // Built from a checkout (as the tests are), it names the commit too.
+        let in_checkout = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .is_ok_and(|output| output.status.success());
+        if in_checkout {
+            assert!(version.contains(" (commit "), "{version}");
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! `agent-memory redact`: copies standard input to standard output with every secret replaced,
-//! so logs and transcripts can be shared.
+//! `agent-memory redact [FILE...]`: copies the files (standard input when none is named) to
+//! standard output with every secret replaced, so logs and transcripts can be shared.
 //!
 //! It streams: each line is written and flushed as soon as it is complete (`tail -f app.log |
 //! agent-memory redact` shows lines live), and a line longer than [`MAX_PENDING`] is redacted in
@@ -7,6 +7,7 @@
 //! a YAML block) are followed across them. Bytes that are not UTF-8 pass through untouched.
 
 use std::io::{self, BufWriter, Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agent_memory::sanitize::LineRedactor;
@@ -16,14 +17,15 @@ const MAX_PENDING: usize = 1 << 20;
 /// Bytes read at a time.
 const READ_BYTES: usize = 64 << 10;
 
-/// Arguments of `agent-memory redact` (none: standard input to standard output).
+/// Arguments of `agent-memory redact`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct RedactArgs {}
+pub(crate) struct RedactArgs {
+    /// Files to copy redacted, in order (default: standard input).
+    files: Vec<PathBuf>,
+}
 
-pub(crate) fn run(_args: RedactArgs) -> ExitCode {
-    // Unlocked handles: `Stdin::read` returns what is available instead of waiting for a full
-    // buffer.
-    match redact_stream(io::stdin(), io::stdout()) {
+pub(crate) fn run(args: RedactArgs) -> ExitCode {
+    match redact_all(&args.files) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`agent-memory redact < log | head`): nothing left to do.
         Err(StreamError::Write(error)) if error.kind() == io::ErrorKind::BrokenPipe => {
@@ -33,15 +35,34 @@ pub(crate) fn run(_args: RedactArgs) -> ExitCode {
     }
 }
 
+/// Each file in turn, or standard input when `files` is empty, to standard output.
+fn redact_all(files: &[PathBuf]) -> Result<(), StreamError> {
+    if files.is_empty() {
+        // Unlocked handles: `Stdin::read` returns what is available instead of waiting for a
+        // full buffer.
+        return redact_stream(io::stdin(), io::stdout(), STDIN_NAME);
+    }
+    for path in files {
+        let name = path.display().to_string();
+        let file =
+            std::fs::File::open(path).map_err(|error| StreamError::Read(name.clone(), error))?;
+        redact_stream(file, io::stdout(), &name)?;
+    }
+    Ok(())
+}
+
+/// How errors name standard input.
+const STDIN_NAME: &str = "standard input";
+
 #[derive(Debug, thiserror::Error)]
 enum StreamError {
-    #[error("cannot read standard input: {0}")]
-    Read(#[source] io::Error),
+    #[error("cannot read {0}: {1}")]
+    Read(String, #[source] io::Error),
     #[error("cannot write standard output: {0}")]
     Write(#[source] io::Error),
 }
 
-fn redact_stream(mut input: impl Read, output: impl Write) -> Result<(), StreamError> {
+fn redact_stream(mut input: impl Read, output: impl Write, name: &str) -> Result<(), StreamError> {
     let mut output = BufWriter::with_capacity(64 << 10, output);
     let mut redactor = LineRedactor::new();
     let mut pending: Vec<u8> = Vec::with_capacity(READ_BYTES);
@@ -51,7 +72,7 @@ fn redact_stream(mut input: impl Read, output: impl Write) -> Result<(), StreamE
             Ok(0) => break,
             Ok(read) => read,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(StreamError::Read(error)),
+            Err(error) => return Err(StreamError::Read(name.to_owned(), error)),
         };
         pending.extend_from_slice(chunk.get(..read).unwrap_or_default());
         let mut done = 0;
@@ -92,7 +113,7 @@ mod tests {
         let input: &[u8] =
             b"ok \xff\nGITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\nno newline";
         let mut out = Vec::new();
-        redact_stream(input, &mut out).unwrap();
+        redact_stream(input, &mut out, STDIN_NAME).unwrap();
         assert_eq!(
             out,
             b"ok \xff\nGITHUB_TOKEN=[REDACTED_SECRET]\nno newline".to_vec()
@@ -107,7 +128,7 @@ mod tests {
         }
         line.push(b'\n');
         let mut out = Vec::new();
-        redact_stream(line.as_slice(), &mut out).unwrap();
+        redact_stream(line.as_slice(), &mut out, STDIN_NAME).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(!text.contains("ab12cd34ef56gh78"));
         assert_eq!(
@@ -126,7 +147,7 @@ mod tests {
 
     #[test]
     fn read_errors_are_reported() {
-        let err = redact_stream(Broken, Vec::new()).unwrap_err();
+        let err = redact_stream(Broken, Vec::new(), STDIN_NAME).unwrap_err();
         assert_eq!(err.to_string(), "cannot read standard input: device gone");
     }
 }

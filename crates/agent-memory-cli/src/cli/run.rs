@@ -20,7 +20,6 @@ use agent_memory::write::phase_one::{JobOutcome, JobReport};
 use agent_memory::write::runner::{
     RolloutFolder, RunLimits, RunModels, RunOptions, RunProgress, RunReport, Runner,
 };
-use anyhow::bail;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use agent_memory::models::DEFAULT_MODEL_SPEC;
@@ -65,10 +64,12 @@ pub(crate) struct RunArgs {
 pub(crate) const DEFAULT_CONSOLIDATION_WAIT_SECS: u64 = 120;
 
 pub(crate) fn run(args: RunArgs) -> ExitCode {
+    let json = args.json;
     match execute(args) {
         Ok(Finished::Clean) => ExitCode::SUCCESS,
         Ok(Finished::JobsFailed) => ExitCode::from(exit::JOBS_FAILED),
-        Err(e) => exit::report_error(&e),
+        Ok(Finished::FailedAfterReport(error)) => exit::report_error(&error),
+        Err(e) => exit::report_error_as(&e, json),
     }
 }
 
@@ -77,6 +78,8 @@ enum Finished {
     Clean,
     /// At least one job failed (exit code [`exit::JOBS_FAILED`]).
     JobsFailed,
+    /// The run stopped on an error after its report was printed (exit code 1).
+    FailedAfterReport(anyhow::Error),
 }
 
 fn execute(args: RunArgs) -> anyhow::Result<Finished> {
@@ -142,15 +145,19 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         }
     }
     let phase_one = &report.phase_one;
+    // The report is on stdout already (with `--json`, the one object): these errors go to
+    // stderr only.
     if let Some(fatal) = &phase_one.fatal_error {
-        bail!(
+        return Ok(Finished::FailedAfterReport(anyhow::anyhow!(
             "the model cannot be used: {fatal}\n{} job(s) were given back without spending an \
              attempt; fix the cause and run again to process them",
             phase_one.released
-        );
+        )));
     }
     if let Some(error) = report.phase_two_error {
-        return Err(anyhow::Error::new(error).context("phase 2 (consolidation) failed"));
+        return Ok(Finished::FailedAfterReport(
+            anyhow::Error::new(error).context("phase 2 (consolidation) failed"),
+        ));
     }
     Ok(if phase_one.failed > 0 {
         Finished::JobsFailed

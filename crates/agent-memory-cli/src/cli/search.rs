@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use agent_memory::introspect::tools::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS};
 use agent_memory::protocol::introspect::{MemorySearchRequest, MemorySearchResult};
 
 use super::exit::{say, warn_safe};
@@ -10,13 +11,20 @@ use super::memory::{MemoryArgs, run_tool};
 /// Arguments of `agent-memory search`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct SearchArgs {
-    /// Words that must all appear; "double quotes" for an exact phrase.
-    query: String,
+    /// Words that must all appear (`search cargo test`); "double quotes" inside single ones
+    /// for an exact phrase (`search '"cargo test"'`).
+    #[arg(required = true)]
+    query: Vec<String>,
     /// Only under this folder or file of the memory root.
     #[arg(long)]
     path: Option<String>,
-    /// At most this many hits (1 to 50).
-    #[arg(long)]
+    #[arg(
+        long,
+        value_parser = parse_max_results,
+        help = format!(
+            "At most this many hits (1 to {MAX_SEARCH_RESULTS}; default {DEFAULT_SEARCH_RESULTS})"
+        )
+    )]
     max_results: Option<u32>,
     #[command(flatten)]
     memory: MemoryArgs,
@@ -24,11 +32,21 @@ pub(crate) struct SearchArgs {
 
 pub(crate) fn run(args: SearchArgs) -> ExitCode {
     let request = MemorySearchRequest {
-        query: args.query,
+        query: args.query.join(" "),
         path: args.path,
         max_results: args.max_results,
     };
     run_tool(&args.memory, |memory| memory.search(&request), print)
+}
+
+/// `--max-results`: a whole number within the library's range.
+fn parse_max_results(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(count) if (1..=MAX_SEARCH_RESULTS).contains(&count) => Ok(count),
+        _ => Err(format!(
+            "give a whole number from 1 to {MAX_SEARCH_RESULTS}"
+        )),
+    }
 }
 
 fn print(result: &MemorySearchResult) {

@@ -6,7 +6,8 @@ use agent_memory::prompts::introspect::format_utc;
 use agent_memory::protocol::introspect::MemoryStatusResult;
 
 use super::exit::print_safe;
-use super::memory::{MemoryArgs, open_memory, print_json, report_error, state_exit};
+use super::exit::report_error_as;
+use super::memory::{MemoryArgs, open_memory, print_json, state_exit};
 
 /// Arguments of `agent-memory status`.
 #[derive(Debug, clap::Args)]
@@ -18,7 +19,7 @@ pub(crate) struct StatusArgs {
 pub(crate) fn run(args: StatusArgs) -> ExitCode {
     let memory = match open_memory(&args.memory) {
         Ok(memory) => memory,
-        Err(error) => return report_error(&error),
+        Err(error) => return report_error_as(&error, args.memory.json),
     };
     let status = memory.status();
     if args.memory.json {

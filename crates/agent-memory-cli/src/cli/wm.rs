@@ -93,6 +93,13 @@ enum WmCommand {
 }
 
 pub(crate) fn run(args: WmArgs) -> ExitCode {
+    let json = match &args.command {
+        WmCommand::Merge { json, .. }
+        | WmCommand::Recover { json, .. }
+        | WmCommand::Commit { json, .. }
+        | WmCommand::Assemble { json, .. } => *json,
+        WmCommand::Show { .. } => false,
+    };
     let result = match args.command {
         WmCommand::Merge { old, ops, json } => merge(&old, &ops, json),
         WmCommand::Recover { file, json } => recover(&file, json),
@@ -111,10 +118,7 @@ pub(crate) fn run(args: WmArgs) -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
+        Err(error) => super::exit::report_error_as(&error, json),
     }
 }
 

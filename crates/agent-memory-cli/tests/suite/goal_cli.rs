@@ -225,9 +225,12 @@ fn budgets_edits_and_errors_through_the_cli() {
     let all = json(goal(home, &["show", "--json"]));
     assert_eq!(all.as_array().unwrap().len(), 1);
     ok(goal(home, &["clear", THREAD]));
+    let missing = goal(home, &["show", THREAD]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(missing.stdout.is_empty());
     assert_eq!(
-        ok(goal(home, &["show", THREAD])),
-        format!("thread {THREAD} has no goal\n")
+        String::from_utf8_lossy(&missing.stderr),
+        format!("error: thread {THREAD} has no goal\n")
     );
 }
 

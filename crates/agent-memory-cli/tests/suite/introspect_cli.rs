@@ -211,10 +211,9 @@ fn errors_exit_1_and_are_never_empty_results() {
         &agent_memory(home.path(), &["read", "../config.toml", "--json"]),
         1,
     );
-    assert_eq!(failure["disabled"], false);
-    assert_eq!(failure["unavailable"], false);
+    assert_eq!(failure["error"]["code"], "path_refused");
     assert!(
-        failure["error"]
+        failure["error"]["message"]
             .as_str()
             .unwrap()
             .contains("`..` is refused")
@@ -243,9 +242,9 @@ fn disabled_memory_exits_3_everywhere_and_injects_nothing() {
         &["note", "remember this", "--json"][..],
     ] {
         let failure = json_exit(&agent_memory(home.path(), args), 3);
-        assert_eq!(failure["disabled"], true, "{args:?}: {failure}");
+        assert_eq!(failure["error"]["code"], "disabled", "{args:?}: {failure}");
         assert!(
-            failure["warning"]
+            failure["error"]["message"]
                 .as_str()
                 .unwrap()
                 .contains("Tell the user"),
@@ -290,9 +289,63 @@ fn an_unreadable_summary_is_unavailable_never_empty() {
         &agent_memory(home.path(), &["search", "nextest", "--json"]),
         3,
     );
-    assert_eq!(search["unavailable"], true, "{search}");
+    assert_eq!(search["error"]["code"], "unavailable", "{search}");
     assert!(
         search.get("hits").is_none(),
         "a failure, not an empty result"
+    );
+}
+
+#[test]
+fn search_takes_several_words_without_quotes() {
+    let home = home_with_memory();
+    let unquoted = json_exit(
+        &agent_memory(home.path(), &["search", "cargo", "nextest", "--json"]),
+        0,
+    );
+    let quoted = json_exit(
+        &agent_memory(home.path(), &["search", "cargo nextest", "--json"]),
+        0,
+    );
+    assert_eq!(unquoted["hits"], quoted["hits"]);
+    assert_eq!(unquoted["hits"].as_array().unwrap().len(), 1, "{unquoted}");
+    assert!(
+        unquoted["hits"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("nextest")
+    );
+}
+
+#[test]
+fn errors_name_the_cli_commands_and_ranges_in_words() {
+    let home = home_with_memory();
+    std::fs::create_dir_all(home.path().join("memories/notes")).unwrap();
+    for (args, expected) in [
+        (
+            &["read", "nope.md"][..],
+            "`agent-memory list` shows what exists",
+        ),
+        (&["read", "notes"][..], "list it with `agent-memory list`"),
+        (
+            &["list", "MEMORY.md"][..],
+            "read it with `agent-memory read`",
+        ),
+    ] {
+        let output = agent_memory(home.path(), args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let text = stderr(&output);
+        assert!(text.contains(expected), "{args:?}: {text}");
+        assert!(!text.contains("memory_"), "{args:?} names a tool: {text}");
+        let failure = json_exit(&agent_memory(home.path(), &[args, &["--json"]].concat()), 1);
+        let shown = failure.to_string();
+        assert!(!shown.contains("memory_"), "{args:?} names a tool: {shown}");
+    }
+    let zero = agent_memory(home.path(), &["search", "cargo", "--max-results", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(
+        stderr(&zero).contains("give a whole number from 1 to 50"),
+        "{}",
+        stderr(&zero)
     );
 }

@@ -4,6 +4,7 @@ mod compact_cli;
 mod consolidate_cli;
 mod goal_cli;
 mod introspect_cli;
+mod json_cli;
 mod mcp_cli;
 mod memory_cli;
 mod model_server;

@@ -86,3 +86,40 @@ fn yaml_colon_values_are_redacted_whatever_their_letters() {
         "password: [REDACTED_SECRET]\n  api_key: [REDACTED_SECRET]\ntoken: [REDACTED_SECRET]\nsecret: [REDACTED_SECRET]\npassword: [REDACTED_SECRET]\n"
     );
 }
+
+#[test]
+fn files_named_on_the_command_line_are_redacted_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.log");
+    let second = dir.path().join("second.log");
+    std::fs::write(
+        &first,
+        "one GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+    )
+    .unwrap();
+    std::fs::write(&second, "two\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("redact")
+        .arg(&first)
+        .arg(&second)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "one GITHUB_TOKEN=[REDACTED_SECRET]\ntwo\n"
+    );
+    let missing = dir.path().join("missing.log");
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("redact")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(&format!("error: cannot read {}: ", missing.display())),
+        "{stderr}"
+    );
+}

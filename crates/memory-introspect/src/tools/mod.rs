@@ -26,6 +26,9 @@ use crate::introspector::Introspector;
 use crate::paths::{Refusal, ResolveError};
 
 pub use crate::tools::read::thread_ids_in;
+pub use crate::tools::search::{
+    DEFAULT_RESULTS as DEFAULT_SEARCH_RESULTS, MAX_RESULTS as MAX_SEARCH_RESULTS,
+};
 
 /// What a tool call answered.
 #[derive(Debug, Clone, PartialEq)]

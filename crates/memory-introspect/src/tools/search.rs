@@ -18,9 +18,9 @@ use crate::query::{Combine, parse};
 use crate::tools::{disabled, failure, invalid_input, refusal, resolve_failure, unavailable};
 
 /// Hits returned when the request names no number.
-const DEFAULT_RESULTS: u32 = 10;
+pub const DEFAULT_RESULTS: u32 = 10;
 /// Most hits a request may ask for.
-const MAX_RESULTS: u32 = 50;
+pub const MAX_RESULTS: u32 = 50;
 /// Longest snippet, in characters.
 const SNIPPET_CHARS: usize = 240;
 

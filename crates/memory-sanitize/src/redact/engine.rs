@@ -361,11 +361,13 @@ impl CompiledRule {
                 Action::Kubernetes => multiline::kubernetes(text, whole.start(), whole.end(), scan),
             }
             // Procedural actions read on past the match: a key inside the value just parsed
-            // (`"out":"password: ..."`, `?a=b&token=...`) must still be found.
+            // (`"out":"password: ..."`, `?a=b&token=...`, `X=ACCESS_TOKEN=...`) must still be
+            // found. The search resumes at the separator's last byte, since the next match
+            // opens with the byte before its key.
             let next = match rule.action {
                 Action::Assignment | Action::Authorization => locs
                     .get(3)
-                    .map_or(whole.end(), |(_, separator_end)| separator_end),
+                    .map_or(whole.end(), |(_, separator_end)| separator_end - 1),
                 _ => whole.end(),
             };
             at = next.max(whole.start() + 1);
@@ -389,11 +391,11 @@ fn scan_assignments(rule: &Rule, text: &[u8], haystack: &[u8], start: usize, sca
             continue;
         }
         assignment::assignment(text, &groups, scan);
-        // As for the regex: read on from the separator's end, so a key inside the value just
-        // parsed is still found.
+        // As for the regex: read on from the separator's last byte, so a key inside the value
+        // just parsed is still found.
         let next = groups
             .get(3)
-            .map_or(whole.1, |(_, separator_end)| separator_end);
+            .map_or(whole.1, |(_, separator_end)| separator_end - 1);
         at = next.max(whole.0 + 1);
     }
 }

@@ -466,9 +466,11 @@ enum Form {
     Nested,
     /// `key: value  # comment` / `key=value # comment`.
     Commented(&'static str),
+    /// `OUTER=key=value`: an assignment chained after another.
+    Chained,
 }
 
-const FORMS: [Form; 17] = [
+const FORMS: [Form; 18] = [
     Form::Separator(": ", ""),
     Form::Separator(":", ""),
     Form::Separator(" = ", ""),
@@ -486,6 +488,7 @@ const FORMS: [Form; 17] = [
     Form::Commented(": "),
     Form::Commented("="),
     Form::Commented(" = "),
+    Form::Chained,
 ];
 
 #[derive(Debug, Clone)]
@@ -506,6 +509,7 @@ impl Pasted {
             Form::Flag => format!("tool --{key} {value} --verbose\n"),
             Form::Nested => format!("service:\n  {key}: {value}\n"),
             Form::Commented(sep) => format!("{key}{sep}{value}  # from the vault\n"),
+            Form::Chained => format!("WRAPPED_VALUE={key}={value}\n"),
         }
     }
 
@@ -591,9 +595,6 @@ fn pasted_exception(case: &Pasted) -> bool {
     let template = ["%s", "%d", "%(", "{}"].iter().any(|t| value.contains(t));
     // On a command line `&` is the shell's operator, which ends the flag's value.
     let shell = case.form == Form::Flag && value.contains('&');
-    // Not yet covered, reported as open: `--secret-key value` / `--secret_key value` (the
-    // `cli-flag` rule lists the name but does not match it).
-    let open_gap = case.form == Form::Flag && case.key.eq_ignore_ascii_case("secret_key");
     // A path: base64 may start with `/`.
     let reference = value.starts_with('/');
     let member_path = value.contains('.') && value.split('.').all(identifier);
@@ -618,7 +619,6 @@ fn pasted_exception(case: &Pasted) -> bool {
         || member_path
         || member_operator
         || shell
-        || open_gap
         || code_word
         || declaration
 }
@@ -794,4 +794,31 @@ fn every_pasted_secret_is_redacted() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+    /// A quoted value runs to its closing quote whatever punctuation it holds (`'ab(c)d…'`), also
+    /// when its assignment is chained after another (`OUTER=KEY='…'`): every byte of it is
+    /// redacted.
+    #[test]
+    fn quoted_values_are_redacted_to_their_closing_quote(
+        key in prop::sample::select(PASTED_KEYS.to_vec()),
+        separator in prop::sample::select(vec![": ", "=", " = "]),
+        quote in prop::sample::select(vec!['"', '\'']),
+        chained in any::<bool>(),
+        value in "[a-z]{2}[0-9]{2}[A-Za-z0-9()\\[\\];,&|!@#:]{6,36}",
+    ) {
+        let outer = if chained { "WRAPPED_VALUE=" } else { "" };
+        let line = format!("{outer}{key}{separator}{quote}{value}{quote}\n");
+        let start = line.find(&value).unwrap();
+        let ours = redact::secret_spans(line.as_bytes());
+        for at in start..start + value.len() {
+            prop_assert!(
+                ours.iter().any(|&(s, e)| s <= at && at < e),
+                "byte {at} of {value:?} kept in {line:?}; ours: {ours:?}"
+            );
+        }
+    }
 }

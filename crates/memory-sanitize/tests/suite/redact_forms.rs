@@ -443,3 +443,68 @@ fn kubernetes_secret_data_is_redacted() {
         ),
     ]);
 }
+
+/// Issue 32's other reports: bare provider shapes with no name nearby, a quoted value holding
+/// punctuation behind a chained assignment, a chained `X=KEY=value`, and `--secret-key value`.
+#[test]
+fn bare_shapes_chained_assignments_and_secret_key_flags_are_redacted() {
+    check(&[
+        (
+            "mailgun said key-3f9a0c2d8e7b61a4c5d09e8f7a6b5c4d",
+            "mailgun said [REDACTED_SECRET]",
+        ),
+        (
+            "validate with pubkey-0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+            "validate with [REDACTED_SECRET]",
+        ),
+        (
+            "notion ntn_gLKOmxgJTeKdNnFRIBXuDL7DxtpYlSXpfKtHF4vUCsMehG",
+            "notion [REDACTED_SECRET]",
+        ),
+        (
+            "notion ntn_41234567890aBcDeFgHiJkLmNoPqRsTuVwXyZ012345678",
+            "notion [REDACTED_SECRET]",
+        ),
+        (
+            "pc = 'pcsk_4Hq2x_Tn8vLwq3ZrPk7Yd9Fm2Bc5Xs1Jh6Gn0Ra4We8Uy'",
+            "pc = '[REDACTED_SECRET]'",
+        ),
+        (
+            "braintree.Client(authorization: 'sandbox_g42y39zw_348pn6z9fc6bvq8k')",
+            "braintree.Client(authorization: '[REDACTED_SECRET]')",
+        ),
+        (
+            "TOKEN_VALUE=DJANGO_SECRET_KEY='ab(c)d9Xq2LmnPQ)zz81kq'",
+            "TOKEN_VALUE=DJANGO_SECRET_KEY='[REDACTED_SECRET]'",
+        ),
+        (
+            "export X=ACCESS_TOKEN=Zq81mNb2Lk9PqRt5Vw",
+            "export X=ACCESS_TOKEN=[REDACTED_SECRET]",
+        ),
+        (
+            "run --secret-key Zq81mNb2Lk9PqRt5Vw --verbose",
+            "run --secret-key [REDACTED_SECRET] --verbose",
+        ),
+        (
+            "run --secret_key=Zq81mNb2Lk9PqRt5Vw",
+            "run --secret_key=[REDACTED_SECRET]",
+        ),
+    ]);
+}
+
+/// What the bare shapes must leave alone: the prefixes in ordinary code and prose.
+#[test]
+fn bare_shape_prefixes_in_code_are_kept() {
+    for text in [
+        "let key = format!(\"key-{}\", id);",
+        "cache key-value store",
+        "key-0123456789abcdef (16 hex digits)",
+        "let ntn_count = 3;",
+        "production_settings_for_region_eu1",
+        "sandbox_mode = true",
+        "pcsk_ is Pinecone's prefix",
+        "id: key-ABCDEF0123456789ABCDEF0123456789",
+    ] {
+        assert_eq!(redact_secrets(text), text);
+    }
+}

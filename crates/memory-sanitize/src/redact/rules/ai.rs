@@ -1,6 +1,6 @@
 //! AI and model providers.
 
-use super::{Family, Rule, token};
+use super::{Check, Family, Rule, bounded, bounded_token, token};
 
 const F: Family = Family::Ai;
 
@@ -143,6 +143,19 @@ pub(super) const RULES: &[Rule] = &[
             r"(?:^|[^A-Za-z0-9+/])(ABSK[A-Za-z0-9+/]{100,}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]{40,})",
             "`ABSK` + 100 or more base64 characters",
             "ABSK[A-Za-z0-9+/]{120,140}",
+        )
+    },
+    Rule {
+        check: Check::DigitAndLetter,
+        ..bounded_token(
+            "pinecone-api-key-bare",
+            F,
+            "Pinecone API key, without a Pinecone name nearby",
+            "gitleaks:pinecone-api-key",
+            &["pcsk_"],
+            bounded!(r"pcsk_[A-Za-z0-9_]{40,}"),
+            "`pcsk_` + 40 or more letters, digits and `_`",
+            "pcsk_[a-z0-9]{5}_[A-Za-z]{10}[0-9]{10}[A-Za-z0-9]{40}",
         )
     },
 ];

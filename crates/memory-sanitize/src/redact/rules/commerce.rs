@@ -1,6 +1,6 @@
 //! Payments and commerce.
 
-use super::{Family, Rule, b64_end, b64_start, bounded, bounded_token, token};
+use super::{Check, Family, Rule, b64_end, b64_start, bounded, bounded_token, token};
 
 const F: Family = Family::Commerce;
 
@@ -199,4 +199,17 @@ pub(super) const RULES: &[Rule] = &[
         "`AQE` + 5 or more characters `.` + 50 to 80 characters",
         "AQE[a-z]{3}[0-9]{3}[a-z0-9]{4}\\.[A-Za-z0-9_=-]{60}",
     ),
+    Rule {
+        check: Check::DigitAndLetter,
+        ..bounded_token(
+            "braintree-tokenization-key-bare",
+            F,
+            "Braintree tokenization key, without a Braintree name nearby",
+            "ours",
+            &["production_", "sandbox_"],
+            bounded!(r"(?:production|sandbox)_[a-z0-9]{8}_[a-z0-9]{16}"),
+            "`production_` or `sandbox_` + 8 `_` 16 lower-case letters and digits",
+            "(production|sandbox)_[a-z]{4}[0-9]{4}_[a-z0-9]{12}[0-9]{4}",
+        )
+    },
 ];

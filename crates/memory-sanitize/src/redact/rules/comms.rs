@@ -248,4 +248,17 @@ pub(super) const RULES: &[Rule] = &[
             "AC[0-9a-f]{32}",
         )
     },
+    Rule {
+        back: 3,
+        ..bounded_token(
+            "mailgun-api-key-bare",
+            F,
+            "Mailgun private API key or public validation key, without a Mailgun name nearby",
+            "gitleaks:mailgun-private-api-token, gitleaks:mailgun-pub-key",
+            &["key-"],
+            bounded!(r"(?:pub)?key-[a-f0-9]{32}"),
+            "`key-` or `pubkey-` + 32 lower-case hex digits",
+            "(pub)?key-[a-f]{4}[0-9]{4}[a-f0-9]{24}",
+        )
+    },
 ];

@@ -148,7 +148,7 @@ pub(super) const RULES: &[Rule] = &[
             &["password=", "pwd="],
             r#"(?i);[ \t]*(?:password|pwd)=([^;\s"'\\\[\](){}<>]{1,128})"#,
             "`Server=db;User Id=app;Password=` + password + `;`",
-            "Server=db;User Id=app;Password=[A-Za-z0-9!*_-]{8,24};",
+            "Server=db;User Id=app;Password=[a-z]{2}[0-9]{2}[A-Za-z0-9!*_-]{4,20};",
         )
     },
     Rule {
@@ -169,6 +169,8 @@ pub(super) const RULES: &[Rule] = &[
                 "token",
                 "secret",
                 "passphrase",
+                "secret-key",
+                "secret_key",
                 "api-key",
                 "api_key",
                 "apikey",

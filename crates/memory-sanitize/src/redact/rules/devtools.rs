@@ -25,16 +25,19 @@ pub(super) const RULES: &[Rule] = &[
         "`lin_api_` + 40 letters and digits",
         "lin_api_[A-Za-z0-9]{40}",
     ),
-    token(
-        "notion-token",
-        F,
-        "Notion integration token",
-        "gitleaks:notion-api-token",
-        &["ntn_"],
-        r"ntn_[0-9]{11}[A-Za-z0-9]{35}",
-        "`ntn_` + 11 digits + 35 letters and digits",
-        "ntn_[0-9]{11}[A-Za-z0-9]{35}",
-    ),
+    Rule {
+        check: Check::DigitAndLetter,
+        ..bounded_token(
+            "notion-token",
+            F,
+            "Notion integration token",
+            "gitleaks:notion-api-token",
+            &["ntn_"],
+            bounded!(r"ntn_[A-Za-z0-9]{46}"),
+            "`ntn_` + 46 letters and digits",
+            "ntn_[0-9]{11}[A-Za-z0-9]{35}|ntn_[A-Za-z]{20}[0-9]{6}[A-Za-z0-9]{20}",
+        )
+    },
     token(
         "sentry-org-token",
         F,

@@ -83,7 +83,7 @@ pub(super) const RULES: &[Rule] = &[
             &["kind"],
             r#"(?i)\\?["']?kind\\?["']?[ \t]*:[ \t]*\\?["']?Secret\b"#,
             "`kind: Secret` ... `data:` + indented `name: base64` lines",
-            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\ndata:\n  username: [A-Za-z0-9]{8}\n  dbcred: [A-Za-z0-9+/]{24}==\n",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\ndata:\n  username: [a-z]{2}[0-9]{2}[A-Za-z0-9]{4}\n  dbcred: [A-Za-z0-9+/]{24}==\n",
         )
     },
 ];

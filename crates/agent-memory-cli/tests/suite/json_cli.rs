@@ -1,0 +1,115 @@
+//! The `--json` rule every command meets: on failure, one object on stdout,
+//! `{"error": {"code", "message", "action"}}`, and an exit code that says it failed.
+
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|arg| (*arg).to_owned()).collect()
+}
+
+/// Checks `stdout` is exactly one error object; the reason it is not, otherwise.
+fn error_object(stdout: &str) -> Result<(), String> {
+    let mut lines = stdout.lines();
+    let line = lines.next().ok_or("nothing on stdout")?;
+    if lines.next().is_some() {
+        return Err(format!("more than one line: {stdout:?}"));
+    }
+    let value: Value = serde_json::from_str(line).map_err(|error| format!("{error}: {line}"))?;
+    let object = value.as_object().ok_or(format!("not an object: {line}"))?;
+    let keys: Vec<&String> = object.keys().collect();
+    if keys != ["error"] {
+        return Err(format!("keys {keys:?}: {line}"));
+    }
+    let error = &value["error"];
+    let fields: Vec<&String> = error
+        .as_object()
+        .map(|map| map.keys().collect())
+        .unwrap_or_default();
+    if fields != ["action", "code", "message"] {
+        return Err(format!("error fields {fields:?}: {line}"));
+    }
+    let code = error["code"].as_str().unwrap_or("");
+    if code.is_empty()
+        || code
+            .chars()
+            .any(|ch| !(ch.is_ascii_lowercase() || ch == '_'))
+    {
+        return Err(format!("code is not snake_case: {line}"));
+    }
+    if error["message"].as_str().is_none_or(str::is_empty) {
+        return Err(format!("no message: {line}"));
+    }
+    if !(error["action"].is_null() || error["action"].is_string()) {
+        return Err(format!("action is neither text nor null: {line}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_json_command_prints_one_error_object_when_it_fails() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path().join("home");
+    std::fs::create_dir_all(home.join("memories")).unwrap();
+    let home = home.to_str().unwrap();
+    let bad_config = temp.path().join("bad.toml");
+    std::fs::write(&bad_config, "this is [not toml\n").unwrap();
+    let bad = bad_config.to_str().unwrap();
+    let missing = temp.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    let home_args = ["--home", home];
+    let with = |args: &[&str], extra: &[&str]| strings(&[args, extra, &home_args].concat());
+
+    let cases: Vec<Vec<String>> = vec![
+        with(&["run", missing, "--json"], &[]),
+        with(&["consolidate", "--json"], &["--config", bad]),
+        strings(&["compact", missing, "--json"]),
+        with(&["goal", "show", "nope", "--json"], &[]),
+        with(&["goal", "pause", "nope", "--json"], &[]),
+        with(&["cite", "--json"], &["--store", "nonsense://x"]),
+        strings(&["wm", "merge", "--old", missing, "--ops", missing, "--json"]),
+        strings(&["wm", "recover", missing, "--json"]),
+        strings(&["wm", "commit", missing, "--json"]),
+        strings(&["wm", "assemble", missing, "--budget", "1000", "--json"]),
+        with(&["status", "--json"], &["--config", bad]),
+        with(&["search", "cargo", "--json"], &["--config", bad]),
+        with(&["list", "--json"], &["--config", bad]),
+        with(&["read", "nope.md", "--json"], &[]),
+        with(&["note", "a note", "--json"], &["--config", bad]),
+        with(&["block", "--json"], &["--config", bad]),
+        with(&["migrate", "--json"], &["--config", bad]),
+    ];
+    let mut failures = Vec::new();
+    for args in &cases {
+        let output = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+            .args(args)
+            .env_remove("AGENT_MEMORY_HOME")
+            .env_remove("AGENT_MEMORY_STORE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let code = output.status.code();
+        if !matches!(code, Some(1 | 3)) {
+            failures.push(format!("{}: exit {code:?}", args.join(" ")));
+        } else if let Err(reason) = error_object(&stdout) {
+            failures.push(format!("{}: {reason}", args.join(" ")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_missing_thing_is_an_error_with_the_code_not_found() {
+    let home = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .args(["goal", "show", "nope", "--json", "--home"])
+        .arg(home.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value["error"]["code"], "not_found");
+    assert_eq!(value["error"]["message"], "thread nope has no goal");
+}
