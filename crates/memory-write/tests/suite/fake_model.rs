@@ -13,6 +13,7 @@ use memory_protocol::{
     ModelClient, ModelError, ModelRequest, ModelResponse, ResponseItem, StageOneOutput, TaskKind,
     TokenUsage,
 };
+use memory_write::store::WriteStore;
 
 /// What the fake model answers.
 #[derive(Debug, Clone)]
@@ -269,4 +270,17 @@ pub(crate) fn all_files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     files
+}
+
+/// The ids of every thread `store` knows, sorted.
+pub(crate) async fn sorted_thread_ids(store: &dyn WriteStore) -> Vec<String> {
+    let mut ids: Vec<String> = store
+        .threads()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|thread| thread.id)
+        .collect();
+    ids.sort();
+    ids
 }

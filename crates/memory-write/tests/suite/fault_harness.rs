@@ -29,7 +29,7 @@ use memory_write::phase_two::{PhaseTwoOptions, run_phase_two};
 use memory_write::store::{ClaimParams, SharedStore, StateStore, WriteStore, now_unix};
 use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts};
 
-use super::fake_model::{Answer, FakeModel, MEMORY_END, write_rollouts};
+use super::fake_model::{Answer, FakeModel, MEMORY_END, sorted_thread_ids, write_rollouts};
 use super::reliability::{OutcomeLog, XorShift, failing_ids, read_logs};
 
 const ENV_HOME: &str = "FAULT_HARNESS_HOME";
@@ -118,12 +118,10 @@ fn harness_worker() {
         .build()
         .unwrap();
     let store = StateStore::open_home(&home).unwrap();
-    let (scan, threads) = runtime.block_on(async {
+    let (scan, ids) = runtime.block_on(async {
         let scan = scan_rollouts(&store, &rollouts, &ScanOptions::default(), now_unix()).await;
-        (scan.unwrap(), store.threads().await.unwrap())
+        (scan.unwrap(), sorted_thread_ids(&store).await)
     });
-    let mut ids: Vec<String> = threads.into_iter().map(|t| t.id).collect();
-    ids.sort();
     let mut model = FakeModel::new(Answer::Echo);
     model.failing = failing_ids(&ids, var(ENV_FAIL_EVERY).parse().unwrap())
         .into_iter()
@@ -320,14 +318,7 @@ impl Harness {
     /// holds every stored memory, whole. Returns how many outputs are stored.
     async fn assert_all_work_done(&self, logs: &[PathBuf]) -> usize {
         let store = self.store();
-        let mut ids: Vec<String> = store
-            .threads()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.id)
-            .collect();
-        ids.sort();
+        let ids = sorted_thread_ids(&store).await;
         let failing = failing_ids(&ids, self.fail_every);
         let outputs = store.stage_one_outputs().await.unwrap();
         let stored: BTreeSet<&str> = outputs.iter().map(|o| o.thread_id.as_str()).collect();

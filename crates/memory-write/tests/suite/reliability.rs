@@ -23,7 +23,7 @@ use memory_write::phase_one::{JobReport, PhaseOneHooks, PhaseOneObserver};
 use memory_write::store::{ClaimParams, SharedStore, WriteStore, now_unix};
 use memory_write::{PhaseOneOptions, ScanOptions, StateStore, run_phase_one, scan_rollouts};
 
-use super::fake_model::{Answer, FakeModel, write_rollouts};
+use super::fake_model::{Answer, FakeModel, sorted_thread_ids, write_rollouts};
 
 const ENV_HOME: &str = "MEMORY_WRITE_WORKER_HOME";
 const ENV_ROLLOUTS: &str = "MEMORY_WRITE_WORKER_ROLLOUTS";
@@ -95,15 +95,7 @@ async fn thread_ids(rollouts: &Path) -> Vec<String> {
     scan_rollouts(&store, rollouts, &ScanOptions::default(), now_unix())
         .await
         .unwrap();
-    let mut ids: Vec<String> = store
-        .threads()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.id)
-        .collect();
-    ids.sort();
-    ids
+    sorted_thread_ids(&store).await
 }
 
 /// Not a test on its own: the body of the worker processes the tests below start. Without
@@ -123,12 +115,10 @@ fn worker_process() {
         .build()
         .unwrap();
     let store = StateStore::open_home(&home).unwrap();
-    let (scan, threads) = runtime.block_on(async {
+    let (scan, ids) = runtime.block_on(async {
         let scan = scan_rollouts(&store, &rollouts, &ScanOptions::default(), now_unix()).await;
-        (scan.unwrap(), store.threads().await.unwrap())
+        (scan.unwrap(), sorted_thread_ids(&store).await)
     });
-    let mut ids: Vec<String> = threads.into_iter().map(|t| t.id).collect();
-    ids.sort();
     let mut model = FakeModel::new(Answer::Echo);
     model.delay = Duration::from_millis(number(ENV_DELAY));
     model.failing = failing_ids(&ids, usize::try_from(number(ENV_FAIL_EVERY)).unwrap())

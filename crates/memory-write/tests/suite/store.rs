@@ -8,6 +8,8 @@ use memory_write::store::{
     ClaimParams, ClaimedJob, MemoryMode, StateStore, ThreadRegistration, WriteStore,
 };
 
+use super::conformance::claim_until_empty;
+
 const NOW: i64 = 1_800_000_000;
 const HOUR: i64 = 3600;
 
@@ -456,23 +458,7 @@ async fn concurrent_claimers_on_separate_connections_never_share_a_job() {
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .build()
                     .unwrap();
-                runtime.block_on(async {
-                    let mut mine = Vec::new();
-                    while let Some(job) = store
-                        .claim_next_stage_one_job(&params(), NOW)
-                        .await
-                        .unwrap()
-                    {
-                        assert!(
-                            store
-                                .mark_stage_one_succeeded(&job, &output("x"), NOW)
-                                .await
-                                .unwrap()
-                        );
-                        mine.push(job.thread_id);
-                    }
-                    mine
-                })
+                runtime.block_on(claim_until_empty(&store, &params(), &output("x"), NOW))
             })
         })
         .collect();

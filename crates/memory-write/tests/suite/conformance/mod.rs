@@ -206,3 +206,23 @@ pub(crate) fn exited_process() -> LeaseOwner {
     child.wait().unwrap();
     owner
 }
+
+/// Claims and records a success until no job is left; the ids of the threads this store took.
+pub(crate) async fn claim_until_empty(
+    store: &dyn WriteStore,
+    params: &ClaimParams,
+    output: &StageOneOutput,
+    now: i64,
+) -> Vec<String> {
+    let mut mine = Vec::new();
+    while let Some(job) = store.claim_next_stage_one_job(params, now).await.unwrap() {
+        assert!(
+            store
+                .mark_stage_one_succeeded(&job, output, now)
+                .await
+                .unwrap()
+        );
+        mine.push(job.thread_id);
+    }
+    mine
+}

@@ -7,7 +7,10 @@ use std::time::Duration;
 use memory_protocol::stage_one::JobStatus;
 use memory_write::store::{ClaimParams, SharedStore};
 
-use super::{HOUR, NOW, backends, exited_process, other_machine, output, params, register, thread};
+use super::{
+    HOUR, NOW, backends, claim_until_empty, exited_process, other_machine, output, params,
+    register, thread,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_take_the_newest_eligible_thread_and_finished_jobs_are_not_claimed_again() {
@@ -499,21 +502,7 @@ async fn concurrent_claimers_on_separate_handles_never_share_a_job() {
         for worker in 0..8 {
             let store = handles[worker % handles.len()].clone();
             tasks.spawn(async move {
-                let mut mine = Vec::new();
-                while let Some(job) = store
-                    .claim_next_stage_one_job(&params(), NOW)
-                    .await
-                    .unwrap()
-                {
-                    assert!(
-                        store
-                            .mark_stage_one_succeeded(&job, &output("c"), NOW)
-                            .await
-                            .unwrap()
-                    );
-                    mine.push(job.thread_id);
-                }
-                mine
+                claim_until_empty(store.as_ref(), &params(), &output("c"), NOW).await
             });
         }
         let mut all = Vec::new();
