@@ -12,8 +12,9 @@ use crate::project_root;
 /// because `memory-prompts` uses `memory-sanitize` (its escaping) and `memory-transcript` uses
 /// it too (the paths it reports are redacted); those are the only edges inside a layer, the
 /// reverse edges are refused, and prompts and transcript share a rank so neither uses the other.
-const LAYERS: [(&str, u32); 15] = [
+const LAYERS: [(&str, u32); 16] = [
     ("memory-protocol", 0),
+    ("memory-config", 10),
     ("memory-store", 10),
     ("memory-sanitize", 10),
     ("memory-prompts", 11),

@@ -29,6 +29,7 @@
 
 pub use goal_steering as goals;
 pub use memory_compaction as compaction;
+pub use memory_config as config;
 pub use memory_introspect as introspect;
 pub use memory_mcp as mcp;
 pub use memory_models as models;

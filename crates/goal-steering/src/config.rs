@@ -1,4 +1,4 @@
-//! The `[goals]` table of the config file.
+//! The `[goals]` table of `config.toml`, read by `memory_config::Config::section`.
 //!
 //! ```toml
 //! [goals]
@@ -6,15 +6,14 @@
 //! min_continuation_seconds = 0   # least time between two continuation prompts
 //! ```
 //!
-//! A missing table or key takes its default. An unknown key, a value of the wrong type or one
-//! outside its range is an error that names the key. Other tables belong to other parts of
-//! agent-memory and are ignored here.
+//! A missing table or key takes its default; an unknown key, a value of the wrong type or one
+//! outside its range is an error naming the key and the file.
 
 use std::ops::RangeInclusive;
-use std::path::Path;
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use memory_config::{Place, Ranges, Section};
+use serde::{Deserialize, Deserializer};
 
 /// The largest token budget a user may set when the config says nothing.
 pub const DEFAULT_MAX_TOKEN_BUDGET: i64 = 100_000_000;
@@ -23,12 +22,16 @@ pub const MAX_TOKEN_BUDGET_RANGE: RangeInclusive<i64> = 1..=1_000_000_000_000;
 /// Range of `min_continuation_seconds` (up to a day).
 pub const MIN_CONTINUATION_SECONDS_RANGE: RangeInclusive<i64> = 0..=86_400;
 
-/// How goals behave.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How goals behave: the `[goals]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct GoalConfig {
-    /// The largest token budget a user may set. The model never sets one.
+    /// `max_token_budget`: the largest token budget a user may set (the model never sets one).
+    /// Default 100,000,000, range 1 to 10^12.
     pub max_token_budget: i64,
-    /// Least time between two continuation prompts of one goal; zero for none.
+    /// `min_continuation_seconds`: least time between two continuation prompts of one goal;
+    /// zero for none. Default 0, range 0 to 86,400 (a day).
+    #[serde(rename = "min_continuation_seconds", deserialize_with = "seconds")]
     pub min_continuation_interval: Duration,
 }
 
@@ -41,73 +44,34 @@ impl Default for GoalConfig {
     }
 }
 
-impl GoalConfig {
-    /// The `[goals]` table of the config file at `path`; defaults when the file is missing.
-    pub fn load(path: &Path) -> Result<GoalConfig> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(GoalConfig::default());
-            }
-            Err(error) => {
-                return Err(Error::Io {
-                    path: path.to_owned(),
-                    error,
-                });
-            }
-        };
-        GoalConfig::parse(&text).map_err(|message| Error::Config {
-            path: path.to_owned(),
-            message,
-        })
-    }
+impl Section for GoalConfig {
+    const PLACE: Place = Place::Table("goals");
 
-    /// The `[goals]` table of config text. The error names the offending key, or the line of a
-    /// syntax error.
-    pub fn parse(text: &str) -> Result<GoalConfig, String> {
-        let document: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| format!("invalid toml: {}", e.to_string().trim_end()))?;
-        let mut config = GoalConfig::default();
-        let Some(goals) = document.get("goals") else {
-            return Ok(config);
-        };
-        let toml::Value::Table(table) = goals else {
-            return Err(format!(
-                "`goals` must be a table, found {}",
-                goals.type_str()
-            ));
-        };
-        for (key, value) in table {
-            match key.as_str() {
-                "max_token_budget" => {
-                    config.max_token_budget = integer(key, value, MAX_TOKEN_BUDGET_RANGE)?;
-                }
-                "min_continuation_seconds" => {
-                    let seconds = integer(key, value, MIN_CONTINUATION_SECONDS_RANGE)?;
-                    config.min_continuation_interval =
-                        Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
-                }
-                _ => return Err(format!("unknown key `goals.{key}`")),
-            }
-        }
-        Ok(config)
+    fn settle(&mut self, ranges: &mut Ranges<'_>) -> memory_config::Result<()> {
+        ranges.require(
+            "max_token_budget",
+            self.max_token_budget,
+            MAX_TOKEN_BUDGET_RANGE,
+        )
     }
 }
 
-fn integer(key: &str, value: &toml::Value, range: RangeInclusive<i64>) -> Result<i64, String> {
-    let Some(number) = value.as_integer() else {
-        return Err(format!(
-            "`goals.{key}` must be an integer, found {}",
-            value.type_str()
-        ));
-    };
-    if !range.contains(&number) {
-        return Err(format!(
-            "`goals.{key}` must be between {} and {}, found {number}",
-            range.start(),
-            range.end()
-        ));
+/// Whole seconds in [`MIN_CONTINUATION_SECONDS_RANGE`]; the range is the expectation an
+/// error reports.
+fn seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    let seconds = i64::deserialize(deserializer)?;
+    match u64::try_from(seconds) {
+        Ok(whole) if MIN_CONTINUATION_SECONDS_RANGE.contains(&seconds) => {
+            Ok(Duration::from_secs(whole))
+        }
+        _ => Err(serde::de::Error::invalid_value(
+            serde::de::Unexpected::Signed(seconds),
+            &format!(
+                "between {} and {}",
+                MIN_CONTINUATION_SECONDS_RANGE.start(),
+                MIN_CONTINUATION_SECONDS_RANGE.end()
+            )
+            .as_str(),
+        )),
     }
-    Ok(number)
 }

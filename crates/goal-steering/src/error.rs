@@ -69,14 +69,6 @@ pub enum Error {
         /// What the system said.
         error: std::io::Error,
     },
-    /// The `[goals]` table of the config file is not valid.
-    #[error("config file {path}: {message}")]
-    Config {
-        /// The config file.
-        path: PathBuf,
-        /// What is wrong, naming the key.
-        message: String,
-    },
     /// The objective is empty or too long.
     #[error("invalid objective: {0}")]
     Objective(memory_protocol::Error),

@@ -1,45 +1,54 @@
 //! What the host and the user decide about introspection: whether memory is on, the mode, the
 //! scope, what the root is called, and the budgets.
 //!
-//! Most settings come from the `[introspect]` table of the home's `config.toml`
-//! ([`IntrospectConfig::apply_toml`]); whether memory is used at all is the write path's
+//! Most settings are the `[introspect]` table of `config.toml`, read by
+//! `memory_config::Config::section`; whether memory is used at all is the write path's
 //! `[memories] use_memories`, which the caller passes as [`IntrospectConfig::enabled`].
 
+use memory_config::{Place, Ranges, Section};
 use memory_protocol::introspect::{MemoryMode, MemoryScope};
-
-use crate::error::{Error, Result};
+use serde::{Deserialize, Deserializer};
 
 /// Token budget of the summary when nothing says otherwise (the write path's default).
-pub const DEFAULT_SUMMARY_BUDGET_TOKENS: u64 = 2_500;
+pub(crate) const DEFAULT_SUMMARY_BUDGET_TOKENS: u64 = 2_500;
 /// Largest note, in bytes, when nothing says otherwise.
-pub const DEFAULT_NOTE_MAX_BYTES: u32 = 2_000;
+pub(crate) const DEFAULT_NOTE_MAX_BYTES: u32 = 2_000;
 /// Most notes a day (UTC) when nothing says otherwise.
-pub const DEFAULT_NOTES_PER_DAY: u32 = 20;
+pub(crate) const DEFAULT_NOTES_PER_DAY: u32 = 20;
 /// Tokens of not-yet-consolidated notes the block shows, when nothing says otherwise.
-pub const DEFAULT_PENDING_NOTES_TOKENS: u64 = 600;
+pub(crate) const DEFAULT_PENDING_NOTES_TOKENS: u64 = 600;
 
-/// Introspection settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Introspection settings: the `[introspect]` table, plus [`IntrospectConfig::enabled`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct IntrospectConfig {
-    /// Memory is used (`[memories] use_memories`); `false` is the disabled state.
+    /// Memory is used (`[memories] use_memories`, set by the caller); `false` is the disabled
+    /// state. Default true.
+    #[serde(skip)]
     pub enabled: bool,
-    /// When disabled, inject one neutral line instead of nothing (`disabled_line`).
+    /// `disabled_line`: when disabled, inject one neutral line instead of nothing. Default
+    /// false.
     pub disabled_line: bool,
-    /// Whether the model may add notes (`mode = "writable"` or `"read-only"`).
+    /// `mode`: whether the model may add notes, `"writable"` or `"read-only"` (also
+    /// `"read_only"`). Default writable.
+    #[serde(deserialize_with = "mode")]
     pub mode: MemoryMode,
-    /// Whether the host offers the memory tools to the model (`tools`).
+    /// `tools`: whether the host offers the memory tools to the model. Default true.
     pub tools: bool,
-    /// How far this memory reaches (`scope = "global"` or `"project"`).
+    /// `scope`: how far this memory reaches, `"global"` or `"project"`. Default global.
     pub scope: MemoryScope,
-    /// What to call the root instead of its absolute path (`root_alias`, e.g. `~/.agent-memory`).
+    /// `root_alias`: what to call the root instead of its absolute path (e.g.
+    /// `~/.agent-memory`); blank means none. Default none.
     pub root_alias: Option<String>,
-    /// Token budget of the always-on summary (`summary_budget_tokens`).
+    /// `summary_budget_tokens`: token budget of the always-on summary. Default 2,500, range 1
+    /// to 1,000,000.
     pub summary_budget_tokens: u64,
-    /// Largest note in bytes (`note_max_bytes`).
+    /// `note_max_bytes`: largest note in bytes. Default 2,000, range 1 to 100,000.
     pub note_max_bytes: u32,
-    /// Most notes a day, UTC (`notes_per_day`).
+    /// `notes_per_day`: most notes a day, UTC. Default 20, range 1 to 10,000.
     pub notes_per_day: u32,
-    /// Tokens of pending notes shown in the block (`pending_notes_tokens`).
+    /// `pending_notes_tokens`: tokens of pending notes shown in the block. Default 600, range
+    /// 1 to 100,000.
     pub pending_notes_tokens: u64,
 }
 
@@ -70,106 +79,68 @@ impl IntrospectConfig {
             MemoryMode::ReadOnly
         }
     }
+}
 
-    /// Applies the `[introspect]` table of a config file's text. Other tables are ignored; an
-    /// unknown key or a value of the wrong type is an error naming the key.
-    pub fn apply_toml(&mut self, text: &str) -> Result<()> {
-        let document: toml::Table = text
-            .parse()
-            .map_err(|error: toml::de::Error| Error::Config(error.message().to_owned()))?;
-        let Some(table) = document.get("introspect") else {
-            return Ok(());
-        };
-        let table = table
-            .as_table()
-            .ok_or_else(|| Error::Config("`introspect` must be a table".to_owned()))?;
-        for (key, value) in table {
-            match key.as_str() {
-                "disabled_line" => self.disabled_line = boolean(key, value)?,
-                "tools" => self.tools = boolean(key, value)?,
-                "mode" => {
-                    self.mode = match string(key, value)? {
-                        "writable" => MemoryMode::Writable,
-                        "read-only" | "read_only" => MemoryMode::ReadOnly,
-                        other => return Err(one_of(key, other, "writable, read-only")),
-                    }
-                }
-                "scope" => {
-                    self.scope = match string(key, value)? {
-                        "global" => MemoryScope::Global,
-                        "project" => MemoryScope::Project,
-                        other => return Err(one_of(key, other, "global, project")),
-                    }
-                }
-                "root_alias" => {
-                    let alias = string(key, value)?.trim();
-                    self.root_alias = (!alias.is_empty()).then(|| alias.to_owned());
-                }
-                "summary_budget_tokens" => {
-                    self.summary_budget_tokens = positive(key, value, 1_000_000)?;
-                }
-                "note_max_bytes" => {
-                    self.note_max_bytes = u32::try_from(positive(key, value, 100_000)?)
-                        .unwrap_or(DEFAULT_NOTE_MAX_BYTES);
-                }
-                "notes_per_day" => {
-                    self.notes_per_day = u32::try_from(positive(key, value, 10_000)?)
-                        .unwrap_or(DEFAULT_NOTES_PER_DAY);
-                }
-                "pending_notes_tokens" => {
-                    self.pending_notes_tokens = positive(key, value, 100_000)?;
-                }
-                other => {
-                    return Err(Error::Config(format!(
-                        "unknown key `{other}` (known: disabled_line, tools, mode, scope, \
-                         root_alias, summary_budget_tokens, note_max_bytes, notes_per_day, \
-                         pending_notes_tokens)"
-                    )));
-                }
-            }
-        }
+impl Section for IntrospectConfig {
+    const PLACE: Place = Place::Table("introspect");
+
+    fn settle(&mut self, ranges: &mut Ranges<'_>) -> memory_config::Result<()> {
+        ranges.require(
+            "summary_budget_tokens",
+            self.summary_budget_tokens,
+            1..=1_000_000,
+        )?;
+        ranges.require("note_max_bytes", self.note_max_bytes, 1..=100_000)?;
+        ranges.require("notes_per_day", self.notes_per_day, 1..=10_000)?;
+        ranges.require(
+            "pending_notes_tokens",
+            self.pending_notes_tokens,
+            1..=100_000,
+        )?;
+        self.root_alias = self
+            .root_alias
+            .take()
+            .map(|alias| alias.trim().to_owned())
+            .filter(|alias| !alias.is_empty());
         Ok(())
     }
 }
 
-fn boolean(key: &str, value: &toml::Value) -> Result<bool> {
-    value
-        .as_bool()
-        .ok_or_else(|| Error::Config(format!("`{key}` must be true or false")))
-}
-
-fn string<'a>(key: &str, value: &'a toml::Value) -> Result<&'a str> {
-    value
-        .as_str()
-        .ok_or_else(|| Error::Config(format!("`{key}` must be a string")))
-}
-
-fn positive(key: &str, value: &toml::Value, max: u64) -> Result<u64> {
-    value
-        .as_integer()
-        .and_then(|number| u64::try_from(number).ok())
-        .filter(|number| (1..=max).contains(number))
-        .ok_or_else(|| Error::Config(format!("`{key}` must be an integer from 1 to {max}")))
-}
-
-fn one_of(key: &str, found: &str, known: &str) -> Error {
-    Error::Config(format!("`{key}` is `{found}`; expected one of {known}"))
+/// `writable`, `read-only` or `read_only`.
+fn mode<'de, D: Deserializer<'de>>(deserializer: D) -> Result<MemoryMode, D::Error> {
+    let word = String::deserialize(deserializer)?;
+    match word.as_str() {
+        "writable" => Ok(MemoryMode::Writable),
+        "read-only" | "read_only" => Ok(MemoryMode::ReadOnly),
+        _ => Err(serde::de::Error::unknown_variant(
+            &word,
+            &["writable", "read-only"],
+        )),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use memory_config::{Config, Origin};
+
     use super::*;
+
+    fn load(text: &str) -> memory_config::Result<IntrospectConfig> {
+        let no_env: [(&str, &str); 0] = [];
+        Ok(Config::parse(text, Origin::Text)?
+            .with_environment(no_env)
+            .section::<IntrospectConfig>()?
+            .value)
+    }
 
     #[test]
     fn the_table_sets_each_key_and_names_bad_ones() {
-        let mut config = IntrospectConfig::default();
-        config
-            .apply_toml(
-                "[memories]\nuse_memories = true\n[introspect]\nmode = \"read-only\"\n\
-                 scope = \"project\"\nroot_alias = \"~/.agent-memory/memories\"\n\
-                 notes_per_day = 3\ndisabled_line = true\n",
-            )
-            .unwrap();
+        let config = load(
+            "[memories]\nuse_memories = true\n[introspect]\nmode = \"read-only\"\n\
+             scope = \"project\"\nroot_alias = \"~/.agent-memory/memories\"\n\
+             notes_per_day = 3\ndisabled_line = true\n",
+        )
+        .unwrap();
         assert_eq!(config.mode, MemoryMode::ReadOnly);
         assert_eq!(config.effective_mode(), MemoryMode::ReadOnly);
         assert_eq!(config.scope, MemoryScope::Project);
@@ -179,23 +150,59 @@ mod tests {
         );
         assert_eq!(config.notes_per_day, 3);
         assert!(config.disabled_line);
+        assert_eq!(load("").unwrap(), IntrospectConfig::default());
+        assert_eq!(
+            load("[introspect]\nmode = \"read_only\"\nroot_alias = \" \"").unwrap(),
+            IntrospectConfig {
+                mode: MemoryMode::ReadOnly,
+                ..IntrospectConfig::default()
+            }
+        );
 
-        for (text, needle) in [
+        for (text, expected) in [
             (
                 "[introspect]\nmode = \"sometimes\"",
-                "`mode` is `sometimes`",
+                "config text: `introspect.mode` must be one of writable, read-only, found `sometimes`",
             ),
-            ("[introspect]\nnotes_per_day = 0", "`notes_per_day` must be"),
-            ("[introspect]\ncolour = 1", "unknown key `colour`"),
+            (
+                "[introspect]\nscope = \"world\"",
+                "config text: `introspect.scope` must be one of global, project, found `world`",
+            ),
+            (
+                "[introspect]\nnotes_per_day = 0",
+                "config text: `introspect.notes_per_day` must be between 1 and 10000, found 0",
+            ),
+            (
+                "[introspect]\nnote_max_bytes = 5000000000",
+                "config text: `introspect.note_max_bytes` must be between 0 and 4294967295, found 5000000000",
+            ),
             (
                 "[introspect]\ntools = \"yes\"",
-                "`tools` must be true or false",
+                "config text: `introspect.tools` must be a boolean, found string",
             ),
-            ("introspect = 3", "must be a table"),
-            ("[introspect\n", "config [introspect]"),
+            (
+                "introspect = 3",
+                "config text: `introspect` must be a table, found integer",
+            ),
         ] {
-            let error = IntrospectConfig::default().apply_toml(text).unwrap_err();
-            assert!(error.to_string().contains(needle), "{text}: {error}");
+            assert_eq!(load(text).unwrap_err().to_string(), expected, "{text}");
+        }
+        let unknown = load("[introspect]\ncolour = 1").unwrap_err().to_string();
+        assert!(
+            unknown.starts_with("config text: unknown key `introspect.colour` (known: "),
+            "{unknown}"
+        );
+        let syntax = load("[introspect\n").unwrap_err();
+        assert!(
+            matches!(syntax, memory_config::Error::Syntax { .. }),
+            "{syntax}"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn loading_any_text_never_panics(text in ".{0,200}") {
+            let _ = load(&text);
         }
     }
 

@@ -15,9 +15,6 @@ pub enum Error {
         /// What the system said.
         error: std::io::Error,
     },
-    /// The `[introspect]` table of the config file is not valid.
-    #[error("config [introspect]: {0}")]
-    Config(String),
     /// A prompt failed to render.
     #[error("rendering the memory injection: {0}")]
     Prompt(#[from] memory_prompts::Error),

@@ -5,13 +5,13 @@
 //! - the injection ([`Introspector::render_block`]): the read-path guidance and the
 //!   `<memory>` block, whose header says what the memory is, who writes it, where it lives, how
 //!   far it reaches, how full its budget is, the mode, which tools show more and when the
-//!   numbers were taken; each source inside is labelled with who wrote it ([`block`]);
+//!   numbers were taken; each source inside is labelled with who wrote it ([`RenderedBlock`]);
 //! - per-turn recall in its own `<memory-recall>` fence ([`Introspector::recall`]);
 //! - the states (disabled, empty, ready, degraded, unavailable), each with its own line, and a
 //!   line when the state changed since the last turn; no failure renders as empty;
 //! - the environment block naming the host harness apart from the project;
 //! - the memory tools (`memory_status`, `memory_list`, `memory_read`, `memory_search`,
-//!   `memory_note`) with paths confined to the root ([`paths`]), answering results or a
+//!   `memory_note`) with paths confined to the root ([`Introspector::call_tool`]), answering results or a
 //!   structured [`MemoryToolFailure`](memory_protocol::introspect::MemoryToolFailure);
 //! - the search index: SQLite FTS5 in its own file, updated incrementally ([`Introspector`]).
 //!
@@ -20,19 +20,19 @@
 
 #![deny(missing_docs)]
 
-pub mod block;
+mod block;
 mod blocks;
-pub mod config;
+mod config;
 mod error;
-pub mod fence;
+mod fence;
 mod index;
 mod introspector;
 mod notes;
-pub mod paths;
+mod paths;
 mod probe;
 mod query;
 mod scan;
-pub mod tools;
+mod tools;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -47,7 +47,7 @@ pub use crate::error::{Error, Result};
 pub use crate::fence::{FenceKind, fence, strip_fence};
 pub use crate::index::MemoryRead;
 pub use crate::introspector::Introspector;
-pub use crate::tools::ToolOutcome;
+pub use crate::tools::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, ToolOutcome};
 
 /// The memory root of an agent-memory home: `<home>/memories`, with a relative home made
 /// absolute against the current directory. The block, `memory_status`, the tools and the MCP
@@ -86,7 +86,7 @@ pub(crate) fn resolve_reason(error: &paths::ResolveError) -> String {
         paths::ResolveError::NotFound(_) => "missing".to_owned(),
         paths::ResolveError::Symlink(at) => format!("{at} is a symlink, not followed"),
         paths::ResolveError::NotAFolder(at) => format!("{at} is a file, not a folder"),
-        paths::ResolveError::Changed(_) => "changed while it was opened".to_owned(),
-        paths::ResolveError::Io(_, error) => io_reason(error),
+        paths::ResolveError::Changed => "changed while it was opened".to_owned(),
+        paths::ResolveError::Io(error) => io_reason(error),
     }
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// Why a path was refused before touching the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// An absolute path (`/x`, `C:\x`).
     Absolute,
     /// A `~` component, which would mean a home folder elsewhere.
@@ -31,7 +31,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// Why, in words.
-    pub fn reason(self) -> &'static str {
+    pub(crate) fn reason(self) -> &'static str {
         match self {
             Refusal::Absolute => {
                 "absolute paths are refused; give a path relative to the memory root"
@@ -47,13 +47,13 @@ impl Refusal {
 
 /// A path relative to the memory root made of plain names only (`""` is the root).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RelativePath {
+pub(crate) struct RelativePath {
     components: Vec<String>,
 }
 
 impl RelativePath {
     /// Checks `input` lexically. Empty components and `.` are dropped (`a//./b` is `a/b`).
-    pub fn parse(input: &str) -> Result<RelativePath, Refusal> {
+    pub(crate) fn parse(input: &str) -> Result<RelativePath, Refusal> {
         if input.chars().any(char::is_control) {
             return Err(Refusal::Control);
         }
@@ -82,36 +82,36 @@ impl RelativePath {
     }
 
     /// The root itself.
-    pub fn root() -> RelativePath {
+    pub(crate) fn root() -> RelativePath {
         RelativePath::default()
     }
 
     /// True for the root.
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.components.is_empty()
     }
 
     /// The path with `/` separators (`""` for the root).
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         self.components.join("/")
     }
 
     /// The path under `root`.
-    pub fn under(&self, root: &Path) -> PathBuf {
+    pub(crate) fn under(&self, root: &Path) -> PathBuf {
         let mut path = root.to_path_buf();
         path.extend(&self.components);
         path
     }
 
     /// This path with `name` appended (a name read from a directory listing).
-    pub fn join(&self, name: &str) -> RelativePath {
+    pub(crate) fn join(&self, name: &str) -> RelativePath {
         let mut components = self.components.clone();
         components.push(name.to_owned());
         RelativePath { components }
     }
 
     /// The path's components.
-    pub fn components(&self) -> &[String] {
+    pub(crate) fn components(&self) -> &[String] {
         &self.components
     }
 }
@@ -132,7 +132,7 @@ fn has_drive_prefix(input: &str) -> bool {
 
 /// Why a checked path could not be resolved on disk.
 #[derive(Debug)]
-pub enum ResolveError {
+pub(crate) enum ResolveError {
     /// This prefix of the path does not exist.
     NotFound(String),
     /// This prefix of the path is a symlink.
@@ -140,18 +140,21 @@ pub enum ResolveError {
     /// This prefix of the path is a file where a folder was needed.
     NotAFolder(String),
     /// The file changed between the check and the open (a component was swapped).
-    Changed(String),
+    Changed,
     /// The disk said no.
-    Io(String, io::Error),
+    Io(io::Error),
 }
 
 /// Walks `relative` below `root` without following links and returns the final path and its
 /// metadata. The root is followed (it may be a link the user set up); nothing below it is.
-pub fn resolve(root: &Path, relative: &RelativePath) -> Result<(PathBuf, Metadata), ResolveError> {
+pub(crate) fn resolve(
+    root: &Path,
+    relative: &RelativePath,
+) -> Result<(PathBuf, Metadata), ResolveError> {
     let mut path = root.to_path_buf();
     let mut metadata = fs::metadata(root).map_err(|error| match error.kind() {
         io::ErrorKind::NotFound => ResolveError::NotFound(String::new()),
-        _ => ResolveError::Io(String::new(), error),
+        _ => ResolveError::Io(error),
     })?;
     let mut shown = String::new();
     for component in relative.components() {
@@ -165,7 +168,7 @@ pub fn resolve(root: &Path, relative: &RelativePath) -> Result<(PathBuf, Metadat
         path.push(component);
         metadata = fs::symlink_metadata(&path).map_err(|error| match error.kind() {
             io::ErrorKind::NotFound => ResolveError::NotFound(shown.clone()),
-            _ => ResolveError::Io(shown.clone(), error),
+            _ => ResolveError::Io(error),
         })?;
         if metadata.file_type().is_symlink() {
             return Err(ResolveError::Symlink(shown));
@@ -176,15 +179,15 @@ pub fn resolve(root: &Path, relative: &RelativePath) -> Result<(PathBuf, Metadat
 
 /// Resolves `relative` and opens it as a file, checking that the opened file is the one the
 /// walk saw (same device and inode on Unix).
-pub fn open_file(root: &Path, relative: &RelativePath) -> Result<(File, Metadata), ResolveError> {
+pub(crate) fn open_file(
+    root: &Path,
+    relative: &RelativePath,
+) -> Result<(File, Metadata), ResolveError> {
     let (path, walked) = resolve(root, relative)?;
-    let shown = relative.display();
-    let file = File::open(&path).map_err(|error| ResolveError::Io(shown.clone(), error))?;
-    let opened = file
-        .metadata()
-        .map_err(|error| ResolveError::Io(shown.clone(), error))?;
+    let file = File::open(&path).map_err(ResolveError::Io)?;
+    let opened = file.metadata().map_err(ResolveError::Io)?;
     if !same_file(&walked, &opened) {
-        return Err(ResolveError::Changed(shown));
+        return Err(ResolveError::Changed);
     }
     Ok((file, opened))
 }

@@ -3,18 +3,20 @@
 //!
 //! - [`openai`] (feature `openai`, on by default): an OpenAI-compatible HTTP client for the
 //!   Responses API and Chat Completions (OpenAI, vLLM, llama.cpp, Ollama, ...).
-//! - [`spec`]: choosing a model from a spec string (`offline`, `openai:NAME`,
+//! - [`model_from_spec`], [`build_model`]: choosing a model from a spec string (`offline`, `openai:NAME`,
 //!   `openai-chat:NAME`, or a bare `NAME` for the configured OpenAI-compatible provider). The
 //!   built-in offline engine, the default model, lives in the `memory-offline` crate, on the
 //!   same layer; the caller constructs it and hands it to [`build_model`] for the `offline`
 //!   spec, so neither crate depends on the other.
+//! - [`config`]: the top-level `model_*` keys of `config.toml` ([`config::ModelConfig`]).
 
 #![deny(missing_docs)]
 
+pub mod config;
 mod error;
 #[cfg(feature = "openai")]
 pub mod openai;
-pub mod spec;
+mod spec;
 
 pub use crate::error::{Error, Result};
 pub use crate::spec::{

@@ -76,7 +76,7 @@ pub(crate) fn ceil_boundary(text: &str, at: usize) -> usize {
 }
 
 /// Bytes per token of [`ByteEstimate`].
-pub const BYTES_PER_TOKEN: usize = 4;
+pub(crate) const BYTES_PER_TOKEN: usize = 4;
 
 /// Estimates `ceil(bytes / 4)` tokens. Free; no tokenizer.
 #[derive(Debug, Clone, Copy, Default)]

@@ -1,15 +1,14 @@
-//! The `[memories]` table of the config file: codex's keys, defaults and ranges.
+//! The write path's tables of `config.toml`: `[memories]` (codex's keys, defaults and ranges)
+//! and `[store]` (which state store, and this machine's name on a shared one). Both are read by
+//! `memory_config::Config::section`.
 //!
-//! A file value outside its range is clamped and reported as a warning; a value of the wrong
-//! type, an unknown key or a TOML syntax error is an error that names the key (or the line).
-//! Tables other than `[memories]` belong to other parts of agent-memory and are ignored here.
+//! A `[memories]` number outside its range is clamped with a warning, as codex does; `[store]`
+//! values are trimmed and a blank one counts as absent.
 
 use std::ops::RangeInclusive;
-use std::path::Path;
 
-use memory_protocol::model::ReasoningEffort;
-
-use crate::error::{Error, Result};
+use memory_config::{EnvKey, Place, Ranges, Section};
+use serde::Deserialize;
 
 /// Most rollouts extracted per startup pass when nothing says otherwise.
 pub const DEFAULT_MAX_ROLLOUTS_PER_STARTUP: i64 = 2;
@@ -35,387 +34,250 @@ pub const MAX_RAW_MEMORIES_FOR_CONSOLIDATION_RANGE: RangeInclusive<i64> = 1..=40
 pub const DEFAULT_MAX_UNUSED_DAYS: i64 = 30;
 /// Range of `max_unused_days`.
 pub const MAX_UNUSED_DAYS_RANGE: RangeInclusive<i64> = 0..=365;
-
 /// Quiet time after a successful consolidation, in hours (an agent-memory key; codex has a
 /// fixed 6 h).
 pub const DEFAULT_CONSOLIDATION_COOLDOWN_HOURS: i64 = 6;
 /// Range of `consolidation_cooldown_hours`.
 pub const CONSOLIDATION_COOLDOWN_HOURS_RANGE: RangeInclusive<i64> = 0..=168;
 
-/// The `[memories]` table as the file wrote it: `None` for a key the file does not set.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MemoriesToml {
-    /// `disable_on_external_context` (alias `no_memories_if_mcp_or_web_search`).
-    pub disable_on_external_context: Option<bool>,
-    /// `generate_memories`: whether newly seen threads are extracted.
-    pub generate_memories: Option<bool>,
-    /// `use_memories`: whether memories are injected into sessions.
-    pub use_memories: Option<bool>,
-    /// `dedicated_tools`: whether the memory tools are offered.
-    pub dedicated_tools: Option<bool>,
-    /// `max_raw_memories_for_consolidation`.
-    pub max_raw_memories_for_consolidation: Option<i64>,
-    /// `max_unused_days`.
-    pub max_unused_days: Option<i64>,
-    /// `max_rollout_age_days`.
-    pub max_rollout_age_days: Option<i64>,
-    /// `max_rollouts_per_startup`.
-    pub max_rollouts_per_startup: Option<i64>,
-    /// `min_rollout_idle_hours`.
-    pub min_rollout_idle_hours: Option<i64>,
-    /// `min_rate_limit_remaining_percent`.
-    pub min_rate_limit_remaining_percent: Option<i64>,
-    /// `extract_model`: a model spec for phase 1.
-    pub extract_model: Option<String>,
-    /// `consolidation_model`: a model spec for phase 2.
-    pub consolidation_model: Option<String>,
-    /// `consolidation_cooldown_hours`.
-    pub consolidation_cooldown_hours: Option<i64>,
-}
-
-/// The `[memories]` settings with defaults applied and numbers clamped into range.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The `[memories]` table, with codex's keys. Numbers outside their range are clamped into it
+/// with a warning.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct MemoriesConfig {
-    /// Mark threads polluted when they used web search or external context.
+    /// `disable_on_external_context` (codex's older name `no_memories_if_mcp_or_web_search` is
+    /// accepted): mark threads polluted when they used web search or external context. Default
+    /// false.
+    #[serde(alias = "no_memories_if_mcp_or_web_search")]
     pub disable_on_external_context: bool,
-    /// Newly seen threads are extracted (`false` registers them with memory disabled).
+    /// `generate_memories`: newly seen threads are extracted (`false` registers them with
+    /// memory disabled). Default true.
     pub generate_memories: bool,
-    /// Memories are injected into sessions.
+    /// `use_memories`: memories are injected into sessions. Default true.
     pub use_memories: bool,
-    /// The memory tools are offered.
+    /// `dedicated_tools`: the memory tools are offered. Default false.
     pub dedicated_tools: bool,
-    /// Most raw memories phase 2 consolidates.
+    /// `max_raw_memories_for_consolidation`: most raw memories phase 2 consolidates. Default
+    /// 256, range 1 to 4096.
     pub max_raw_memories_for_consolidation: i64,
-    /// Days an unused memory is kept.
+    /// `max_unused_days`: days an unused memory is kept. Default 30, range 0 to 365.
     pub max_unused_days: i64,
-    /// Oldest rollout a startup pass extracts, in days.
-    pub max_rollout_age_days: i64,
-    /// Most rollouts extracted per startup pass.
-    pub max_rollouts_per_startup: i64,
-    /// Hours a rollout must be idle before extraction.
+    /// `max_rollout_age_days`: oldest rollout a pass extracts, in days, range 0 to 90. Unset,
+    /// a pass over codex's sessions uses 10 and a folder the user names has no age limit
+    /// ([`MemoriesConfig::rollout_age_days`]).
+    pub max_rollout_age_days: Option<i64>,
+    /// `max_rollouts_per_startup`: most rollouts extracted per pass, range 1 to 128. Unset, a
+    /// pass over codex's sessions uses 2 and a folder the user names has no limit
+    /// ([`MemoriesConfig::rollouts_per_startup`]).
+    pub max_rollouts_per_startup: Option<i64>,
+    /// `min_rollout_idle_hours`: hours a rollout must be idle before extraction. Default 6,
+    /// range 1 to 48.
     pub min_rollout_idle_hours: i64,
-    /// Below this remaining rate-limit percentage the write path does not run.
+    /// `min_rate_limit_remaining_percent`: below this remaining rate-limit percentage the
+    /// write path does not run. Default 25, range 0 to 100.
     pub min_rate_limit_remaining_percent: i64,
-    /// Model spec for phase 1, when set.
+    /// `extract_model`: a model spec for phase 1. Default: the host's choice.
     pub extract_model: Option<String>,
-    /// Model spec for phase 2, when set.
+    /// `consolidation_model`: a model spec for phase 2. Default: the extraction model.
     pub consolidation_model: Option<String>,
-    /// Quiet time after a successful consolidation, in hours.
+    /// `consolidation_cooldown_hours`: quiet time after a successful consolidation. Default 6,
+    /// range 0 to 168.
     pub consolidation_cooldown_hours: i64,
 }
 
 impl Default for MemoriesConfig {
     fn default() -> Self {
-        MemoriesConfig::resolve(&MemoriesToml::default()).0
+        MemoriesConfig {
+            disable_on_external_context: false,
+            generate_memories: true,
+            use_memories: true,
+            dedicated_tools: false,
+            max_raw_memories_for_consolidation: DEFAULT_MAX_RAW_MEMORIES_FOR_CONSOLIDATION,
+            max_unused_days: DEFAULT_MAX_UNUSED_DAYS,
+            max_rollout_age_days: None,
+            max_rollouts_per_startup: None,
+            min_rollout_idle_hours: DEFAULT_MIN_ROLLOUT_IDLE_HOURS,
+            min_rate_limit_remaining_percent: DEFAULT_MIN_RATE_LIMIT_REMAINING_PERCENT,
+            extract_model: None,
+            consolidation_model: None,
+            consolidation_cooldown_hours: DEFAULT_CONSOLIDATION_COOLDOWN_HOURS,
+        }
     }
 }
 
 impl MemoriesConfig {
-    /// Applies defaults and clamps numbers into their ranges. Returns the settings and one
-    /// warning per clamped value.
-    pub fn resolve(file: &MemoriesToml) -> (MemoriesConfig, Vec<String>) {
-        let mut warnings = Vec::new();
-        let mut clamp =
-            |key: &str, value: Option<i64>, default: i64, range: RangeInclusive<i64>| {
-                let value = value.unwrap_or(default);
-                let clamped = value.clamp(*range.start(), *range.end());
-                if clamped != value {
-                    warnings.push(format!(
-                        "memories.{key} = {value} is outside {}..={}; using {clamped}",
-                        range.start(),
-                        range.end()
-                    ));
-                }
-                clamped
-            };
-        let config = MemoriesConfig {
-            disable_on_external_context: file.disable_on_external_context.unwrap_or(false),
-            generate_memories: file.generate_memories.unwrap_or(true),
-            use_memories: file.use_memories.unwrap_or(true),
-            dedicated_tools: file.dedicated_tools.unwrap_or(false),
-            max_raw_memories_for_consolidation: clamp(
-                "max_raw_memories_for_consolidation",
-                file.max_raw_memories_for_consolidation,
-                DEFAULT_MAX_RAW_MEMORIES_FOR_CONSOLIDATION,
-                MAX_RAW_MEMORIES_FOR_CONSOLIDATION_RANGE,
-            ),
-            max_unused_days: clamp(
-                "max_unused_days",
-                file.max_unused_days,
-                DEFAULT_MAX_UNUSED_DAYS,
-                MAX_UNUSED_DAYS_RANGE,
-            ),
-            max_rollout_age_days: clamp(
-                "max_rollout_age_days",
-                file.max_rollout_age_days,
-                DEFAULT_MAX_ROLLOUT_AGE_DAYS,
-                MAX_ROLLOUT_AGE_DAYS_RANGE,
-            ),
-            max_rollouts_per_startup: clamp(
-                "max_rollouts_per_startup",
-                file.max_rollouts_per_startup,
-                DEFAULT_MAX_ROLLOUTS_PER_STARTUP,
-                MAX_ROLLOUTS_PER_STARTUP_RANGE,
-            ),
-            min_rollout_idle_hours: clamp(
-                "min_rollout_idle_hours",
-                file.min_rollout_idle_hours,
-                DEFAULT_MIN_ROLLOUT_IDLE_HOURS,
-                MIN_ROLLOUT_IDLE_HOURS_RANGE,
-            ),
-            min_rate_limit_remaining_percent: clamp(
-                "min_rate_limit_remaining_percent",
-                file.min_rate_limit_remaining_percent,
-                DEFAULT_MIN_RATE_LIMIT_REMAINING_PERCENT,
-                MIN_RATE_LIMIT_REMAINING_PERCENT_RANGE,
-            ),
-            extract_model: file.extract_model.clone(),
-            consolidation_model: file.consolidation_model.clone(),
-            consolidation_cooldown_hours: clamp(
-                "consolidation_cooldown_hours",
-                file.consolidation_cooldown_hours,
-                DEFAULT_CONSOLIDATION_COOLDOWN_HOURS,
-                CONSOLIDATION_COOLDOWN_HOURS_RANGE,
-            ),
-        };
-        (config, warnings)
+    /// `max_rollouts_per_startup`, else codex's startup default.
+    pub fn rollouts_per_startup(&self) -> i64 {
+        self.max_rollouts_per_startup
+            .unwrap_or(DEFAULT_MAX_ROLLOUTS_PER_STARTUP)
+    }
+
+    /// `max_rollout_age_days`, else codex's startup default.
+    pub fn rollout_age_days(&self) -> i64 {
+        self.max_rollout_age_days
+            .unwrap_or(DEFAULT_MAX_ROLLOUT_AGE_DAYS)
     }
 }
 
-/// Reads the `[memories]` table of a config file.
-pub fn load_config_file(path: &Path) -> Result<MemoriesToml> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse_config(&text).map_err(|error| error.in_file(path))
-}
+impl Section for MemoriesConfig {
+    const PLACE: Place = Place::Table("memories");
 
-/// Parses the `[memories]` table of config text. The error names the offending key, or the
-/// line of a syntax error.
-pub fn parse_config(text: &str) -> Result<MemoriesToml> {
-    parse_memories(text).map_err(Error::InvalidConfig)
-}
-
-/// The model settings of a config file: top-level keys, as codex writes them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ModelToml {
-    /// `model_context_window`: the model's context window in tokens.
-    pub context_window: Option<u64>,
-    /// `model_reasoning_effort`: `minimal`, `low`, `medium` or `high`.
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// `model_request_timeout_seconds`: limit on one HTTP request.
-    pub request_timeout_seconds: Option<u64>,
-    /// `model_request_max_retries`: retries of one call after a rate limit or server error.
-    pub request_max_retries: Option<u32>,
-}
-
-/// Reads the model settings of a config file.
-pub fn load_model_config_file(path: &Path) -> Result<ModelToml> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse_model_config(&text).map_err(|error| error.in_file(path))
-}
-
-/// Parses the model settings (top-level `model_*` keys) of config text; other top-level keys
-/// belong to the host agent and are ignored.
-pub fn parse_model_config(text: &str) -> Result<ModelToml> {
-    let document: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        Error::InvalidConfig(format!("invalid toml: {}", e.to_string().trim_end()))
-    })?;
-    let mut parsed = ModelToml::default();
-    let positive = |key: &str, value: &toml::Value| -> Result<u64> {
-        let number = integer(key, value).map_err(Error::InvalidConfig)?;
-        u64::try_from(number)
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| {
-                Error::InvalidConfig(format!("`{key}` must be positive, found {number}"))
-            })
-    };
-    for (key, value) in &document {
-        match key.as_str() {
-            "model_context_window" => parsed.context_window = Some(positive(key, value)?),
-            "model_request_timeout_seconds" => {
-                parsed.request_timeout_seconds = Some(positive(key, value)?);
-            }
-            "model_request_max_retries" => {
-                let number = integer(key, value).map_err(Error::InvalidConfig)?;
-                parsed.request_max_retries = Some(u32::try_from(number).map_err(|_| {
-                    Error::InvalidConfig(format!("`{key}` must be 0 or more, found {number}"))
-                })?);
-            }
-            "model_reasoning_effort" => {
-                let text = string(key, value).map_err(Error::InvalidConfig)?;
-                parsed.reasoning_effort = Some(parse_reasoning_effort(&text).ok_or_else(|| {
-                    Error::InvalidConfig(format!(
-                        "`{key}` must be minimal, low, medium or high, found `{text}`"
-                    ))
-                })?);
-            }
-            _ => {}
+    fn settle(&mut self, ranges: &mut Ranges<'_>) -> memory_config::Result<()> {
+        ranges.clamp(
+            "max_raw_memories_for_consolidation",
+            &mut self.max_raw_memories_for_consolidation,
+            MAX_RAW_MEMORIES_FOR_CONSOLIDATION_RANGE,
+        );
+        ranges.clamp(
+            "max_unused_days",
+            &mut self.max_unused_days,
+            MAX_UNUSED_DAYS_RANGE,
+        );
+        if let Some(days) = &mut self.max_rollout_age_days {
+            ranges.clamp("max_rollout_age_days", days, MAX_ROLLOUT_AGE_DAYS_RANGE);
         }
+        if let Some(count) = &mut self.max_rollouts_per_startup {
+            ranges.clamp(
+                "max_rollouts_per_startup",
+                count,
+                MAX_ROLLOUTS_PER_STARTUP_RANGE,
+            );
+        }
+        ranges.clamp(
+            "min_rollout_idle_hours",
+            &mut self.min_rollout_idle_hours,
+            MIN_ROLLOUT_IDLE_HOURS_RANGE,
+        );
+        ranges.clamp(
+            "min_rate_limit_remaining_percent",
+            &mut self.min_rate_limit_remaining_percent,
+            MIN_RATE_LIMIT_REMAINING_PERCENT_RANGE,
+        );
+        ranges.clamp(
+            "consolidation_cooldown_hours",
+            &mut self.consolidation_cooldown_hours,
+            CONSOLIDATION_COOLDOWN_HOURS_RANGE,
+        );
+        Ok(())
     }
-    Ok(parsed)
 }
 
-/// The `[store]` table of a config file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StoreToml {
-    /// `url = "postgres://..."` keeps the state in a PostgreSQL server shared by several
-    /// machines; absent (or `"sqlite"`), the state stays in `<home>/state.sqlite`.
+/// The environment variable that names the store over the config file.
+pub const STORE_ENV: &str = "AGENT_MEMORY_STORE";
+/// The environment variable that names this machine over the config file.
+pub const MACHINE_ID_ENV: &str = "AGENT_MEMORY_MACHINE_ID";
+
+/// The `[store]` table, overridden by the environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// `url` (environment: `AGENT_MEMORY_STORE`): `postgres://...` keeps the state in a
+    /// PostgreSQL server shared by several machines; absent, blank or `"sqlite"`, the state
+    /// stays in `<home>/state.sqlite`.
     pub url: Option<String>,
-    /// `machine_id = "..."`: the name this machine registers its rollouts and takes leases
-    /// under on a shared store (default: the host name). Two machines must not share one.
+    /// `machine_id` (environment: `AGENT_MEMORY_MACHINE_ID`): the name this machine registers
+    /// its rollouts and takes leases under on a shared store (default: the host name). Two
+    /// machines must not share one.
     pub machine_id: Option<String>,
 }
 
-/// Parses the `[store]` table of a config file (see [`StoreToml`]); unknown keys are errors.
-pub fn parse_store_config(text: &str) -> Result<StoreToml> {
-    let document: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        Error::InvalidConfig(format!("invalid toml: {}", e.to_string().trim_end()))
-    })?;
-    let Some(table) = document.get("store") else {
-        return Ok(StoreToml::default());
-    };
-    let table = table
-        .as_table()
-        .ok_or_else(|| Error::InvalidConfig("`store` must be a table".to_owned()))?;
-    let mut store = StoreToml::default();
-    for (key, value) in table {
-        let value = match key.as_str() {
-            "url" | "machine_id" => string(&format!("store.{key}"), value)
-                .map_err(Error::InvalidConfig)?
-                .trim()
-                .to_owned(),
-            other => {
-                return Err(Error::InvalidConfig(format!(
-                    "unknown key `store.{other}` (known: url, machine_id)"
-                )));
-            }
-        };
-        let value = (!value.is_empty()).then_some(value);
-        match key.as_str() {
-            "url" => store.url = value,
-            _ => store.machine_id = value,
+impl Section for StoreConfig {
+    const PLACE: Place = Place::Table("store");
+    const ENV: &'static [EnvKey] = &[
+        EnvKey {
+            variable: STORE_ENV,
+            key: "url",
+        },
+        EnvKey {
+            variable: MACHINE_ID_ENV,
+            key: "machine_id",
+        },
+    ];
+
+    fn settle(&mut self, _ranges: &mut Ranges<'_>) -> memory_config::Result<()> {
+        for value in [&mut self.url, &mut self.machine_id] {
+            *value = value
+                .take()
+                .map(|text| text.trim().to_owned())
+                .filter(|text| !text.is_empty());
         }
+        Ok(())
     }
-    Ok(store)
-}
-
-/// Reads the `[store]` table of a config file (see [`parse_store_config`]).
-pub fn load_store_config(path: &Path) -> Result<StoreToml> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse_store_config(&text).map_err(|error| error.in_file(path))
-}
-
-/// `minimal`, `low`, `medium` or `high`, in any case.
-pub fn parse_reasoning_effort(text: &str) -> Option<ReasoningEffort> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "minimal" => Some(ReasoningEffort::Minimal),
-        "low" => Some(ReasoningEffort::Low),
-        "medium" => Some(ReasoningEffort::Medium),
-        "high" => Some(ReasoningEffort::High),
-        _ => None,
-    }
-}
-
-fn parse_memories(text: &str) -> std::result::Result<MemoriesToml, String> {
-    let document: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| format!("invalid toml: {}", e.to_string().trim_end()))?;
-    let Some(memories) = document.get("memories") else {
-        return Ok(MemoriesToml::default());
-    };
-    let toml::Value::Table(table) = memories else {
-        return Err(format!(
-            "`memories` must be a table, found {}",
-            memories.type_str()
-        ));
-    };
-    let mut parsed = MemoriesToml::default();
-    for (key, value) in table {
-        let field = format!("memories.{key}");
-        match key.as_str() {
-            "disable_on_external_context" | "no_memories_if_mcp_or_web_search" => {
-                parsed.disable_on_external_context = Some(boolean(&field, value)?);
-            }
-            "generate_memories" => parsed.generate_memories = Some(boolean(&field, value)?),
-            "use_memories" => parsed.use_memories = Some(boolean(&field, value)?),
-            "dedicated_tools" => parsed.dedicated_tools = Some(boolean(&field, value)?),
-            "max_raw_memories_for_consolidation" => {
-                parsed.max_raw_memories_for_consolidation = Some(integer(&field, value)?);
-            }
-            "max_unused_days" => parsed.max_unused_days = Some(integer(&field, value)?),
-            "max_rollout_age_days" => parsed.max_rollout_age_days = Some(integer(&field, value)?),
-            "max_rollouts_per_startup" => {
-                parsed.max_rollouts_per_startup = Some(integer(&field, value)?);
-            }
-            "min_rollout_idle_hours" => {
-                parsed.min_rollout_idle_hours = Some(integer(&field, value)?);
-            }
-            "min_rate_limit_remaining_percent" => {
-                parsed.min_rate_limit_remaining_percent = Some(integer(&field, value)?);
-            }
-            "extract_model" => parsed.extract_model = Some(string(&field, value)?),
-            "consolidation_model" => parsed.consolidation_model = Some(string(&field, value)?),
-            "consolidation_cooldown_hours" => {
-                parsed.consolidation_cooldown_hours = Some(integer(&field, value)?);
-            }
-            _ => return Err(format!("unknown key `{field}`")),
-        }
-    }
-    Ok(parsed)
-}
-
-fn boolean(field: &str, value: &toml::Value) -> std::result::Result<bool, String> {
-    value
-        .as_bool()
-        .ok_or_else(|| wrong_type(field, "a boolean", value))
-}
-
-fn integer(field: &str, value: &toml::Value) -> std::result::Result<i64, String> {
-    value
-        .as_integer()
-        .ok_or_else(|| wrong_type(field, "an integer", value))
-}
-
-fn string(field: &str, value: &toml::Value) -> std::result::Result<String, String> {
-    value
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| wrong_type(field, "a string", value))
-}
-
-fn wrong_type(field: &str, expected: &str, value: &toml::Value) -> String {
-    format!("`{field}` must be {expected}, found {}", value.type_str())
 }
 
 #[cfg(test)]
 mod tests {
+    use memory_config::{Config, Error, Loaded, Origin};
+
     use super::*;
+
+    const NO_ENV: [(&str, &str); 0] = [];
+
+    fn memories(text: &str) -> Loaded<MemoriesConfig> {
+        Config::parse(text, Origin::Text)
+            .unwrap()
+            .with_environment(NO_ENV)
+            .section()
+            .unwrap()
+    }
+
+    fn memories_error(text: &str) -> Error {
+        Config::parse(text, Origin::Text)
+            .unwrap()
+            .with_environment(NO_ENV)
+            .section::<MemoriesConfig>()
+            .unwrap_err()
+    }
+
+    fn store(text: &str, env: &[(&str, &str)]) -> memory_config::Result<StoreConfig> {
+        Ok(Config::parse(text, Origin::Text)?
+            .with_environment(env.iter().copied())
+            .section::<StoreConfig>()?
+            .value)
+    }
 
     #[test]
     fn the_store_table_names_a_url_and_a_machine_id_and_refuses_others() {
-        let parsed = parse_store_config(
+        let parsed = store(
             "[store]\nurl = \"postgres://agent@db/memory\"\nmachine_id = \" ci-runner-3 \"\n",
+            &[],
         )
         .unwrap();
         assert_eq!(parsed.url.as_deref(), Some("postgres://agent@db/memory"));
         assert_eq!(parsed.machine_id.as_deref(), Some("ci-runner-3"));
-        assert_eq!(parse_store_config("").unwrap(), StoreToml::default());
-        let blank = parse_store_config("[store]\nmachine_id = \"  \"\n").unwrap();
+        assert_eq!(store("", &[]).unwrap(), StoreConfig::default());
+        let blank = store("[store]\nmachine_id = \"  \"\n", &[]).unwrap();
         assert_eq!(blank.machine_id, None);
-        let unknown = parse_store_config("[store]\nhost = \"x\"\n").unwrap_err();
-        assert!(
-            unknown.to_string().contains("known: url, machine_id"),
-            "{unknown}"
+        let unknown = store("[store]\nhost = \"x\"\n", &[]).unwrap_err();
+        assert_eq!(
+            unknown.to_string(),
+            "config text: unknown key `store.host` (known: url, machine_id)"
         );
-        let wrong = parse_store_config("[store]\nmachine_id = 3\n").unwrap_err();
+        let wrong = store("[store]\nmachine_id = 3\n", &[]).unwrap_err();
         assert!(wrong.to_string().contains("must be a string"), "{wrong}");
+    }
+
+    #[test]
+    fn the_environment_names_the_store_over_the_file() {
+        let file = "[store]\nurl = \"postgres://file/db\"\nmachine_id = \"laptop\"\n";
+        let env = store(
+            file,
+            &[(STORE_ENV, " postgres://env/db "), (MACHINE_ID_ENV, "ci-7")],
+        )
+        .unwrap();
+        assert_eq!(env.url.as_deref(), Some("postgres://env/db"));
+        assert_eq!(env.machine_id.as_deref(), Some("ci-7"));
+        // A variable set but blank still wins: it selects the SQLite file.
+        let blank = store(file, &[(STORE_ENV, "")]).unwrap();
+        assert_eq!(blank.url, None);
+        assert_eq!(blank.machine_id.as_deref(), Some("laptop"));
     }
 
     #[test]
     fn defaults_match_codex() {
         let config = MemoriesConfig::default();
-        assert_eq!(config.max_rollouts_per_startup, 2);
-        assert_eq!(config.max_rollout_age_days, 10);
+        assert_eq!(config.rollouts_per_startup(), 2);
+        assert_eq!(config.rollout_age_days(), 10);
         assert_eq!(config.min_rollout_idle_hours, 6);
         assert_eq!(config.min_rate_limit_remaining_percent, 25);
         assert_eq!(config.max_raw_memories_for_consolidation, 256);
@@ -423,134 +285,98 @@ mod tests {
         assert!(config.generate_memories && config.use_memories);
         assert!(!config.dedicated_tools && !config.disable_on_external_context);
         assert_eq!(config.consolidation_cooldown_hours, 6);
+        assert_eq!(memories("").value, config);
     }
 
     #[test]
     fn the_consolidation_cooldown_is_configurable_and_reaches_phase_two() {
-        let file = parse_config(
-            "[memories]
-consolidation_cooldown_hours = 1
-",
-        )
-        .unwrap();
-        let (config, warnings) = MemoriesConfig::resolve(&file);
-        assert!(warnings.is_empty(), "{warnings:?}");
-        assert_eq!(config.consolidation_cooldown_hours, 1);
-        let options = crate::phase_two::PhaseTwoOptions::from_config(&config);
+        let loaded = memories("[memories]\nconsolidation_cooldown_hours = 1\n");
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        assert_eq!(loaded.value.consolidation_cooldown_hours, 1);
+        let options = crate::phase_two::PhaseTwoOptions::from_config(&loaded.value);
         assert_eq!(options.cooldown_seconds, 3600);
-        let too_long = parse_config("[memories]\nconsolidation_cooldown_hours = 1000\n").unwrap();
-        assert_eq!(
-            MemoriesConfig::resolve(&too_long)
-                .0
-                .consolidation_cooldown_hours,
-            168
-        );
+        let too_long = memories("[memories]\nconsolidation_cooldown_hours = 1000\n");
+        assert_eq!(too_long.value.consolidation_cooldown_hours, 168);
     }
 
     #[test]
     fn out_of_range_values_are_clamped_with_a_warning() {
-        let file = parse_config(
+        let loaded = memories(
             "[memories]\nmax_rollouts_per_startup = 500\nmin_rollout_idle_hours = 0\n\
              max_rollout_age_days = 5\n",
-        )
-        .unwrap();
-        let (config, warnings) = MemoriesConfig::resolve(&file);
-        assert_eq!(config.max_rollouts_per_startup, 128);
+        );
+        let config = loaded.value;
+        assert_eq!(config.max_rollouts_per_startup, Some(128));
         assert_eq!(config.min_rollout_idle_hours, 1);
-        assert_eq!(config.max_rollout_age_days, 5);
-        assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(warnings[0].contains("memories.max_rollouts_per_startup = 500"));
+        assert_eq!(config.max_rollout_age_days, Some(5));
+        let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            warnings,
+            [
+                "memories.max_rollouts_per_startup = 500 is outside 1..=128; using 128",
+                "memories.min_rollout_idle_hours = 0 is outside 1..=48; using 1",
+            ]
+        );
     }
 
     #[test]
     fn errors_name_the_key() {
-        let wrong_type = parse_config("[memories]\nmax_rollout_age_days = \"ten\"\n")
-            .unwrap_err()
-            .to_string();
         assert_eq!(
-            wrong_type,
-            "`memories.max_rollout_age_days` must be an integer, found string"
+            memories_error("[memories]\nmax_rollout_age_days = \"ten\"\n").to_string(),
+            "config text: `memories.max_rollout_age_days` must be an integer, found string"
         );
-        let unknown = parse_config("[memories]\nmax_rollouts = 3\n")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(unknown, "unknown key `memories.max_rollouts`");
-        let not_table = parse_config("memories = 3\n").unwrap_err().to_string();
-        assert!(not_table.contains("`memories` must be a table"));
-        let syntax = parse_config("[memories\n").unwrap_err().to_string();
-        assert!(syntax.starts_with("invalid toml:"), "{syntax}");
-    }
-
-    #[test]
-    fn model_settings_are_top_level_keys_as_codex_writes_them() {
-        let text = "model = \"gpt-5\"\nmodel_context_window = 128000\n\
-                    model_reasoning_effort = \"Low\"\nmodel_request_timeout_seconds = 30\n\
-                    model_request_max_retries = 2\n[memories]\nextract_model = \"gpt-5-mini\"\n";
-        let model = parse_model_config(text).unwrap();
+        let unknown = memories_error("[memories]\nmax_rollouts = 3\n").to_string();
+        assert!(
+            unknown.starts_with("config text: unknown key `memories.max_rollouts` (known: "),
+            "{unknown}"
+        );
         assert_eq!(
-            model,
-            ModelToml {
-                context_window: Some(128_000),
-                reasoning_effort: Some(ReasoningEffort::Low),
-                request_timeout_seconds: Some(30),
-                request_max_retries: Some(2),
-            }
+            memories_error("memories = 3\n").to_string(),
+            "config text: `memories` must be a table, found integer"
         );
-        assert_eq!(parse_model_config("").unwrap(), ModelToml::default());
-        for (bad, expected) in [
-            ("model_context_window = 0", "must be positive"),
-            ("model_context_window = \"big\"", "must be an integer"),
-            (
-                "model_reasoning_effort = \"max\"",
-                "must be minimal, low, medium or high",
-            ),
-            ("model_request_max_retries = -1", "must be 0 or more"),
-        ] {
-            let err = parse_model_config(bad).unwrap_err().to_string();
-            assert!(err.contains(expected), "{bad}: {err}");
-        }
+        let syntax = Config::parse("[memories\n", Origin::Text).unwrap_err();
+        assert!(
+            syntax.to_string().starts_with("config text: invalid toml:"),
+            "{syntax}"
+        );
     }
 
     #[test]
     fn other_tables_and_the_alias_are_accepted() {
-        let file = parse_config(
+        let config = memories(
             "[model]\nname = \"x\"\n[memories]\nno_memories_if_mcp_or_web_search = true\n\
              extract_model = \"openai:gpt-5-mini\"\n",
         )
-        .unwrap();
-        assert_eq!(file.disable_on_external_context, Some(true));
-        assert_eq!(file.extract_model.as_deref(), Some("openai:gpt-5-mini"));
-        assert_eq!(file.max_rollout_age_days, None);
+        .value;
+        assert!(config.disable_on_external_context);
+        assert_eq!(config.extract_model.as_deref(), Some("openai:gpt-5-mini"));
+        assert_eq!(config.max_rollout_age_days, None);
     }
 
     proptest::proptest! {
         #[test]
-        fn parse_store_config_never_panics(text in ".{0,200}") {
-            let _ = parse_store_config(&text);
+        fn loading_any_text_never_panics(text in ".{0,200}") {
+            if let Ok(config) = Config::parse(&text, Origin::Text) {
+                let config = config.with_environment(NO_ENV);
+                let _ = config.section::<MemoriesConfig>();
+                let _ = config.section::<StoreConfig>();
+            }
         }
 
         #[test]
-        fn parse_config_never_panics(text in ".{0,200}") {
-            let _ = parse_config(&text);
-        }
-
-        #[test]
-        fn resolved_numbers_are_always_in_range(
+        fn loaded_numbers_are_always_in_range(
             a in proptest::num::i64::ANY,
             b in proptest::num::i64::ANY,
             c in proptest::num::i64::ANY,
             d in proptest::num::i64::ANY,
         ) {
-            let file = MemoriesToml {
-                max_rollouts_per_startup: Some(a),
-                max_rollout_age_days: Some(b),
-                min_rollout_idle_hours: Some(c),
-                min_rate_limit_remaining_percent: Some(d),
-                ..MemoriesToml::default()
-            };
-            let (config, warnings) = MemoriesConfig::resolve(&file);
-            proptest::prop_assert!(MAX_ROLLOUTS_PER_STARTUP_RANGE.contains(&config.max_rollouts_per_startup));
-            proptest::prop_assert!(MAX_ROLLOUT_AGE_DAYS_RANGE.contains(&config.max_rollout_age_days));
+            let loaded = memories(&format!(
+                "[memories]\nmax_rollouts_per_startup = {a}\nmax_rollout_age_days = {b}\n\
+                 min_rollout_idle_hours = {c}\nmin_rate_limit_remaining_percent = {d}\n"
+            ));
+            let config = loaded.value;
+            proptest::prop_assert!(MAX_ROLLOUTS_PER_STARTUP_RANGE.contains(&config.rollouts_per_startup()));
+            proptest::prop_assert!(MAX_ROLLOUT_AGE_DAYS_RANGE.contains(&config.rollout_age_days()));
             proptest::prop_assert!(MIN_ROLLOUT_IDLE_HOURS_RANGE.contains(&config.min_rollout_idle_hours));
             proptest::prop_assert!(MIN_RATE_LIMIT_REMAINING_PERCENT_RANGE.contains(&config.min_rate_limit_remaining_percent));
             let expected = [
@@ -559,7 +385,7 @@ consolidation_cooldown_hours = 1
                 !MIN_ROLLOUT_IDLE_HOURS_RANGE.contains(&c),
                 !MIN_RATE_LIMIT_REMAINING_PERCENT_RANGE.contains(&d),
             ].iter().filter(|clamped| **clamped).count();
-            proptest::prop_assert_eq!(warnings.len(), expected);
+            proptest::prop_assert_eq!(loaded.warnings.len(), expected);
         }
     }
 }

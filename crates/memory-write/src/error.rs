@@ -85,17 +85,6 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
-    /// The config file is not valid.
-    #[error("config file {path}: {message}")]
-    Config {
-        /// The config file.
-        path: PathBuf,
-        /// What is wrong, naming the key.
-        message: String,
-    },
-    /// Config text is not valid (before it is known which file it came from).
-    #[error("{0}")]
-    InvalidConfig(String),
     /// The memory root holds something phase 2 must not write through.
     #[error("unsafe memory root entry {path}: {reason}")]
     UnsafeMemoryRoot {
@@ -165,17 +154,6 @@ impl From<memory_store::Error> for Error {
 }
 
 impl Error {
-    /// Names the config file an [`Error::InvalidConfig`] came from.
-    pub(crate) fn in_file(self, path: &std::path::Path) -> Error {
-        match self {
-            Error::InvalidConfig(message) => Error::Config {
-                path: path.to_owned(),
-                message,
-            },
-            other => other,
-        }
-    }
-
     pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),

@@ -8,7 +8,7 @@ use crate::store::WriteStore;
 /// Deletes stored memories the last consolidation did not select and that have been idle
 /// longer than `max_unused_days` (see [`WriteStore::prune_phase_two_outputs`]), at most
 /// [`DEFAULT_PRUNE_LIMIT`] per call. Returns how many went.
-pub async fn prune_stale_memories(
+pub(crate) async fn prune_stale_memories(
     store: &dyn WriteStore,
     config: &MemoriesConfig,
     now: i64,

@@ -13,7 +13,10 @@ pub trait RateLimitProbe: Send + Sync {
 
 /// True when the write path may run: the remaining percentage is unknown or at least
 /// `min_remaining_percent` (clamped to 0..=100).
-pub fn rate_limit_allows(remaining_percent: Option<f64>, min_remaining_percent: i64) -> bool {
+pub(crate) fn rate_limit_allows(
+    remaining_percent: Option<f64>,
+    min_remaining_percent: i64,
+) -> bool {
     let minimum = min_remaining_percent.clamp(0, 100) as f64;
     match remaining_percent {
         // NaN says nothing useful; treat it as unknown, like a failed lookup.

@@ -14,7 +14,7 @@ use std::time::Duration;
 use memory_protocol::{ContextWindow, ModelClient};
 use serde::Serialize;
 
-use crate::config::{MemoriesConfig, MemoriesToml};
+use crate::config::MemoriesConfig;
 use crate::housekeeping::prune_stale_memories;
 use crate::memory_root::MemoryRoot;
 use crate::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
@@ -50,30 +50,26 @@ pub struct RunLimits {
 
 impl RunLimits {
     /// The limits of a run over `folder`: the host's options (`limit`, `max_age_days`) win,
-    /// then the config file (`file` as written, `config` resolved). A [`RolloutFolder::Given`]
-    /// has no age or per-run limit unless one of them sets it; [`RolloutFolder::CodexSessions`]
-    /// gets codex's startup limits.
+    /// then the config file. A [`RolloutFolder::Given`] has no age or per-run limit unless one
+    /// of them sets it; [`RolloutFolder::CodexSessions`] gets codex's startup limits.
     pub fn new(
         folder: RolloutFolder,
         limit: Option<u64>,
         max_age_days: Option<u64>,
-        file: &MemoriesToml,
         config: &MemoriesConfig,
     ) -> RunLimits {
-        let per_run = usize::try_from(config.max_rollouts_per_startup).unwrap_or(1);
+        let per_run = usize::try_from(config.rollouts_per_startup()).unwrap_or(1);
         let limit = limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
         let age = max_age_days.map(|days| i64::try_from(days).unwrap_or(i64::MAX));
         match folder {
             RolloutFolder::Given => RunLimits {
-                max_claims: limit.or(file.max_rollouts_per_startup.map(|_| per_run)),
-                max_age_days: age.or(file
-                    .max_rollout_age_days
-                    .map(|_| config.max_rollout_age_days)),
+                max_claims: limit.or(config.max_rollouts_per_startup.map(|_| per_run)),
+                max_age_days: age.or(config.max_rollout_age_days),
                 max_running: None,
             },
             RolloutFolder::CodexSessions => RunLimits {
                 max_claims: Some(limit.unwrap_or(per_run)),
-                max_age_days: Some(age.unwrap_or(config.max_rollout_age_days)),
+                max_age_days: Some(age.unwrap_or(config.rollout_age_days())),
                 // As codex does at startup: the per-run limit also caps jobs running at once
                 // across processes.
                 max_running: Some(u32::try_from(per_run).unwrap_or(u32::MAX)),
@@ -412,7 +408,7 @@ mod tests {
     use memory_protocol::ContextWindowSource;
 
     use super::*;
-    use crate::config::parse_config;
+    use memory_config::{Config, Origin};
 
     fn limits(
         folder: RolloutFolder,
@@ -420,9 +416,14 @@ mod tests {
         age: Option<u64>,
         config_text: &str,
     ) -> RunLimits {
-        let file = parse_config(config_text).unwrap();
-        let (config, _) = MemoriesConfig::resolve(&file);
-        RunLimits::new(folder, limit, age, &file, &config)
+        let no_env: [(&str, &str); 0] = [];
+        let config = Config::parse(config_text, Origin::Text)
+            .unwrap()
+            .with_environment(no_env)
+            .section::<MemoriesConfig>()
+            .unwrap()
+            .value;
+        RunLimits::new(folder, limit, age, &config)
     }
 
     #[test]

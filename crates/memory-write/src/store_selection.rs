@@ -1,21 +1,16 @@
 //! Which state store a host uses: `<home>/state.sqlite` by default, or a PostgreSQL server
 //! shared by several machines, named by the host's own option (the CLI's `--store URL`), else
-//! `AGENT_MEMORY_STORE`, else `[store] url` in the config file; and the machine id a shared
-//! store knows this machine by.
+//! the loaded [`StoreConfig`] (`AGENT_MEMORY_STORE`, else `[store] url` in the config file); and
+//! the machine id a shared store knows this machine by.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::StoreToml;
+use crate::config::StoreConfig;
 use crate::memory_root::MemoryRoot;
 use crate::shared_root::sync_shared_root;
 use crate::store::{SharedStore, StateStore};
 use crate::{Error, Result};
-
-/// The environment variable that names the store when the host's option does not.
-pub const STORE_ENV: &str = "AGENT_MEMORY_STORE";
-/// The environment variable that names this machine when the host's option does not.
-pub const MACHINE_ID_ENV: &str = "AGENT_MEMORY_MACHINE_ID";
 
 /// The store in force: the host's option, else the environment, else the config file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -27,25 +22,24 @@ pub struct StoreSelection {
 }
 
 impl StoreSelection {
-    /// The selection from the host's options (`store`, `machine_id`), else [`STORE_ENV`] and
-    /// [`MACHINE_ID_ENV`], else the config file's `[store]` table. Values are trimmed; an empty
-    /// one counts as absent, and the store `sqlite` means the SQLite file.
+    /// The selection from the host's options (`store`, `machine_id`), else the loaded
+    /// `[store]` settings (the environment over the config file, see [`StoreConfig`]). Values
+    /// are trimmed; an empty one counts as absent, and the store `sqlite` means the SQLite file.
     pub fn resolve(
         store: Option<&str>,
         machine_id: Option<&str>,
-        config: &StoreToml,
+        config: &StoreConfig,
     ) -> StoreSelection {
-        let pick = |option: Option<&str>, env: &str, file: &Option<String>| {
+        let pick = |option: Option<&str>, loaded: &Option<String>| {
             option
                 .map(str::to_owned)
-                .or_else(|| std::env::var(env).ok())
-                .or_else(|| file.clone())
+                .or_else(|| loaded.clone())
                 .map(|value| value.trim().to_owned())
                 .filter(|value| !value.is_empty())
         };
         StoreSelection {
-            url: pick(store, STORE_ENV, &config.url).filter(|url| url != "sqlite"),
-            machine_id: pick(machine_id, MACHINE_ID_ENV, &config.machine_id),
+            url: pick(store, &config.url).filter(|url| url != "sqlite"),
+            machine_id: pick(machine_id, &config.machine_id),
         }
     }
 
@@ -123,13 +117,13 @@ mod tests {
 
     #[test]
     fn sqlite_and_blank_values_select_the_file() {
-        let file = StoreToml {
+        let file = StoreConfig {
             url: Some("postgres://db/memory".to_owned()),
             machine_id: Some(" laptop ".to_owned()),
         };
         let chosen = StoreSelection::resolve(Some("sqlite"), None, &file);
         assert_eq!(chosen.url, None);
-        let blank = StoreSelection::resolve(Some("  "), Some("ci-1"), &StoreToml::default());
+        let blank = StoreSelection::resolve(Some("  "), Some("ci-1"), &StoreConfig::default());
         assert_eq!(blank.machine_id.as_deref(), Some("ci-1"));
         let option = StoreSelection::resolve(Some(" postgres://other/db "), None, &file);
         assert_eq!(option.url.as_deref(), Some("postgres://other/db"));

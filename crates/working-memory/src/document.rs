@@ -22,7 +22,7 @@
 use memory_protocol::working_memory::WorkingMemorySection;
 
 /// The document's title line.
-pub const DOCUMENT_TITLE: &str = "# Working Memory";
+pub(crate) const DOCUMENT_TITLE: &str = "# Working Memory";
 
 /// A working-memory document: one body per section, each already normalized (trimmed, `none`
 /// bodies empty, no `## ` lines).
@@ -99,7 +99,7 @@ pub fn is_working_memory(text: &str) -> bool {
 }
 
 /// The section a header name refers to: exact, or ignoring case, spacing and `&` versus `and`.
-pub fn section_named(name: &str) -> Option<WorkingMemorySection> {
+pub(crate) fn section_named(name: &str) -> Option<WorkingMemorySection> {
     if let Some(section) = WorkingMemorySection::from_header(name) {
         return Some(section);
     }
@@ -130,7 +130,7 @@ fn header_name(line: &str) -> Option<&str> {
 
 /// Normalizes a body: trimmed, empty when it only says `none`, and every `## ` line demoted
 /// to `### ` so it cannot open a section.
-pub fn normalize_body(text: &str) -> String {
+pub(crate) fn normalize_body(text: &str) -> String {
     let trimmed = text.trim();
     if is_none_body(trimmed) {
         return String::new();

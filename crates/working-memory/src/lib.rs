@@ -1,12 +1,12 @@
 //! Working memory: a seven-section document the model edits with KEEP / UPDATE / APPEND
 //! operations, while guards in code refuse edits that would lose facts.
 //!
-//! The document ([`document`]) has seven `##` sections in a fixed order. The model sees it with
+//! The document ([`WorkingMemoryDocument`]) has seven `##` sections in a fixed order. The model sees it with
 //! the new messages and answers with one operation per section (the `update_working_memory`
-//! tool's arguments, [`memory_protocol::working_memory::WorkingMemoryUpdate`]); [`recover`]
-//! reads those arguments, repairing malformed output section by section; [`ops`] reads each
-//! operation leniently; [`mod@merge`] applies them through the per-section guards (`guards/`), and
-//! `bound` keeps the two growing sections within their hard bound. [`reminders`] lists the
+//! tool's arguments, [`memory_protocol::working_memory::WorkingMemoryUpdate`]); [`Recovery`]
+//! reads those arguments, repairing malformed output section by section; [`SectionOps`] reads each
+//! operation leniently; [`merge()`] applies them through the per-section guards (`guards/`), and
+//! `bound` keeps the two growing sections within their hard bound. [`section_size_warnings`] lists the
 //! oversized sections the update prompt warns about. [`session`] keeps the session window:
 //! live messages, commits into archives that update the working memory from the messages it
 //! has not seen, and the assembled context.
@@ -30,14 +30,14 @@
 
 pub mod anchors;
 pub(crate) mod bound;
-pub mod document;
+mod document;
 mod error;
 pub(crate) mod guards;
-pub mod keys;
-pub mod merge;
-pub mod ops;
-pub mod recover;
-pub mod reminders;
+mod keys;
+mod merge;
+mod ops;
+mod recover;
+mod reminders;
 pub mod session;
 pub mod text;
 

@@ -30,7 +30,7 @@ use super::text::{SectionSize, append_items};
 
 /// Where entries moved out of a bounded section are said to be, when the caller has no
 /// archive to name.
-pub const DEFAULT_MOVED_LOCATION: &str = "the session archive";
+pub(crate) const DEFAULT_MOVED_LOCATION: &str = "the session archive";
 
 /// How to merge.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -119,7 +119,7 @@ impl SectionOps {
 }
 
 /// Reads one section's operation (see the module docs).
-pub fn read_op(value: &Value) -> ReadOp {
+pub(crate) fn read_op(value: &Value) -> ReadOp {
     let Some(object) = value.as_object() else {
         return ReadOp::kept(String::new(), "the operation is not an object");
     };

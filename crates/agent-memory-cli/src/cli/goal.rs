@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use agent_memory::config::Config;
 use agent_memory::goals::{
     GoalConfig, GoalStore, GoalToolContext, GoalToolOutcome, NewGoal, STATE_FILE_NAME, TurnTokens,
     TurnUsage,
@@ -443,7 +444,9 @@ fn selection(home: &Path, output: &Output) -> anyhow::Result<StoreSelection> {
 /// The goal store of `selection`: the goal tables of `<home>/state.sqlite`, or of the shared
 /// PostgreSQL store every machine of a fleet reads.
 pub(crate) fn open_at(home: &Path, selection: &StoreSelection) -> anyhow::Result<GoalStore> {
-    let config = GoalConfig::load(&home.join(CONFIG_FILE_NAME))?;
+    let config = Config::load_if_present(&home.join(CONFIG_FILE_NAME))?
+        .section::<GoalConfig>()?
+        .value;
     match &selection.url {
         None => GoalStore::open_home(home, config)
             .with_context(|| format!("cannot open the goal store in {}", home.display())),

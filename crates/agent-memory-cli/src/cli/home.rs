@@ -5,13 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_memory::config::Config;
+use agent_memory::models::config::{ModelConfig, parse_reasoning_effort};
 use agent_memory::models::{BuiltModel, ModelOptions, build_model};
 use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::model::ReasoningEffort;
-use agent_memory::write::config::{
-    MemoriesConfig, MemoriesToml, ModelToml, StoreToml, load_config_file, load_model_config_file,
-    parse_reasoning_effort,
-};
+use agent_memory::write::config::{MemoriesConfig, StoreConfig};
 use anyhow::{Context, bail};
 
 /// Environment variable naming the agent-memory home.
@@ -57,7 +56,7 @@ fn parse_effort(text: &str) -> Result<ReasoningEffort, String> {
 
 impl CommonArgs {
     /// The model options: flags first, then the config file's model settings.
-    pub(crate) fn model_options(&self, file: &ModelToml) -> ModelOptions {
+    pub(crate) fn model_options(&self, file: &ModelConfig) -> ModelOptions {
         ModelOptions {
             base_url: self.base_url.clone(),
             context_window: self.context_window.or(file.context_window),
@@ -101,41 +100,35 @@ pub(crate) fn resolve_home(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// The config file's settings: the `[memories]` table as written and as resolved, and the
-/// model settings.
+/// The config file's settings every write-path command reads, and the file itself for the
+/// tables only some commands read.
 pub(crate) struct LoadedConfig {
-    pub(crate) file: MemoriesToml,
+    /// The `[memories]` table.
     pub(crate) memories: MemoriesConfig,
-    pub(crate) model: ModelToml,
-    /// The `[store]` table.
-    pub(crate) store: StoreToml,
+    /// The top-level model keys.
+    pub(crate) model: ModelConfig,
+    /// The `[store]` table, under the environment.
+    pub(crate) store: StoreConfig,
+    /// The file and the environment.
+    pub(crate) config: Config,
 }
 
-/// The config file (the flag, else `<home>/config.toml` when present, else defaults). Clamping
-/// warnings go to stderr.
+/// The config file (the flag, else `<home>/config.toml` when present, else defaults) and the
+/// environment. Clamping warnings go to stderr.
 pub(crate) fn load_config(flag: Option<&Path>, home: &Path) -> anyhow::Result<LoadedConfig> {
-    let path = config_path(flag, home);
-    let (file, model, store) = match &path {
-        Some(path) => (
-            load_config_file(path)?,
-            load_model_config_file(path)?,
-            agent_memory::write::config::load_store_config(path)?,
-        ),
-        None => (
-            MemoriesToml::default(),
-            ModelToml::default(),
-            StoreToml::default(),
-        ),
+    let config = match config_path(flag, home) {
+        Some(path) => Config::load(&path)?,
+        None => Config::empty(),
     };
-    let (memories, warnings) = MemoriesConfig::resolve(&file);
-    for warning in warnings {
+    let memories = config.section::<MemoriesConfig>()?;
+    for warning in &memories.warnings {
         eprintln!("warning: {warning}");
     }
     Ok(LoadedConfig {
-        file,
-        memories,
-        model,
-        store,
+        memories: memories.value,
+        model: config.section()?.value,
+        store: config.section()?.value,
+        config,
     })
 }
 

@@ -10,12 +10,10 @@ use std::process::ExitCode;
 
 use agent_memory::introspect::{IntrospectConfig, Introspector};
 use agent_memory::protocol::introspect::{MemoryState, MemoryToolFailure};
-use agent_memory::write::phase_two::DEFAULT_SUMMARY_TOKEN_BUDGET;
-use anyhow::Context;
 use serde::Serialize;
 
 use super::exit::{report_error_as, say, warn_safe};
-use super::home::{config_path, load_config, resolve_home};
+use super::home::{load_config, resolve_home};
 use super::json::ErrorJson;
 
 /// Exit code when memory is disabled or cannot be read.
@@ -43,18 +41,10 @@ pub(crate) struct MemoryArgs {
 pub(crate) fn open_memory(args: &MemoryArgs) -> anyhow::Result<Introspector> {
     let home = resolve_home(args.home.as_deref())?;
     let loaded = load_config(args.config.as_deref(), &home)?;
-    let mut config = IntrospectConfig {
+    let config = IntrospectConfig {
         enabled: loaded.memories.use_memories,
-        summary_budget_tokens: DEFAULT_SUMMARY_TOKEN_BUDGET,
-        ..IntrospectConfig::default()
+        ..loaded.config.section::<IntrospectConfig>()?.value
     };
-    if let Some(path) = config_path(args.config.as_deref(), &home) {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read config file {}", path.display()))?;
-        config
-            .apply_toml(&text)
-            .with_context(|| format!("config file {}", path.display()))?;
-    }
     Ok(Introspector::open(&home, config)?)
 }
 

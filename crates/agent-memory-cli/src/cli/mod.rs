@@ -116,7 +116,7 @@ mod tests {
     use agent_memory::compaction::compaction::{
         DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW_TOKENS,
     };
-    use agent_memory::introspect::tools::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS};
+    use agent_memory::introspect::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS};
     use clap::CommandFactory;
 
     use super::Cli;

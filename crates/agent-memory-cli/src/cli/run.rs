@@ -85,13 +85,13 @@ enum Finished {
 fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     let home = resolve_home(args.common.home.as_deref())?;
     let loaded = load_config(args.common.config.as_deref(), &home)?;
-    let (file, config) = (&loaded.file, &loaded.memories);
+    let config = &loaded.memories;
     let (rollouts_dir, folder) = match &args.rollouts_dir {
         Some(dir) => (dir.clone(), RolloutFolder::Given),
         None => (codex::sessions_dir()?, RolloutFolder::CodexSessions),
     };
     let root = RootArgs { codex: args.codex }.memory_root(&home)?;
-    let limits = RunLimits::new(folder, args.limit, args.max_age_days, file, config);
+    let limits = RunLimits::new(folder, args.limit, args.max_age_days, config);
     let spec = args
         .common
         .model

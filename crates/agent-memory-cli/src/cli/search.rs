@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use agent_memory::introspect::tools::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS};
+use agent_memory::introspect::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS};
 use agent_memory::protocol::introspect::{MemorySearchRequest, MemorySearchResult};
 
 use super::exit::{say, warn_safe};

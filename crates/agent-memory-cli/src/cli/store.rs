@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use agent_memory::write::config::StoreToml;
+use agent_memory::write::config::StoreConfig;
 use agent_memory::write::store::SharedStore;
 use agent_memory::write::store_selection::{StoreSelection, open_store, sync_selected_memory};
 
@@ -26,7 +26,7 @@ pub(crate) struct StoreArgs {
 
 impl StoreArgs {
     /// The store in force: the flag, else the environment, else the config file.
-    pub(crate) fn selection(&self, config: &StoreToml) -> StoreSelection {
+    pub(crate) fn selection(&self, config: &StoreConfig) -> StoreSelection {
         StoreSelection::resolve(self.store.as_deref(), self.machine_id.as_deref(), config)
     }
 }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use goal_steering::{Error, GoalConfig, GoalStore, NewGoal, STATE_FILE_NAME};
+use memory_config::{Config, Origin};
 use memory_protocol::goal::ThreadGoalStatus;
 
 use super::on_every_backend;
@@ -200,37 +201,67 @@ fn raising_the_budget_revives_and_lowering_it_stops_the_goal() {
 
 #[test]
 fn the_goals_table_of_the_config_file_is_read_and_checked() {
-    let config = GoalConfig::parse(
+    let no_env: [(&str, &str); 0] = [];
+    let parse = |text: &str| {
+        Config::parse(text, Origin::Text)?
+            .with_environment(no_env)
+            .section::<GoalConfig>()
+            .map(|loaded| loaded.value)
+    };
+    let config = parse(
         "[memories]\nmax_unused_days = 3\n[goals]\nmax_token_budget = 5000\nmin_continuation_seconds = 20\n",
     )
     .unwrap();
     assert_eq!(config.max_token_budget, 5_000);
     assert_eq!(config.min_continuation_interval, Duration::from_secs(20));
-    assert_eq!(GoalConfig::parse("").unwrap(), GoalConfig::default());
+    assert_eq!(parse("").unwrap(), GoalConfig::default());
     assert_eq!(
-        GoalConfig::parse("[goals]\nmax_budget = 1\n").unwrap_err(),
-        "unknown key `goals.max_budget`"
+        parse("[goals]\nmax_budget = 1\n").unwrap_err().to_string(),
+        "config text: unknown key `goals.max_budget` (known: max_token_budget, min_continuation_seconds)"
     );
     assert_eq!(
-        GoalConfig::parse("[goals]\nmax_token_budget = 0\n").unwrap_err(),
-        "`goals.max_token_budget` must be between 1 and 1000000000000, found 0"
+        parse("[goals]\nmax_token_budget = 0\n")
+            .unwrap_err()
+            .to_string(),
+        "config text: `goals.max_token_budget` must be between 1 and 1000000000000, found 0"
     );
     assert_eq!(
-        GoalConfig::parse("[goals]\nmin_continuation_seconds = \"x\"\n").unwrap_err(),
-        "`goals.min_continuation_seconds` must be an integer, found string"
+        parse("[goals]\nmin_continuation_seconds = \"x\"\n")
+            .unwrap_err()
+            .to_string(),
+        "config text: `goals.min_continuation_seconds` must be an integer, found string"
     );
+    for seconds in [-1, 86_401] {
+        assert_eq!(
+            parse(&format!("[goals]\nmin_continuation_seconds = {seconds}\n"))
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "config text: `goals.min_continuation_seconds` must be between 0 and 86400, found {seconds}"
+            )
+        );
+    }
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(
-        GoalConfig::load(&dir.path().join("missing.toml")).unwrap(),
+        Config::load_if_present(&dir.path().join("missing.toml"))
+            .unwrap()
+            .with_environment(no_env)
+            .section::<GoalConfig>()
+            .unwrap()
+            .value,
         GoalConfig::default()
     );
     let bad = dir.path().join("config.toml");
     std::fs::write(&bad, "goals = 3\n").unwrap();
-    let error = GoalConfig::load(&bad).unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .ends_with("`goals` must be a table, found integer"),
-        "{error}"
+    let error = Config::load(&bad)
+        .unwrap()
+        .section::<GoalConfig>()
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "config file {}: `goals` must be a table, found integer",
+            bad.display()
+        )
     );
 }

@@ -55,11 +55,7 @@ impl Introspector {
         }
         let mut listing = Listing::default();
         if let Err(error) = listing.walk(&dir, &relative, 1, depth) {
-            return Err(resolve_failure(
-                self,
-                shown,
-                &ResolveError::Io(relative.display(), error),
-            ));
+            return Err(resolve_failure(self, shown, &ResolveError::Io(error)));
         }
         let truncated = listing.entries.len() > MAX_ENTRIES;
         listing.entries.truncate(MAX_ENTRIES);

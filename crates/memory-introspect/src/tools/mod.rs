@@ -25,7 +25,6 @@ use serde_json::Value;
 use crate::introspector::Introspector;
 use crate::paths::{Refusal, ResolveError};
 
-pub use crate::tools::read::thread_ids_in;
 pub use crate::tools::search::{
     DEFAULT_RESULTS as DEFAULT_SEARCH_RESULTS, MAX_RESULTS as MAX_SEARCH_RESULTS,
 };
@@ -201,11 +200,11 @@ pub(crate) fn resolve_failure(
         ResolveError::NotAFolder(at) => not_found(format!(
             "`{path}` does not exist (`{at}` is a file, not a folder)"
         )),
-        ResolveError::Changed(_) => failure(
+        ResolveError::Changed => failure(
             MemoryFailureCode::Failed,
             format!("`{path}` changed while it was opened; retry"),
         ),
-        ResolveError::Io(_, error) => unavailable(
+        ResolveError::Io(error) => unavailable(
             format!("`{path}`: {}", crate::io_reason(error)),
             &introspector.display_root(),
         ),

@@ -178,7 +178,7 @@ fn count(value: usize) -> u32 {
 
 /// Thread ids a memory text names: `thread_id: X` lines (rollout summaries) and
 /// ``thread `X` `` mentions (the handbook, raw memories), in order, without repeats.
-pub fn thread_ids_in(text: &str) -> Vec<String> {
+pub(crate) fn thread_ids_in(text: &str) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
     let mut push = |id: &str| {
         let id = id.trim();

@@ -10,4 +10,3 @@ mod redact_stream;
 mod redact_untouched;
 mod safe_text;
 mod tokens;
-mod truncate;

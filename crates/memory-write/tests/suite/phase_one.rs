@@ -7,8 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use memory_protocol::stage_one::{JobStatus, StageOneInput};
 use memory_protocol::{ModelError, StageOneOutput, TaskKind};
+use memory_write::RateLimitProbe;
 use memory_write::phase_one::{JobOutcome, PhaseOneHooks};
-use memory_write::rate_limit::RateLimitProbe;
 use memory_write::stage_one_request::parse_stage_one_output;
 use memory_write::store::{ClaimParams, SharedStore, WriteStore, now_unix};
 use memory_write::{

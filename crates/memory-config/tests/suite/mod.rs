@@ -1,0 +1,3 @@
+mod loader;
+mod properties;
+mod sample;
