@@ -28,10 +28,10 @@ use super::compaction_doc::{
     BYTES_PER_OUTPUT_TOKEN, Doc, TURN_FILES_MODIFIED, TURN_LAST_NOTE, backticked, code, comparable,
     item_body, push_unique,
 };
-use super::shell::{command_from_args, is_inspection, last_key};
 use super::text::one_line;
 use super::tool_output::{RunStatus as CommandStatus, error_line, exit_code_in_text, run_status};
 use super::user_text::read_user_message;
+use memory_transcript::shell::{command_from_args, is_inspection, last_key};
 
 /// Longest line kept for a request, decision, command or error, in characters.
 const MAX_ITEM_CHARS: usize = 240;

@@ -9,7 +9,7 @@ use memory_protocol::compaction::summary_sections::{
     section_items,
 };
 
-use super::shell::is_inspection;
+use memory_transcript::shell::is_inspection;
 
 /// Bytes allowed per output token. Code and paths run near three bytes per o200k token, so
 /// this keeps the output under its cap whichever counter checks it.

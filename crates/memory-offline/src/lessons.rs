@@ -5,11 +5,11 @@
 
 use super::outcome::check_statuses;
 use super::patches::SmallEdit;
-use super::shell::{CommandKey, CommandKind, CommandLine};
 use super::tasks::Task;
 use super::text::{capped_join, code, one_line, sentences};
 use super::tool_output::RunStatus;
 use super::transcript::{Event, Run, Transcript};
+use memory_transcript::shell::{CommandKey, CommandKind, CommandLine};
 
 /// Most lessons kept per task.
 const MAX_LESSONS: usize = 6;
@@ -265,7 +265,7 @@ impl FixedFailure<'_> {
         });
         let mut out = Vec::new();
         if let Some((failed, passed)) = shared {
-            let words = |segment: &super::shell::Segment| -> Vec<String> {
+            let words = |segment: &memory_transcript::shell::Segment| -> Vec<String> {
                 segment
                     .command_words()
                     .iter()

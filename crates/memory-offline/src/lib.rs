@@ -18,7 +18,8 @@
 //! for. The work is split by concern:
 //!
 //! - `transcript`: the timeline (messages, command runs paired with their outputs, patches);
-//!   `shell`, `tool_output` and `patches` read command lines, outputs and patches;
+//!   `tool_output` and `patches` read outputs and patches (command lines are read by
+//!   `memory_transcript::shell`, the one shell tokeniser);
 //! - `user_text`: what the user asked, the preferences they stated, how they reacted;
 //! - `tasks`: the session split into tasks; `outcome` judges each from evidence; `lessons`
 //!   pairs failures with what made them pass;
@@ -42,7 +43,6 @@ mod consolidate;
 mod lessons;
 mod outcome;
 mod patches;
-mod shell;
 mod stage_one;
 mod tasks;
 mod text;

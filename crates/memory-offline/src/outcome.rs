@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 
 use memory_protocol::memory_format::TaskOutcome;
 
-use super::shell::{CommandKey, CommandKind};
 use super::tasks::Task;
 use super::tool_output::RunStatus;
 use super::transcript::{Event, Run, Transcript};
 use super::user_text::{Reaction, asks_for_information};
+use memory_transcript::shell::{CommandKey, CommandKind};
 
 /// Phrases with which an answer admits the task is not done.
 const ADMISSIONS: [&str; 18] = [

@@ -14,7 +14,6 @@ use memory_protocol::stage_one::StageOneInput;
 
 use super::lessons::{error_suffix, lessons};
 use super::outcome::judge;
-use super::shell::CommandKind;
 use super::tasks::{Task, split_tasks};
 use super::text::{
     MAX_LINE_CHARS, capped_join, code, content_words, one_line, push_distinct, sentences,
@@ -22,6 +21,7 @@ use super::text::{
 use super::tool_output::RunStatus;
 use super::transcript::{Event, Transcript};
 use super::{MAX_RAW_MEMORY_CHARS, MAX_SLUG_CHARS, MAX_SUMMARY_CHARS, OFFLINE_NOTICE};
+use memory_transcript::shell::CommandKind;
 
 const MAX_PREFERENCES: usize = 10;
 const MAX_STEPS: usize = 24;

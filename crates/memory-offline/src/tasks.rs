@@ -258,7 +258,7 @@ mod tests {
         ]);
         transcript.runs.push(super::super::transcript::Run {
             text: "x".into(),
-            line: super::super::shell::CommandLine::parse("x"),
+            line: memory_transcript::shell::CommandLine::parse("x"),
             workdir: None,
             status: super::super::tool_output::RunStatus::Passed,
             error: None,

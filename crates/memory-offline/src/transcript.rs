@@ -8,9 +8,9 @@ use memory_transcript::strip_injected;
 use serde_json::Value;
 
 use super::patches::{FileChange, SmallEdit, is_patch, patch_changes, small_edit};
-use super::shell::{CommandLine, command_from_args, command_from_argv};
 use super::text::{MAX_LINE_CHARS, one_line};
 use super::tool_output::{RunStatus, error_line, exit_code_and_text, run_status};
+use memory_transcript::shell::{CommandLine, command_from_args, command_from_argv};
 
 /// One command run.
 #[derive(Debug, Clone, PartialEq)]

@@ -30,10 +30,12 @@ use serde_json::Value;
 
 use super::OFFLINE_NOTICE;
 use super::patches::patch_changes;
-use super::shell::{CommandKey, command_from_args, is_inspection, last_key as command_key};
 use super::text::{MAX_LINE_CHARS, first_sentence, one_line};
 use super::tool_output::{RunStatus as CommandStatus, error_line, exit_code_in_text, run_status};
 use super::user_text::read_user_message;
+use memory_transcript::shell::{
+    CommandKey, command_from_args, is_inspection, last_key as command_key,
+};
 
 /// Most words of a title.
 const TITLE_WORDS: usize = 10;

@@ -1,10 +1,13 @@
 //! Anchors: the words of a memory text that must not vanish silently.
 //!
 //! A rewrite of a memory file should keep every path, backtick code span, date, identifier,
-//! URL, version and command-line flag of the old text unless it retires one on purpose. The
-//! phase-2 guard and the offline consolidation both use this one definition.
+//! URL, version and command-line flag of the old text unless it retires one on purpose. Paths
+//! and URLs are what [`crate::paths`] recognises. The phase-2 guard, the offline consolidation
+//! and the working memory's Errors guard all use this one definition.
 
 use std::collections::{BTreeSet, HashSet};
+
+use crate::paths::path_token;
 
 /// Longest backtick span taken as an anchor; longer spans are prose, not a command or name.
 const MAX_CODE_SPAN_CHARS: usize = 200;
@@ -75,7 +78,10 @@ fn word_anchor(word: &str) -> Option<&str> {
     if let Some(date) = find_date(word) {
         return Some(date);
     }
-    if word.contains("://") || is_path(word) || is_file_name(word) || is_flag(word) {
+    if let Some(path) = path_token(word) {
+        return Some(path);
+    }
+    if is_flag(word) {
         return Some(word);
     }
     if is_identifier(word) || is_version(word) {
@@ -101,34 +107,6 @@ fn find_date(word: &str) -> Option<&str> {
             .then(|| word.get(start..start + 10))
             .flatten()
     })
-}
-
-fn is_path_char(ch: char) -> bool {
-    ch.is_ascii_alphanumeric() || matches!(ch, '/' | '.' | '_' | '-' | '~' | '+' | '@')
-}
-
-/// A path: has a `/`, only path characters, and something beyond a plain `word/word` (such as
-/// `and/or`): a leading `/`, `~` or `.`, a second `/`, or a `.`, `_`, `-` or digit.
-fn is_path(word: &str) -> bool {
-    word.contains('/')
-        && word.chars().all(is_path_char)
-        && (word.starts_with(['/', '~', '.'])
-            || word.matches('/').count() >= 2
-            || word.contains(['.', '_', '-'])
-            || word.chars().any(|ch| ch.is_ascii_digit()))
-}
-
-/// A file name such as `Cargo.toml` or `main.c`: a stem, a dot, an extension with a letter.
-fn is_file_name(word: &str) -> bool {
-    let Some((stem, extension)) = word.rsplit_once('.') else {
-        return false;
-    };
-    word.len() >= 4
-        && word.chars().all(is_path_char)
-        && stem.chars().any(|ch| ch.is_ascii_alphanumeric())
-        && (1..=8).contains(&extension.len())
-        && extension.chars().all(|ch| ch.is_ascii_alphanumeric())
-        && extension.chars().any(|ch| ch.is_ascii_alphabetic())
 }
 
 /// A command-line flag such as `--json` or `--max-age-days`.
@@ -168,13 +146,14 @@ fn is_version(word: &str) -> bool {
             .all(|part| !part.is_empty() && part.chars().all(|ch| ch.is_ascii_digit()))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Property-test input for code that reads anchors (the feature `strategies`, for the guards
+/// of other crates' tests).
+#[cfg(any(test, feature = "strategies"))]
+pub mod strategies {
     use proptest::prelude::*;
 
     /// Markdown-ish text with anchors mixed in, so properties meet real anchors often.
-    fn memory_text() -> impl Strategy<Value = String> {
+    pub fn memory_text() -> impl Strategy<Value = String> {
         let piece = prop_oneof![
             any::<String>(),
             "[a-z]{1,8}(_[a-z]{1,8}){1,2}",
@@ -185,6 +164,13 @@ mod tests {
         ];
         prop::collection::vec(piece, 0..12).prop_map(|pieces| pieces.join(" "))
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strategies::memory_text;
+    use super::*;
+    use proptest::prelude::*;
 
     proptest! {
         #[test]

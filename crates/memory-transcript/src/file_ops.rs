@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use memory_sanitize::redact_secrets;
 
-/// Longest path kept, in characters.
-const MAX_PATH_CHARS: usize = 300;
+use crate::paths::plausible_path;
+use crate::shell::{CommandLine, Word, command_from_args};
 
 /// Files touched by a sequence of tool calls, each with the position of its latest touch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -124,7 +124,7 @@ impl FileOps {
                 }
             }
             _ => {
-                if let Some(script) = shell_script(arguments) {
+                if let Some(script) = command_from_args(arguments) {
                     if script.contains("*** Begin Patch") {
                         self.scan_patch(&script);
                     } else {
@@ -151,16 +151,15 @@ impl FileOps {
     }
 
     fn scan_shell(&mut self, script: &str) {
-        for segment in shell_segments(script) {
-            let words = shell_words(&segment);
-            self.scan_command(&words);
+        for segment in CommandLine::parse(script).segments {
+            self.scan_command(&segment.words);
         }
     }
 
-    fn scan_command(&mut self, words: &[String]) {
+    fn scan_command(&mut self, words: &[Word]) {
         let mut args: Vec<&str> = Vec::new();
         let mut redirect_next = false;
-        for word in words {
+        for word in words.iter().map(|word| word.text.as_str()) {
             if redirect_next {
                 self.note(word, true);
                 redirect_next = false;
@@ -265,98 +264,6 @@ fn operands<'a>(args: &[&'a str], with_value: &[&str]) -> Vec<&'a str> {
     out
 }
 
-/// The shell script of a shell tool call's arguments (`cmd`, `command` or `script`: a string,
-/// or an argument vector with `bash -lc SCRIPT` unwrapped).
-fn shell_script(arguments: &Value) -> Option<String> {
-    let command = arguments
-        .get("cmd")
-        .or(arguments.get("command"))
-        .or(arguments.get("script"))?;
-    match command {
-        Value::String(text) => Some(text.clone()),
-        Value::Array(argv) => {
-            let argv: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
-            match argv.as_slice() {
-                [shell, flag, script]
-                    if matches!(shell.rsplit('/').next(), Some("bash" | "sh" | "zsh"))
-                        && matches!(*flag, "-c" | "-lc" | "-cl") =>
-                {
-                    Some((*script).to_owned())
-                }
-                words => Some(words.join(" ")),
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The commands of a script: split on `&&`, `||`, `;`, `|` and line breaks outside quotes.
-fn shell_segments(script: &str) -> Vec<String> {
-    let mut segments = Vec::new();
-    let mut current = String::new();
-    let mut quote: Option<char> = None;
-    let mut chars = script.chars().peekable();
-    while let Some(ch) = chars.next() {
-        match (quote, ch) {
-            (Some(q), c) if c == q => {
-                quote = None;
-                current.push(c);
-            }
-            (Some(_), c) => current.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(ch);
-                current.push(ch);
-            }
-            (None, ';' | '\n' | '|') => {
-                if ch == '|' && chars.peek() == Some(&'|') {
-                    chars.next();
-                }
-                segments.push(std::mem::take(&mut current));
-            }
-            (None, '&') if chars.peek() == Some(&'&') => {
-                chars.next();
-                segments.push(std::mem::take(&mut current));
-            }
-            (None, c) => current.push(c),
-        }
-    }
-    segments.push(current);
-    segments.retain(|s| !s.trim().is_empty());
-    segments
-}
-
-/// Words of one command, with quotes removed (no expansion).
-fn shell_words(segment: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let mut in_word = false;
-    let mut quote: Option<char> = None;
-    for ch in segment.chars() {
-        match (quote, ch) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => current.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(ch);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut current));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                current.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(current);
-    }
-    words
-}
-
 /// Path arguments of a file tool: `path`, `file_path`, `filename`, `file`, `target_file`, or
 /// a `paths` / `files` array.
 fn path_arguments(arguments: &Value) -> Vec<String> {
@@ -385,24 +292,39 @@ fn path_arguments(arguments: &Value) -> Vec<String> {
     paths
 }
 
-/// The path as tracked, or `None` when it does not look like a file path: empty, too long, an
-/// option, a URL, a glob or variable, a device, or containing whitespace or control characters.
+/// The path as tracked (redacted), or `None` when it does not look like a file path.
 fn clean_path(path: &str) -> Option<String> {
-    let path = path.trim().trim_end_matches(['/', ',']);
-    let looks_like_url = path.split_once("://").is_some_and(|(scheme, _)| {
-        !scheme.is_empty()
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
-    });
-    let plausible = !path.is_empty()
-        && path.chars().count() <= MAX_PATH_CHARS
-        && !path.starts_with('-')
-        && !looks_like_url
-        && !path.starts_with("/dev/")
-        && !path.starts_with("/proc/")
-        && !path.contains(['*', '?', '$', '`', '{', '}', '<', '>', '|', '\\'])
-        && !path.chars().any(|c| c.is_whitespace() || c.is_control())
-        && path.chars().any(|c| c.is_alphanumeric());
-    plausible.then(|| redact_secrets(path).into_owned())
+    plausible_path(path).map(|path| redact_secrets(path).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    #[test]
+    fn shell_calls_are_read_with_the_shared_tokeniser() {
+        let mut ops = FileOps::default();
+        ops.scan_call(
+            "exec_command",
+            &json!({"cmd": "cat 'a b.txt' src/lib.rs && sed -i 's/x/y/' 目录/文件.rs > out.log 2>&1 & rm old\\ name.rs"}),
+        );
+        assert_eq!(ops.read(), ["src/lib.rs"]);
+        assert_eq!(ops.modified(), ["out.log", "目录/文件.rs"]);
+    }
+
+    proptest! {
+        #[test]
+        fn any_command_gives_plausible_paths(
+            command in "([\\p{Han}\\p{Hiragana}]|[a-z]{1,6}|cat |rm |sed -i |> |'|\"|\\\\|&&|\\||;|\\n| |/|\\.){0,50}",
+            tool in prop_oneof![Just("bash"), Just("read_file"), Just("apply_patch")],
+        ) {
+            let mut ops = FileOps::default();
+            ops.scan_call(tool, &json!({"command": command, "path": command}));
+            for (path, _) in ops.most_recent_first() {
+                prop_assert_eq!(plausible_path(&path), Some(path.as_str()));
+            }
+        }
+    }
 }

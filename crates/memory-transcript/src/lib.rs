@@ -4,6 +4,10 @@
 //! - [`filter`]: what memory extraction may see of a rollout, serialized as compact JSON;
 //! - [`injected`]: the one list of blocks a host injects into user messages, and stripping them;
 //! - [`file_ops`]: which files a tool call reads or modifies;
+//! - [`paths`]: the one path recogniser: which words of a text are paths, and which tool
+//!   arguments are plausible paths;
+//! - [`shell`]: the one shell tokeniser: command lines as segments of quote-aware words, and
+//!   what kind of command each is;
 //! - [`tool_output`]: the exit code a tool's output records;
 //! - [`anchors`]: the words of a memory text a rewrite must not lose silently.
 //!
@@ -18,7 +22,9 @@ mod error;
 pub mod file_ops;
 pub mod filter;
 pub mod injected;
+pub mod paths;
 pub mod reader;
+pub mod shell;
 pub mod tool_output;
 
 pub use crate::error::{Error, Result};

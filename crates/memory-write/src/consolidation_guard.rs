@@ -11,7 +11,8 @@
 use std::collections::BTreeSet;
 
 use memory_protocol::consolidation::ConsolidationOutput;
-use memory_transcript::anchors::{extract_anchors, missing_anchors};
+use memory_transcript::anchors::missing_anchors;
+
 /// Heading of the block a rejected rewrite appends.
 pub const UNCONSOLIDATED_HEADING: &str = "## Unconsolidated material";
 
@@ -37,10 +38,8 @@ impl GuardVerdict {
 /// last pass was given for threads now removed, or for the old version of re-extracted ones)
 /// that `kept_material` (what this pass is given) neither has as an anchor nor contains.
 pub fn forgettable_anchors(removed_material: &str, kept_material: &str) -> BTreeSet<String> {
-    let kept = extract_anchors(kept_material);
-    extract_anchors(removed_material)
+    missing_anchors(removed_material, kept_material, &[])
         .into_iter()
-        .filter(|anchor| !kept.contains(anchor) && !kept_material.contains(anchor.as_str()))
         .collect()
 }
 
@@ -88,6 +87,7 @@ pub fn guard_consolidation(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use memory_transcript::anchors::strategies::memory_text;
     use memory_transcript::anchors::{extract_anchors, normalize_anchor};
     use proptest::prelude::*;
 
@@ -101,19 +101,6 @@ mod tests {
             memory_summary_md: "v1\n".to_owned(),
             obsolete: obsolete.to_vec(),
         }
-    }
-
-    /// Markdown-ish text with anchors mixed in, so properties meet real anchors often.
-    fn memory_text() -> impl Strategy<Value = String> {
-        let piece = prop_oneof![
-            any::<String>(),
-            "[a-z]{1,8}(_[a-z]{1,8}){1,2}",
-            "`[a-z -]{1,20}`",
-            "(src|crates)/[a-z_]{1,10}\\.rs",
-            "20[0-9]{2}-[01][0-9]-[0-3][0-9]",
-            "[ \n#*`-]{0,4}",
-        ];
-        prop::collection::vec(piece, 0..12).prop_map(|pieces| pieces.join(" "))
     }
 
     proptest! {

@@ -36,7 +36,6 @@ pub(crate) mod guards;
 mod keys;
 mod merge;
 mod ops;
-pub mod paths;
 mod recover;
 mod reminders;
 pub mod session;

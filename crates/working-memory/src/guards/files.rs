@@ -1,7 +1,7 @@
 //! Files & Context: a rewrite may not drop a path.
 //!
 //! An UPDATE is accepted when every path-like token of the old body (see
-//! [`crate::paths`]) is still in the new body. Otherwise the old body stays,
+//! [`memory_transcript::paths`]) is still in the new body. Otherwise the old body stays,
 //! and the lines of the rewrite that name paths the old body lacked are appended, one per line
 //! (in the rewrite's order, without duplicates), or nothing when there are none. KEEP and
 //! APPEND pass.
@@ -9,8 +9,8 @@
 use memory_protocol::working_memory::{GuardKind, SectionOp};
 
 use super::{OldBody, Verdict, append_or_keep, quoted};
-use crate::paths::{path_tokens, path_tokens_in_order};
 use crate::text::items;
+use memory_transcript::paths::{path_tokens, path_tokens_in_order};
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     let old = old_body.text;

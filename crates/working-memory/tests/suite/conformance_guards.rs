@@ -692,7 +692,7 @@ mod is_wm_detection {
 }
 
 mod path_like_tokens {
-    use working_memory::paths::path_tokens;
+    use memory_transcript::paths::path_tokens;
 
     fn tokens(text: &str) -> Vec<String> {
         path_tokens(text).into_iter().map(str::to_owned).collect()

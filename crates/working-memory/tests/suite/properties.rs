@@ -8,9 +8,9 @@ use std::collections::{BTreeSet, HashSet};
 use memory_protocol::working_memory::{
     GuardKind, WorkingMemorySection, WorkingMemorySection::*, limits,
 };
+use memory_transcript::paths::path_tokens;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use working_memory::paths::path_tokens;
 use working_memory::text::{SectionSize, has_status_tag, item_key, items, strip_status_tags};
 use working_memory::{
     MergeOptions, MergeOutcome, SectionOps, WorkingMemoryDocument, merge, merge_created,

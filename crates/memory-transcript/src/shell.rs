@@ -1,11 +1,15 @@
-//! Reading shell command lines: segments joined by `&&`, `||`, `;` and `|`, quote-aware words,
-//! the key that makes two runs "the same check", and what kind of command a segment is.
+//! The one shell tokeniser: command lines cut into segments joined by `&&`, `||`, `;`, `&`
+//! and `|`, quote-aware words (single and double quotes, backslash escapes, no expansion), the
+//! key that makes two runs "the same check", and what kind of command a segment is.
+//!
+//! The file operations of a shell call ([`crate::file_ops`]) and the offline engine's reading of
+//! the commands a session ran both tokenise here.
 
 use serde_json::Value;
 
 /// A word of a command line with its quotes removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Word {
+pub struct Word {
     /// The word without quotes or escapes.
     pub text: String,
     /// True when any part of it was quoted or escaped.
@@ -14,7 +18,7 @@ pub(crate) struct Word {
 
 /// What joins a segment to the next one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Joiner {
+pub enum Joiner {
     /// `&&`: the next runs only if this one passed.
     And,
     /// `||`: the next runs only if this one failed.
@@ -29,7 +33,7 @@ pub(crate) enum Joiner {
 
 /// One simple command of a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Segment {
+pub struct Segment {
     /// Its words, environment assignments and wrappers (`sudo`, `env`, `time`) included.
     pub words: Vec<Word>,
     /// How it connects to the next segment.
@@ -38,7 +42,7 @@ pub(crate) struct Segment {
 
 impl Segment {
     /// The words after leading `NAME=value` assignments and wrapper programs.
-    pub(crate) fn command_words(&self) -> &[Word] {
+    pub fn command_words(&self) -> &[Word] {
         let mut start = 0;
         while let Some(word) = self.words.get(start) {
             let assignment = !word.quoted
@@ -63,7 +67,7 @@ impl Segment {
     }
 
     /// The program's name without its folder (`/usr/bin/pytest` is `pytest`).
-    pub(crate) fn program(&self) -> &str {
+    pub fn program(&self) -> &str {
         self.command_words()
             .first()
             .map(|w| w.text.rsplit('/').next().unwrap_or(&w.text))
@@ -109,7 +113,7 @@ impl Segment {
 
     /// What makes two runs the same check: the tool and its first operand (`cargo test -p a`
     /// and `cargo test --all` match; `uv run alembic upgrade` and `uv run pytest` do not).
-    pub(crate) fn key(&self) -> CommandKey {
+    pub fn key(&self) -> CommandKey {
         let words = self.tool_words();
         let program = words
             .first()
@@ -125,7 +129,7 @@ impl Segment {
     }
 
     /// What kind of command this segment is.
-    pub(crate) fn kind(&self) -> CommandKind {
+    pub fn kind(&self) -> CommandKind {
         let words: Vec<&str> = self
             .command_words()
             .iter()
@@ -194,7 +198,7 @@ impl Segment {
 
 /// What kind of command a segment is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CommandKind {
+pub enum CommandKind {
     /// Only looks around (`ls`, `cat`, `sed -n`, `rg`, `git status`, `git remote -v`).
     Inspect,
     /// Changes files directly (`sed -i`, `mv`, `rm`, `mkdir`).
@@ -208,8 +212,10 @@ pub(crate) enum CommandKind {
 /// What makes two commands "the same check": the program and its subject (`cargo test -p a`
 /// and `cargo test --all` match; `cargo build` does not).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct CommandKey {
+pub struct CommandKey {
+    /// The tool's name without its folder, runners looked through.
     pub program: String,
+    /// Its first operand, when it has one.
     pub subject: Option<String>,
 }
 
@@ -217,7 +223,7 @@ impl CommandKey {
     /// True when a pass of this check also vouches for `other`: the same check, or the same
     /// program run on everything (`pytest`, `go test ./...`) or on a folder that holds
     /// `other`'s subject (`pytest tests` covers `pytest tests/test_dates.py`).
-    pub(crate) fn covers(&self, other: &CommandKey) -> bool {
+    pub fn covers(&self, other: &CommandKey) -> bool {
         if self.program != other.program {
             return false;
         }
@@ -233,7 +239,7 @@ impl CommandKey {
     }
 
     /// `cargo test`, for keywords; `None` when the program name is not a plain word.
-    pub(crate) fn keyword(&self) -> Option<String> {
+    pub fn keyword(&self) -> Option<String> {
         let plain = |text: &str| {
             !text.is_empty()
                 && text
@@ -252,14 +258,14 @@ impl CommandKey {
 
 /// A parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CommandLine {
+pub struct CommandLine {
     /// The segments, `cd` ones included.
     pub segments: Vec<Segment>,
 }
 
 impl CommandLine {
     /// Parses a command line. Never fails: unbalanced quotes run to the end.
-    pub(crate) fn parse(text: &str) -> CommandLine {
+    pub fn parse(text: &str) -> CommandLine {
         let mut segments = Vec::new();
         let mut words: Vec<Word> = Vec::new();
         let mut word = String::new();
@@ -364,7 +370,7 @@ impl CommandLine {
 
     /// The segments that decide what the command did: `cd` segments and the filters a
     /// pipeline feeds into (`| tail -5`) are left out.
-    pub(crate) fn checks(&self) -> Vec<&Segment> {
+    pub fn checks(&self) -> Vec<&Segment> {
         let mut out = Vec::new();
         let mut after_pipe = false;
         for segment in &self.segments {
@@ -379,7 +385,7 @@ impl CommandLine {
     }
 
     /// The keys of every check, in order, each once.
-    pub(crate) fn keys(&self) -> Vec<CommandKey> {
+    pub fn keys(&self) -> Vec<CommandKey> {
         let mut keys: Vec<CommandKey> = Vec::new();
         for segment in self.checks() {
             let key = segment.key();
@@ -391,7 +397,7 @@ impl CommandLine {
     }
 
     /// The folder a leading `cd DIR &&` moves to.
-    pub(crate) fn cd_target(&self) -> Option<&str> {
+    pub fn cd_target(&self) -> Option<&str> {
         let first = self.segments.first()?;
         (first.program() == "cd" && first.joiner == Joiner::And)
             .then(|| first.command_words().get(1).map(|w| w.text.as_str()))
@@ -400,7 +406,7 @@ impl CommandLine {
 
     /// The most telling kind among the checks: work over version control over edits over
     /// looking around.
-    pub(crate) fn kind(&self) -> CommandKind {
+    pub fn kind(&self) -> CommandKind {
         let kinds: Vec<CommandKind> = self.checks().iter().map(|s| s.kind()).collect();
         [
             CommandKind::Work,
@@ -414,7 +420,7 @@ impl CommandLine {
 
     /// True when every check passes if the whole line exits 0: the checks are joined by `&&`
     /// (or there is one). With `;` or `||` only the last one is known.
-    pub(crate) fn all_checks_known_on_success(&self) -> bool {
+    pub fn all_checks_known_on_success(&self) -> bool {
         let checks = self.checks();
         checks.len() <= 1
             || checks
@@ -425,7 +431,7 @@ impl CommandLine {
     }
 
     /// A word of the line quoted here and unquoted (same text) in `other`.
-    pub(crate) fn newly_quoted_word<'a>(&'a self, other: &CommandLine) -> Option<&'a str> {
+    pub fn newly_quoted_word<'a>(&'a self, other: &CommandLine) -> Option<&'a str> {
         let unquoted: Vec<&str> = other
             .segments
             .iter()
@@ -462,10 +468,13 @@ fn is_env_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The command line of a shell tool call's arguments (`cmd` or `command`, a string or an
-/// argument vector).
-pub(crate) fn command_from_args(args: &Value) -> Option<String> {
-    let command = args.get("cmd").or(args.get("command"))?;
+/// The command line of a shell tool call's arguments (`cmd`, `command` or `script`: a string, or
+/// an argument vector of strings joined by [`command_from_argv`]); `None` when blank.
+pub fn command_from_args(args: &Value) -> Option<String> {
+    let command = args
+        .get("cmd")
+        .or(args.get("command"))
+        .or(args.get("script"))?;
     let text = match command {
         Value::String(text) => text.clone(),
         Value::Array(argv) => {
@@ -482,7 +491,7 @@ pub(crate) fn command_from_args(args: &Value) -> Option<String> {
 
 /// Joins an argument vector, unwrapping `bash -lc "script"` and quoting arguments with
 /// spaces.
-pub(crate) fn command_from_argv(argv: &[String]) -> String {
+pub fn command_from_argv(argv: &[String]) -> String {
     if let [shell, flag, script] = argv
         && matches!(shell.rsplit('/').next(), Some("bash" | "sh" | "zsh"))
         && matches!(flag.as_str(), "-c" | "-lc" | "-cl")
@@ -502,13 +511,13 @@ pub(crate) fn command_from_argv(argv: &[String]) -> String {
 }
 
 /// True for a command line that only looks around (`ls`, `rg`, `git status`, ...).
-pub(crate) fn is_inspection(command: &str) -> bool {
+pub fn is_inspection(command: &str) -> bool {
     CommandLine::parse(command).kind() == CommandKind::Inspect
 }
 
 /// The key of the check that decided a command line's exit status: its last `&&` / `;`
 /// segment's (earlier ones are usually `cd dir`).
-pub(crate) fn last_key(command: &str) -> CommandKey {
+pub fn last_key(command: &str) -> CommandKey {
     CommandLine::parse(command)
         .keys()
         .pop()
@@ -617,6 +626,23 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn words_hold_no_unquoted_separator(
+            text in "([\\p{Han}\\p{Hiragana}]|[a-z]{1,5}|'|\"|`|\\\\|&|\\||;|\n| |>){0,50}"
+        ) {
+            let line = CommandLine::parse(&text);
+            for segment in &line.segments {
+                for word in &segment.words {
+                    if !word.quoted {
+                        prop_assert!(!word.text.contains([' ', '\n', ';', '|']), "{:?}", word);
+                    }
+                    for ch in word.text.chars().filter(|ch| !ch.is_ascii()) {
+                        prop_assert!(text.contains(ch), "{ch:?} came from nowhere");
+                    }
+                }
+            }
+        }
+
         #[test]
         fn parsing_any_line_never_panics(text in "(\\PC|'|\"|\\\\|&&|\\|\\||;|\\||\n| ){0,60}") {
             let line = CommandLine::parse(&text);

@@ -1,10 +1,17 @@
-//! Path-like tokens: what Files & Context must not lose in a rewrite.
+//! The one path recogniser: which words of a text are paths, and which tool arguments are.
 //!
-//! A token is a URL (anything with `://`, kept whole), a file name with a known extension
+//! In prose ([`path_token`], [`path_tokens`]), a token is a URL (a scheme and `://`, kept
+//! whole), a file name with a known extension
 //! (`App.tsx`, `config.json`, `C:\dir\x.rs`, `crates/a/src/lib.rs:88:14` gives
 //! `crates/a/src/lib.rs`), or a slash path of identifier segments (`openviking/session/session`;
 //! two short segments such as `and/or` or `I/O` do not count). The extension must end the
-//! token, so `App.tsx` is never read as `App.ts`, nor `config.json` as `config.js`.
+//! token, so `App.tsx` is never read as `App.ts`, nor `config.json` as `config.js`. The working
+//! memory's Files & Context guard and the anchors a memory rewrite must keep ([`crate::anchors`])
+//! read paths this way.
+//!
+//! Where the position already says "a file" (a file tool's `path` argument, the operand of
+//! `cat` or `rm`), a bare name such as `Makefile` is a path too: [`plausible_path`] only refuses
+//! what cannot be one (options, URLs, globs and variables, devices, whitespace).
 
 /// Extensions that make a word a file name.
 const EXTENSIONS: &[&str] = &[
@@ -33,7 +40,7 @@ pub fn path_tokens(text: &str) -> Vec<&str> {
 }
 
 /// The path-like tokens of a text, in order, repeats included: [`path_token`] of each word.
-pub(crate) fn path_tokens_in_order(text: &str) -> impl Iterator<Item = &str> {
+pub fn path_tokens_in_order(text: &str) -> impl Iterator<Item = &str> {
     text.split(is_word_break).filter_map(path_token)
 }
 
@@ -44,12 +51,7 @@ pub fn path_token(word: &str) -> Option<&str> {
         return None;
     }
     if let Some(scheme_end) = word.find("://") {
-        let scheme = &word[..scheme_end];
-        if !scheme.is_empty()
-            && scheme
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'+')
-        {
+        if is_url_scheme(&word[..scheme_end]) {
             let url = word.trim_end_matches(['.', ',', ':', '!', '?']);
             return (url.len() > scheme_end + 3).then_some(url);
         }
@@ -65,6 +67,37 @@ pub fn path_token(word: &str) -> Option<&str> {
     } else {
         None
     }
+}
+
+/// Longest argument taken as a path, in characters.
+const MAX_ARGUMENT_CHARS: usize = 300;
+
+/// A tool argument in a file position, trimmed (and without a trailing `/` or `,`), or `None`
+/// when it cannot be a file path: empty, too long, an option, a URL, a glob or variable, a
+/// device, or holding whitespace or control characters.
+pub fn plausible_path(argument: &str) -> Option<&str> {
+    let path = argument.trim().trim_end_matches(['/', ',']);
+    let looks_like_url = path
+        .split_once("://")
+        .is_some_and(|(scheme, _)| is_url_scheme(scheme));
+    let plausible = !path.is_empty()
+        && path.chars().count() <= MAX_ARGUMENT_CHARS
+        && !path.starts_with('-')
+        && !looks_like_url
+        && !path.starts_with("/dev/")
+        && !path.starts_with("/proc/")
+        && !path.contains(['*', '?', '$', '`', '{', '}', '<', '>', '|', '\\'])
+        && !path.chars().any(|c| c.is_whitespace() || c.is_control())
+        && path.chars().any(|c| c.is_alphanumeric());
+    plausible.then_some(path)
+}
+
+/// A URL scheme (`https`, `git+ssh`, `x-custom`): ASCII letters, digits, `+`, `-` and `.`.
+fn is_url_scheme(scheme: &str) -> bool {
+    !scheme.is_empty()
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
 }
 
 /// `file.rs:88:14` without `:88:14`.
@@ -136,6 +169,60 @@ fn is_slash_path(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Untrusted text: any string, or one dense in CJK, quotes, slashes, dots and colons.
+    fn untrusted_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            "([\\p{Han}\\p{Hiragana}]|[a-z]{1,6}|\\PC|['\"`/\\\\.:*~_-]|\\s|://){0,40}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn path_tokens_are_words_of_the_text(text in untrusted_text()) {
+            let tokens = path_tokens(&text);
+            for token in &tokens {
+                prop_assert!(!token.is_empty());
+                prop_assert!(text.contains(token), "{token:?} not in {text:?}");
+                prop_assert!(!token.contains(is_word_break), "{token:?} spans a word break");
+                prop_assert_eq!(path_token(token), Some(*token), "{:?} is not its own token", token);
+            }
+            prop_assert!(tokens.windows(2).all(|pair| pair[0] < pair[1]));
+        }
+
+        #[test]
+        fn plausible_paths_are_trimmed_single_words(argument in untrusted_text()) {
+            if let Some(path) = plausible_path(&argument) {
+                prop_assert!(argument.contains(path));
+                prop_assert!(!path.is_empty() && !path.starts_with('-'));
+                prop_assert!(!path.chars().any(|c| c.is_whitespace() || c.is_control()));
+                prop_assert_eq!(plausible_path(path), Some(path));
+            }
+        }
+    }
+
+    #[test]
+    fn plausible_paths_refuse_what_cannot_be_a_file() {
+        assert_eq!(plausible_path(" Makefile "), Some("Makefile"));
+        assert_eq!(plausible_path("src/,"), Some("src"));
+        assert_eq!(plausible_path("目录/文件.rs"), Some("目录/文件.rs"));
+        for refused in [
+            "",
+            "-n",
+            "https://example.com/a.rs",
+            "git+ssh://host/repo",
+            "*.rs",
+            "$HOME/x",
+            "/dev/null",
+            "a b.txt",
+            "a\\b",
+            "...",
+        ] {
+            assert_eq!(plausible_path(refused), None, "{refused:?}");
+        }
+    }
 
     #[test]
     fn known_extensions_are_the_listed_ones() {
