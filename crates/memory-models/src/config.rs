@@ -6,9 +6,11 @@
 //! model_reasoning_effort = "low"         # minimal, low, medium or high, in any case
 //! model_request_timeout_seconds = 300    # one HTTP request; at least 1
 //! model_request_max_retries = 4          # retries of one call after a rate limit or 5xx
+//! model_structured_output = "json_object" # json_schema (default), json_object or instructions
 //! ```
 
 use memory_config::{Place, Ranges, Section};
+use memory_protocol::StructuredOutputMode;
 use memory_protocol::model::ReasoningEffort;
 use serde::{Deserialize, Deserializer};
 
@@ -31,6 +33,11 @@ pub struct ModelConfig {
     /// 0 or more (default: the client's).
     #[serde(rename = "model_request_max_retries")]
     pub request_max_retries: Option<u32>,
+    /// `model_structured_output`: how requests first ask for JSON, `json_schema`,
+    /// `json_object` or `instructions` (default `json_schema`; the client steps down by itself
+    /// when a server refuses a mode, so this only saves the first refused request).
+    #[serde(rename = "model_structured_output")]
+    pub structured_output: Option<StructuredOutputMode>,
 }
 
 impl Section for ModelConfig {
@@ -39,6 +46,7 @@ impl Section for ModelConfig {
         "model_reasoning_effort",
         "model_request_timeout_seconds",
         "model_request_max_retries",
+        "model_structured_output",
     ]);
 
     fn settle(&mut self, ranges: &mut Ranges<'_>) -> memory_config::Result<()> {
@@ -99,7 +107,14 @@ mod tests {
                 reasoning_effort: Some(ReasoningEffort::Low),
                 request_timeout_seconds: Some(30),
                 request_max_retries: Some(2),
+                structured_output: None,
             }
+        );
+        assert_eq!(
+            parse("model_structured_output = \"json_object\"")
+                .unwrap()
+                .structured_output,
+            Some(StructuredOutputMode::JsonObject)
         );
         assert_eq!(parse("").unwrap(), ModelConfig::default());
         for (bad, expected) in [
@@ -115,6 +130,11 @@ mod tests {
                 "model_reasoning_effort = \"max\"",
                 "config text: `model_reasoning_effort` must be one of minimal, low, medium, \
                  high, found `max`",
+            ),
+            (
+                "model_structured_output = \"xml\"",
+                "config text: `model_structured_output` must be one of json_schema, \
+                 json_object, instructions, found `xml`",
             ),
             (
                 "model_request_max_retries = -1",

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memory_protocol::model::ReasoningEffort;
-use memory_protocol::{ContextWindow, ContextWindowSource, ModelClient};
+use memory_protocol::{ContextWindow, ContextWindowSource, ModelClient, StructuredOutputMode};
 
 use crate::error::{Error, Result};
 
@@ -109,6 +109,9 @@ pub struct ModelOptions {
     pub max_tries: Option<u32>,
     /// Ask the server for its context window when none is configured.
     pub discover_context_window: bool,
+    /// The structured-output mode to start with (default `json_schema`); the client steps
+    /// down from it when the server refuses it.
+    pub structured_output: Option<StructuredOutputMode>,
 }
 
 /// A model ready to use, and the context window it will report.
@@ -216,6 +219,9 @@ fn open_ai_config(
     }
     if let Some(tries) = options.max_tries {
         config.retry.max_tries = tries.max(1);
+    }
+    if let Some(mode) = options.structured_output {
+        config.structured_output = mode;
     }
     config
 }

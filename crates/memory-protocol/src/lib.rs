@@ -39,7 +39,7 @@ pub mod working_memory;
 pub use crate::error::{Error, Result};
 pub use crate::model::{
     ContextWindow, ContextWindowSource, ModelClient, ModelError, ModelRequest, ModelResponse,
-    RateLimitSnapshot, TaskKind, TokenUsage, input_token_budget,
+    RateLimitSnapshot, StructuredOutputMode, TaskKind, TokenUsage, input_token_budget,
 };
 pub use crate::names::REDACTED_SECRET;
 pub use crate::rollout::{ContentItem, ResponseItem, RolloutItem, RolloutLine, SessionMeta};

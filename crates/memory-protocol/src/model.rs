@@ -80,6 +80,48 @@ pub enum ReasoningEffort {
     High,
 }
 
+/// How a request asks a server for JSON that matches the output schema. Servers differ in what
+/// they take: OpenAI takes a strict `json_schema`; llama.cpp's and some others' servers refuse
+/// it but take `json_object` with the schema beside it; a few take neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredOutputMode {
+    /// A strict JSON Schema the server enforces (`response_format.type = "json_schema"`).
+    JsonSchema,
+    /// Any JSON object, with the schema passed beside it and in the instructions
+    /// (`response_format.type = "json_object"`).
+    JsonObject,
+    /// No output format parameter: the schema is in the instructions and the client checks the
+    /// answer, asking once for a repair.
+    Instructions,
+}
+
+impl StructuredOutputMode {
+    /// The mode as it is written in reports (`json_schema`, `json_object`, `instructions`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StructuredOutputMode::JsonSchema => "json_schema",
+            StructuredOutputMode::JsonObject => "json_object",
+            StructuredOutputMode::Instructions => "instructions",
+        }
+    }
+
+    /// The mode to try after a server refused this one, `None` after the last.
+    pub fn fallback(self) -> Option<StructuredOutputMode> {
+        match self {
+            StructuredOutputMode::JsonSchema => Some(StructuredOutputMode::JsonObject),
+            StructuredOutputMode::JsonObject => Some(StructuredOutputMode::Instructions),
+            StructuredOutputMode::Instructions => None,
+        }
+    }
+}
+
+impl std::fmt::Display for StructuredOutputMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A request to a model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -339,6 +381,12 @@ pub trait ModelClient: Send + Sync {
 
     /// The last rate-limit figures the server reported, when it reports any.
     fn rate_limit(&self) -> Option<RateLimitSnapshot> {
+        None
+    }
+
+    /// How this client asks for structured output now (it may have stepped down after a
+    /// server refused a mode); `None` for a model with no server, such as the offline engine.
+    fn structured_output(&self) -> Option<StructuredOutputMode> {
         None
     }
 }

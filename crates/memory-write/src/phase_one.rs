@@ -123,6 +123,9 @@ pub struct JobReport {
     pub message: Option<String>,
     /// Token usage of the model call, when reported.
     pub usage: Option<TokenUsage>,
+    /// True for a failed job whose model answered, but not with the output the schema asks
+    /// for (as against a transport or server failure).
+    pub invalid_output: bool,
 }
 
 /// What a phase-1 run did.
@@ -140,6 +143,9 @@ pub struct PhaseOneReport {
     pub no_output: usize,
     /// Jobs that failed.
     pub failed: usize,
+    /// Of the failed jobs, those whose model answered with output that does not match the
+    /// schema (the rest failed in transport, on the server or reading the rollout).
+    pub invalid_output: usize,
     /// Jobs whose lease was taken over before they finished.
     pub lease_lost: usize,
     /// Jobs given back unspent because the model could not serve them (see `fatal_error`).
@@ -161,7 +167,10 @@ impl PhaseOneReport {
         match job.outcome {
             JobOutcome::Succeeded => self.succeeded += 1,
             JobOutcome::NoOutput => self.no_output += 1,
-            JobOutcome::Failed => self.failed += 1,
+            JobOutcome::Failed => {
+                self.failed += 1;
+                self.invalid_output += usize::from(job.invalid_output);
+            }
             JobOutcome::LeaseLost => self.lease_lost += 1,
             JobOutcome::Released => self.released += 1,
         }
@@ -378,8 +387,16 @@ impl Worker {
                 outcome: JobOutcome::LeaseLost,
                 message: Some("another worker took the job over".to_owned()),
                 usage: None,
+                invalid_output: false,
             });
         };
+        let invalid_output = matches!(
+            extracted,
+            Extraction::Failed {
+                invalid_output: true,
+                ..
+            }
+        );
         let (outcome, message, usage) = match extracted {
             Extraction::Output { output, usage } => {
                 let owned = self
@@ -395,7 +412,9 @@ impl Worker {
                     .await?;
                 (owned.then_some(JobOutcome::NoOutput), Some(reason), usage)
             }
-            Extraction::Failed { error, retry_after } => {
+            Extraction::Failed {
+                error, retry_after, ..
+            } => {
                 let delay = retry_after.map_or(self.retry_delay, |d| d.max(self.retry_delay));
                 let owned = self
                     .store
@@ -421,6 +440,7 @@ impl Worker {
             outcome: outcome.unwrap_or(JobOutcome::LeaseLost),
             message,
             usage,
+            invalid_output,
         })
     }
 }
@@ -448,6 +468,8 @@ pub(crate) enum Extraction {
     Failed {
         error: String,
         retry_after: Option<Duration>,
+        /// The model answered with output that does not match the schema.
+        invalid_output: bool,
     },
     /// The model cannot serve any job until the user changes something (see
     /// [`ModelError::is_fatal`]): the job goes back unspent and the run stops claiming.
@@ -507,6 +529,7 @@ pub(crate) async fn extract(model: &dyn ModelClient, job: &ClaimedJob) -> Extrac
             Err(error) => {
                 return Extraction::Failed {
                     retry_after: error.retry_after(),
+                    invalid_output: matches!(error, ModelError::InvalidOutput { .. }),
                     error: error.to_string(),
                 };
             }
@@ -520,7 +543,11 @@ pub(crate) async fn extract(model: &dyn ModelClient, job: &ClaimedJob) -> Extrac
                 output,
                 usage: response.usage,
             },
-            Err(error) => failed(error.to_string()),
+            Err(error) => Extraction::Failed {
+                error: error.to_string(),
+                retry_after: None,
+                invalid_output: true,
+            },
         };
     }
 }
@@ -529,6 +556,7 @@ fn failed(error: String) -> Extraction {
     Extraction::Failed {
         error,
         retry_after: None,
+        invalid_output: false,
     }
 }
 

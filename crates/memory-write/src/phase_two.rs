@@ -80,6 +80,9 @@ pub struct PhaseTwoOptions {
     pub summary_token_budget: u64,
     /// Ignore the cooldown and backoff when there is new input (`agent-memory run`).
     pub force: bool,
+    /// Run a pass now whatever the cooldown or backoff, new input or not (`consolidate
+    /// --now`); a live lease held by another process is still respected.
+    pub now: bool,
     /// How long to wait for another process's pass when it holds the lease; zero returns at
     /// once with [`PhaseTwoReport::pending`] set.
     pub wait_for_holder: Duration,
@@ -97,6 +100,7 @@ impl Default for PhaseTwoOptions {
             prune_limit: DEFAULT_PRUNE_LIMIT,
             summary_token_budget: DEFAULT_SUMMARY_TOKEN_BUDGET,
             force: false,
+            now: false,
             wait_for_holder: Duration::ZERO,
         }
     }
@@ -165,10 +169,11 @@ pub async fn run_phase_two(
     let materialized = shared_root::sync_shared_root(store, root).await?.revision;
     // Missing or damaged files are rebuilt now, not after the cooldown: they count as new input.
     let repaired = damage(store, root).await?;
-    if !repaired.is_empty() {
+    // Asking for a pass now counts as new input, which a forced claim lets past the cooldown.
+    if !repaired.is_empty() || options.now {
         store.enqueue_phase_two(now_unix()).await?;
     }
-    let force = options.force || !repaired.is_empty();
+    let force = options.force || options.now || !repaired.is_empty();
     let deadline = tokio::time::Instant::now() + options.wait_for_holder;
     let mut waited = false;
     let mut lease = loop {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use memory_protocol::{ContextWindow, ModelClient};
+use memory_protocol::{ContextWindow, ModelClient, StructuredOutputMode};
 use serde::Serialize;
 
 use crate::config::MemoriesConfig;
@@ -87,6 +87,16 @@ pub struct RunModels {
     pub context_window: ContextWindow,
     /// The model that consolidates (phase 2); often the same one.
     pub consolidate: Arc<dyn ModelClient>,
+}
+
+/// The structured-output mode each model ended the run on (`None`: a model with no server,
+/// such as the offline engine).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct StructuredOutputModes {
+    /// The extraction model's.
+    pub extract: Option<StructuredOutputMode>,
+    /// The consolidation model's.
+    pub consolidate: Option<StructuredOutputMode>,
 }
 
 impl std::fmt::Debug for RunModels {
@@ -267,6 +277,10 @@ impl Runner {
             rollouts_dir: self.rollouts_dir.clone(),
             model: models.extract.name(),
             context_window: models.context_window,
+            structured_output: StructuredOutputModes {
+                extract: models.extract.structured_output(),
+                consolidate: models.consolidate.structured_output(),
+            },
             min_rate_limit_remaining_percent: config.min_rate_limit_remaining_percent,
             pruned: self.pruned,
             scan: self.scan.clone(),
@@ -290,6 +304,8 @@ pub struct RunReport {
     pub model: String,
     /// The extraction model's context window.
     pub context_window: ContextWindow,
+    /// The structured-output mode each model ended on.
+    pub structured_output: StructuredOutputModes,
     /// The rate-limit floor phase 1 stopped claiming at (`min_rate_limit_remaining_percent`).
     pub min_rate_limit_remaining_percent: i64,
     /// Stale memories pruned before the scan.
@@ -355,6 +371,7 @@ struct RunJson<'a> {
     succeeded: usize,
     no_output: usize,
     failed: usize,
+    invalid_output: usize,
     skipped: usize,
     lease_lost: usize,
     skipped_rate_limit: bool,
@@ -363,6 +380,7 @@ struct RunJson<'a> {
     fatal_error: Option<&'a str>,
     model: &'a str,
     context_window: ContextWindow,
+    structured_output: StructuredOutputModes,
     home: String,
     rollouts_dir: String,
     phase2: PhaseTwoPass,
@@ -378,6 +396,7 @@ impl Serialize for RunReport {
             succeeded: report.succeeded,
             no_output: report.no_output,
             failed: report.failed,
+            invalid_output: report.invalid_output,
             skipped: self.skipped(),
             lease_lost: report.lease_lost,
             skipped_rate_limit: report.skipped_rate_limit,
@@ -386,6 +405,7 @@ impl Serialize for RunReport {
             fatal_error: report.fatal_error.as_deref(),
             model: &self.model,
             context_window: self.context_window,
+            structured_output: self.structured_output,
             home: self.home.display().to_string(),
             rollouts_dir: self.rollouts_dir.display().to_string(),
             phase2: PhaseTwoPass::from(&self.phase_two),
@@ -484,6 +504,10 @@ mod tests {
                 tokens: Some(8000),
                 source: ContextWindowSource::KnownModel,
             },
+            structured_output: StructuredOutputModes {
+                extract: Some(StructuredOutputMode::JsonObject),
+                consolidate: None,
+            },
             min_rate_limit_remaining_percent: 25,
             pruned: 2,
             scan: ScanReport {
@@ -501,6 +525,7 @@ mod tests {
                     outcome: JobOutcome::Failed,
                     message: Some("timed out".to_owned()),
                     usage: None,
+                    invalid_output: false,
                 }],
                 ..PhaseOneReport::default()
             },
@@ -516,10 +541,11 @@ mod tests {
             serde_json::to_value(&report).unwrap(),
             serde_json::json!({
                 "scanned": 6, "claimed": 5, "succeeded": 3, "no_output": 1, "failed": 1,
-                "skipped": 1, "lease_lost": 0, "skipped_rate_limit": false,
+                "invalid_output": 0, "skipped": 1, "lease_lost": 0, "skipped_rate_limit": false,
                 "stopped_at_rate_limit": null, "released": 0, "fatal_error": null,
                 "model": "offline",
                 "context_window": {"tokens": 8000, "source": "known_model"},
+                "structured_output": {"extract": "json_object", "consolidate": null},
                 "home": "/h", "rollouts_dir": "/r",
                 "phase2": {
                     "ran": true, "selected": 3, "files_written": 0, "model_calls": 0,

@@ -11,7 +11,7 @@ use agent_memory::models::DEFAULT_MODEL_SPEC;
 
 use super::codex::RootArgs;
 use super::exit::{print_json, print_safe};
-use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
+use super::home::{CommonArgs, build, load_config, options_for_config_spec, resolve_home, runtime};
 use super::interrupt::until_signal;
 use super::json::ConsolidateJson;
 
@@ -23,8 +23,11 @@ pub(crate) struct ConsolidateArgs {
     #[command(flatten)]
     root: RootArgs,
     /// Respect the cooldown after a recent success even when there is new input.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "now")]
     no_force: bool,
+    /// Consolidate now, whatever the cooldown and even with no new input.
+    #[arg(long)]
+    now: bool,
     /// Print one JSON object instead of a summary.
     #[arg(long)]
     json: bool,
@@ -52,13 +55,19 @@ fn execute(args: &ConsolidateArgs) -> anyhow::Result<()> {
         .model
         .clone()
         .or_else(|| config.consolidation_model.clone())
+        .or_else(|| config.extract_model.clone())
         .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
     let runtime = runtime()?;
-    let model = build(&runtime, &spec, &args.common.model_options(&loaded.model))?.client;
+    let mut options = args.common.model_options(&loaded.model);
+    if args.common.model.is_none() {
+        options = options_for_config_spec(&spec, &options);
+    }
+    let model = build(&runtime, &spec, &options)?.client;
     let store = super::store::open(&runtime, &home, &args.store.selection(&loaded.store))?;
     let root = args.root.memory_root(&home)?;
     let options = PhaseTwoOptions {
         force: !args.no_force,
+        now: args.now,
         wait_for_holder: Duration::from_secs(args.consolidation_wait),
         ..PhaseTwoOptions::from_config(&config)
     };

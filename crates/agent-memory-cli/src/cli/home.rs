@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agent_memory::config::Config;
 use agent_memory::models::config::{ModelConfig, parse_reasoning_effort};
-use agent_memory::models::{BuiltModel, ModelOptions, build_model};
+use agent_memory::models::{BuiltModel, ModelOptions, ModelSpec, build_model};
 use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::model::ReasoningEffort;
 use agent_memory::write::config::{MemoriesConfig, StoreConfig};
@@ -69,6 +69,7 @@ impl CommonArgs {
                 .request_max_retries
                 .map(|retries| retries.saturating_add(1)),
             discover_context_window: true,
+            structured_output: file.structured_output,
         }
     }
 }
@@ -81,6 +82,17 @@ pub(crate) fn build(
     options: &ModelOptions,
 ) -> anyhow::Result<BuiltModel> {
     Ok(runtime.block_on(build_model(spec, options, Arc::new(OfflineEngine::new())))?)
+}
+
+/// The options for a model the config file named rather than `--model`: `--base-url` is for
+/// the HTTP model it was given with, so it is left out for an `offline` spec there (an explicit
+/// `--model offline --base-url URL` is still refused).
+pub(crate) fn options_for_config_spec(spec: &str, options: &ModelOptions) -> ModelOptions {
+    let mut options = options.clone();
+    if matches!(ModelSpec::parse(spec), Ok(ModelSpec::Offline)) {
+        options.base_url = None;
+    }
+    options
 }
 
 /// The home a command works in: the flag, else `$AGENT_MEMORY_HOME`, else `~/.agent-memory`.

@@ -23,12 +23,12 @@ use agent_memory::write::runner::{
 use indicatif::{ProgressBar, ProgressStyle};
 
 use agent_memory::models::DEFAULT_MODEL_SPEC;
-use agent_memory::protocol::ContextWindowSource;
+use agent_memory::protocol::{ContextWindowSource, StructuredOutputMode};
 use agent_memory::sanitize::{display_safe, redact_secrets};
 
 use super::codex::{self, RootArgs};
 use super::exit::{self, outln, print_json, print_safe};
-use super::home::{CommonArgs, build, load_config, resolve_home, runtime};
+use super::home::{CommonArgs, build, load_config, options_for_config_spec, resolve_home, runtime};
 use super::interrupt::until_signal;
 
 /// Arguments of `agent-memory run`.
@@ -100,7 +100,11 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
     let model_options = args.common.model_options(&loaded.model);
     let runtime = runtime()?;
-    let built = build(&runtime, &spec, &model_options)?;
+    let extract_options = match &args.common.model {
+        Some(_) => model_options.clone(),
+        None => options_for_config_spec(&spec, &model_options),
+    };
+    let built = build(&runtime, &spec, &extract_options)?;
 
     let selection = args.store.selection(&loaded.store);
     let runner = runtime.block_on(Runner::prepare(&home, &selection, config, &rollouts_dir))?;
@@ -112,7 +116,14 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     let progress = (!args.json && std::io::stderr().is_terminal())
         .then(|| Arc::new(Progress::default()) as Arc<dyn RunProgress>);
     let consolidate = match &config.consolidation_model {
-        Some(spec) if args.common.model.is_none() => build(&runtime, spec, &model_options)?.client,
+        Some(spec) if args.common.model.is_none() => {
+            build(
+                &runtime,
+                spec,
+                &options_for_config_spec(spec, &model_options),
+            )?
+            .client
+        }
         _ => Arc::clone(&built.client),
     };
     let models = RunModels {
@@ -232,6 +243,21 @@ fn summary_text(run: &RunReport) -> String {
         "phase 1 ({}): processed {}: {} stored, {} with nothing worth keeping, {} failed\n",
         run.model, report.claimed, report.succeeded, report.no_output, report.failed
     ));
+    if report.invalid_output > 0 {
+        out.push_str(&format!(
+            "  {} of the failed answered with output that does not match the schema\n",
+            report.invalid_output
+        ));
+    }
+    if let Some(mode) = run
+        .structured_output
+        .extract
+        .filter(|mode| *mode != StructuredOutputMode::JsonSchema)
+    {
+        out.push_str(&format!(
+            "  structured output: {mode} (the server refused a stricter format or the config asked for it)\n"
+        ));
+    }
     if let Some(remaining) = report.stopped_at_rate_limit {
         out.push_str(&format!(
             "phase 1 stopped claiming: the server reports {remaining:.1}% of the rate limit \
@@ -320,6 +346,7 @@ mod tests {
                 tokens: None,
                 source: ContextWindowSource::Default,
             },
+            structured_output: Default::default(),
             min_rate_limit_remaining_percent: 25,
             pruned: 0,
             scan: ScanReport {
@@ -342,11 +369,13 @@ mod tests {
             ("succeeded", 4),
             ("no_output", 1),
             ("failed", 0),
+            ("invalid_output", 0),
             ("skipped", 1),
         ] {
             assert_eq!(json[key], value, "{key}");
         }
         assert_eq!(json["model"], "offline");
+        assert_eq!(json["structured_output"]["extract"], serde_json::Value::Null);
         assert_eq!(json["home"], "/h");
         assert!(summary_text(&report).contains("processed 5: 4 stored"));
     }

@@ -198,19 +198,224 @@ fn a_rejected_key_stops_the_run_at_once_and_a_rerun_with_a_good_key_does_all_the
 }
 
 #[test]
-fn a_missing_key_is_one_clear_error_and_spends_nothing() {
+fn a_loopback_server_needs_no_key() {
     let runtime = runtime();
     let server = runtime.block_on(MockServer::start());
     runtime.block_on(serve(&server, answers(0, ResponseTemplate::new(500))));
     let home = tempfile::tempdir().unwrap();
     let output = run(home.path(), &server, None, &[]);
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("OPENAI_API_KEY is not set"), "{stderr}");
-    assert!(stage_one_requests(&runtime, &server).is_empty());
-    let output = run(home.path(), &server, Some(GOOD_KEY), &[]);
-    assert!(output.status.success());
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(json(&output)["succeeded"], 5);
+    let requests = runtime.block_on(server.received_requests()).unwrap();
+    assert!(!requests.is_empty());
+    assert!(
+        requests
+            .iter()
+            .all(|r| !r.headers.contains_key("authorization"))
+    );
+}
+
+/// A Chat Completions server that behaves like llama-cpp-python's: `json_schema` refused with
+/// a 500 validation error, `json_object` with a schema answered.
+struct LlamaCppPython;
+
+impl Respond for LlamaCppPython {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = request.body_json().unwrap_or(Value::Null);
+        match body.pointer("/response_format/type").and_then(Value::as_str) {
+            Some("json_object") => {}
+            Some(other) => {
+                return ResponseTemplate::new(500).set_body_json(json!({"error": {
+                    "message": format!("[{{'type': 'literal_error', 'loc': ('body', \
+                        'response_format', 'type'), 'msg': \"Input should be 'text' or \
+                        'json_object'\", 'input': '{other}'}}]"),
+                    "type": "internal_server_error"}}));
+            }
+            None => return ResponseTemplate::new(400),
+        }
+        let consolidation = body
+            .pointer("/response_format/schema/properties/memory_md")
+            .is_some();
+        let output = if consolidation {
+            json!({
+                "memory_md": "# Memory\n\n- consolidated by the loopback model\n",
+                "memory_summary_md": "v1\nThe loopback model's summary.\n",
+                "obsolete": []
+            })
+        } else {
+            json!({
+                "raw_memory": "---\ndescription: from the loopback model\n---\n- a memory\n",
+                "rollout_summary": "# A session\n\nSummary.\n",
+                "rollout_slug": "loopback"
+            })
+        };
+        ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": output.to_string()}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5}
+        }))
+    }
+}
+
+/// Runs `agent-memory ARGS --home HOME` with no API key in the environment.
+fn agent_memory(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .args(args)
+        .arg("--home")
+        .arg(home)
+        .env_remove(KEY_ENV)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_server_refusing_json_schema_gets_json_object_and_every_job_succeeds() {
+    let runtime = runtime();
+    let server = runtime.block_on(MockServer::start());
+    runtime.block_on(
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(LlamaCppPython)
+            .mount(&server),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let examples = examples();
+    let base_url = format!("{}/v1", server.uri());
+    let output = agent_memory(
+        home.path(),
+        &[
+            "run",
+            examples.to_str().unwrap(),
+            "--model",
+            "openai-chat:smollm2",
+            "--base-url",
+            &base_url,
+            "--json",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = json(&output);
+    assert_eq!(report["succeeded"], 5, "{report}");
+    assert_eq!(report["failed"], 0, "{report}");
+    assert_eq!(report["invalid_output"], 0, "{report}");
+    assert_eq!(
+        report["structured_output"],
+        json!({"extract": "json_object", "consolidate": "json_object"}),
+        "{report}"
+    );
+    assert_eq!(report["phase2"]["model_calls"], 1, "{report}");
+    let memory = std::fs::read_to_string(home.path().join("memories/MEMORY.md")).unwrap();
+    assert!(memory.contains("consolidated by the loopback model"), "{memory}");
+    let refused = runtime
+        .block_on(server.received_requests())
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r.body_json::<Value>().ok().and_then(|b| {
+                b.pointer("/response_format/type")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            }) == Some("json_schema".to_owned())
+        })
+        .count();
+    assert!(
+        (1..=2).contains(&refused),
+        "a refusal is learned, not retried as transient: {refused} refused requests"
+    );
+}
+
+#[test]
+fn base_url_is_for_the_http_model_and_consolidate_falls_back_to_extract_model() {
+    let runtime = runtime();
+    let server = runtime.block_on(MockServer::start());
+    runtime.block_on(
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(LlamaCppPython)
+            .mount(&server),
+    );
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[memories]\nextract_model = \"openai-chat:smollm2\"\nconsolidation_model = \"offline\"\n",
+    )
+    .unwrap();
+    let base_url = format!("{}/v1", server.uri());
+    let examples = examples();
+    let output = agent_memory(
+        home.path(),
+        &[
+            "run",
+            examples.to_str().unwrap(),
+            "--base-url",
+            &base_url,
+            "--json",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "an offline consolidation model takes no --base-url: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = json(&output);
+    assert_eq!(report["succeeded"], 5, "{report}");
+    assert_eq!(
+        report["structured_output"],
+        json!({"extract": "json_object", "consolidate": null}),
+        "{report}"
+    );
+
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[memories]\nextract_model = \"openai-chat:smollm2\"\n",
+    )
+    .unwrap();
+    let output = agent_memory(
+        home.path(),
+        &["consolidate", "--base-url", &base_url, "--json"],
+    );
+    let report = json(&output);
+    assert_eq!(
+        report["model"], "openai-chat:smollm2",
+        "consolidate uses extract_model when no consolidation_model is set"
+    );
+    assert_eq!(report["ran"], false, "cooling down: {report}");
+
+    let posts = || {
+        runtime
+            .block_on(server.received_requests())
+            .unwrap()
+            .iter()
+            .filter(|r| r.method.as_str() == "POST")
+            .count()
+    };
+    let before = posts();
+    let output = agent_memory(
+        home.path(),
+        &["consolidate", "--now", "--base-url", &base_url, "--json"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = json(&output);
+    assert_eq!(report["ran"], true, "--now ignores the cooldown: {report}");
+    assert_eq!(report["model_calls"], 1, "{report}");
+    // A new process starts at json_schema again: one refused request, then json_object.
+    assert_eq!(
+        posts(),
+        before + 2,
+        "the consolidation went to the extraction model's server"
+    );
 }
 
 #[test]

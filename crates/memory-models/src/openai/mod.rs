@@ -14,8 +14,18 @@
 //! | 400 / 413 saying the context length is exceeded | `ContextOverflow` | returned: the caller sends less |
 //! | 408, 5xx, timeouts, refused or dropped connections | `Transient` | retried with backoff |
 //! | a body cut short (the connection dropped, or JSON that ends early) | `Transient` | retried with backoff |
-//! | a complete body that is not JSON, has no output text, was refused or stopped at the token limit, or is not JSON when a schema was asked for | `InvalidOutput` | returned |
+//! | a complete body that is not JSON, has no output text, was refused or stopped at the token limit | `InvalidOutput` | returned |
+//! | a 4xx, or a 5xx, whose body refuses the output-format parameter (`response_format`, `text.format`) | none: the next [`StructuredOutputMode`] | the same request again in that mode, kept for later calls |
+//! | an answer that does not validate against the output schema | `InvalidOutput` | asked once to repair it, then returned |
 //! | anything else | `Other` | returned |
+//!
+//! Structured output starts as a strict `json_schema` (or the configured mode) and steps down
+//! to `json_object` with the schema beside it, then to the schema in the instructions, each
+//! time a server refuses the parameter; a refusal is never retried as transient. Whatever the
+//! mode, every answer is validated against the schema.
+//!
+//! No API key is needed for a server on a loopback address: one is sent when the variable is
+//! set.
 //!
 //! `Authentication` and `Configuration` are [fatal](ModelError::is_fatal): a caller holding many
 //! jobs stops and gives them back. Retries follow a [`RetryPolicy`]. The client remembers the
@@ -25,6 +35,7 @@
 
 mod errors;
 mod retry;
+mod structured;
 mod window;
 mod wire;
 
@@ -35,7 +46,7 @@ use async_trait::async_trait;
 use memory_protocol::model::ReasoningEffort;
 use memory_protocol::{
     ContextWindow, ContextWindowSource, ModelClient, ModelError, ModelRequest, ModelResponse,
-    RateLimitSnapshot,
+    RateLimitSnapshot, StructuredOutputMode, TokenUsage,
 };
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
@@ -81,6 +92,9 @@ pub struct OpenAiConfig {
     pub reasoning_effort: Option<ReasoningEffort>,
     /// How a call retries failures a wait can fix.
     pub retry: RetryPolicy,
+    /// The structured-output mode to start with; the client steps down from it when the server
+    /// refuses it.
+    pub structured_output: StructuredOutputMode,
 }
 
 impl OpenAiConfig {
@@ -98,6 +112,7 @@ impl OpenAiConfig {
             context_window: None,
             reasoning_effort: None,
             retry: RetryPolicy::default(),
+            structured_output: StructuredOutputMode::JsonSchema,
         }
     }
 }
@@ -110,6 +125,7 @@ pub struct OpenAiClient {
     http: reqwest::Client,
     window: ContextWindow,
     rate_limit: Mutex<Option<RateLimitSnapshot>>,
+    structured_output: Mutex<StructuredOutputMode>,
 }
 
 impl OpenAiClient {
@@ -159,12 +175,14 @@ impl OpenAiClient {
                 },
             },
         };
+        let structured_output = Mutex::new(config.structured_output);
         Ok(OpenAiClient {
             config,
             endpoint,
             http,
             window,
             rate_limit: Mutex::new(None),
+            structured_output,
         })
     }
 
@@ -230,6 +248,7 @@ impl OpenAiClient {
         };
         match std::env::var(var) {
             Ok(key) if !key.trim().is_empty() => Ok(Some(key.trim().to_owned())),
+            Ok(_) | Err(std::env::VarError::NotPresent) if is_loopback(&self.endpoint) => Ok(None),
             Ok(_) | Err(std::env::VarError::NotPresent) => Err(ModelError::Authentication {
                 message: format!(
                     "environment variable {var} is not set: export your API key there \
@@ -311,13 +330,118 @@ impl ModelClient for OpenAiClient {
 
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
         let effort = request.reasoning_effort.or(self.config.reasoning_effort);
-        let body = request_body(&self.config.model, self.config.flavour, &request, effort);
+        let Some(schema) = request.output_schema.clone() else {
+            let mode = self.structured_output_mode();
+            return self
+                .send(&request, effort, mode)
+                .await
+                .map_err(Failure::into_error);
+        };
+        let mut sent = request.clone();
+        let mut usage: Option<TokenUsage> = None;
+        let mut repaired = false;
+        loop {
+            let mode = self.structured_output_mode();
+            let response = match self.send(&sent, effort, mode).await {
+                Ok(response) => response,
+                Err(Failure::FormatRefused { message }) => match mode.fallback() {
+                    Some(next) => {
+                        tracing::info!(from = %mode, to = %next, %message, "the server refused the output format; stepping down");
+                        self.set_structured_output_mode(next);
+                        continue;
+                    }
+                    None => return Err(Failure::FormatRefused { message }.into_error()),
+                },
+                Err(Failure::Model(error)) => return Err(error),
+            };
+            if let Some(part) = &response.usage {
+                usage.get_or_insert_with(TokenUsage::default).add(part);
+            }
+            match structured::check_answer(&schema, &response.text) {
+                Ok(text) => return Ok(ModelResponse { text, usage }),
+                Err(problem) if !repaired => {
+                    tracing::debug!(%problem, "asking the model to repair its answer");
+                    repaired = true;
+                    sent.input = structured::repair_input(&request.input, &response.text, &problem);
+                }
+                Err(problem) => {
+                    return Err(ModelError::InvalidOutput {
+                        message: format!("{problem} (after one repair attempt, in {mode} mode)"),
+                    });
+                }
+            }
+        }
+    }
+
+    fn structured_output(&self) -> Option<StructuredOutputMode> {
+        Some(self.structured_output_mode())
+    }
+}
+
+/// Why one send failed: a refusal of the output format, which the caller answers by stepping
+/// down, or any other model error.
+enum Failure {
+    FormatRefused { message: String },
+    Model(ModelError),
+}
+
+impl Failure {
+    fn into_error(self) -> ModelError {
+        match self {
+            Failure::FormatRefused { message } => ModelError::Configuration {
+                message: format!(
+                    "the server refused every structured-output mode, the schema in the \
+                     instructions included ({message})"
+                ),
+            },
+            Failure::Model(error) => error,
+        }
+    }
+}
+
+impl From<ModelError> for Failure {
+    fn from(error: ModelError) -> Self {
+        Failure::Model(error)
+    }
+}
+
+impl OpenAiClient {
+    /// The structured-output mode requests use now.
+    pub fn structured_output_mode(&self) -> StructuredOutputMode {
+        self.structured_output
+            .lock()
+            .map_or(self.config.structured_output, |mode| *mode)
+    }
+
+    fn set_structured_output_mode(&self, next: StructuredOutputMode) {
+        if let Ok(mut mode) = self.structured_output.lock() {
+            *mode = next;
+        }
+    }
+
+    /// Sends `request` in `mode`, retrying what a wait can fix.
+    async fn send(
+        &self,
+        request: &ModelRequest,
+        effort: Option<ReasoningEffort>,
+        mode: StructuredOutputMode,
+    ) -> Result<ModelResponse, Failure> {
+        let body = request_body(
+            &self.config.model,
+            self.config.flavour,
+            request,
+            effort,
+            mode,
+        );
+        let sent_format =
+            request.output_schema.is_some() && mode != StructuredOutputMode::Instructions;
         let mut tries = 0;
         loop {
             tries += 1;
-            let error = match self.try_once(&request, &body, effort.is_some()).await {
+            let error = match self.try_once(&body, effort.is_some(), sent_format).await {
                 Ok(response) => return Ok(response),
-                Err(error) => error,
+                Err(Failure::Model(error)) => error,
+                Err(refused) => return Err(refused),
             };
             match self
                 .config
@@ -328,7 +452,7 @@ impl ModelClient for OpenAiClient {
                     tracing::debug!(tries, ?wait, %error, "retrying a model call");
                     tokio::time::sleep(wait).await;
                 }
-                None => return Err(error),
+                None => return Err(Failure::Model(error)),
             }
         }
     }
@@ -338,10 +462,10 @@ impl OpenAiClient {
     /// One HTTP exchange: send, read, classify.
     async fn try_once(
         &self,
-        request: &ModelRequest,
         body: &Value,
         sent_reasoning_effort: bool,
-    ) -> Result<ModelResponse, ModelError> {
+        sent_format: bool,
+    ) -> Result<ModelResponse, Failure> {
         let (status, headers, bytes) = self.post(body).await?;
         let now = jiff::Timestamp::now();
         if let Some(snapshot) = rate_limit_snapshot(&headers, now)
@@ -350,23 +474,36 @@ impl OpenAiClient {
             *last = Some(snapshot);
         }
         if !status.is_success() {
+            if sent_format && structured::refuses_output_format(status, &bytes) {
+                return Err(Failure::FormatRefused {
+                    message: format!(
+                        "http {status}: {}",
+                        errors::cap_chars(String::from_utf8_lossy(&bytes).trim())
+                    ),
+                });
+            }
             let attempted = Attempted {
                 model: &self.config.model,
                 endpoint: self.endpoint.as_str(),
                 sent_reasoning_effort,
             };
-            return Err(status_error(status, &headers, &bytes, now, attempted));
+            return Err(status_error(status, &headers, &bytes, now, attempted).into());
         }
-        let response = parse_success_body(self.config.flavour, &bytes)?;
-        if request.output_schema.is_some()
-            && let Err(e) = serde_json::from_str::<Value>(&response.text)
-        {
-            return Err(ModelError::InvalidOutput {
-                message: format!("output is not the JSON the schema asked for: {e}"),
-            });
-        }
-        Ok(response)
+        Ok(parse_success_body(self.config.flavour, &bytes)?)
     }
+}
+
+/// True when `url` is on this machine (`localhost` or a loopback address): such a server
+/// needs no API key.
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]

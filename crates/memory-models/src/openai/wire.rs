@@ -1,22 +1,32 @@
 //! Request bodies and response parsing for the two OpenAI-compatible APIs.
 
 use memory_protocol::model::ReasoningEffort;
-use memory_protocol::{ModelError, ModelRequest, ModelResponse, TokenUsage};
+use memory_protocol::{ModelError, ModelRequest, ModelResponse, StructuredOutputMode, TokenUsage};
 use serde_json::{Value, json};
 
 use super::ApiFlavour;
 use super::errors::{api_error_in_body, cap_chars};
 
 /// The JSON body of a request in the given API's shape. `reasoning_effort` is sent only when
-/// it is `Some`: many models (gpt-4o, gpt-4.1, most local ones) refuse the field.
+/// it is `Some`: many models (gpt-4o, gpt-4.1, most local ones) refuse the field. A request
+/// with an output schema asks for it the way `mode` says; below
+/// [`StructuredOutputMode::JsonSchema`] the schema is also written into the instructions, since
+/// the server no longer enforces it.
 pub fn request_body(
     model: &str,
     flavour: ApiFlavour,
     request: &ModelRequest,
     reasoning_effort: Option<ReasoningEffort>,
+    mode: StructuredOutputMode,
 ) -> Value {
     // The schema name only labels the format; the task kind's wire name fits its charset.
     let schema_name = request.task.as_str();
+    let instructions = match &request.output_schema {
+        Some(schema) if mode != StructuredOutputMode::JsonSchema => {
+            with_schema_instructions(&request.instructions, schema)
+        }
+        _ => request.instructions.clone(),
+    };
     match flavour {
         ApiFlavour::Responses => {
             let mut body = json!({
@@ -28,16 +38,24 @@ pub fn request_body(
                 // Memory extraction handles private transcripts: ask the server not to keep them.
                 "store": false,
             });
-            if !request.instructions.is_empty() {
-                body["instructions"] = json!(request.instructions);
+            if !instructions.is_empty() {
+                body["instructions"] = json!(instructions);
             }
             if let Some(schema) = &request.output_schema {
-                body["text"] = json!({ "format": {
-                    "type": "json_schema",
-                    "name": schema_name,
-                    "schema": schema,
-                    "strict": true
-                }});
+                match mode {
+                    StructuredOutputMode::JsonSchema => {
+                        body["text"] = json!({ "format": {
+                            "type": "json_schema",
+                            "name": schema_name,
+                            "schema": schema,
+                            "strict": true
+                        }});
+                    }
+                    StructuredOutputMode::JsonObject => {
+                        body["text"] = json!({ "format": { "type": "json_object" } });
+                    }
+                    StructuredOutputMode::Instructions => {}
+                }
             }
             if let Some(effort) = reasoning_effort {
                 body["reasoning"] = json!({ "effort": effort });
@@ -49,16 +67,26 @@ pub fn request_body(
         }
         ApiFlavour::ChatCompletions => {
             let mut messages = Vec::new();
-            if !request.instructions.is_empty() {
-                messages.push(json!({ "role": "system", "content": request.instructions }));
+            if !instructions.is_empty() {
+                messages.push(json!({ "role": "system", "content": instructions }));
             }
             messages.push(json!({ "role": "user", "content": request.input }));
             let mut body = json!({ "model": model, "messages": messages });
             if let Some(schema) = &request.output_schema {
-                body["response_format"] = json!({
-                    "type": "json_schema",
-                    "json_schema": { "name": schema_name, "schema": schema, "strict": true }
-                });
+                match mode {
+                    StructuredOutputMode::JsonSchema => {
+                        body["response_format"] = json!({
+                            "type": "json_schema",
+                            "json_schema": { "name": schema_name, "schema": schema, "strict": true }
+                        });
+                    }
+                    // llama.cpp's servers constrain the output with a schema given here.
+                    StructuredOutputMode::JsonObject => {
+                        body["response_format"] =
+                            json!({ "type": "json_object", "schema": schema });
+                    }
+                    StructuredOutputMode::Instructions => {}
+                }
             }
             if let Some(effort) = reasoning_effort {
                 body["reasoning_effort"] = json!(effort);
@@ -69,6 +97,20 @@ pub fn request_body(
             body
         }
     }
+}
+
+/// The instructions with a paragraph asking for one JSON object matching `schema`.
+fn with_schema_instructions(instructions: &str, schema: &Value) -> String {
+    let mut text = instructions.trim_end().to_owned();
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(
+        "Answer with one JSON object and nothing else: no prose, no code fence. \
+         It must validate against this JSON Schema:\n",
+    );
+    text.push_str(&schema.to_string());
+    text
 }
 
 /// Reads a 2xx body: the output text and token usage.

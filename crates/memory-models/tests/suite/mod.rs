@@ -4,3 +4,5 @@
 mod openai;
 #[cfg(feature = "openai")]
 mod resilience;
+#[cfg(feature = "openai")]
+mod structured_output;
