@@ -6,6 +6,8 @@
 //! - `cargo xtask bench <name>`: runs a benchmark and prints its figures.
 //! - `cargo xtask eval <name>`: runs an evaluation against labelled fixtures and prints its
 //!   scores.
+//! - `cargo xtask smoke-llm [--venv DIR] [--bin PATH]`: runs the main job against
+//!   llama-cpp-python's server with a small real model and prints one `SMOKE llm` line.
 
 mod bench;
 #[cfg(test)]
@@ -13,6 +15,7 @@ mod code_map;
 mod codegen;
 mod eval;
 mod samples;
+mod smoke_llm;
 #[cfg(test)]
 mod tidy;
 
@@ -27,10 +30,12 @@ fn main() -> ExitCode {
         ["codegen", "--check"] => codegen::run(codegen::Mode::Check),
         ["bench", rest @ ..] => bench::run(rest),
         ["eval", rest @ ..] => eval::run(rest),
+        ["smoke-llm", rest @ ..] => smoke_llm::run(rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask codegen [--check]\n       cargo xtask bench <{}>\n       \
-                 cargo xtask eval <{}> [--verbose]",
+                 cargo xtask eval <{}> [--verbose]\n       \
+                 cargo xtask smoke-llm [--venv DIR] [--bin PATH]",
                 bench::NAMES.join("|"),
                 eval::NAMES.join("|")
             );

@@ -195,10 +195,10 @@ pub async fn run_phase_two(
                     || unconsolidated(&state);
                 let reason = match skipped.skip_reason() {
                     Some(_) if waited && !pending => {
-                        "another process consolidated everything while this one waited"
+                        "another process consolidated everything while this one waited".to_owned()
                     }
                     Some(reason) => reason,
-                    None => "",
+                    None => String::new(),
                 };
                 // Another machine may have published while this one waited.
                 let materialized_revision = shared_root::sync_shared_root(store, root)
@@ -206,7 +206,7 @@ pub async fn run_phase_two(
                     .revision
                     .or(materialized);
                 return Ok(PhaseTwoReport {
-                    skipped: Some(reason.to_owned()),
+                    skipped: Some(reason),
                     pending,
                     repaired,
                     materialized_revision,

@@ -342,6 +342,8 @@ pub struct PhaseTwoPass {
     /// True when stored memories are not all consolidated yet (another process held the lease
     /// when this one stopped waiting, or new ones kept arriving).
     pub pending: bool,
+    /// Why no pass ran, with when that ends (`null` when one ran).
+    pub skipped: Option<String>,
 }
 
 impl From<&PhaseTwoReport> for PhaseTwoPass {
@@ -352,6 +354,7 @@ impl From<&PhaseTwoReport> for PhaseTwoPass {
             files_written: report.files_written,
             model_calls: report.model_calls,
             pending: report.pending,
+            skipped: report.skipped.clone(),
         }
     }
 }
@@ -532,7 +535,7 @@ mod tests {
             phase_two: PhaseTwoReport {
                 ran: true,
                 selected: 3,
-                skipped: Some("not part of the object".to_owned()),
+                skipped: Some("cooling down".to_owned()),
                 ..PhaseTwoReport::default()
             },
             phase_two_error: None,
@@ -549,7 +552,7 @@ mod tests {
                 "home": "/h", "rollouts_dir": "/r",
                 "phase2": {
                     "ran": true, "selected": 3, "files_written": 0, "model_calls": 0,
-                    "pending": false
+                    "pending": false, "skipped": "cooling down"
                 },
                 "failures": [{"rollout_path": "/r/a.jsonl", "error": "timed out"}],
             })

@@ -40,8 +40,6 @@ impl ErrorJson {
 pub(crate) struct ConsolidateJson {
     #[serde(flatten)]
     pub(crate) pass: PhaseTwoPass,
-    /// Why the pass did not run, when it did not.
-    pub(crate) skipped: Option<String>,
     /// True when the inputs matched the last success and the model was not called.
     pub(crate) unchanged: bool,
     /// Stale stage-one outputs deleted.
@@ -70,7 +68,6 @@ impl ConsolidateJson {
     pub(crate) fn new(report: &PhaseTwoReport, model: String, memory_root: String) -> Self {
         ConsolidateJson {
             pass: PhaseTwoPass::from(report),
-            skipped: report.skipped.clone(),
             unchanged: report.unchanged,
             pruned: report.pruned,
             guard_missing: report.guard_missing.clone(),
@@ -148,27 +145,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_phase2_object_has_exactly_its_five_keys() {
+    fn the_phase2_object_has_exactly_its_six_keys() {
         let report = PhaseTwoReport {
             ran: true,
             selected: 2,
             files_written: 5,
             model_calls: 1,
-            skipped: Some("not shown in run".to_owned()),
+            skipped: Some("cooling down".to_owned()),
             pruned: 3,
             ..PhaseTwoReport::default()
         };
         assert_eq!(
             serde_json::to_value(PhaseTwoPass::from(&report)).unwrap(),
             serde_json::json!({
-                "ran": true, "selected": 2, "files_written": 5, "model_calls": 1, "pending": false
+                "ran": true, "selected": 2, "files_written": 5, "model_calls": 1,
+                "pending": false, "skipped": "cooling down"
             })
         );
         let full = ConsolidateJson::new(&report, "offline".to_owned(), "/h/memories".to_owned());
         let value = serde_json::to_value(full).unwrap();
         assert_eq!(value["ran"], true);
         assert_eq!(value["pruned"], 3);
-        assert_eq!(value["skipped"], "not shown in run");
+        assert_eq!(value["skipped"], "cooling down");
         assert_eq!(value["memory_root"], "/h/memories");
     }
 }

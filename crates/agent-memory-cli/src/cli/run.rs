@@ -375,7 +375,10 @@ mod tests {
             assert_eq!(json[key], value, "{key}");
         }
         assert_eq!(json["model"], "offline");
-        assert_eq!(json["structured_output"]["extract"], serde_json::Value::Null);
+        assert_eq!(
+            json["structured_output"]["extract"],
+            serde_json::Value::Null
+        );
         assert_eq!(json["home"], "/h");
         assert!(summary_text(&report).contains("processed 5: 4 stored"));
     }

@@ -226,7 +226,10 @@ struct LlamaCppPython;
 impl Respond for LlamaCppPython {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = request.body_json().unwrap_or(Value::Null);
-        match body.pointer("/response_format/type").and_then(Value::as_str) {
+        match body
+            .pointer("/response_format/type")
+            .and_then(Value::as_str)
+        {
             Some("json_object") => {}
             Some(other) => {
                 return ResponseTemplate::new(500).set_body_json(json!({"error": {
@@ -313,7 +316,10 @@ fn a_server_refusing_json_schema_gets_json_object_and_every_job_succeeds() {
     );
     assert_eq!(report["phase2"]["model_calls"], 1, "{report}");
     let memory = std::fs::read_to_string(home.path().join("memories/MEMORY.md")).unwrap();
-    assert!(memory.contains("consolidated by the loopback model"), "{memory}");
+    assert!(
+        memory.contains("consolidated by the loopback model"),
+        "{memory}"
+    );
     let refused = runtime
         .block_on(server.received_requests())
         .unwrap()

@@ -86,15 +86,30 @@ pub enum PhaseTwoClaim {
 }
 
 impl PhaseTwoClaim {
-    /// Why the claim was skipped, for reports; `None` when claimed.
-    pub fn skip_reason(&self) -> Option<&'static str> {
+    /// Why the claim was skipped, for reports, with the time the skip ends (UTC); `None`
+    /// when claimed.
+    pub fn skip_reason(&self) -> Option<String> {
         match self {
             PhaseTwoClaim::Claimed(_) => None,
-            PhaseTwoClaim::SkippedRunning { .. } => Some("another consolidator is running"),
-            PhaseTwoClaim::SkippedCooldown { .. } => Some("cooling down after a recent success"),
-            PhaseTwoClaim::SkippedBackoff { .. } => Some("backing off after a failure"),
+            PhaseTwoClaim::SkippedRunning { lease_expires_at } => Some(format!(
+                "another consolidator is running (its lease ends at {})",
+                utc(*lease_expires_at)
+            )),
+            PhaseTwoClaim::SkippedCooldown { until } => Some(format!(
+                "cooling down after a recent success until {} (consolidate --now runs it anyway)",
+                utc(*until)
+            )),
+            PhaseTwoClaim::SkippedBackoff { until } => {
+                Some(format!("backing off after a failure until {}", utc(*until)))
+            }
         }
     }
+}
+
+/// A Unix time as an RFC 3339 UTC time to the second.
+fn utc(unix: i64) -> String {
+    jiff::Timestamp::from_second(unix)
+        .map_or_else(|_| format!("unix time {unix}"), |t| t.to_string())
 }
 
 /// The phase-2 lease row as stored.

@@ -348,9 +348,10 @@ async fn invalid_model_output_fails_with_backoff_and_keeps_the_files() {
     assert!(state.last_error.unwrap().contains("invalid model output"));
     assert!(state.retry_after_at.unwrap() > now_unix());
     let skipped = home.run(&FakeModel::appending(), &options).await.unwrap();
-    assert_eq!(
-        skipped.skipped.as_deref(),
-        Some("backing off after a failure")
+    let reason = skipped.skipped.unwrap();
+    assert!(
+        reason.starts_with("backing off after a failure until 20"),
+        "{reason}"
     );
 
     let failing = FakeModel::new(|_| {
@@ -708,11 +709,19 @@ async fn deleted_or_damaged_memory_files_are_rebuilt_whatever_the_cooldown() {
     };
     assert!(home.run(&model, &cooling).await.unwrap().ran);
     let skipped = home.run(&model, &cooling).await.unwrap();
-    assert_eq!(
-        skipped.skipped.as_deref(),
-        Some("cooling down after a recent success")
+    let reason = skipped.skipped.as_deref().unwrap();
+    assert!(
+        reason.starts_with("cooling down after a recent success until 20")
+            && reason.ends_with("(consolidate --now runs it anyway)"),
+        "{reason}"
     );
     assert!(skipped.repaired.is_empty() && !skipped.pending);
+    let now = PhaseTwoOptions {
+        now: true,
+        ..cooling.clone()
+    };
+    let forced = home.run(&model, &now).await.unwrap();
+    assert!(forced.ran && forced.skipped.is_none(), "{forced:?}");
 
     std::fs::remove_file(home.root.file(names::MEMORY_FILE)).unwrap();
     let repaired = home.run(&model, &cooling).await.unwrap();
