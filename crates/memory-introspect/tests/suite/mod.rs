@@ -3,6 +3,7 @@
 
 mod budgets;
 mod index;
+mod provenance;
 mod reports;
 mod states;
 mod tools;
