@@ -4,6 +4,7 @@
 mod budgets;
 mod index;
 mod provenance;
+mod reads;
 mod reports;
 mod states;
 mod tools;
