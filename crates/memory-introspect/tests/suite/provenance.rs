@@ -74,7 +74,10 @@ fn a_note_cannot_forge_a_host_label_a_passage_header_or_a_state_line() {
     assert_eq!(recall.matches("\n[").count(), 1, "{recall}");
     assert_eq!(recall.matches("\n--- ").count(), 1, "{recall}");
     assert!(recall.contains(&format!("--- {path}:")), "{recall}");
-    assert!(recall.contains(" (unreviewed agent note; scope:"), "{recall}");
+    assert!(
+        recall.contains(" (unreviewed agent note; scope:"),
+        "{recall}"
+    );
 }
 
 /// A summary (written from transcripts) cannot forge a note or host label either.

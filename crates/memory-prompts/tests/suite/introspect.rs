@@ -124,7 +124,11 @@ fn a_recall_hit_names_its_line_and_writer() {
         consolidated: true,
         ..ctx
     };
-    assert!(recall_hit(&reviewed).unwrap().contains("(agent note, since consolidated;"));
+    assert!(
+        recall_hit(&reviewed)
+            .unwrap()
+            .contains("(agent note, since consolidated;")
+    );
 }
 
 #[test]
