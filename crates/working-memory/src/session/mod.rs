@@ -39,9 +39,11 @@ pub use self::assemble::{
     ARCHIVE_WORKING_MEMORY_TOKENS, Assembly, AssemblyStats, REPLY_RESERVE_TOKENS, fit_document,
 };
 pub use self::commit::{CommitReport, CommitStatus};
-pub use self::format::{estimate_message, format_message, format_messages, sanitized};
+pub use self::format::{
+    CallOutcomes, estimate_message, format_message, format_messages, sanitized,
+};
 pub use self::store::{HISTORY_DIR, MESSAGES_FILE, WINDOW_FILE};
-pub use self::window::{cut_points, split_point, windows};
+pub use self::window::{abandoned_calls, cut_points, split_point, windows};
 
 use self::store::{Layout, read_json, read_messages, write_json, write_messages};
 use crate::error::{Error, Result};

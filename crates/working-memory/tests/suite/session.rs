@@ -2,7 +2,6 @@
 //! assembly; the conformance cases of the reference about pending tokens and message
 //! formatting; and the user reports about commits.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -15,7 +14,7 @@ use memory_protocol::{ModelClient, ModelError, ModelRequest, ModelResponse, Task
 use serde_json::json;
 use working_memory::WorkingMemoryDocument;
 use working_memory::session::{
-    ABSTRACT_FILE, ARCHIVE_MESSAGES_FILE, ArchiveStatus, CommitStatus, DONE_FILE, FAILED_FILE,
+    ABSTRACT_FILE, ARCHIVE_MESSAGES_FILE, ArchiveStatus, CallOutcomes, CommitStatus, DONE_FILE, FAILED_FILE,
     MESSAGES_FILE, META_FILE, OVERVIEW_FILE, Session, SessionOptions, WINDOW_FILE, format_message,
     format_messages, pending_tokens,
 };
@@ -273,7 +272,7 @@ mod format_message_for_wm {
     use super::*;
 
     fn one(entry: &ConversationEntry) -> String {
-        format_message(entry, &HashSet::new())
+        format_message(entry, &CallOutcomes::default())
     }
 
     #[test]
@@ -322,9 +321,12 @@ mod format_message_for_wm {
                 ],
             },
         };
-        let answered: HashSet<&str> = ["c"].into();
+        let calls = CallOutcomes {
+            answered: ["c"].into(),
+            ..CallOutcomes::default()
+        };
         assert_eq!(
-            format_message(&entry, &answered),
+            format_message(&entry, &calls),
             "[Assistant]: Running it.\n[Tool Call]: shell({})"
         );
     }
@@ -951,4 +953,66 @@ fn assemble_keeps_the_reply_reserve_and_trims_the_working_memory_by_the_rules() 
     assert!(small.stats.estimated_tokens <= 6_000, "{:?}", small.stats);
     let budget = session.assemble(21_000).unwrap();
     assert!(budget.stats.working_memory_omitted || budget.stats.estimated_tokens <= 1_000);
+}
+
+/// A user message or reply of about `words` words.
+fn long(id: &str, user_turn: bool, words: usize) -> ConversationEntry {
+    let text = (0..words)
+        .map(|i| format!("tide{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if user_turn {
+        user(id, &text)
+    } else {
+        reply(id, &text)
+    }
+}
+
+/// Issue 27: one `exec_command` call abandoned near the start (no result ever came) and 38
+/// long messages after it. The call once held every later cut: commits archived one message
+/// and then nothing, and assembling at 40,000 tokens returned no message at all.
+#[test]
+fn an_abandoned_call_never_blocks_a_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = Recording::echo();
+    let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    let mut entries = vec![
+        user("u0", "build the release"),
+        ConversationEntry {
+            id: "c0".into(),
+            message: ConversationMessage::Assistant {
+                content: vec![AssistantBlock::ToolCall {
+                    id: "call_lost".into(),
+                    name: "exec_command".into(),
+                    arguments: json!({"cmd": "cargo build --release"}),
+                }],
+            },
+        },
+    ];
+    entries.extend((0..38).map(|i| long(&format!("m{i}"), i % 2 == 0, 900)));
+    session.append(entries).unwrap();
+
+    let first = block_on(session.commit(&model, 4)).unwrap();
+    assert_eq!(first.status, CommitStatus::Done);
+    assert_eq!(first.archived_messages, 36);
+    // The abandoned call went to the model with a note that it got no answer.
+    let sent = &model.requests()[0].input;
+    assert!(
+        sent.contains("exec_command") && sent.contains("(no answer:"),
+        "{sent}"
+    );
+
+    session
+        .append((38..44).map(|i| long(&format!("m{i}"), i % 2 == 0, 900)).collect())
+        .unwrap();
+    let second = block_on(session.commit(&model, 4)).unwrap();
+    assert_eq!(second.status, CommitStatus::Done);
+    assert_eq!(second.archived_messages, 6);
+
+    let assembled = session.assemble(40_000).unwrap();
+    assert!(!assembled.messages.is_empty());
+    assert_eq!(
+        assembled.messages.last().map(|m| m.id.as_str()),
+        Some("m43")
+    );
 }
