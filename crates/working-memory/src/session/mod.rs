@@ -21,6 +21,7 @@
 mod archive;
 mod assemble;
 mod commit;
+mod cut;
 mod format;
 mod store;
 mod window;
@@ -36,9 +37,11 @@ pub use self::archive::{
     UpdateMeta, archive_name,
 };
 pub use self::assemble::{
-    ARCHIVE_WORKING_MEMORY_TOKENS, Assembly, AssemblyStats, REPLY_RESERVE_TOKENS, fit_document,
+    ARCHIVE_WORKING_MEMORY_TOKENS, Assembly, AssemblyStats, LARGE_BUDGET_TOKENS, LeftOut,
+    REPLY_RESERVE_TOKENS, fit_document, reply_reserve,
 };
 pub use self::commit::{CommitReport, CommitStatus};
+pub use self::cut::cut_message;
 pub use self::format::{
     CallOutcomes, estimate_message, format_message, format_messages, sanitized,
 };
