@@ -30,15 +30,15 @@ pub(super) fn refuses_output_format(status: StatusCode, body: &[u8]) -> bool {
 /// The answer's JSON text when it validates against `schema`, else why not. A code fence
 /// around the object (which models add when no format is enforced) is taken off.
 pub(super) fn check_answer(schema: &Value, text: &str) -> Result<String, String> {
-    let json_text = without_code_fence(text);
+    let json_text = escape_raw_control_characters(without_code_fence(text));
     let value: Value =
-        serde_json::from_str(json_text).map_err(|e| format!("the answer is not JSON: {e}"))?;
+        serde_json::from_str(&json_text).map_err(|e| format!("the answer is not JSON: {e}"))?;
     let validator = match jsonschema::validator_for(schema) {
         Ok(validator) => validator,
         // The schemas are the crate user's; one the validator cannot compile still gets JSON.
         Err(error) => {
             tracing::warn!(%error, "the output schema does not compile; the answer is checked as JSON only");
-            return Ok(json_text.to_owned());
+            return Ok(json_text);
         }
     };
     let problems: Vec<String> = validator
@@ -54,7 +54,7 @@ pub(super) fn check_answer(schema: &Value, text: &str) -> Result<String, String>
         })
         .collect();
     if problems.is_empty() {
-        Ok(json_text.to_owned())
+        Ok(json_text)
     } else {
         Err(format!(
             "the answer does not match the output schema: {}",
@@ -70,6 +70,35 @@ pub(super) fn repair_input(input: &str, answer: &str, problem: &str) -> String {
          Answer again with one corrected JSON object that matches the schema, and nothing else.",
         super::errors::cap_chars(answer)
     )
+}
+
+/// `text` with every raw control character inside a JSON string escaped. Small models under
+/// a grammar (llama.cpp's `json_object`) write line breaks inside strings as they are, which
+/// JSON forbids; valid JSON has none there, so it comes back unchanged.
+fn escape_raw_control_characters(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for ch in text.chars() {
+        if in_string && !escaped && ch.is_ascii_control() {
+            match ch {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                other => out.push_str(&format!("\\u{:04x}", u32::from(other))),
+            }
+            continue;
+        }
+        out.push(ch);
+        if escaped {
+            escaped = false;
+        } else if in_string && ch == '\\' {
+            escaped = true;
+        } else if ch == '"' {
+            in_string = !in_string;
+        }
+    }
+    out
 }
 
 /// `text` without a surrounding ```` ``` ```` or ```` ```json ```` fence.
@@ -135,6 +164,11 @@ mod tests {
         assert!(missing.contains("count"), "{missing}");
         let wrong_type = check_answer(&schema(), r#"{"title":"a","count":"two"}"#).unwrap_err();
         assert!(wrong_type.contains("/count"), "{wrong_type}");
+        // A grammar-constrained small model writes line breaks inside strings as they are.
+        assert_eq!(
+            check_answer(&schema(), "{\"title\":\"line one\nline\ttwo\",\n \"count\":2}").as_deref(),
+            Ok("{\"title\":\"line one\\nline\\ttwo\",\n \"count\":2}")
+        );
         let prose = check_answer(&schema(), "Sure! Here it is.").unwrap_err();
         assert!(prose.contains("not JSON"), "{prose}");
     }
@@ -146,6 +180,27 @@ mod tests {
                 let value: Value = serde_json::from_str(&json_text).unwrap();
                 prop_assert!(value["title"].is_string() && value["count"].is_i64());
             }
+        }
+
+        #[test]
+        fn valid_json_is_never_changed_by_the_escaping(value in any::<Vec<(String, u8)>>()) {
+            let text = serde_json::to_string(&value).unwrap();
+            prop_assert_eq!(escape_raw_control_characters(&text), text);
+        }
+
+        #[test]
+        fn escaped_text_parses_whenever_only_raw_controls_were_wrong(parts in proptest::collection::vec("[a-z \n\t\r\u{1}\"]{0,8}", 1..4)) {
+            // A JSON array of strings whose line breaks and tabs were written without escaping
+            // (no backslash in the contents, so every `\n` pair is an escape).
+            let loose: Vec<String> = parts
+                .iter()
+                .map(|part| serde_json::to_string(part).unwrap()
+                    .replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "\r"))
+                .collect();
+            let text = format!("[{}]", loose.join(","));
+            let fixed = escape_raw_control_characters(&text);
+            let parsed: Vec<String> = serde_json::from_str(&fixed).unwrap();
+            prop_assert_eq!(parsed, parts);
         }
 
         #[test]
