@@ -1262,6 +1262,14 @@ fn the_working_memory_is_trimmed_before_messages_are_dropped() {
     assert!(tight.stats.estimated_tokens <= 20_000 - 3_000);
     let memory = tight.working_memory.unwrap();
     assert!(memory.contains("## Session Title\nTide offsets"));
+    // A newest message larger than the budget is cut to leave the working memory its floor.
+    let mut giant = vec![user("huge", "dump every station")];
+    giant.extend(tool_pair(99, 100_000));
+    session.append(giant).unwrap();
+    let cut = session.assemble(16_000).unwrap();
+    assert_eq!(cut.left_out.cut_messages, ["r99"]);
+    assert!(cut.instructions.is_some(), "{:?}", cut.stats);
+    assert!(cut.stats.estimated_tokens <= 16_000 - 2_400);
     assert!(
         memory.contains("src/station_149.rs"),
         "the newest entries stay"
