@@ -60,7 +60,9 @@ impl Section for GoalConfig {
             MAX_TOKEN_BUDGET_RANGE,
         )?;
         match self.default_token_budget {
-            Some(budget) => ranges.require("default_token_budget", budget, 1..=self.max_token_budget),
+            Some(budget) => {
+                ranges.require("default_token_budget", budget, 1..=self.max_token_budget)
+            }
             None => Ok(()),
         }
     }

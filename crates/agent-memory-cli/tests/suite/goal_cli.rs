@@ -397,13 +397,22 @@ fn two_accounting_processes_never_overshoot_the_budget_silently() {
 fn complete_is_refused_while_the_edited_objective_is_unseen() {
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
-    ok(goal(home, &["set", THREAD, "fix the parser", "--budget", "1000"]));
+    ok(goal(
+        home,
+        &["set", THREAD, "fix the parser", "--budget", "1000"],
+    ));
     account(home, &["--tokens", "10"]);
-    ok(goal(home, &["edit", THREAD, "fix the parser and the lexer"]));
+    ok(goal(
+        home,
+        &["edit", THREAD, "fix the parser and the lexer"],
+    ));
     let refused = goal(home, &["update", THREAD, "--status", "complete"]);
     assert_eq!(refused.status.code(), Some(3));
     let text = String::from_utf8(refused.stdout).unwrap();
-    assert!(text.contains("The objective is now: fix the parser and the lexer"), "{text}");
+    assert!(
+        text.contains("The objective is now: fix the parser and the lexer"),
+        "{text}"
+    );
     let shown = json(goal(home, &["show", THREAD, "--json"]));
     assert_eq!(shown["status"], "active");
     // The goal goes on: the next request is a continuation toward the new objective.
@@ -426,8 +435,14 @@ fn account_defaults_neither_trip_the_breaker_nor_charge_a_retry_twice() {
     let retry = account(home, &["--turn", "host-42", "--tokens", "5"]);
     assert_eq!(retry["alreadyRecorded"], true);
     assert_eq!(retry["goal"]["tokensUsed"], 20);
-    let text = ok(goal(home, &["account", THREAD, "--turn", "host-42", "--tokens", "5"]));
-    assert!(text.contains("turn host-42 was already recorded: nothing charged"), "{text}");
+    let text = ok(goal(
+        home,
+        &["account", THREAD, "--turn", "host-42", "--tokens", "5"],
+    ));
+    assert!(
+        text.contains("turn host-42 was already recorded: nothing charged"),
+        "{text}"
+    );
     let missing = goal(home, &["account", THREAD, "--tokens", "5"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("--turn"));
@@ -450,21 +465,34 @@ fn calls_naming_a_replaced_goal_are_refused_with_the_current_id() {
         .to_owned();
     let late = goal(
         home,
-        &["update", THREAD, "--status", "complete", "--goal", &a, "--json"],
+        &[
+            "update", THREAD, "--status", "complete", "--goal", &a, "--json",
+        ],
     );
     assert_eq!(late.status.code(), Some(3));
     let late: Value = serde_json::from_slice(&late.stdout).unwrap();
     assert_eq!(late["code"], "staleGoal");
     assert!(late["message"].as_str().unwrap().contains(&b), "{late}");
-    let charge = goal(home, &["account", THREAD, "--turn", "a-1", "--tokens", "9", "--goal", &a]);
+    let charge = goal(
+        home,
+        &[
+            "account", THREAD, "--turn", "a-1", "--tokens", "9", "--goal", &a,
+        ],
+    );
     assert_eq!(charge.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&charge.stderr).contains(&b));
     let shown = json(goal(home, &["show", THREAD, "--json"]));
-    assert_eq!((shown["status"].as_str(), shown["tokensUsed"].as_i64()), (Some("active"), Some(0)));
+    assert_eq!(
+        (shown["status"].as_str(), shown["tokensUsed"].as_i64()),
+        (Some("active"), Some(0))
+    );
     for command in ["pause", "clear"] {
         let stale = goal(home, &[command, THREAD, "--goal", &a]);
         assert_eq!(stale.status.code(), Some(1), "{command}");
-        assert!(String::from_utf8_lossy(&stale.stderr).contains(&b), "{command}");
+        assert!(
+            String::from_utf8_lossy(&stale.stderr).contains(&b),
+            "{command}"
+        );
     }
 }
 
@@ -473,7 +501,20 @@ fn a_partial_account_prints_the_wrap_up_inside_the_turn() {
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
     ok(goal(home, &["set", THREAD, "ship it", "--budget", "100"]));
-    let partial = |tokens: &str| ok(goal(home, &["account", THREAD, "--turn", "t-1", "--partial", "--tokens", tokens]));
+    let partial = |tokens: &str| {
+        ok(goal(
+            home,
+            &[
+                "account",
+                THREAD,
+                "--turn",
+                "t-1",
+                "--partial",
+                "--tokens",
+                tokens,
+            ],
+        ))
+    };
     assert_eq!(partial("50"), "");
     let notice = partial("120");
     assert!(notice.contains("source=\"goal\""), "{notice}");

@@ -85,7 +85,10 @@ fn assert_rows_extended(before: &[String], after: &[String]) {
     assert_eq!(before.len(), after.len(), "{after:?}");
     for (old, new) in before.iter().zip(after) {
         let old = old.trim_end_matches(')');
-        assert!(new.trim_end_matches(')').starts_with(old), "{old} became {new}");
+        assert!(
+            new.trim_end_matches(')').starts_with(old),
+            "{old} became {new}"
+        );
     }
 }
 

@@ -29,8 +29,8 @@ use tokio_postgres::Row;
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, GoalTx, archive_statement, status_from_sql, status_to_sql, tables_v1, tables_v2, trigger_to_sql,
-    turn_error_to_sql,
+    COLUMNS, Charge, GoalTx, archive_statement, status_from_sql, status_to_sql, tables_v1,
+    tables_v2, trigger_to_sql, turn_error_to_sql,
 };
 use crate::audit::BlockerAuditState;
 use crate::error::{Error, Result};

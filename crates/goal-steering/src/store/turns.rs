@@ -259,7 +259,9 @@ impl GoalStore {
         let now = self.now_ms();
         let mut tx = self.write(thread_id)?;
         let before = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
-        if before.status != ThreadGoalStatus::Active || tx.turn_recorded(&before.goal_id, turn_id)? {
+        if before.status != ThreadGoalStatus::Active
+            || tx.turn_recorded(&before.goal_id, turn_id)?
+        {
             return Ok(None);
         }
         let already = match &before.partial_turn_id {
@@ -281,7 +283,10 @@ impl GoalStore {
         let steering = if status == ThreadGoalStatus::BudgetLimited {
             // Delivered now, inside the turn: no extra turn is spent on the wrap-up notice.
             row.budget_notice_pending = false;
-            Some(render_steering(GoalSteeringKind::BudgetLimit, &row.to_goal())?)
+            Some(render_steering(
+                GoalSteeringKind::BudgetLimit,
+                &row.to_goal(),
+            )?)
         } else {
             None
         };

@@ -100,7 +100,11 @@ fn create_goal_never_sets_a_budget_and_never_replaces_an_unfinished_goal() {
                 .unwrap(),
         );
         assert_eq!(next.code, GoalRefusalCode::UnfinishedGoal);
-        assert!(next.message.contains("Only the user sets the next goal"), "{}", next.message);
+        assert!(
+            next.message.contains("Only the user sets the next goal"),
+            "{}",
+            next.message
+        );
         let kept = store.get(THREAD).unwrap().unwrap();
         assert_eq!((kept.goal_id, kept.tokens_used), (goal.goal_id, 40));
     });

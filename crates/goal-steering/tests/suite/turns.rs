@@ -55,7 +55,10 @@ fn a_mid_turn_budget_check_delivers_the_wrap_up_inside_the_running_turn() {
         let notice = check(&mut store, 130).expect("the wrap-up notice, inside the turn");
         assert_eq!(notice.kind, GoalSteeringKind::BudgetLimit);
         let goal = store.get(THREAD).unwrap().unwrap();
-        assert_eq!((goal.status, goal.tokens_used), (ThreadGoalStatus::BudgetLimited, 130));
+        assert_eq!(
+            (goal.status, goal.tokens_used),
+            (ThreadGoalStatus::BudgetLimited, 130)
+        );
         // Once per turn, and not again between turns: the wrap-up costs no extra turn.
         assert_eq!(check(&mut store, 140), None);
         let usage = TurnUsage {

@@ -11,7 +11,11 @@ use super::{
     update_goal, user_turn,
 };
 
-fn replace(store: &mut GoalStore, objective: &str, expected: &str) -> goal_steering::Result<String> {
+fn replace(
+    store: &mut GoalStore,
+    objective: &str,
+    expected: &str,
+) -> goal_steering::Result<String> {
     store
         .set_goal(
             THREAD,
@@ -44,7 +48,13 @@ fn complete_is_refused_while_an_objective_update_is_unseen_and_the_refusal_deliv
         let goal = store.get(THREAD).unwrap().unwrap();
         assert_eq!(goal.status, ThreadGoalStatus::Active);
         // Delivered by the refusal: the model has now seen the objective it must audit against.
-        assert!(!store.snapshot(THREAD).unwrap().unwrap().objective_notice_pending);
+        assert!(
+            !store
+                .snapshot(THREAD)
+                .unwrap()
+                .unwrap()
+                .objective_notice_pending
+        );
         let done = answered(update_goal(
             &mut store,
             "complete",
@@ -127,7 +137,9 @@ fn a_call_naming_a_replaced_goal_is_refused_with_the_current_id() {
             ThreadGoalStatus::Active
         );
         // A's turn charged with A's id.
-        let error = store.record_turn(THREAD, Some(&a), &user_turn(5)).unwrap_err();
+        let error = store
+            .record_turn(THREAD, Some(&a), &user_turn(5))
+            .unwrap_err();
         assert!(
             matches!(&error, Error::StaleGoal { found, .. } if *found == b),
             "{error}"
@@ -179,7 +191,10 @@ fn replaced_and_cleared_goals_are_archived_with_their_turns() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(archived, vec![(a.clone(), 30, Some(1_000)), (b.clone(), 7, None)]);
+    assert_eq!(
+        archived,
+        vec![(a.clone(), 30, Some(1_000)), (b.clone(), 7, None)]
+    );
     let turns: i64 = conn
         .query_row(
             "SELECT count(*) FROM goal_turns WHERE goal_id IN (?1, ?2)",
