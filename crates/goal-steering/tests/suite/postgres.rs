@@ -127,7 +127,7 @@ fn goal_tables_written_by_a_newer_build_are_refused() {
             error,
             Error::SchemaTooNew {
                 found: 99,
-                supported: 1
+                supported: 2
             }
         ),
         "{error:?}"
