@@ -354,10 +354,12 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 UpdateGoalArgs {
                     status: UpdateGoalStatus::Complete,
                     reason: Some("cargo test passes; every parser case is covered".to_owned()),
+                    goal_id: Some("0196a1b2-0000-7000-8000-00000000g001".to_owned()),
                 },
                 UpdateGoalArgs {
                     status: UpdateGoalStatus::Blocked,
                     reason: Some("the fixture server rejects our token".to_owned()),
+                    goal_id: None,
                 },
             ])?,
         ),
@@ -394,6 +396,7 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 turn: goal_turn.clone(),
                 budget_limit_reached: false,
                 breaker_tripped: false,
+                already_recorded: false,
             }])?,
         ),
         (

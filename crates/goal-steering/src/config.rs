@@ -3,6 +3,7 @@
 //! ```toml
 //! [goals]
 //! max_token_budget = 100000000   # the largest budget a user may set
+//! default_token_budget = 2000000 # the budget of a goal set without one (none when absent)
 //! min_continuation_seconds = 0   # least time between two continuation prompts
 //! ```
 //!
@@ -29,6 +30,10 @@ pub struct GoalConfig {
     /// `max_token_budget`: the largest token budget a user may set (the model never sets one).
     /// Default 100,000,000, range 1 to 10^12.
     pub max_token_budget: i64,
+    /// `default_token_budget`: the budget a goal gets when it is set (or created by the model)
+    /// without one; `None` (the default) leaves such goals without a budget. Range 1 to
+    /// `max_token_budget`.
+    pub default_token_budget: Option<i64>,
     /// `min_continuation_seconds`: least time between two continuation prompts of one goal;
     /// zero for none. Default 0, range 0 to 86,400 (a day).
     #[serde(rename = "min_continuation_seconds", deserialize_with = "seconds")]
@@ -39,6 +44,7 @@ impl Default for GoalConfig {
     fn default() -> Self {
         GoalConfig {
             max_token_budget: DEFAULT_MAX_TOKEN_BUDGET,
+            default_token_budget: None,
             min_continuation_interval: Duration::ZERO,
         }
     }
@@ -52,7 +58,13 @@ impl Section for GoalConfig {
             "max_token_budget",
             self.max_token_budget,
             MAX_TOKEN_BUDGET_RANGE,
-        )
+        )?;
+        match self.default_token_budget {
+            Some(budget) => {
+                ranges.require("default_token_budget", budget, 1..=self.max_token_budget)
+            }
+            None => Ok(()),
+        }
     }
 }
 

@@ -115,14 +115,6 @@ pub enum Error {
     /// The action is not allowed from the goal's status.
     #[error("{0}")]
     InvalidTransition(InvalidTransition),
-    /// A turn id that was already charged to this goal.
-    #[error("turn {turn_id} was already recorded for goal {goal_id}")]
-    TurnAlreadyRecorded {
-        /// The turn.
-        turn_id: String,
-        /// The goal.
-        goal_id: String,
-    },
     /// Turn usage that cannot be charged.
     #[error("invalid turn usage: {0}")]
     InvalidTurn(String),

@@ -145,21 +145,28 @@ impl GoalStore {
             }
         };
         let now = self.now_ms();
+        let budget = self.config().default_token_budget;
         let mut tx = self.write(context.thread_id)?;
-        if let Some(mut existing) = tx.read_row(context.thread_id)?
-            && transition(existing.status, GoalAction::Set, false).is_err()
-        {
+        // Any goal on the thread, a complete one included, belongs to the user: re-creating a
+        // finished goal would shed its budget, a pause or the circuit breaker.
+        if let Some(mut existing) = tx.read_row(context.thread_id)? {
             existing.turn_goal_tool_calls = existing.turn_goal_tool_calls.saturating_add(1);
             existing.turn_refused_goal_tool_calls =
                 existing.turn_refused_goal_tool_calls.saturating_add(1);
             tx.write_row(&existing)?;
             tx.commit()?;
-            let message = format!(
-                "This thread already has an unfinished goal (status: {}). Only the user can \
-                 replace or clear it: keep working toward it, or tell the user what you \
-                 propose instead.",
-                existing.status
-            );
+            let message = if existing.status == ThreadGoalStatus::Complete {
+                "This thread's goal is complete. Only the user sets the next goal on this \
+                 thread; tell the user what you propose."
+                    .to_owned()
+            } else {
+                format!(
+                    "This thread already has an unfinished goal (status: {}). Only the user can \
+                     replace or clear it: keep working toward it, or tell the user what you \
+                     propose instead.",
+                    existing.status
+                )
+            };
             return Ok(refusal(
                 GoalRefusalCode::UnfinishedGoal,
                 message,
@@ -167,8 +174,8 @@ impl GoalStore {
                 Some(existing.to_goal()),
             ));
         }
-        let row = GoalRow::new(context.thread_id, &objective, None, now);
-        tx.insert_row(&row)?;
+        let row = GoalRow::new(context.thread_id, &objective, budget, now);
+        tx.insert_row(&row, now)?;
         tx.commit()?;
         Ok(GoalToolOutcome::Answered(response(
             Some(row.to_goal()),
@@ -193,14 +200,16 @@ impl GoalStore {
                 None,
             ));
         };
-        if let Some(expected) = context.goal_id
+        if let Some(expected) = args.goal_id.as_deref().or(context.goal_id)
             && expected != row.goal_id
         {
             return Ok(refusal(
                 GoalRefusalCode::StaleGoal,
-                "The goal this turn worked on was replaced by the user; nothing changed. The \
-                 current goal is attached: work toward it instead."
-                    .to_owned(),
+                format!(
+                    "Goal {expected} is no longer this thread's goal: the user replaced it, and \
+                     nothing changed. The current goal is {} (attached): work toward it instead.",
+                    row.goal_id
+                ),
                 None,
                 Some(row.to_goal()),
             ));
@@ -279,6 +288,19 @@ fn complete(row: &mut GoalRow, reason: Option<&str>) -> Result<Option<String>, R
         return Err(Refused::new(
             GoalRefusalCode::StatusNotAllowed,
             "The goal is already complete; there is nothing left to report.".to_owned(),
+        ));
+    }
+    if row.objective_notice_pending {
+        // This refusal is how the model learns the new objective, so the notice is delivered.
+        row.objective_notice_pending = false;
+        return Err(Refused::new(
+            GoalRefusalCode::ObjectiveUpdated,
+            format!(
+                "Not completed: the user changed the objective, and the completion audit must \
+                 be made against the new one. The objective is now: {}. Check every \
+                 requirement of it against evidence before reporting complete again.",
+                redact_secrets(&row.objective)
+            ),
         ));
     }
     let reason = clean_reason(reason)?;

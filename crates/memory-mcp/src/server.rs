@@ -25,9 +25,14 @@ pub const INSTRUCTIONS: &str = "agent-memory: the user's long-term memory from p
     tell the user: missing memory then says nothing about what they said before.";
 
 /// The goal tools of one thread.
+///
+/// The server remembers the id of the last goal it showed the client, and every `update_goal`
+/// names it (unless the call names one itself): a late report meant for a goal the user has
+/// since replaced is refused with the current goal instead of landing on it.
 pub struct ThreadGoals {
     thread: String,
     store: Arc<Mutex<GoalStore>>,
+    seen_goal_id: Mutex<Option<String>>,
 }
 
 impl ThreadGoals {
@@ -37,6 +42,7 @@ impl ThreadGoals {
         ThreadGoals {
             thread: thread.into(),
             store,
+            seen_goal_id: Mutex::new(None),
         }
     }
 }
@@ -139,15 +145,34 @@ impl MemoryServer {
             return Err(unknown_tool(&name));
         };
         let (store, thread) = (Arc::clone(&goals.store), goals.thread.clone());
+        let seen = goals
+            .seen_goal_id
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         let outcome = tokio::task::spawn_blocking(move || {
             let mut store = store
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            store.call_goal_tool(&GoalToolContext::thread(&thread), &name, &arguments)
+            let context = GoalToolContext {
+                thread_id: &thread,
+                goal_id: seen.as_deref(),
+            };
+            store.call_goal_tool(&context, &name, &arguments)
         })
         .await
         .map_err(|error| McpError::internal_error(error.to_string(), None))?
         .map_err(|error| McpError::internal_error(error.to_string(), None))?;
+        let shown = match &outcome {
+            GoalToolOutcome::Answered(response) => response.goal.as_ref(),
+            GoalToolOutcome::Refused(refusal) => refusal.goal.as_ref(),
+        };
+        if let Some(goal) = shown {
+            *goals
+                .seen_goal_id
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(goal.goal_id.clone());
+        }
         Ok(match &outcome {
             GoalToolOutcome::Answered(_) => CallToolResult::structured(outcome.to_json()),
             GoalToolOutcome::Refused(_) => CallToolResult::structured_error(outcome.to_json()),

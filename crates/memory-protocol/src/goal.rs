@@ -130,6 +130,10 @@ pub struct UpdateGoalArgs {
     /// on every report. For "complete": the evidence that proves each requirement.
     #[serde(default)]
     pub reason: Option<String>,
+    /// The id of the goal this report is about, as `get_goal` showed it; a report naming a goal
+    /// the thread no longer has is refused with the current goal. Optional.
+    #[serde(default)]
+    pub goal_id: Option<String>,
 }
 
 /// The statuses `update_goal` accepts.
@@ -194,6 +198,9 @@ pub enum GoalRefusalCode {
     UnfinishedGoal,
     /// The goal changed (it was replaced) since the turn began.
     StaleGoal,
+    /// The user changed the objective and the model has not seen the new one yet; the refusal
+    /// carries it.
+    ObjectiveUpdated,
     /// The goal's status does not allow this report (it is paused, limited or complete).
     StatusNotAllowed,
     /// A blocked report needs a reason that names the blocker.
@@ -272,6 +279,10 @@ pub struct GoalAccountResult {
     pub budget_limit_reached: bool,
     /// True when this turn tripped the circuit breaker and paused the goal.
     pub breaker_tripped: bool,
+    /// True when the turn id was already recorded: this call charged and counted nothing, and
+    /// `turn` echoes the request with nothing charged.
+    #[serde(default)]
+    pub already_recorded: bool,
 }
 
 /// A hidden message the host sends as user-role input the UI does not show.

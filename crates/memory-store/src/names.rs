@@ -27,6 +27,9 @@ pub mod tables {
     pub const THREAD_GOALS: &str = "thread_goals";
     /// Owned by `goal-steering`: one row per turn charged to a goal.
     pub const GOAL_TURNS: &str = "goal_turns";
+    /// Owned by `goal-steering`: goals replaced or cleared, kept with their usage (their turns
+    /// stay in [`GOAL_TURNS`]).
+    pub const GOAL_ARCHIVE: &str = "goal_archive";
     /// Owned by `memory-introspect` (in its own file): the memory search index.
     pub const MEMORY_SEARCH_INDEX: &str = "memory_search_index";
     /// Owned by this crate: the schema version of each owner's tables, one row per owner (see

@@ -64,6 +64,10 @@ enum GoalCommand {
         /// Replace the thread's unfinished goal.
         #[arg(long)]
         replace: bool,
+        /// The goal id you last saw on the thread: refused, naming the current id, when the
+        /// thread now holds another goal.
+        #[arg(long = "goal", value_name = "GOAL_ID")]
+        goal: Option<String>,
         #[command(flatten)]
         output: Output,
     },
@@ -80,6 +84,10 @@ enum GoalCommand {
         thread: String,
         /// The new objective.
         objective: String,
+        /// The goal id you last saw on the thread: refused, naming the current id, when the
+        /// thread now holds another goal.
+        #[arg(long = "goal", value_name = "GOAL_ID")]
+        goal: Option<String>,
         #[command(flatten)]
         output: Output,
     },
@@ -90,6 +98,10 @@ enum GoalCommand {
         /// Tokens, or `none`.
         #[arg(value_parser = parse_budget, value_name = "N|none")]
         budget: Budget,
+        /// The goal id you last saw on the thread: refused, naming the current id, when the
+        /// thread now holds another goal.
+        #[arg(long = "goal", value_name = "GOAL_ID")]
+        goal: Option<String>,
         #[command(flatten)]
         output: Output,
     },
@@ -97,6 +109,10 @@ enum GoalCommand {
     Pause {
         /// The thread.
         thread: String,
+        /// The goal id you last saw on the thread: refused, naming the current id, when the
+        /// thread now holds another goal.
+        #[arg(long = "goal", value_name = "GOAL_ID")]
+        goal: Option<String>,
         #[command(flatten)]
         output: Output,
     },
@@ -104,6 +120,10 @@ enum GoalCommand {
     Resume {
         /// The thread.
         thread: String,
+        /// The goal id you last saw on the thread: refused, naming the current id, when the
+        /// thread now holds another goal.
+        #[arg(long = "goal", value_name = "GOAL_ID")]
+        goal: Option<String>,
         #[command(flatten)]
         output: Output,
     },
@@ -111,10 +131,15 @@ enum GoalCommand {
     Clear {
         /// The thread.
         thread: String,
+        /// The goal id you last saw on the thread: refused, naming the current id, when the
+        /// thread now holds another goal.
+        #[arg(long = "goal", value_name = "GOAL_ID")]
+        goal: Option<String>,
         #[command(flatten)]
         output: Output,
     },
-    /// Record a finished turn: charge its tokens and time.
+    /// Record a finished turn: charge its tokens and time (once per turn id). With --partial,
+    /// the budget check at a tool finish inside the running turn.
     Account(AccountArgs),
     /// Print the hidden message to send the model now, or nothing.
     Next {
@@ -133,6 +158,10 @@ enum GoalCommand {
         /// The blocker (for blocked) or the evidence (for complete).
         #[arg(long)]
         reason: Option<String>,
+        /// The goal id you last saw on the thread: refused, naming the current id, when the
+        /// thread now holds another goal.
+        #[arg(long = "goal", value_name = "GOAL_ID")]
+        goal: Option<String>,
         #[command(flatten)]
         output: Output,
     },
@@ -143,12 +172,20 @@ enum GoalCommand {
 struct AccountArgs {
     /// The thread.
     thread: String,
-    /// The turn's id (default: turn-N, the goal's N-th recorded turn).
+    /// The turn's id, stable across retries (the host's own turn id): recording it again
+    /// charges nothing.
     #[arg(long)]
-    turn: Option<String>,
-    /// The user started the turn (default: a continuation).
+    turn: String,
+    /// The goal's continuation started the turn (default: the user).
+    #[arg(long, conflicts_with = "user")]
+    continuation: bool,
+    /// The user started the turn (the default).
     #[arg(long)]
     user: bool,
+    /// The turn is still running: charge what it has spent so far (cumulative tokens) and
+    /// print the budget-limit notice to inject now when that reaches the budget.
+    #[arg(long, conflicts_with_all = ["plan_mode", "error", "seconds", "tool_calls"])]
+    partial: bool,
     /// The turn ran in plan mode: recorded, not charged.
     #[arg(long)]
     plan_mode: bool,
@@ -173,6 +210,10 @@ struct AccountArgs {
     /// How the turn ended in error.
     #[arg(long, value_enum)]
     error: Option<TurnErrorArg>,
+    /// The goal id the turn worked on: refused, naming the current id, when the thread now
+    /// holds another goal.
+    #[arg(long = "goal", value_name = "GOAL_ID")]
+    goal: Option<String>,
     #[command(flatten)]
     out: Output,
 }
@@ -235,6 +276,7 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             objective,
             budget,
             replace,
+            goal,
             output,
         } => {
             let mut store = open(&output)?;
@@ -244,6 +286,7 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
                     objective,
                     token_budget: budget,
                     replace,
+                    expected_goal_id: goal,
                 },
             )?;
             print_goal(&output, &goal)
@@ -252,29 +295,43 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
         GoalCommand::Edit {
             thread,
             objective,
+            goal,
             output,
         } => {
-            let goal = open(&output)?.edit_objective(&thread, None, &objective)?;
+            let goal = open(&output)?.edit_objective(&thread, goal.as_deref(), &objective)?;
             print_goal(&output, &goal)
         }
         GoalCommand::Budget {
             thread,
             budget,
+            goal,
             output,
         } => {
-            let goal = open(&output)?.set_budget(&thread, None, budget.0)?;
+            let goal = open(&output)?.set_budget(&thread, goal.as_deref(), budget.0)?;
             print_goal(&output, &goal)
         }
-        GoalCommand::Pause { thread, output } => {
-            let goal = open(&output)?.pause(&thread, None)?;
+        GoalCommand::Pause {
+            thread,
+            goal,
+            output,
+        } => {
+            let goal = open(&output)?.pause(&thread, goal.as_deref())?;
             print_goal(&output, &goal)
         }
-        GoalCommand::Resume { thread, output } => {
-            let goal = open(&output)?.resume(&thread, None)?;
+        GoalCommand::Resume {
+            thread,
+            goal,
+            output,
+        } => {
+            let goal = open(&output)?.resume(&thread, goal.as_deref())?;
             print_goal(&output, &goal)
         }
-        GoalCommand::Clear { thread, output } => {
-            let goal = open(&output)?.clear(&thread, None)?;
+        GoalCommand::Clear {
+            thread,
+            goal,
+            output,
+        } => {
+            let goal = open(&output)?.clear(&thread, goal.as_deref())?;
             if output.json {
                 print_json(&goal)?;
             } else {
@@ -288,21 +345,13 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
         GoalCommand::Account(args) => account(args),
         GoalCommand::Next { thread, output } => {
             let steering = open(&output)?.next_steering(&thread)?;
-            if output.json {
-                #[derive(Serialize)]
-                struct Next {
-                    steering: Option<GoalSteering>,
-                }
-                print_json(&Next { steering })?;
-            } else if let Some(steering) = steering {
-                emit(&format!("{}\n", steering.text))?;
-            }
-            Ok(ExitCode::SUCCESS)
+            print_steering(&output, steering)
         }
         GoalCommand::Update {
             thread,
             status,
             reason,
+            goal,
             output,
         } => {
             let status = match status {
@@ -311,7 +360,10 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             };
             let arguments = json!({"status": status, "reason": reason});
             let outcome = open(&output)?.call_goal_tool(
-                &GoalToolContext::thread(&thread),
+                &GoalToolContext {
+                    thread_id: &thread,
+                    goal_id: goal.as_deref(),
+                },
                 UPDATE_GOAL_TOOL,
                 &arguments,
             )?;
@@ -353,12 +405,21 @@ fn account(args: AccountArgs) -> anyhow::Result<ExitCode> {
         },
         _ => anyhow::bail!("give --tokens N, or --input N --cached N --output N"),
     };
+    if args.partial {
+        let steering = open(&args.out)?.check_budget_mid_turn(
+            &args.thread,
+            args.goal.as_deref(),
+            &args.turn,
+            tokens,
+        )?;
+        return print_steering(&args.out, steering);
+    }
     let usage = TurnUsage {
         turn_id: args.turn,
-        trigger: if args.user {
-            GoalTurnTrigger::User
-        } else {
+        trigger: if args.continuation {
             GoalTurnTrigger::Continuation
+        } else {
+            GoalTurnTrigger::User
         },
         plan_mode: args.plan_mode,
         tokens,
@@ -369,11 +430,25 @@ fn account(args: AccountArgs) -> anyhow::Result<ExitCode> {
             TurnErrorArg::Other => GoalTurnError::Other,
         }),
     };
-    let result = open(&args.out)?.record_turn(&args.thread, None, &usage)?;
+    let result = open(&args.out)?.record_turn(&args.thread, args.goal.as_deref(), &usage)?;
     if args.out.json {
         print_json(&result)?;
     } else {
         emit(&account_text(&result))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A steering message to send the model now (`{"steering": ...}` with --json), or nothing.
+fn print_steering(output: &Output, steering: Option<GoalSteering>) -> anyhow::Result<ExitCode> {
+    if output.json {
+        #[derive(Serialize)]
+        struct Next {
+            steering: Option<GoalSteering>,
+        }
+        print_json(&Next { steering })?;
+    } else if let Some(steering) = steering {
+        emit(&format!("{}\n", steering.text))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -498,6 +573,14 @@ fn goal_text(goal: &ThreadGoal) -> String {
 
 fn account_text(result: &GoalAccountResult) -> String {
     let turn = &result.turn;
+    if result.already_recorded {
+        return format!(
+            "turn {} was already recorded: nothing charged; goal {}, {}\n",
+            turn.turn_id,
+            result.goal.status,
+            tokens_text(&result.goal)
+        );
+    }
     let plan = if turn.plan_mode { " (plan mode)" } else { "" };
     let mut text = format!(
         "recorded {}{plan}: charged {} tokens; goal {}, {}\n",

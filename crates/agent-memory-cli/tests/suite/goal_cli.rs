@@ -49,9 +49,18 @@ fn report_blocked(home: &Path, reason: &str) -> (Option<i32>, String) {
     )
 }
 
+/// `goal account THREAD --json EXTRA`, with a fresh `--turn` id unless `extra` names one.
 fn account(home: &Path, extra: &[&str]) -> Value {
+    static TURNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let id = format!(
+        "cli-turn-{}",
+        TURNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
     let mut args = vec!["account", THREAD, "--json"];
     args.extend_from_slice(extra);
+    if !extra.contains(&"--turn") {
+        args.extend(["--turn", id.as_str()]);
+    }
     json(goal(home, &args))
 }
 
@@ -144,7 +153,7 @@ fn pause_silences_next_and_the_breaker_trips_after_three_idle_continuations() {
             .contains("<objective>\nkeep the docs build green\n</objective>")
     );
     for turn in 1..=3 {
-        let result = account(home, &["--tokens", "900"]);
+        let result = account(home, &["--continuation", "--tokens", "900"]);
         assert_eq!(result["breakerTripped"], turn == 3, "{result}");
         if turn < 3 {
             assert!(!ok(goal(home, &["next", THREAD])).is_empty());
@@ -276,7 +285,7 @@ async fn use_both(home: &Path, write_first: bool) {
     assert_eq!(state.path(), goals.path());
     // Each side sees its own version, whatever the order.
     assert_eq!(state.schema_version().await.unwrap(), 3);
-    assert_eq!(goals.schema_version().unwrap(), 1);
+    assert_eq!(goals.schema_version().unwrap(), 2);
     // Each side writes and reads its tables.
     state
         .upsert_threads(&[registration("t-a")], 10)
@@ -289,6 +298,7 @@ async fn use_both(home: &Path, write_first: bool) {
                 objective: "remember everything".to_owned(),
                 token_budget: None,
                 replace: false,
+                expected_goal_id: None,
             },
         )
         .unwrap();
@@ -297,7 +307,7 @@ async fn use_both(home: &Path, write_first: bool) {
     let goals = GoalStore::open_home(home, GoalConfig::default()).unwrap();
     let state = StateStore::open_home(home).unwrap();
     assert_eq!(state.schema_version().await.unwrap(), 3);
-    assert_eq!(goals.schema_version().unwrap(), 1);
+    assert_eq!(goals.schema_version().unwrap(), 2);
     assert_eq!(state.threads().await.unwrap().len(), 1);
     assert_eq!(goals.list().unwrap().len(), 1);
 }
@@ -381,4 +391,136 @@ fn two_accounting_processes_never_overshoot_the_budget_silently() {
     let shown = json(goal(&home, &["show", THREAD, "--json"]));
     assert_eq!(shown["tokensUsed"], 1_200);
     assert_eq!(shown["status"], "budgetLimited");
+}
+
+#[test]
+fn complete_is_refused_while_the_edited_objective_is_unseen() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    ok(goal(
+        home,
+        &["set", THREAD, "fix the parser", "--budget", "1000"],
+    ));
+    account(home, &["--tokens", "10"]);
+    ok(goal(
+        home,
+        &["edit", THREAD, "fix the parser and the lexer"],
+    ));
+    let refused = goal(home, &["update", THREAD, "--status", "complete"]);
+    assert_eq!(refused.status.code(), Some(3));
+    let text = String::from_utf8(refused.stdout).unwrap();
+    assert!(
+        text.contains("The objective is now: fix the parser and the lexer"),
+        "{text}"
+    );
+    let shown = json(goal(home, &["show", THREAD, "--json"]));
+    assert_eq!(shown["status"], "active");
+    // The goal goes on: the next request is a continuation toward the new objective.
+    let next = json(goal(home, &["next", THREAD, "--json"]));
+    assert_eq!(next["steering"]["kind"], "continuation");
+}
+
+#[test]
+fn account_defaults_neither_trip_the_breaker_nor_charge_a_retry_twice() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    ok(goal(home, &["set", THREAD, "keep working"]));
+    for _ in 0..3 {
+        let result = account(home, &["--tokens", "5"]);
+        assert_eq!(result["goal"]["status"], "active", "{result}");
+        assert_eq!(result["turn"]["trigger"], "user");
+    }
+    let first = account(home, &["--turn", "host-42", "--tokens", "5"]);
+    assert_eq!(first["alreadyRecorded"], false);
+    let retry = account(home, &["--turn", "host-42", "--tokens", "5"]);
+    assert_eq!(retry["alreadyRecorded"], true);
+    assert_eq!(retry["goal"]["tokensUsed"], 20);
+    let text = ok(goal(
+        home,
+        &["account", THREAD, "--turn", "host-42", "--tokens", "5"],
+    ));
+    assert!(
+        text.contains("turn host-42 was already recorded: nothing charged"),
+        "{text}"
+    );
+    let missing = goal(home, &["account", THREAD, "--tokens", "5"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--turn"));
+}
+
+#[test]
+fn calls_naming_a_replaced_goal_are_refused_with_the_current_id() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let a = json(goal(home, &["set", THREAD, "goal A", "--json"]))["goalId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let b = json(goal(
+        home,
+        &["set", THREAD, "goal B", "--replace", "--goal", &a, "--json"],
+    ))["goalId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let late = goal(
+        home,
+        &[
+            "update", THREAD, "--status", "complete", "--goal", &a, "--json",
+        ],
+    );
+    assert_eq!(late.status.code(), Some(3));
+    let late: Value = serde_json::from_slice(&late.stdout).unwrap();
+    assert_eq!(late["code"], "staleGoal");
+    assert!(late["message"].as_str().unwrap().contains(&b), "{late}");
+    let charge = goal(
+        home,
+        &[
+            "account", THREAD, "--turn", "a-1", "--tokens", "9", "--goal", &a,
+        ],
+    );
+    assert_eq!(charge.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&charge.stderr).contains(&b));
+    let shown = json(goal(home, &["show", THREAD, "--json"]));
+    assert_eq!(
+        (shown["status"].as_str(), shown["tokensUsed"].as_i64()),
+        (Some("active"), Some(0))
+    );
+    for command in ["pause", "clear"] {
+        let stale = goal(home, &[command, THREAD, "--goal", &a]);
+        assert_eq!(stale.status.code(), Some(1), "{command}");
+        assert!(
+            String::from_utf8_lossy(&stale.stderr).contains(&b),
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn a_partial_account_prints_the_wrap_up_inside_the_turn() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    ok(goal(home, &["set", THREAD, "ship it", "--budget", "100"]));
+    let partial = |tokens: &str| {
+        ok(goal(
+            home,
+            &[
+                "account",
+                THREAD,
+                "--turn",
+                "t-1",
+                "--partial",
+                "--tokens",
+                tokens,
+            ],
+        ))
+    };
+    assert_eq!(partial("50"), "");
+    let notice = partial("120");
+    assert!(notice.contains("source=\"goal\""), "{notice}");
+    assert!(notice.contains("budget"), "{notice}");
+    assert_eq!(partial("130"), "");
+    let done = account(home, &["--turn", "t-1", "--tokens", "140"]);
+    assert_eq!(done["goal"]["tokensUsed"], 140);
+    assert_eq!(ok(goal(home, &["next", THREAD])), "");
 }

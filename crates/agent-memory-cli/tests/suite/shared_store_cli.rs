@@ -297,6 +297,8 @@ fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
             "goal",
             "account",
             thread,
+            "--turn",
+            "fleet-turn-1",
             "--tokens",
             "1200",
             "--tool-calls",

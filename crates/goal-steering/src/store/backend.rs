@@ -9,7 +9,7 @@
 
 use memory_protocol::goal::{GoalTurnRecord, ThreadGoalStatus};
 use memory_store::ddl::Dialect;
-use memory_store::names::tables::{GOAL_TURNS, THREAD_GOALS};
+use memory_store::names::tables::{GOAL_ARCHIVE, GOAL_TURNS, THREAD_GOALS};
 
 use super::GoalRow;
 use crate::error::Result;
@@ -31,10 +31,10 @@ pub(crate) trait GoalTx {
     fn read_row(&mut self, thread_id: &str) -> Result<Option<GoalRow>>;
     /// Writes every mutable column of `row` back to its goal.
     fn write_row(&mut self, row: &GoalRow) -> Result<()>;
-    /// Inserts a new goal row, replacing the thread's previous goal and its turns.
-    fn insert_row(&mut self, row: &GoalRow) -> Result<()>;
-    /// Removes the goal and its turn records.
-    fn delete_goal(&mut self, goal_id: &str) -> Result<()>;
+    /// Inserts a new goal row (its usage included), archiving the thread's previous goal.
+    fn insert_row(&mut self, row: &GoalRow, now_ms: i64) -> Result<()>;
+    /// Moves the goal to the archive; its turn records stay.
+    fn archive_goal(&mut self, goal_id: &str, now_ms: i64) -> Result<()>;
     /// How many turns are recorded for the goal.
     fn turn_count(&mut self, goal_id: &str) -> Result<i64>;
     /// Whether the turn is already recorded for the goal.
@@ -79,7 +79,46 @@ pub(crate) const COLUMNS: &str = "thread_id, goal_id, objective, status, status_
     token_budget, tokens_used, time_used_seconds, created_at_ms, updated_at_ms, blocker_key, \
     blocker_reason, blocker_reports, blocker_reported_this_turn, turn_goal_tool_calls, \
     turn_refused_goal_tool_calls, idle_continuations, objective_notice_pending, \
-    budget_notice_pending, continuations_issued, last_continuation_at_ms";
+    budget_notice_pending, continuations_issued, last_continuation_at_ms, partial_turn_id, \
+    partial_turn_tokens";
+
+/// Copies a goal row into the archive; `{where_goal}` and `{now}` are the dialect's placeholders
+/// for the goal id and the archive time.
+pub(crate) fn archive_statement(where_goal: &str, now: &str) -> String {
+    format!(
+        "INSERT INTO {GOAL_ARCHIVE} (goal_id, thread_id, objective, status, status_reason,
+            token_budget, tokens_used, time_used_seconds, created_at_ms, updated_at_ms,
+            archived_at_ms)
+         SELECT goal_id, thread_id, objective, status, status_reason, token_budget, tokens_used,
+            time_used_seconds, created_at_ms, updated_at_ms, {now}
+         FROM {THREAD_GOALS} WHERE {where_goal}"
+    )
+}
+
+/// Version 2: the archive of replaced and cleared goals (goal records are never deleted: a
+/// replaced goal's usage and turns stay readable), and the running turn's tokens already
+/// charged by mid-turn budget checks.
+pub(crate) fn tables_v2(dialect: Dialect) -> String {
+    let int = dialect.integer();
+    format!(
+        "CREATE TABLE {GOAL_ARCHIVE} (
+            goal_id TEXT PRIMARY KEY,
+            thread_id TEXT NOT NULL,
+            objective TEXT NOT NULL,
+            status TEXT NOT NULL,
+            status_reason TEXT,
+            token_budget {int},
+            tokens_used {int} NOT NULL,
+            time_used_seconds {int} NOT NULL,
+            created_at_ms {int} NOT NULL,
+            updated_at_ms {int} NOT NULL,
+            archived_at_ms {int} NOT NULL
+        );
+        CREATE INDEX {GOAL_ARCHIVE}_thread ON {GOAL_ARCHIVE} (thread_id, archived_at_ms);
+        ALTER TABLE {THREAD_GOALS} ADD COLUMN partial_turn_id TEXT;
+        ALTER TABLE {THREAD_GOALS} ADD COLUMN partial_turn_tokens {int} NOT NULL DEFAULT 0;"
+    )
+}
 
 /// The stored spelling of a turn's trigger.
 pub(crate) fn trigger_to_sql(trigger: memory_protocol::goal::GoalTurnTrigger) -> &'static str {

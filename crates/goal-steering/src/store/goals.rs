@@ -15,23 +15,44 @@ use crate::status::{GoalAction, transition};
 pub struct NewGoal {
     /// What to achieve; trimmed, not empty, at most 4,000 characters.
     pub objective: String,
-    /// The user's token budget, if any: positive and at most the configured maximum.
+    /// The user's token budget: positive and at most the configured maximum; `None` takes
+    /// the configured `default_token_budget` (none when that is unset).
     pub token_budget: Option<i64>,
     /// Replace an unfinished goal instead of refusing.
     pub replace: bool,
+    /// The goal id the caller saw on the thread, if any: a thread holding another goal refuses
+    /// the call with [`Error::StaleGoal`] naming the current one.
+    pub expected_goal_id: Option<String>,
 }
 
 impl GoalStore {
     /// Sets the thread's goal. A thread without a goal, or whose goal is complete, gets the new
     /// one; an unfinished goal is replaced only when `goal.replace` is set, and otherwise the
-    /// call fails with [`Error::UnfinishedGoal`]. A new goal starts active with no usage.
+    /// call fails with [`Error::UnfinishedGoal`]. A new goal starts active with no usage; the
+    /// goal it replaces is archived with its usage and turns.
     pub fn set_goal(&mut self, thread_id: &str, goal: &NewGoal) -> Result<ThreadGoal> {
         validate_thread_id(thread_id)?;
         let objective = validate_objective(&goal.objective)?;
-        let token_budget = self.validate_budget(goal.token_budget)?;
+        let token_budget =
+            self.validate_budget(goal.token_budget.or(self.config().default_token_budget))?;
         let now = self.now_ms();
         let mut tx = self.write(thread_id)?;
-        if let Some(existing) = tx.read_row(thread_id)? {
+        let existing = tx.read_row(thread_id)?;
+        if let Some(expected) = &goal.expected_goal_id
+            && existing.as_ref().is_none_or(|row| &row.goal_id != expected)
+        {
+            return Err(match existing {
+                Some(row) => Error::StaleGoal {
+                    thread_id: thread_id.to_owned(),
+                    expected: expected.clone(),
+                    found: row.goal_id,
+                },
+                None => Error::NoGoal {
+                    thread_id: thread_id.to_owned(),
+                },
+            });
+        }
+        if let Some(existing) = existing {
             let action = if goal.replace {
                 GoalAction::Replace
             } else {
@@ -45,7 +66,7 @@ impl GoalStore {
             }
         }
         let row = GoalRow::new(thread_id, objective, token_budget, now);
-        tx.insert_row(&row)?;
+        tx.insert_row(&row, now)?;
         tx.commit()?;
         Ok(row.to_goal())
     }
@@ -120,11 +141,13 @@ impl GoalStore {
         self.user_status_change(thread_id, expected_goal_id, GoalAction::Resume)
     }
 
-    /// Removes the thread's goal and its turn records; returns the goal as it was.
+    /// Removes the thread's goal, archiving it with its usage (its turn records stay);
+    /// returns the goal as it was. No continuation is handed out for it afterwards.
     pub fn clear(&mut self, thread_id: &str, expected_goal_id: Option<&str>) -> Result<ThreadGoal> {
+        let now = self.now_ms();
         let mut tx = self.write(thread_id)?;
         let row = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
-        tx.delete_goal(&row.goal_id)?;
+        tx.archive_goal(&row.goal_id, now)?;
         tx.commit()?;
         Ok(row.to_goal())
     }

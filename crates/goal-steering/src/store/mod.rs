@@ -265,6 +265,9 @@ pub(crate) struct GoalRow {
     pub(crate) budget_notice_pending: bool,
     pub(crate) continuations_issued: i64,
     pub(crate) last_continuation_at_ms: Option<i64>,
+    /// The running turn whose tokens mid-turn checks already charged, and how many.
+    pub(crate) partial_turn_id: Option<String>,
+    pub(crate) partial_turn_tokens: i64,
 }
 
 impl GoalRow {
@@ -294,6 +297,8 @@ impl GoalRow {
             budget_notice_pending: false,
             continuations_issued: 0,
             last_continuation_at_ms: None,
+            partial_turn_id: None,
+            partial_turn_tokens: 0,
         }
     }
 

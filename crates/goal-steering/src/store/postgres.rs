@@ -29,8 +29,8 @@ use tokio_postgres::Row;
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, GoalTx, status_from_sql, status_to_sql, tables_v1, trigger_to_sql,
-    turn_error_to_sql,
+    COLUMNS, Charge, GoalTx, archive_statement, status_from_sql, status_to_sql, tables_v1,
+    tables_v2, trigger_to_sql, turn_error_to_sql,
 };
 use crate::audit::BlockerAuditState;
 use crate::error::{Error, Result};
@@ -59,8 +59,8 @@ impl Default for PgGoalOptions {
 const POOL_SIZE: usize = 2;
 
 /// One migration per schema version; index `i` brings the tables to version `i + 1`.
-fn migrations() -> [String; 1] {
-    [tables_v1(Dialect::Postgres)]
+fn migrations() -> [String; 2] {
+    [tables_v1(Dialect::Postgres), tables_v2(Dialect::Postgres)]
 }
 
 /// The runtime the store's async calls run on. The caller waits for each answer on a
@@ -238,6 +238,8 @@ fn row_from_sql(row: &Row) -> Result<GoalRow> {
         budget_notice_pending: row.try_get(18)?,
         continuations_issued: row.try_get(19)?,
         last_continuation_at_ms: row.try_get(20)?,
+        partial_turn_id: row.try_get(21)?,
+        partial_turn_tokens: row.try_get(22)?,
     })
 }
 
@@ -303,7 +305,8 @@ impl GoalTx for PgTx<'_> {
                     turn_goal_tool_calls = $14, turn_refused_goal_tool_calls = $15,
                     idle_continuations = $16, objective_notice_pending = $17,
                     budget_notice_pending = $18, continuations_issued = $19,
-                    last_continuation_at_ms = $20
+                    last_continuation_at_ms = $20, partial_turn_id = $21,
+                    partial_turn_tokens = $22
                  WHERE thread_id = $1 AND goal_id = $2"
                     ),
                     &[
@@ -327,6 +330,8 @@ impl GoalTx for PgTx<'_> {
                         &row.budget_notice_pending,
                         &row.continuations_issued,
                         &row.last_continuation_at_ms,
+                        &row.partial_turn_id,
+                        &row.partial_turn_tokens,
                     ],
                 )
                 .await?;
@@ -334,13 +339,13 @@ impl GoalTx for PgTx<'_> {
         })
     }
 
-    fn insert_row(&mut self, row: &GoalRow) -> Result<()> {
+    fn insert_row(&mut self, row: &GoalRow, now_ms: i64) -> Result<()> {
         let row = row.clone();
         self.call(|client| async move {
             client
                 .execute(
-                    &format!("DELETE FROM {GOAL_TURNS} WHERE thread_id = $1"),
-                    &[&row.thread_id],
+                    &archive_statement("thread_id = $1", "$2::BIGINT"),
+                    &[&row.thread_id, &now_ms],
                 )
                 .await?;
             client
@@ -353,8 +358,9 @@ impl GoalTx for PgTx<'_> {
                 .execute(
                     &format!(
                         "INSERT INTO {THREAD_GOALS} (thread_id, goal_id, objective, status,
-                            token_budget, created_at_ms, updated_at_ms)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7)"
+                            token_budget, tokens_used, time_used_seconds, created_at_ms,
+                            updated_at_ms)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
                     ),
                     &[
                         &row.thread_id,
@@ -362,6 +368,8 @@ impl GoalTx for PgTx<'_> {
                         &row.objective,
                         &status_to_sql(row.status),
                         &row.token_budget,
+                        &row.tokens_used,
+                        &row.time_used_seconds,
                         &row.created_at_ms,
                         &row.updated_at_ms,
                     ],
@@ -371,13 +379,13 @@ impl GoalTx for PgTx<'_> {
         })
     }
 
-    fn delete_goal(&mut self, goal_id: &str) -> Result<()> {
+    fn archive_goal(&mut self, goal_id: &str, now_ms: i64) -> Result<()> {
         let goal_id = goal_id.to_owned();
         self.call(|client| async move {
             client
                 .execute(
-                    &format!("DELETE FROM {GOAL_TURNS} WHERE goal_id = $1"),
-                    &[&goal_id],
+                    &archive_statement("goal_id = $1", "$2::BIGINT"),
+                    &[&goal_id, &now_ms],
                 )
                 .await?;
             client

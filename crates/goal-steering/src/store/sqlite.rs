@@ -18,16 +18,16 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, GoalTx, status_from_sql, status_to_sql, tables_v1, trigger_to_sql,
-    turn_error_to_sql,
+    COLUMNS, Charge, GoalTx, archive_statement, status_from_sql, status_to_sql, tables_v1,
+    tables_v2, trigger_to_sql, turn_error_to_sql,
 };
 use crate::audit::BlockerAuditState;
 use crate::error::{Error, Result};
 
 /// One migration per schema version of the goal tables; index `i` brings them to version
 /// `i + 1`.
-fn migrations() -> [String; 1] {
-    [tables_v1(Dialect::Sqlite)]
+fn migrations() -> [String; 2] {
+    [tables_v1(Dialect::Sqlite), tables_v2(Dialect::Sqlite)]
 }
 
 /// Opens (creating when missing) the database at `path` in WAL mode with a busy timeout.
@@ -126,6 +126,8 @@ fn row_from_sql(row: &Row<'_>) -> rusqlite::Result<GoalRow> {
         budget_notice_pending: row.get(18)?,
         continuations_issued: row.get(19)?,
         last_continuation_at_ms: row.get(20)?,
+        partial_turn_id: row.get(21)?,
+        partial_turn_tokens: row.get(22)?,
     })
 }
 
@@ -147,7 +149,8 @@ impl GoalTx for SqliteTx<'_> {
                     turn_goal_tool_calls = ?14, turn_refused_goal_tool_calls = ?15,
                     idle_continuations = ?16, objective_notice_pending = ?17,
                     budget_notice_pending = ?18, continuations_issued = ?19,
-                    last_continuation_at_ms = ?20
+                    last_continuation_at_ms = ?20, partial_turn_id = ?21,
+                    partial_turn_tokens = ?22
                  WHERE thread_id = ?1 AND goal_id = ?2"
             ),
             params![
@@ -171,15 +174,17 @@ impl GoalTx for SqliteTx<'_> {
                 row.budget_notice_pending,
                 row.continuations_issued,
                 row.last_continuation_at_ms,
+                row.partial_turn_id,
+                row.partial_turn_tokens,
             ],
         )?;
         Ok(())
     }
 
-    fn insert_row(&mut self, row: &GoalRow) -> Result<()> {
+    fn insert_row(&mut self, row: &GoalRow, now_ms: i64) -> Result<()> {
         self.0.execute(
-            &format!("DELETE FROM {GOAL_TURNS} WHERE thread_id = ?1"),
-            [&row.thread_id],
+            &archive_statement("thread_id = ?1", "?2"),
+            params![row.thread_id, now_ms],
         )?;
         self.0.execute(
             &format!("DELETE FROM {THREAD_GOALS} WHERE thread_id = ?1"),
@@ -188,8 +193,8 @@ impl GoalTx for SqliteTx<'_> {
         self.0.execute(
             &format!(
                 "INSERT INTO {THREAD_GOALS} (thread_id, goal_id, objective, status, token_budget,
-                    created_at_ms, updated_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                    tokens_used, time_used_seconds, created_at_ms, updated_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
             ),
             params![
                 row.thread_id,
@@ -197,6 +202,8 @@ impl GoalTx for SqliteTx<'_> {
                 row.objective,
                 status_to_sql(row.status),
                 row.token_budget,
+                row.tokens_used,
+                row.time_used_seconds,
                 row.created_at_ms,
                 row.updated_at_ms,
             ],
@@ -204,10 +211,10 @@ impl GoalTx for SqliteTx<'_> {
         Ok(())
     }
 
-    fn delete_goal(&mut self, goal_id: &str) -> Result<()> {
+    fn archive_goal(&mut self, goal_id: &str, now_ms: i64) -> Result<()> {
         self.0.execute(
-            &format!("DELETE FROM {GOAL_TURNS} WHERE goal_id = ?1"),
-            [goal_id],
+            &archive_statement("goal_id = ?1", "?2"),
+            params![goal_id, now_ms],
         )?;
         self.0.execute(
             &format!("DELETE FROM {THREAD_GOALS} WHERE goal_id = ?1"),

@@ -11,8 +11,10 @@ use super::backend::Charge;
 use super::{GoalStore, budget_limit_reason, read_expected};
 use crate::error::{Error, Result};
 use crate::status::{SystemEvent, system_transition};
+use crate::steering::render_steering;
 use memory_protocol::goal::{
-    GoalAccountResult, GoalTurnError, GoalTurnRecord, GoalTurnTrigger, ThreadGoalStatus,
+    GoalAccountResult, GoalSteering, GoalSteeringKind, GoalTurnError, GoalTurnRecord,
+    GoalTurnTrigger, ThreadGoalStatus,
 };
 
 /// Most tokens one turn may report (any one count, and the charge).
@@ -76,8 +78,9 @@ impl TurnTokens {
 /// One finished turn, as the host reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnUsage {
-    /// The turn's id; `turn-N` (the goal's N-th recorded turn) when `None`.
-    pub turn_id: Option<String>,
+    /// The turn's id, stable across retries (the host's own turn id, or one derived from it):
+    /// recording the same id again charges nothing.
+    pub turn_id: String,
     /// What started the turn.
     pub trigger: GoalTurnTrigger,
     /// Plan-mode turns are recorded but not charged.
@@ -126,23 +129,57 @@ impl GoalStore {
                 usage.tool_calls
             )));
         }
-        if let Some(turn_id) = &usage.turn_id {
-            validate_turn_id(turn_id)?;
-        }
+        validate_turn_id(&usage.turn_id)?;
         let now = self.now_ms();
         let mut tx = self.write(thread_id)?;
         let before = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
         let seq = tx.turn_count(&before.goal_id)?;
-        let turn_id = usage
-            .turn_id
-            .clone()
-            .unwrap_or_else(|| format!("turn-{}", seq + 1));
-        if tx.turn_recorded(&before.goal_id, &turn_id)? {
-            return Err(Error::TurnAlreadyRecorded {
-                turn_id,
-                goal_id: before.goal_id,
+        let turn_id = usage.turn_id.clone();
+        let mut turn = GoalTurnRecord {
+            turn_id,
+            goal_id: before.goal_id.clone(),
+            trigger: usage.trigger,
+            plan_mode: usage.plan_mode,
+            input_tokens: None,
+            cached_input_tokens: None,
+            output_tokens: None,
+            tokens_charged: charge,
+            seconds: usage.seconds,
+            tool_calls: usage.tool_calls,
+            goal_tool_calls: 0,
+            refused_goal_tool_calls: 0,
+            error: usage.error,
+            status_after: before.status,
+            recorded_at: now.div_euclid(1000),
+        };
+        if let TurnTokens::Breakdown {
+            input,
+            cached_input,
+            output,
+        } = usage.tokens
+        {
+            turn.input_tokens = Some(input);
+            turn.cached_input_tokens = Some(cached_input);
+            turn.output_tokens = Some(output);
+        }
+        if tx.turn_recorded(&before.goal_id, &turn.turn_id)? {
+            // A retry of a recorded turn: nothing is charged or counted again.
+            turn.tokens_charged = 0;
+            turn.seconds = 0;
+            return Ok(GoalAccountResult {
+                goal: before.to_goal(),
+                turn,
+                budget_limit_reached: false,
+                breaker_tripped: false,
+                already_recorded: true,
             });
         }
+        // Tokens a mid-turn budget check already charged for this turn are not charged twice.
+        let charged_mid_turn = match &before.partial_turn_id {
+            Some(partial) if *partial == turn.turn_id => before.partial_turn_tokens,
+            _ => 0,
+        };
+        let charge = charge.saturating_sub(charged_mid_turn).max(0);
 
         // The charge and the budget check, in one statement.
         let status_after_charge = tx.charge(&Charge {
@@ -161,6 +198,8 @@ impl GoalStore {
         let refused_goal_tool_calls = row.turn_refused_goal_tool_calls;
         row.turn_goal_tool_calls = 0;
         row.turn_refused_goal_tool_calls = 0;
+        row.partial_turn_id = None;
+        row.partial_turn_tokens = 0;
         let mut breaker_tripped = false;
         if before.status == ThreadGoalStatus::Active {
             row.audit.close_turn();
@@ -188,31 +227,9 @@ impl GoalStore {
         }
         tx.write_row(&row)?;
 
-        let (input_tokens, cached_input_tokens, output_tokens) = match usage.tokens {
-            TurnTokens::Charged(_) => (None, None, None),
-            TurnTokens::Breakdown {
-                input,
-                cached_input,
-                output,
-            } => (Some(input), Some(cached_input), Some(output)),
-        };
-        let turn = GoalTurnRecord {
-            turn_id,
-            goal_id: row.goal_id.clone(),
-            trigger: usage.trigger,
-            plan_mode: usage.plan_mode,
-            input_tokens,
-            cached_input_tokens,
-            output_tokens,
-            tokens_charged: charge,
-            seconds: usage.seconds,
-            tool_calls: usage.tool_calls,
-            goal_tool_calls,
-            refused_goal_tool_calls,
-            error: usage.error,
-            status_after: row.status,
-            recorded_at: now.div_euclid(1000),
-        };
+        turn.goal_tool_calls = goal_tool_calls;
+        turn.refused_goal_tool_calls = refused_goal_tool_calls;
+        turn.status_after = row.status;
         tx.insert_turn(&row.thread_id, seq + 1, &turn, now)?;
         tx.commit()?;
         Ok(GoalAccountResult {
@@ -220,7 +237,62 @@ impl GoalStore {
             turn,
             budget_limit_reached,
             breaker_tripped,
+            already_recorded: false,
         })
+    }
+
+    /// The budget check at a tool finish inside a running turn: charges what the turn
+    /// `turn_id` has spent so far (`tokens`, cumulative for the turn) beyond what earlier
+    /// checks of the same turn charged, and, when that brings an active goal to its budget,
+    /// switches it to budget-limited and returns the budget-limit prompt to inject into the
+    /// running turn, once (it is not handed out again between turns). [`GoalStore::record_turn`]
+    /// with the same turn id later charges only the rest.
+    pub fn check_budget_mid_turn(
+        &mut self,
+        thread_id: &str,
+        expected_goal_id: Option<&str>,
+        turn_id: &str,
+        tokens: TurnTokens,
+    ) -> Result<Option<GoalSteering>> {
+        validate_turn_id(turn_id)?;
+        let so_far = tokens.charge()?;
+        let now = self.now_ms();
+        let mut tx = self.write(thread_id)?;
+        let before = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
+        if before.status != ThreadGoalStatus::Active
+            || tx.turn_recorded(&before.goal_id, turn_id)?
+        {
+            return Ok(None);
+        }
+        let already = match &before.partial_turn_id {
+            Some(partial) if partial == turn_id => before.partial_turn_tokens,
+            _ => 0,
+        };
+        let delta = so_far.saturating_sub(already).max(0);
+        let status = tx.charge(&Charge {
+            thread_id: &before.thread_id,
+            goal_id: &before.goal_id,
+            tokens: delta,
+            seconds: 0,
+            budget_limit_reason: &budget_limit_reason(),
+            now_ms: now,
+        })?;
+        let mut row = read_expected(tx.as_mut(), thread_id, Some(&before.goal_id))?;
+        row.partial_turn_id = Some(turn_id.to_owned());
+        row.partial_turn_tokens = already.saturating_add(delta);
+        let steering = if status == ThreadGoalStatus::BudgetLimited {
+            // Delivered now, inside the turn: no extra turn is spent on the wrap-up notice.
+            row.budget_notice_pending = false;
+            Some(render_steering(
+                GoalSteeringKind::BudgetLimit,
+                &row.to_goal(),
+            )?)
+        } else {
+            None
+        };
+        tx.write_row(&row)?;
+        tx.commit()?;
+        Ok(steering)
     }
 }
 

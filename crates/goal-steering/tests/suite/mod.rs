@@ -9,6 +9,7 @@ mod tools;
 mod transitions;
 mod turns;
 mod user_reports;
+mod user_status;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -130,6 +131,7 @@ pub(crate) fn set(store: &mut GoalStore, objective: &str, budget: Option<i64>) -
                 objective: objective.to_owned(),
                 token_budget: budget,
                 replace: false,
+                expected_goal_id: None,
             },
         )
         .unwrap()
@@ -138,7 +140,7 @@ pub(crate) fn set(store: &mut GoalStore, objective: &str, budget: Option<i64>) -
 /// A turn charging `tokens`, with `tool_calls` non-goal tool calls.
 pub(crate) fn turn(trigger: GoalTurnTrigger, tokens: i64, tool_calls: i64) -> TurnUsage {
     TurnUsage {
-        turn_id: None,
+        turn_id: next_turn_id(),
         trigger,
         plan_mode: false,
         tokens: TurnTokens::Charged(tokens),
@@ -146,6 +148,12 @@ pub(crate) fn turn(trigger: GoalTurnTrigger, tokens: i64, tool_calls: i64) -> Tu
         tool_calls,
         error: None,
     }
+}
+
+/// A turn id no other test turn has.
+pub(crate) fn next_turn_id() -> String {
+    static TURNS: AtomicUsize = AtomicUsize::new(0);
+    format!("turn-{}", TURNS.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A user turn that did some work.

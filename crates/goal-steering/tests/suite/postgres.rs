@@ -98,7 +98,7 @@ fn a_malformed_url_or_schema_name_is_refused_before_connecting() {
 fn goal_tables_written_by_a_newer_build_are_refused() {
     let Some(db) = Db::postgres() else { return };
     let store = db.open(GoalConfig::default());
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), 2);
     drop(store);
     let Db::Postgres { url, schema } = &db else {
         unreachable!("Db::postgres gives a PostgreSQL database")
@@ -127,7 +127,7 @@ fn goal_tables_written_by_a_newer_build_are_refused() {
             error,
             Error::SchemaTooNew {
                 found: 99,
-                supported: 1
+                supported: 2
             }
         ),
         "{error:?}"

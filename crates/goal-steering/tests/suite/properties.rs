@@ -149,6 +149,7 @@ fn apply(
                     objective: OBJECTIVES[*objective].to_owned(),
                     token_budget: *budget,
                     replace: *replace,
+                    expected_goal_id: None,
                 },
             )
             .map(|goal| {
@@ -178,7 +179,7 @@ fn apply(
             error,
         } => {
             let usage = TurnUsage {
-                turn_id: None,
+                turn_id: super::next_turn_id(),
                 trigger: if *user {
                     GoalTurnTrigger::User
                 } else {
@@ -295,6 +296,7 @@ proptest! {
         let config = GoalConfig {
             max_token_budget: MAX_BUDGET,
             min_continuation_interval: std::time::Duration::from_secs(30),
+            ..GoalConfig::default()
         };
         let (mut store, clock) = store_with(config);
         for op in &ops {

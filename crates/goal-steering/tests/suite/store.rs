@@ -14,6 +14,7 @@ fn new_goal(objective: &str, budget: Option<i64>, replace: bool) -> NewGoal {
         objective: objective.to_owned(),
         token_budget: budget,
         replace,
+        expected_goal_id: None,
     }
 }
 
@@ -22,13 +23,13 @@ fn the_store_keeps_its_version_per_owner_and_never_touches_user_version() {
     let home = tempfile::tempdir().unwrap();
     let store = GoalStore::open_home(home.path(), GoalConfig::default()).unwrap();
     assert_eq!(store.path(), home.path().join(STATE_FILE_NAME));
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), 2);
     drop(store);
     let pragmas = user_version_and_journal_mode(&home.path().join(STATE_FILE_NAME));
     assert_eq!(pragmas, (0, "wal".to_owned()));
     // Opening again migrates nothing and keeps the version.
     let store = GoalStore::open_home(home.path(), GoalConfig::default()).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), 2);
 }
 
 /// `PRAGMA user_version` and the journal mode of the file, read through a connection of its
@@ -57,7 +58,7 @@ fn a_newer_schema_is_refused() {
     let error = GoalStore::open_home(home.path(), GoalConfig::default()).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "goal tables schema version 9 is newer than this build supports (1)"
+        "goal tables schema version 9 is newer than this build supports (2)"
     );
 }
 
@@ -217,7 +218,7 @@ fn the_goals_table_of_the_config_file_is_read_and_checked() {
     assert_eq!(parse("").unwrap(), GoalConfig::default());
     assert_eq!(
         parse("[goals]\nmax_budget = 1\n").unwrap_err().to_string(),
-        "config text: unknown key `goals.max_budget` (known: max_token_budget, min_continuation_seconds)"
+        "config text: unknown key `goals.max_budget` (known: max_token_budget, default_token_budget, min_continuation_seconds)"
     );
     assert_eq!(
         parse("[goals]\nmax_token_budget = 0\n")

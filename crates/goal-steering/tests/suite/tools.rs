@@ -82,14 +82,15 @@ fn create_goal_never_sets_a_budget_and_never_replaces_an_unfinished_goal() {
         assert!(!second.retryable);
         assert_eq!(store.get(THREAD).unwrap().unwrap().objective, "ship it");
 
-        // Once complete, a new goal may be created; it starts from zero.
+        // Once complete, the next goal is the user's to set: re-creating one would shed the
+        // budget and the history.
         record(&mut store, &user_turn(40));
         answered(update_goal(
             &mut store,
             "complete",
             Some("shipped and verified"),
         ));
-        let next = answered(
+        let next = refused(
             store
                 .call_goal_tool(
                     &context,
@@ -98,12 +99,14 @@ fn create_goal_never_sets_a_budget_and_never_replaces_an_unfinished_goal() {
                 )
                 .unwrap(),
         );
-        let next = next.goal.unwrap();
-        assert_eq!(
-            (next.tokens_used, next.status),
-            (0, ThreadGoalStatus::Active)
+        assert_eq!(next.code, GoalRefusalCode::UnfinishedGoal);
+        assert!(
+            next.message.contains("Only the user sets the next goal"),
+            "{}",
+            next.message
         );
-        assert_ne!(next.goal_id, goal.goal_id);
+        let kept = store.get(THREAD).unwrap().unwrap();
+        assert_eq!((kept.goal_id, kept.tokens_used), (goal.goal_id, 40));
     });
 }
 

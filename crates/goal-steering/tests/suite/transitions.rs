@@ -241,6 +241,7 @@ fn apply(store: &mut GoalStore, action: GoalAction) -> Expect {
                 objective: "a new goal".to_owned(),
                 token_budget: None,
                 replace,
+                expected_goal_id: None,
             },
         )
     };

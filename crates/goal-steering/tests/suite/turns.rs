@@ -4,7 +4,7 @@
 use std::sync::{Arc, Barrier};
 
 use goal_steering::{Error, GoalConfig, NewGoal, TurnTokens, TurnUsage};
-use memory_protocol::goal::{GoalTurnError, GoalTurnTrigger, ThreadGoalStatus};
+use memory_protocol::goal::{GoalSteeringKind, GoalTurnError, GoalTurnTrigger, ThreadGoalStatus};
 
 use super::on_every_backend;
 use super::{Db, THREAD, continuation_turn, record, refused, set, store, update_goal, user_turn};
@@ -36,8 +36,39 @@ fn tokens_charged_are_input_minus_cached_plus_output() {
         assert_eq!(result.goal.tokens_used, 15);
         assert_eq!(result.goal.time_used_seconds, 42);
         assert_eq!(result.goal.remaining_tokens(), Some(985));
-        assert_eq!(result.turn.turn_id, "turn-1");
-        assert_eq!(record(&mut store, &user_turn(5)).turn.turn_id, "turn-2");
+        assert_eq!(result.turn.turn_id, usage.turn_id);
+    });
+}
+
+#[test]
+fn a_mid_turn_budget_check_delivers_the_wrap_up_inside_the_running_turn() {
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, "ship it", Some(100));
+        let check = |store: &mut goal_steering::GoalStore, tokens| {
+            store
+                .check_budget_mid_turn(THREAD, None, "t-1", TurnTokens::Charged(tokens))
+                .unwrap()
+        };
+        assert_eq!(check(&mut store, 60), None);
+        assert_eq!(store.get(THREAD).unwrap().unwrap().tokens_used, 60);
+        let notice = check(&mut store, 130).expect("the wrap-up notice, inside the turn");
+        assert_eq!(notice.kind, GoalSteeringKind::BudgetLimit);
+        let goal = store.get(THREAD).unwrap().unwrap();
+        assert_eq!(
+            (goal.status, goal.tokens_used),
+            (ThreadGoalStatus::BudgetLimited, 130)
+        );
+        // Once per turn, and not again between turns: the wrap-up costs no extra turn.
+        assert_eq!(check(&mut store, 140), None);
+        let usage = TurnUsage {
+            turn_id: "t-1".to_owned(),
+            ..user_turn(150)
+        };
+        let result = record(&mut store, &usage);
+        assert_eq!(result.turn.tokens_charged, 150);
+        assert_eq!(result.goal.tokens_used, 150);
+        assert_eq!(store.next_steering(THREAD).unwrap(), None);
     });
 }
 
@@ -103,18 +134,15 @@ fn a_turn_is_charged_once() {
         let (mut store, _) = store();
         set(&mut store, "ship it", None);
         let usage = TurnUsage {
-            turn_id: Some("t-7".to_owned()),
+            turn_id: "t-7".to_owned(),
             ..user_turn(100)
         };
-        record(&mut store, &usage);
-        let again = store.record_turn(THREAD, None, &usage).unwrap_err();
-        assert_eq!(
-            again.to_string(),
-            format!(
-                "turn t-7 was already recorded for goal {}",
-                store.get(THREAD).unwrap().unwrap().goal_id
-            )
-        );
+        assert!(!record(&mut store, &usage).already_recorded);
+        // A retried call is answered, and charges nothing.
+        let again = store.record_turn(THREAD, None, &usage).unwrap();
+        assert!(again.already_recorded);
+        assert_eq!(again.turn.tokens_charged, 0);
+        assert_eq!(again.goal.tokens_used, 100);
         assert_eq!(store.get(THREAD).unwrap().unwrap().tokens_used, 100);
     });
 }
@@ -236,6 +264,7 @@ fn stale_goal_ids_are_refused() {
                     objective: "ship something else".to_owned(),
                     token_budget: None,
                     replace: true,
+                    expected_goal_id: None,
                 },
             )
             .unwrap();
@@ -297,7 +326,7 @@ fn concurrent_writers_keep_the_budget(db: &Db) {
                     (0..TURNS)
                         .map(|turn| {
                             let usage = TurnUsage {
-                                turn_id: Some(format!("w{writer}-{turn}")),
+                                turn_id: format!("w{writer}-{turn}"),
                                 ..continuation_turn(CHARGE, 1)
                             };
                             store.record_turn(THREAD, None, &usage).unwrap()

@@ -74,7 +74,7 @@ fn create_goal_exports_no_budget_and_update_goal_requires_a_nullable_reason() {
     assert_eq!(create["required"], json!(["objective"]));
     assert!(create["properties"].get("token_budget").is_none());
     let update = &tool("update_goal").parameters;
-    assert_eq!(update["required"], json!(["status", "reason"]));
+    assert_eq!(update["required"], json!(["status", "goal_id", "reason"]));
     assert_eq!(
         update["properties"]["reason"]["type"],
         json!(["string", "null"])
