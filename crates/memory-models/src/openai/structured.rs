@@ -166,7 +166,11 @@ mod tests {
         assert!(wrong_type.contains("/count"), "{wrong_type}");
         // A grammar-constrained small model writes line breaks inside strings as they are.
         assert_eq!(
-            check_answer(&schema(), "{\"title\":\"line one\nline\ttwo\",\n \"count\":2}").as_deref(),
+            check_answer(
+                &schema(),
+                "{\"title\":\"line one\nline\ttwo\",\n \"count\":2}"
+            )
+            .as_deref(),
             Ok("{\"title\":\"line one\\nline\\ttwo\",\n \"count\":2}")
         );
         let prose = check_answer(&schema(), "Sure! Here it is.").unwrap_err();
