@@ -119,6 +119,11 @@ impl Doc {
             doc.read_context_item(&item);
         }
         doc.notes = items(ADDITIONAL_NOTES);
+        // Text before the first header (all of a header-less summary, such as codex's own
+        // compacted prose) is carried as context rather than lost.
+        for item in prose_items(text) {
+            push_unique(&mut doc.context, item);
+        }
         doc.read_turn_context(text);
         for line in text.lines() {
             let header = line.trim_end();
@@ -435,6 +440,37 @@ fn take_oldest(list: &mut Vec<String>, bytes: usize, keep: usize) -> usize {
     }
     list.drain(..count);
     count
+}
+
+/// The text before the first header, as items: each paragraph joined into one line, each
+/// bulleted or numbered line an item of its own. A `---` rule is not text.
+fn prose_items(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut paragraph: Vec<&str> = Vec::new();
+    let mut flush = |paragraph: &mut Vec<&str>, items: &mut Vec<String>| {
+        if !paragraph.is_empty() {
+            items.push(paragraph.join(" "));
+            paragraph.clear();
+        }
+    };
+    for line in text.lines().take_while(|line| header_level(line).is_none()) {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.chars().all(|c| c == '-') {
+            flush(&mut paragraph, &mut items);
+            continue;
+        }
+        let body = item_body(trimmed);
+        if body != trimmed {
+            flush(&mut paragraph, &mut items);
+            if !body.is_empty() {
+                items.push(body);
+            }
+        } else {
+            paragraph.push(trimmed);
+        }
+    }
+    flush(&mut paragraph, &mut items);
+    items
 }
 
 /// The first paragraph under `header`, when it holds text but no items.

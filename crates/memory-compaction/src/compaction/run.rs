@@ -89,6 +89,9 @@ pub struct PlannedCompaction<'s> {
     pub plan: CompactionPlan,
     /// The budgets the windows were planned for.
     pub budgets: Budgets,
+    /// The most the context may hold after this compaction: the conversation's window less its
+    /// reserve. The kept messages leave room for the summary within it.
+    pub context_limit: u64,
     prep: Option<Preparation<'s>>,
     previous_summary: Option<String>,
     history_windows: Vec<Window>,
@@ -164,7 +167,11 @@ pub fn plan_compaction<'s>(
         .as_deref()
         .map(|focus| redact(focus, &mut stats))
         .filter(|focus| !focus.trim().is_empty());
-    let prep = prepare(live, options.settings.keep_recent_tokens, counter);
+    let context_limit = options
+        .window_tokens
+        .saturating_sub(options.settings.reserve_for(options.window_tokens));
+    let max_kept = context_limit.saturating_sub(summary_allowance(&budgets, context_limit));
+    let prep = prepare(live, options.settings.keep_recent_tokens, max_kept, counter);
     let mut plan = CompactionPlan {
         tokens_before,
         ..CompactionPlan::default()
@@ -190,6 +197,7 @@ pub fn plan_compaction<'s>(
     Ok(PlannedCompaction {
         plan,
         budgets,
+        context_limit,
         prep,
         previous_summary,
         history_windows,
@@ -199,6 +207,21 @@ pub fn plan_compaction<'s>(
         stats,
     })
 }
+
+/// Tokens set aside for the summary when choosing what to keep: the summary and turn-prefix
+/// caps and room for the files block and separators, but never more than half the limit, so a
+/// small window still keeps recent messages (a summary that overruns its share is cut).
+fn summary_allowance(budgets: &Budgets, context_limit: u64) -> u64 {
+    budgets
+        .output
+        .saturating_add(budgets.turn_prefix)
+        .saturating_add(FILES_BLOCK_ALLOWANCE_TOKENS)
+        .min(context_limit / 2)
+}
+
+/// Room set aside for the files block (at most [`super::FILE_LIST_LIMIT`] paths per list) and
+/// the separators between summary parts.
+const FILES_BLOCK_ALLOWANCE_TOKENS: u64 = 1_024;
 
 /// The turn prefix as sent: its messages, the pinned request (kept verbatim anyway) cut like a
 /// tool result so it gives context without being sent whole.
@@ -285,7 +308,20 @@ pub async fn compact(
     let recent = clean_messages(&prep.messages(&kept), planned.dialect, &mut run.stats);
     let short_summary = run.short_summary(recent, &body).await?;
 
-    let tokens_after = count(counter, &summary) + prep.kept_tokens();
+    // The kept messages fit the limit with room for the summary's caps; a summary that still
+    // overruns (a long carried summary, long file paths) loses its middle, never the limit.
+    let kept_tokens = prep.kept_tokens();
+    let room = planned.context_limit.saturating_sub(kept_tokens);
+    let summary = if count(counter, &summary) > room {
+        let budget = usize::try_from(room).unwrap_or(usize::MAX);
+        truncate_middle(&summary, TruncationPolicy::Tokens(budget), counter).into_owned()
+    } else {
+        summary
+    };
+    if summary.trim().is_empty() {
+        return Err(CompactionError::EmptySummary { stage: "summary" });
+    }
+    let tokens_after = count(counter, &summary) + kept_tokens;
     let mut plan = planned.plan.clone();
     plan.tokens_after = Some(tokens_after);
     plan.windows = run.windows_sent as u64;

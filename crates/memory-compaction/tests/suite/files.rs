@@ -133,29 +133,59 @@ fn the_block_lists_modified_then_read_then_the_elided_count() {
 }
 
 #[test]
-fn files_blocks_are_stripped_wherever_and_however_written() {
-    let text = "## Goal\nship\n\n<files>\nmodified:\n- a\n</files>\n\nmore\n< FILES >\nx\n</ files >\n<read-files>\nb\n</read-files>\ntail\n<files>\nunclosed";
-    assert_eq!(
-        strip_files_blocks(text),
-        "## Goal\nship\n\n\n\nmore\n\n\ntail"
+fn only_the_blocks_we_write_are_stripped() {
+    let ours = files_block(&CompactionDetails {
+        read_files: vec!["src/lib.rs".to_owned()],
+        modified_files: vec!["src/a.rs".to_owned()],
+        elided_files: 2,
+    });
+    let text = format!(
+        "## Goal\nship\n\n{ours}\n\nmore\n<read-files>\nb.rs\n</read-files>\ntail\n\n{ours}"
     );
+    assert_eq!(strip_files_blocks(&text), "## Goal\nship\n\n\nmore\ntail");
     assert_eq!(strip_files_blocks("no block"), "no block");
+}
+
+/// The issue's case: a literal `<files>` in a message (a `.nuspec` edit) cut the summary at
+/// that point, because an unclosed `<files>` was stripped to the end.
+#[test]
+fn a_literal_files_tag_in_text_does_not_cut_the_summary() {
+    let text = "## Progress\n- added a <files> element to pkg.nuspec\n- ran `nuget pack`\n\n## Next Steps\n- publish";
+    assert_eq!(strip_files_blocks(text), text);
+    let manifest = "## Critical Context\n<files>\n  <file src=\"bin/**\" target=\"lib\" />\n</files>\n- keep this";
+    assert_eq!(strip_files_blocks(manifest), manifest);
+    let unclosed = "## Goal\n<files>\n- a.rs\n## Done\n- shipped";
+    assert_eq!(strip_files_blocks(unclosed), unclosed);
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn stripping_leaves_no_block_and_is_idempotent(
+    fn stripping_is_idempotent_and_removes_an_appended_block(
         parts in proptest::collection::vec(
-            prop_oneof!["\\PC{0,20}", Just("<files>".to_owned()), Just("</files>".to_owned()), Just("\n".to_owned())],
+            prop_oneof![
+                "\\PC{0,20}",
+                Just("<files>".to_owned()),
+                Just("</files>".to_owned()),
+                Just("- a.rs".to_owned()),
+                Just("read:".to_owned()),
+                Just("\n".to_owned()),
+            ],
             0..12,
         ),
+        paths in proptest::collection::vec("[a-z/ .:]{1,12}", 0..4),
     ) {
         let text = parts.concat();
         let once = strip_files_blocks(&text);
-        prop_assert!(!once.contains("<files>"), "{:?}", once);
-        prop_assert_eq!(strip_files_blocks(&once), once);
+        prop_assert_eq!(strip_files_blocks(&once), once.clone());
+        let block = files_block(&CompactionDetails {
+            read_files: Vec::new(),
+            modified_files: paths.iter().filter(|p| !p.trim().is_empty()).cloned().collect(),
+            elided_files: 1,
+        });
+        let with_block = format!("{text}\n\n{block}");
+        prop_assert_eq!(strip_files_blocks(&with_block), once);
     }
 
     #[test]

@@ -255,6 +255,36 @@ async fn an_update_reads_a_summary_a_model_wrote() {
     assert!(done.contains("`cargo build` passed"), "{text}");
 }
 
+/// The issue's case: a previous summary with no `##` headers (codex's own `compacted` prose)
+/// vanished at the next offline compaction.
+#[tokio::test]
+async fn a_header_less_previous_summary_is_carried_as_prose() {
+    let previous = "We were migrating the billing service to the new queue.\n\
+                    The retry limit must stay at 5 because the vendor throttles us.\n\n\
+                    - `src/queue.rs` was rewritten\n- the integration test still fails";
+    let messages = shell("e1", "cargo build", "Process exited with code 0");
+    let text = ask(TaskKind::CompactionUpdate, &input(messages, Some(previous))).await;
+    let context = section_items(&text, CRITICAL_CONTEXT).join("\n");
+    assert!(
+        context.contains(
+            "migrating the billing service to the new queue. The retry limit must stay at 5"
+        ),
+        "{text}"
+    );
+    assert!(context.contains("`src/queue.rs` was rewritten"), "{text}");
+    assert!(
+        context.contains("the integration test still fails"),
+        "{text}"
+    );
+    // Carried once, not again at every update.
+    let again = ask(TaskKind::CompactionUpdate, &input(Vec::new(), Some(&text))).await;
+    assert_eq!(
+        again.matches("retry limit must stay at 5").count(),
+        1,
+        "{again}"
+    );
+}
+
 #[tokio::test]
 async fn repeated_failures_are_blocked() {
     let mut messages = vec![user("Make the integration tests pass on CI please.")];
