@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use memory_protocol::compaction::{
     AssistantBlock, CompactionDetails, ConversationMessage, summary_sections::FILES_TAG,
 };
-use memory_transcript::file_ops::FileOps;
+use memory_transcript::file_ops::{FileOps, tracked_path};
 
 /// Most files listed in a compaction's details and files block.
 pub const FILE_LIST_LIMIT: usize = 20;
@@ -38,6 +38,9 @@ pub fn scan_messages(ops: &mut FileOps, messages: &[ConversationMessage]) {
 /// to [`FILE_LIST_LIMIT`] files: the span's files, most recent first (modified before read at
 /// equal recency), then the previous modified files, then the previous read files. A file
 /// modified anywhere is listed as modified. The lists come out sorted.
+///
+/// The previous lists are checked again as paths are checked when first seen: read selectors
+/// stripped (so `a.md:10-20` and `a.md` are one file) and URL-like entries dropped.
 pub fn merge_details(ops: &FileOps, previous: Option<&CompactionDetails>) -> CompactionDetails {
     let mut modified: BTreeSet<String> = BTreeSet::new();
     let mut ranked: Vec<String> = Vec::new();
@@ -53,11 +56,15 @@ pub fn merge_details(ops: &FileOps, previous: Option<&CompactionDetails>) -> Com
         push(&path, is_modified, &mut ranked);
     }
     if let Some(previous) = previous {
-        for path in &previous.modified_files {
-            push(path, true, &mut ranked);
+        for path in previous
+            .modified_files
+            .iter()
+            .filter_map(|p| tracked_path(p))
+        {
+            push(&path, true, &mut ranked);
         }
-        for path in &previous.read_files {
-            push(path, false, &mut ranked);
+        for path in previous.read_files.iter().filter_map(|p| tracked_path(p)) {
+            push(&path, false, &mut ranked);
         }
     }
     let listed: Vec<String> = ranked.iter().take(FILE_LIST_LIMIT).cloned().collect();

@@ -208,6 +208,38 @@ pub fn plan_compaction<'s>(
     })
 }
 
+/// What comes between the history summary and the turn context, exactly as written.
+const TURN_CONTEXT_SEPARATOR: &str = "\n\n---\n\n";
+
+/// True when this compaction's turn prefix continues the turn the previous compaction split:
+/// it starts at the request that compaction pinned.
+fn continues_split_turn(prep: &Preparation<'_>) -> bool {
+    let Some(pinned) = prep.previous.and_then(|p| p.pinned_entry_id.as_deref()) else {
+        return false;
+    };
+    prep.turn_prefix
+        .first()
+        .and_then(|&i| prep.live.get(i))
+        .is_some_and(|entry| entry.id == pinned)
+}
+
+/// A summary as written by [`compact`], split into its history part and its turn context
+/// (recognised only in the exact form written: the separator, the header, a blank line).
+fn split_turn_context(summary: &str) -> (Option<&str>, Option<&str>) {
+    let header = format!("{TURN_CONTEXT}\n\n");
+    if let Some(turn) = summary.strip_prefix(header.as_str()) {
+        return (None, Some(turn));
+    }
+    let marker = format!("{TURN_CONTEXT_SEPARATOR}{header}");
+    match summary.rfind(marker.as_str()) {
+        Some(at) => (
+            summary.get(..at).filter(|h| !h.trim().is_empty()),
+            summary.get(at + marker.len()..),
+        ),
+        None => (Some(summary), None),
+    }
+}
+
 /// Tokens set aside for the summary when choosing what to keep: the summary and turn-prefix
 /// caps and room for the files block and separators, but never more than half the limit, so a
 /// small window still keeps recent messages (a summary that overruns its share is cut).
@@ -267,26 +299,40 @@ pub async fn compact(
         windows_sent: 0,
     };
 
+    // When the previous compaction split the same turn, its turn context is the start of this
+    // turn prefix: it is folded into the new one, so one turn has one turn context however
+    // often it is compacted. Otherwise the whole previous summary is the history so far.
+    let (previous_history, previous_prefix) = match planned.previous_summary.as_deref() {
+        Some(previous) if continues_split_turn(prep) => {
+            let (history, turn) = split_turn_context(previous);
+            (history.map(str::to_owned), turn.map(str::to_owned))
+        }
+        other => (other.map(str::to_owned), None),
+    };
     // The history, folded into the running summary; nothing new reuses the previous summary.
     let history_summary = if planned.history_windows.is_empty() {
-        planned.previous_summary.clone()
+        previous_history
     } else {
         run.fold(
             Stage::History,
             planned.history_windows.clone(),
-            planned.previous_summary.clone(),
+            previous_history,
         )
         .await?
     };
     let prefix_summary = if planned.prefix_windows.is_empty() {
-        None
+        previous_prefix
     } else {
-        run.fold(Stage::TurnPrefix, planned.prefix_windows.clone(), None)
-            .await?
+        run.fold(
+            Stage::TurnPrefix,
+            planned.prefix_windows.clone(),
+            previous_prefix,
+        )
+        .await?
     };
     let body = match (history_summary, prefix_summary) {
         (Some(history), Some(prefix)) => {
-            format!("{history}\n\n---\n\n{TURN_CONTEXT}\n\n{prefix}")
+            format!("{history}{TURN_CONTEXT_SEPARATOR}{TURN_CONTEXT}\n\n{prefix}")
         }
         (None, Some(prefix)) => format!("{TURN_CONTEXT}\n\n{prefix}"),
         (Some(history), None) => history,

@@ -132,6 +132,79 @@ fn the_block_lists_modified_then_read_then_the_elided_count() {
     assert_eq!(files_block(&CompactionDetails::default()), "");
 }
 
+/// oh-my-pi's file-tracking cases, run against our tracking: read selectors made one file
+/// count as three, and a file read with a selector then written stayed in both lists.
+#[test]
+fn read_selectors_are_stripped_so_a_file_is_listed_once() {
+    let ops = ops(&[
+        ("read", json!({"path": "docs/a.md:100-170"})),
+        ("read", json!({"path": "docs/a.md:raw"})),
+        ("read", json!({"path": "docs/a.md"})),
+        ("read", json!({"path": "src/b.ts#L10"})),
+        ("read", json!({"path": "src/c.ts:1-50:raw"})),
+        ("read", json!({"path": "src/d.ts:L10+5"})),
+        ("read", json!({"path": "src/e.ts:40-200"})),
+        ("edit", json!({"path": "src/e.ts"})),
+    ]);
+    let details = merge_details(&ops, None);
+    assert_eq!(
+        details.read_files,
+        ["docs/a.md", "src/b.ts", "src/c.ts", "src/d.ts"]
+    );
+    assert_eq!(details.modified_files, ["src/e.ts"]);
+}
+
+/// `scheme://` anywhere in a path is not a file, whether seen now or carried in a previous
+/// compaction's lists (which are checked again).
+#[test]
+fn url_like_entries_are_dropped_now_and_from_previous_lists() {
+    let ops = ops(&[
+        ("read", json!({"path": "src/x.ts:conflict://3"})),
+        ("read", json!({"path": "https://example.com/guide.md"})),
+        ("write", json!({"path": "artifact://7"})),
+        ("read", json!({"path": "src/y.ts"})),
+    ]);
+    let previous = CompactionDetails {
+        read_files: vec![
+            "src/x.ts:conflict://3".to_owned(),
+            "local://notes".to_owned(),
+            "docs/a.md:10-20".to_owned(),
+        ],
+        modified_files: vec!["https://example.com/x".to_owned(), "src/z.ts".to_owned()],
+        elided_files: 0,
+    };
+    let details = merge_details(&ops, Some(&previous));
+    assert_eq!(details.read_files, ["docs/a.md", "src/y.ts"]);
+    assert_eq!(details.modified_files, ["src/z.ts"]);
+}
+
+#[test]
+fn windows_paths_and_paths_with_spaces_are_tracked() {
+    let ops = ops(&[
+        ("read", json!({"path": "C:\\work\\app\\src\\main.rs"})),
+        ("write", json!({"path": "docs/release notes.md"})),
+        ("read", json!({"path": "C:\\work\\app\\README.md:1-20"})),
+    ]);
+    let details = merge_details(&ops, None);
+    assert_eq!(
+        details.read_files,
+        ["C:\\work\\app\\README.md", "C:\\work\\app\\src\\main.rs"]
+    );
+    assert_eq!(details.modified_files, ["docs/release notes.md"]);
+    assert!(files_block(&details).contains("- docs/release notes.md\n"));
+}
+
+#[test]
+fn the_lists_stay_bounded_with_a_count_of_what_was_elided() {
+    let calls: Vec<(&str, Value)> = (0..30)
+        .map(|i| ("read", json!({ "path": format!("src/m{i}.rs:1-10") })))
+        .collect();
+    let details = merge_details(&ops(&calls), None);
+    assert_eq!(details.read_files.len(), FILE_LIST_LIMIT);
+    assert_eq!(details.elided_files, 10);
+    assert!(files_block(&details).contains("(10 more files not listed)"));
+}
+
 #[test]
 fn only_the_blocks_we_write_are_stripped() {
     let ours = files_block(&CompactionDetails {

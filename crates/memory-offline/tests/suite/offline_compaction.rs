@@ -285,6 +285,49 @@ async fn a_header_less_previous_summary_is_carried_as_prose() {
     );
 }
 
+/// The case: `## Goal` listed every user request of the session, one line each, and
+/// the summary grew with every compaction. The goal is the first request and its newest
+/// changes; every section has a cap.
+#[tokio::test]
+async fn the_goal_is_the_goal_and_its_changes_and_sections_stay_capped() {
+    let mut summary: Option<String> = None;
+    let mut sizes = Vec::new();
+    for round in 0..12 {
+        let mut messages = vec![user(&format!(
+            "now please port the module number {round} to the new storage layer"
+        ))];
+        for step in 0..4 {
+            messages.extend(shell(
+                &format!("r{round}s{step}"),
+                &format!("cargo test -p storage case_{round}_{step}"),
+                "test result: ok. Process exited with code 0",
+            ));
+        }
+        let task = if summary.is_some() {
+            TaskKind::CompactionUpdate
+        } else {
+            TaskKind::CompactionSummary
+        };
+        let text = ask(task, &input(messages, summary.as_deref())).await;
+        sizes.push(text.len());
+        summary = Some(text);
+    }
+    let text = summary.unwrap();
+    let goal = section_items(&text, GOAL);
+    assert!(goal.len() <= 5, "{text}");
+    assert!(
+        goal.iter().any(|g| g.contains("module number 0 ")),
+        "the first goal stays: {text}"
+    );
+    assert!(
+        goal.iter().any(|g| g.contains("module number 11 ")),
+        "the newest change: {text}"
+    );
+    assert!(section_items(&text, DONE).len() <= 13, "{text}");
+    // Steady work: the size levels off instead of growing with every round.
+    assert!(sizes[11] * 10 <= sizes[5] * 13, "{sizes:?}");
+}
+
 #[tokio::test]
 async fn repeated_failures_are_blocked() {
     let mut messages = vec![user("Make the integration tests pass on CI please.")];
