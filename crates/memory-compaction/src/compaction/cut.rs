@@ -192,15 +192,15 @@ pub fn prepare<'s>(
     };
 
     let mut chosen = shape(cut, true);
-    if chosen.summarized() == 0 && kept_tokens(&chosen) > keep_recent_tokens {
-        if let Some(later) = (cut + 1..=len)
+    if chosen.summarized() == 0
+        && kept_tokens(&chosen) > keep_recent_tokens
+        && let Some(later) = (cut + 1..=len)
             .filter(|&c| is_valid(c))
             .map(|c| shape(c, true))
             .find(|s| s.summarized() > 0)
-        {
-            cut = later.cut;
-            chosen = later;
-        }
+    {
+        cut = later.cut;
+        chosen = later;
     }
     while kept_tokens(&chosen) > max_kept_tokens {
         match (cut + 1..=len).find(|&c| is_valid(c)) {
