@@ -251,7 +251,7 @@ proptest! {
     ) {
         let text = parts.concat();
         let once = strip_files_blocks(&text);
-        prop_assert_eq!(strip_files_blocks(&once), once.clone());
+        prop_assert_eq!(&strip_files_blocks(&once), &once);
         let block = files_block(&CompactionDetails {
             read_files: Vec::new(),
             modified_files: paths.iter().filter(|p| !p.trim().is_empty()).cloned().collect(),

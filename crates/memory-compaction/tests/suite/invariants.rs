@@ -7,9 +7,10 @@ use memory_compaction::compaction::{
 };
 use memory_protocol::compaction::{AssistantBlock, ConversationMessage};
 use memory_sanitize::ByteEstimate;
+use proptest::prelude::*;
 use serde_json::json;
 
-use super::support::{call, numbered, result, say, session, user};
+use super::support::{call, extend, numbered, result, say, session, user};
 
 /// About `tokens` tokens of text (bytes/4).
 fn text(tokens: usize) -> String {
@@ -170,4 +171,89 @@ async fn a_giant_latest_request_is_summarized_not_kept_whole() {
     let c = compacted(&s, &options).await;
     assert!(c.plan.tokens_after.unwrap() <= limit(&options));
     assert!(!kept_ids(&s, &c).contains(&"m3".to_owned()));
+}
+
+/// A message of a generated session: any role, any size from a word to hundreds of thousands
+/// of tokens, any script, calls and results from a small id pool (so some calls get no result
+/// and some results have no call).
+fn any_message() -> impl Strategy<Value = ConversationMessage> {
+    let size = prop_oneof![8 => 1usize..400, 1 => 20_000usize..60_000, 1 => 150_000usize..320_000];
+    let piece = prop_oneof![
+        Just("word ".to_owned()),
+        Just("修复 ".to_owned()),
+        Just("ошибка ".to_owned()),
+        Just("خطأ ".to_owned()),
+        Just("café ".to_owned()),
+        "\\PC{1,6}",
+    ];
+    let text = (piece, size).prop_map(|(piece, tokens)| {
+        let piece = if piece.is_empty() {
+            "x".to_owned()
+        } else {
+            piece
+        };
+        piece.repeat((tokens * 4 / piece.len()).max(1))
+    });
+    prop_oneof![
+        3 => text.clone().prop_map(|t| user(&t)),
+        3 => text.clone().prop_map(|t| say(&t)),
+        3 => (0usize..6).prop_map(|i| call(&format!("c{i}"), "exec_command", json!({ "cmd": "make" }))),
+        3 => (0usize..6, text).prop_map(|(i, t)| result(&format!("c{i}"), &t)),
+    ]
+}
+
+/// Every kept tool result has its call kept before it.
+fn results_have_their_calls(session: &Session) -> bool {
+    let live = session.live().messages;
+    live.iter()
+        .enumerate()
+        .all(|(j, entry)| match &entry.message {
+            ConversationMessage::ToolResult { tool_call_id, .. } => live[..j].iter().any(|e| {
+                matches!(&e.message, ConversationMessage::Assistant { content }
+                if content.iter().any(|b| matches!(b,
+                    AssistantBlock::ToolCall { id, .. } if id == tool_call_id)))
+            }),
+            _ => true,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Over generated sessions (empty, one turn, orphan calls and results, giant messages at
+    /// any position, any script), twice in a row: a compaction never fails or panics, leaves
+    /// the context within `window - reserve`, and keeps every kept result with its call.
+    #[test]
+    fn every_compaction_fits_the_window_and_keeps_calls_with_results(
+        first in proptest::collection::vec(any_message(), 0..24),
+        later in proptest::collection::vec(any_message(), 0..8),
+        window in prop_oneof![Just(16_000u64), Just(64_000u64), Just(200_000u64)],
+        keep in 500u64..30_000,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let options = options(window, keep);
+        let mut s = session(first);
+        for round in 0..2 {
+            if round == 1 {
+                extend(&mut s, later.clone());
+            }
+            let outcome = runtime
+                .block_on(compact(&s, &numbered(), &options, &ByteEstimate))
+                .unwrap();
+            match outcome {
+                CompactionOutcome::Compacted(c) => {
+                    let after = c.plan.tokens_after.unwrap();
+                    prop_assert!(after <= limit(&options), "round {round}: {after} > {}", limit(&options));
+                    s.push_compaction(c.entry).unwrap();
+                    prop_assert_eq!(s.context_tokens(&ByteEstimate), after);
+                }
+                CompactionOutcome::NothingToSummarize(_) => {
+                    if s.latest_compaction().is_none() {
+                        prop_assert!(s.context_tokens(&ByteEstimate) <= limit(&options));
+                    }
+                }
+            }
+            prop_assert!(results_have_their_calls(&s), "round {round}");
+        }
+    }
 }
