@@ -32,15 +32,15 @@ const COMMANDS_PASSED: &str = "Commands that passed:";
 /// keeps its first item (the goal as first stated) and the newest changes to it.
 const GOAL_ITEMS: usize = 4;
 const CONSTRAINT_ITEMS: usize = 16;
-const DONE_ITEMS: usize = 12;
-const IN_PROGRESS_ITEMS: usize = 8;
+const DONE_ITEMS: usize = 24;
+const IN_PROGRESS_ITEMS: usize = 12;
 const BLOCKED_ITEMS: usize = 5;
 const DECISION_ITEMS: usize = 10;
 const NEXT_STEP_ITEMS: usize = 6;
 const ERROR_ITEMS: usize = 5;
-const MODIFIED_ITEMS: usize = 16;
-const READ_ITEMS: usize = 10;
-const COMMAND_ITEMS: usize = 6;
+const MODIFIED_ITEMS: usize = 20;
+const READ_ITEMS: usize = 20;
+const COMMAND_ITEMS: usize = 20;
 const CONTEXT_ITEMS: usize = 12;
 const NOTE_ITEMS: usize = 6;
 
