@@ -267,6 +267,7 @@ impl Introspector {
                     body.push('\n');
                 }
                 let scope = self.config().scope;
+                let consolidated_at = probe.summary.as_ref().map_or(i64::MIN, |s| s.written_at);
                 for (number, hit) in hits.iter().enumerate() {
                     if number > 0 {
                         body.push('\n');
@@ -275,10 +276,17 @@ impl Introspector {
                         hit.text.trim(),
                         RECALL_PASSAGE_CHARS,
                     );
+                    let note = hit.path.starts_with(&format!("{NOTES_DIR}/"));
+                    let consolidated = note
+                        && probe
+                            .scan
+                            .file(&hit.path)
+                            .is_some_and(|file| file.mtime_seconds() < consolidated_at);
                     body.push_str(&recall_hit(&RecallHitContext {
                         path: UntrustedText::new(hit.path.as_str()),
                         line: hit.start_line,
-                        note: hit.path.starts_with(&format!("{NOTES_DIR}/")),
+                        note,
+                        consolidated,
                         scope,
                         text: UntrustedText::new(passage),
                     })?);

@@ -86,6 +86,7 @@ pub(crate) fn resolve_reason(error: &paths::ResolveError) -> String {
         paths::ResolveError::NotFound(_) => "missing".to_owned(),
         paths::ResolveError::Symlink(at) => format!("{at} is a symlink, not followed"),
         paths::ResolveError::NotAFolder(at) => format!("{at} is a file, not a folder"),
+        paths::ResolveError::NotRegular(kind) => format!("{kind}, not a regular file"),
         paths::ResolveError::Changed => "changed while it was opened".to_owned(),
         paths::ResolveError::Io(error) => io_reason(error),
     }

@@ -4,9 +4,12 @@
 //! relative, free of `..`, of percent-encoded bytes (`%2e%2e`, `%2f`), of backslashes, of
 //! control characters and of a leading `~`. On disk ([`resolve`]): every component below the
 //! root is looked at without following links, and a symlink anywhere (a symlinked parent
-//! folder included) is refused. The root itself may be a link the user set up. A file opened
-//! after the walk ([`open_file`]) must be the very file the walk saw, so a component swapped
-//! for a link in between is caught.
+//! folder included) is refused. The root itself may be a link the user set up. A hidden name
+//! (`.received`, `.shared_revision`, a `.x.tmp-PID` temporary file) is not memory: it is
+//! refused as the walk and `memory_list` leave it out. [`open_file`] opens only a regular file:
+//! the type the walk saw is checked before the open (a FIFO, a device or a socket is refused
+//! without being opened), the open itself does not block or follow a link, and the opened file
+//! must be the very file the walk saw, so a component swapped in between is caught.
 
 use std::fs::{self, File, Metadata};
 use std::io;
@@ -27,6 +30,8 @@ pub(crate) enum Refusal {
     Backslash,
     /// A control character.
     Control,
+    /// A hidden name (a leading `.`): the memory system's own state and temporary files.
+    Hidden,
 }
 
 impl Refusal {
@@ -41,6 +46,9 @@ impl Refusal {
             Refusal::PercentEncoded => "percent-encoded characters are refused",
             Refusal::Backslash => "backslashes are refused; separate folders with `/`",
             Refusal::Control => "control characters are refused",
+            Refusal::Hidden => {
+                "hidden files (a name starting with `.`) are the memory system's own state, not memory"
+            }
         }
     }
 }
@@ -72,6 +80,7 @@ impl RelativePath {
                 "" | "." => {}
                 ".." => return Err(Refusal::Parent),
                 "~" => return Err(Refusal::HomeShorthand),
+                name if name.starts_with('.') => return Err(Refusal::Hidden),
                 name if components.is_empty() && name.starts_with('~') => {
                     return Err(Refusal::HomeShorthand);
                 }
@@ -139,6 +148,8 @@ pub(crate) enum ResolveError {
     Symlink(String),
     /// This prefix of the path is a file where a folder was needed.
     NotAFolder(String),
+    /// The path is not a regular file (a FIFO, a device, a socket, ...), named in words.
+    NotRegular(&'static str),
     /// The file changed between the check and the open (a component was swapped).
     Changed,
     /// The disk said no.
@@ -184,12 +195,57 @@ pub(crate) fn open_file(
     relative: &RelativePath,
 ) -> Result<(File, Metadata), ResolveError> {
     let (path, walked) = resolve(root, relative)?;
-    let file = File::open(&path).map_err(ResolveError::Io)?;
+    if !walked.is_file() {
+        return Err(ResolveError::NotRegular(describe(&walked)));
+    }
+    let file = open_without_blocking(&path).map_err(ResolveError::Io)?;
     let opened = file.metadata().map_err(ResolveError::Io)?;
-    if !same_file(&walked, &opened) {
+    if !opened.is_file() || !same_file(&walked, &opened) {
         return Err(ResolveError::Changed);
     }
     Ok((file, opened))
+}
+
+/// Opens `path` for reading without waiting for a writer (a FIFO swapped in after the type
+/// check returns at once) and without following a final symlink.
+fn open_without_blocking(path: &Path) -> io::Result<File> {
+    let mut options = File::options();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+        options.custom_flags(i32::try_from(flags.bits()).unwrap_or(0));
+    }
+    options.open(path)
+}
+
+/// How [`ResolveError::NotRegular`] names a folder.
+pub(crate) const FOLDER: &str = "a folder";
+
+/// What a file that is not a regular file is, in words.
+fn describe(metadata: &Metadata) -> &'static str {
+    let kind = metadata.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    if kind.is_dir() {
+        FOLDER
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
 }
 
 #[cfg(unix)]

@@ -79,6 +79,13 @@ impl Vars {
         self.set(name, Value::from(escaped))
     }
 
+    /// Untrusted text placed under a provenance label: as [`Self::text`], and no line of it
+    /// starts like a label.
+    pub(crate) fn labelled_text(self, name: &'static str, text: &UntrustedText) -> Self {
+        let escaped = text.escaped_under_label(self.template.boundary_tags);
+        self.set(name, Value::from(escaped))
+    }
+
     /// Untrusted text on one line, boundary tags and control tokens neutralized.
     pub(crate) fn inline_text(self, name: &'static str, text: &UntrustedText) -> Self {
         let escaped = text.escaped_inline(self.template.boundary_tags);

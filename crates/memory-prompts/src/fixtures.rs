@@ -355,6 +355,7 @@ fn recall_hit(src: &mut TextSource<'_>) -> Result<Vars> {
         ),
         line: 5,
         note: false,
+        consolidated: false,
         scope: MemoryScope::Global,
         text: src(
             "text",

@@ -127,7 +127,7 @@ pub(crate) fn memory_source_vars(ctx: &MemorySourceContext) -> Vars {
         .inline_text("path", &ctx.path)
         .constant("scope", scope_name(ctx.scope))
         .optional_inline_text("written_at", written_at.map(UntrustedText::new).as_ref())
-        .text("text", &ctx.text)
+        .labelled_text("text", &ctx.text)
 }
 
 /// One recalled passage.
@@ -139,6 +139,9 @@ pub struct RecallHitContext {
     pub line: u32,
     /// True for an agent note, false for text the memory system wrote.
     pub note: bool,
+    /// True when a consolidation has run since the note was written (it was reviewed); an
+    /// agent note without one is labelled unreviewed.
+    pub consolidated: bool,
     /// How far it reaches.
     pub scope: MemoryScope,
     /// The passage.
@@ -155,8 +158,9 @@ pub(crate) fn recall_hit_vars(ctx: &RecallHitContext) -> Vars {
         .inline_text("path", &ctx.path)
         .number("line", ctx.line)
         .flag("note", ctx.note)
+        .flag("consolidated", ctx.consolidated)
         .constant("scope", scope_name(ctx.scope))
-        .text("text", &ctx.text)
+        .labelled_text("text", &ctx.text)
 }
 
 /// What a one-line memory state is rendered from.

@@ -21,6 +21,7 @@ pub mod compaction;
 pub mod fixtures;
 pub mod goals;
 pub mod introspect;
+pub mod labels;
 pub mod memories;
 pub mod working_memory;
 

@@ -140,8 +140,13 @@ pub(crate) mod introspect {
     use super::Template;
     use super::boundary_tags;
 
-    /// The tags text inside any memory fence may neither open nor close.
-    const MEMORY_TAGS: &[&str] = &[boundary_tags::MEMORY, boundary_tags::MEMORY_RECALL];
+    /// The tags text inside any memory fence may neither open nor close (nor the environment
+    /// block that follows the fence).
+    const MEMORY_TAGS: &[&str] = &[
+        boundary_tags::MEMORY,
+        boundary_tags::MEMORY_RECALL,
+        boundary_tags::ENVIRONMENT,
+    ];
 
     pub(crate) const MEMORY_BLOCK: Template = template!("introspect/memory_block.md", MEMORY_TAGS);
     pub(crate) const MEMORY_HEADER: Template =

@@ -2,6 +2,8 @@
 
 use memory_sanitize::{escape_boundary_tags, escape_control_tokens, escape_xml_text};
 
+use crate::labels::is_line_break;
+
 /// Text from a user, a tool, a file or a model, on its way into a prompt.
 ///
 /// It can only be rendered through this crate's render functions, which escape it for the
@@ -50,6 +52,13 @@ impl UntrustedText {
         out
     }
 
+    /// [`Self::escaped`] for data placed under a provenance label: every line that starts like
+    /// a label, a passage header or a header line is neutralized too
+    /// ([`crate::labels::neutralize_label_lines`]), so data cannot pass for a label.
+    pub(crate) fn escaped_under_label(&self, tags: &[&str]) -> String {
+        crate::labels::neutralize_label_lines(&self.escaped(tags)).into_owned()
+    }
+
     /// The text with `&`, `<` and `>` escaped as XML entities (goal objectives, as codex
     /// does): no tag of any name can be formed.
     pub(crate) fn escaped_xml(&self) -> String {
@@ -65,13 +74,6 @@ fn push_whitespace_run(out: &mut String, run: &mut String) {
         out.push_str(run);
     }
     run.clear();
-}
-
-fn is_line_break(ch: char) -> bool {
-    matches!(
-        ch,
-        '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
-    )
 }
 
 impl From<String> for UntrustedText {

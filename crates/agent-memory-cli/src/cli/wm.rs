@@ -22,8 +22,8 @@ use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
 use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::working_memory::{GuardRecord, SectionOp, WorkingMemorySection};
 use agent_memory::working_memory::session::{
-    Archive, ArchiveStatus, CommitReport, CommitStatus, MESSAGES_FILE, Session, SessionOptions,
-    format_messages,
+    Archive, ArchiveStatus, CommitReport, CommitStatus, LeftOut, MESSAGES_FILE, Session,
+    SessionOptions, format_messages,
 };
 use agent_memory::working_memory::{MergeOptions, RecoveryPath, merge_text, read_arguments};
 use anyhow::{Context, bail};
@@ -355,7 +355,59 @@ fn assemble(dir: &Path, budget: u64, as_json: bool) -> anyhow::Result<ExitCode> 
         stats.dropped_messages,
         stats.estimated_tokens
     );
+    out!("{}", left_out_text(&assembly.left_out));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Most message ids named in a left-out line.
+const NAMED_IDS: usize = 12;
+
+fn id_list(ids: &[String]) -> String {
+    let mut out = ids
+        .iter()
+        .take(NAMED_IDS)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > NAMED_IDS {
+        out.push_str(&format!(" and {} more", ids.len() - NAMED_IDS));
+    }
+    out
+}
+
+fn left_out_text(left_out: &LeftOut) -> String {
+    if left_out.is_empty() {
+        return "left out: nothing\n".to_owned();
+    }
+    let mut out = String::from("left out:\n");
+    if !left_out.messages.is_empty() {
+        out.push_str(&format!(
+            "  {} message(s) dropped for the budget: {}\n",
+            left_out.messages.len(),
+            id_list(&left_out.messages)
+        ));
+    }
+    if !left_out.cut_messages.is_empty() {
+        out.push_str(&format!(
+            "  {} message(s) cut to head and tail: {}\n",
+            left_out.cut_messages.len(),
+            id_list(&left_out.cut_messages)
+        ));
+    }
+    if left_out.working_memory {
+        out.push_str("  the working memory: not even its fixed sections fit\n");
+    } else {
+        if left_out.working_memory_items > 0 {
+            out.push_str(&format!(
+                "  {} older item(s) of the working memory (its archive holds them)\n",
+                left_out.working_memory_items
+            ));
+        }
+        if left_out.working_memory_cut {
+            out.push_str("  the middle of the working memory, cut to head and tail\n");
+        }
+    }
+    out
 }
 
 fn status_name(archive: &Archive) -> &'static str {

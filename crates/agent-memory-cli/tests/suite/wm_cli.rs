@@ -171,7 +171,8 @@ fn commit_assemble_and_show_on_the_example_session() {
     );
 
     let assembled = json(&wm(&["assemble", session, "--budget", "30000", "--json"]));
-    assert_eq!(assembled["stats"]["reserved_for_reply"], 20_000);
+    // Below 40,000 tokens the reply's reserve is 15% of the budget.
+    assert_eq!(assembled["stats"]["reserved_for_reply"], 4_500);
     assert_eq!(assembled["messages"].as_array().unwrap().len(), 2);
     assert!(
         assembled["instructions"]
@@ -190,6 +191,29 @@ fn commit_assemble_and_show_on_the_example_session() {
     );
     assert!(after.contains("working memory (from archive_002)"));
     assert!(after.contains("keep recent: 2"));
+}
+
+/// Issue 27: assembling the example session at 16,000 tokens once reserved 20,000 for the reply
+/// and returned no instructions, no working memory and no messages.
+#[test]
+fn a_small_budget_still_assembles_the_working_memory_and_the_newest_messages() {
+    let (_temp, dir) = example_session();
+    let session = dir.to_str().unwrap();
+    ok(&wm(&["commit", session, "--keep", "4"]));
+    let assembled = json(&wm(&["assemble", session, "--budget", "16000", "--json"]));
+    assert_eq!(assembled["stats"]["reserved_for_reply"], 2_400);
+    assert!(
+        assembled["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("## Session Title")
+    );
+    let messages = assembled["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 5, "{assembled}");
+    assert!(assembled["stats"]["estimated_tokens"].as_u64().unwrap() <= 16_000 - 2_400);
+    assert_eq!(assembled["left_out"]["messages"], serde_json::json!([]));
+    let plain = ok(&wm(&["assemble", session, "--budget", "16000"]));
+    assert!(plain.ends_with("left out: nothing\n"), "{plain}");
 }
 
 #[test]

@@ -200,6 +200,10 @@ pub(crate) fn resolve_failure(
         ResolveError::NotAFolder(at) => not_found(format!(
             "`{path}` does not exist (`{at}` is a file, not a folder)"
         )),
+        ResolveError::NotRegular(kind) => failure(
+            MemoryFailureCode::InvalidInput,
+            format!("`{path}` is {kind}, not a regular file: only files are read"),
+        ),
         ResolveError::Changed => failure(
             MemoryFailureCode::Failed,
             format!("`{path}` changed while it was opened; retry"),

@@ -10,7 +10,7 @@ use memory_protocol::introspect::{
 use crate::blocks::heading_text;
 use crate::index::MemoryRead;
 use crate::introspector::Introspector;
-use crate::paths::{RelativePath, open_file};
+use crate::paths::{FOLDER, RelativePath, ResolveError, open_file};
 use crate::tools::{failure, invalid_input, not_found, refusal, resolve_failure, unavailable};
 
 /// Most characters one read returns; a longer range is cut at a line boundary.
@@ -52,13 +52,15 @@ impl Introspector {
             )));
         }
         let path = relative.display();
-        let (mut file, metadata) = open_file(self.root(), &relative)
-            .map_err(|error| resolve_failure(self, shown, &error))?;
-        if metadata.is_dir() {
-            return Err(invalid_input(format!(
-                "`{path}` is a folder; list it with memory_list"
-            )));
-        }
+        let (mut file, metadata) = match open_file(self.root(), &relative) {
+            Ok(opened) => opened,
+            Err(ResolveError::NotRegular(kind)) if kind == FOLDER => {
+                return Err(invalid_input(format!(
+                    "`{path}` is a folder; list it with memory_list"
+                )));
+            }
+            Err(error) => return Err(resolve_failure(self, shown, &error)),
+        };
         if metadata.len() > MAX_READ_FILE_BYTES {
             return Err(failure(
                 MemoryFailureCode::Failed,

@@ -3,6 +3,8 @@
 
 mod budgets;
 mod index;
+mod provenance;
+mod reads;
 mod reports;
 mod states;
 mod tools;

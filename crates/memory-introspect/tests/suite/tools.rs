@@ -439,13 +439,13 @@ fn a_note_is_written_redacted_and_found_by_read_and_search_at_once() {
     assert_eq!(found.hits.len(), 1);
     assert_eq!(found.hits[0].path, note.path);
 
-    // The next block carries it, labelled as an agent note.
+    // The next block carries it, labelled as an unreviewed agent note.
     let block = introspector.render_block(&BlockOptions::default()).unwrap();
     assert!(
         block.text.contains(&format!(
-            "[agent note: {}; written by an agent with memory_note at 14 Mar 2026 09:40 UTC, \
-             not yet consolidated; scope: all projects on this machine]\nThe April export uses \
-             semicolons",
+            "[unreviewed agent note: {}; written by an agent with memory_note at 14 Mar 2026 \
+             09:40 UTC, not reviewed or consolidated yet; scope: all projects on this \
+             machine]\nThe April export uses semicolons",
             note.path
         )),
         "{}",

@@ -73,8 +73,8 @@ fn each_source_says_who_wrote_it_and_how_far_it_reaches() {
     ctx.scope = MemoryScope::Project;
     assert_eq!(
         memory_source(&ctx).unwrap(),
-        "[agent note: notes/a.md; written by an agent with memory_note at 15 Mar 2026 08:02 UTC, \
-         not yet consolidated; scope: this project]\nlikes tabs\n"
+        "[unreviewed agent note: notes/a.md; written by an agent with memory_note at 15 Mar 2026 \
+         08:02 UTC, not reviewed or consolidated yet; scope: this project]\nlikes tabs\n"
     );
     ctx.kind = SourceKind::Summary { cut: true };
     assert!(
@@ -112,12 +112,22 @@ fn a_recall_hit_names_its_line_and_writer() {
         path: UntrustedText::new("notes/x\n.md"),
         line: 3,
         note: true,
+        consolidated: false,
         scope: MemoryScope::Global,
         text: UntrustedText::new("use tabs"),
     };
     assert_eq!(
         recall_hit(&ctx).unwrap(),
-        "--- notes/x .md:3 (agent note; scope: all projects on this machine)\nuse tabs\n"
+        "--- notes/x .md:3 (unreviewed agent note; scope: all projects on this machine)\nuse tabs\n"
+    );
+    let reviewed = RecallHitContext {
+        consolidated: true,
+        ..ctx
+    };
+    assert!(
+        recall_hit(&reviewed)
+            .unwrap()
+            .contains("(agent note, since consolidated;")
     );
 }
 

@@ -5,11 +5,14 @@
 //! `[Tool Result: name]: output` (`(error)` when the tool failed), `[Shell]: $ command
 //! (exit N)` followed by the output. Reasoning is left out. A part with no text shows
 //! `(no content)` or `(no output)`; a call whose result is not among the messages shows
-//! `(no result yet)`. Blocks are separated by blank lines.
+//! `(no result yet)`, or `(no answer: the conversation went on without its result)` when it
+//! was abandoned ([`abandoned_calls`](super::window::abandoned_calls)). Blocks are separated by blank lines.
 
 use std::collections::HashSet;
 
 use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
+
+use super::window::abandoned_calls;
 use memory_sanitize::{
     CjkEstimate, DEFAULT_TOOL_RESULT_CHARS, TokenCounter, redact_json_strings, redact_secrets,
     truncate_tool_result,
@@ -76,8 +79,27 @@ pub fn sanitized(entry: &ConversationEntry) -> ConversationEntry {
     }
 }
 
-/// The text of one message's parts, in the labelled format, given which calls have results.
-pub fn format_message(entry: &ConversationEntry, answered: &HashSet<&str>) -> String {
+/// What became of the tool calls of a list of messages.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallOutcomes<'a> {
+    /// Calls whose result is among the messages.
+    pub answered: HashSet<&'a str>,
+    /// Calls with no result that the conversation went on without.
+    pub abandoned: HashSet<&'a str>,
+}
+
+impl<'a> CallOutcomes<'a> {
+    /// The outcomes of the calls among `messages`.
+    pub fn of(messages: &'a [ConversationEntry]) -> Self {
+        Self {
+            answered: answered_calls(messages),
+            abandoned: abandoned_calls(messages),
+        }
+    }
+}
+
+/// The text of one message's parts, in the labelled format, given what became of the calls.
+pub fn format_message(entry: &ConversationEntry, calls: &CallOutcomes<'_>) -> String {
     let mut parts: Vec<String> = Vec::new();
     match &entry.message {
         ConversationMessage::User { text } => parts.push(labelled("User", text, "(no content)")),
@@ -92,8 +114,10 @@ pub fn format_message(entry: &ConversationEntry, answered: &HashSet<&str>) -> St
                         name,
                         arguments,
                     } => {
-                        let pending = if answered.contains(id.as_str()) {
+                        let pending = if calls.answered.contains(id.as_str()) {
                             ""
+                        } else if calls.abandoned.contains(id.as_str()) {
+                            " (no answer: the conversation went on without its result)"
                         } else {
                             " (no result yet)"
                         };
@@ -155,10 +179,10 @@ pub(crate) fn answered_calls(messages: &[ConversationEntry]) -> HashSet<&str> {
 
 /// All `messages` in the labelled format, blank lines between them.
 pub fn format_messages(messages: &[ConversationEntry]) -> String {
-    let answered = answered_calls(messages);
+    let calls = CallOutcomes::of(messages);
     messages
         .iter()
-        .map(|entry| format_message(entry, &answered))
+        .map(|entry| format_message(entry, &calls))
         .collect::<Vec<_>>()
         .join("\n\n")
 }

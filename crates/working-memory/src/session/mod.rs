@@ -21,6 +21,7 @@
 mod archive;
 mod assemble;
 mod commit;
+mod cut;
 mod format;
 mod store;
 mod window;
@@ -36,12 +37,16 @@ pub use self::archive::{
     UpdateMeta, archive_name,
 };
 pub use self::assemble::{
-    ARCHIVE_WORKING_MEMORY_TOKENS, Assembly, AssemblyStats, REPLY_RESERVE_TOKENS, fit_document,
+    ARCHIVE_WORKING_MEMORY_TOKENS, Assembly, AssemblyStats, LARGE_BUDGET_TOKENS, LeftOut,
+    REPLY_RESERVE_TOKENS, fit_document, reply_reserve,
 };
 pub use self::commit::{CommitReport, CommitStatus};
-pub use self::format::{estimate_message, format_message, format_messages, sanitized};
+pub use self::cut::cut_message;
+pub use self::format::{
+    CallOutcomes, estimate_message, format_message, format_messages, sanitized,
+};
 pub use self::store::{HISTORY_DIR, MESSAGES_FILE, WINDOW_FILE};
-pub use self::window::{cut_points, split_point, windows};
+pub use self::window::{abandoned_calls, cut_points, split_point, windows};
 
 use self::store::{Layout, read_json, read_messages, write_json, write_messages};
 use crate::error::{Error, Result};

@@ -1,40 +1,82 @@
 //! Cutting a message list without separating a tool call from its result, and windowing it to
 //! a token budget.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
 
+/// The tool calls among `messages` that got no result and never will: the model or the user
+/// spoke after the call (a later message that is not a tool result), so the host moved on
+/// without answering it. A call with no result and only tool results after it is still
+/// waiting, and is not in this set.
+pub fn abandoned_calls(messages: &[ConversationEntry]) -> HashSet<&str> {
+    let answered: HashSet<&str> = messages
+        .iter()
+        .filter_map(|entry| match &entry.message {
+            ConversationMessage::ToolResult { tool_call_id, .. } => Some(tool_call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let last_turn = last_non_result(messages);
+    let mut abandoned = HashSet::new();
+    for (index, entry) in messages.iter().enumerate() {
+        if last_turn.is_none_or(|last| last <= index) {
+            break;
+        }
+        for id in call_ids(entry) {
+            if !answered.contains(id) {
+                abandoned.insert(id);
+            }
+        }
+    }
+    abandoned
+}
+
+/// Index of the last message that is not a tool result.
+fn last_non_result(messages: &[ConversationEntry]) -> Option<usize> {
+    messages
+        .iter()
+        .rposition(|entry| !matches!(entry.message, ConversationMessage::ToolResult { .. }))
+}
+
+fn call_ids(entry: &ConversationEntry) -> impl Iterator<Item = &str> {
+    let blocks: &[AssistantBlock] = match &entry.message {
+        ConversationMessage::Assistant { content } => content,
+        _ => &[],
+    };
+    blocks.iter().filter_map(|block| match block {
+        AssistantBlock::ToolCall { id, .. } => Some(id.as_str()),
+        _ => None,
+    })
+}
+
 /// Where a list of messages may be cut: `allowed[i]` is true when a cut just before message
-/// `i` separates no tool call from its result (a call whose result has not arrived yet holds
-/// everything after it together, so even a cut after the last message is refused then).
-/// Cutting before the first message is always allowed.
+/// `i` separates no tool call from its result. A call still waiting for its result (only tool
+/// results after it) holds everything after it together, so even a cut after the last message
+/// is refused then; an abandoned call ([`abandoned_calls`]) holds nothing: it goes with the
+/// messages around it. Cutting before the first message is always allowed.
 pub fn cut_points(messages: &[ConversationEntry]) -> Vec<bool> {
     let len = messages.len();
+    let last_turn = last_non_result(messages);
     let mut call_at: HashMap<&str, usize> = HashMap::new();
     // Spans (call index, result index) that must stay together.
     let mut spans: Vec<(usize, usize)> = Vec::new();
     for (index, entry) in messages.iter().enumerate() {
-        match &entry.message {
-            ConversationMessage::Assistant { content } => {
-                for block in content {
-                    if let AssistantBlock::ToolCall { id, .. } = block {
-                        call_at.insert(id.as_str(), index);
-                    }
-                }
-            }
-            ConversationMessage::ToolResult { tool_call_id, .. } => {
-                if let Some(call) = call_at.remove(tool_call_id.as_str()) {
-                    spans.push((call, index));
-                }
-            }
-            _ => {}
+        for id in call_ids(entry) {
+            call_at.insert(id, index);
+        }
+        if let ConversationMessage::ToolResult { tool_call_id, .. } = &entry.message
+            && let Some(call) = call_at.remove(tool_call_id.as_str())
+        {
+            spans.push((call, index));
         }
     }
-    // Calls still waiting for their result hold the rest of the list.
+    // Calls still waiting for their result hold the rest of the list; abandoned ones nothing.
     for (_, call) in call_at {
-        spans.push((call, len));
+        if last_turn.is_none_or(|last| last <= call) {
+            spans.push((call, len));
+        }
     }
     let mut allowed = vec![true; len + 1];
     for (start, end) in spans {
@@ -151,6 +193,26 @@ mod tests {
         assert_eq!(split_point(&messages, 2), 3);
         // The call `b`, still waiting for its result, is not archived.
         assert_eq!(split_point(&messages, 0), 4);
+    }
+
+    #[test]
+    fn an_abandoned_call_holds_nothing_together() {
+        let messages = vec![
+            entry(0, user()),
+            entry(1, call("lost")),
+            entry(2, user()),
+            entry(3, call("b")),
+            entry(4, result("b")),
+            entry(5, call("c")),
+        ];
+        assert_eq!(abandoned_calls(&messages), HashSet::from(["lost"]));
+        assert_eq!(
+            cut_points(&messages),
+            [true, true, true, true, false, true, false]
+        );
+        assert_eq!(split_point(&messages, 4), 2);
+        // `c` is still waiting (nothing but tool results after it), so it stays live.
+        assert_eq!(split_point(&messages, 0), 5);
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! assembly; the conformance cases of the reference about pending tokens and message
 //! formatting; and the user reports about commits.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -15,9 +14,9 @@ use memory_protocol::{ModelClient, ModelError, ModelRequest, ModelResponse, Task
 use serde_json::json;
 use working_memory::WorkingMemoryDocument;
 use working_memory::session::{
-    ABSTRACT_FILE, ARCHIVE_MESSAGES_FILE, ArchiveStatus, CommitStatus, DONE_FILE, FAILED_FILE,
-    MESSAGES_FILE, META_FILE, OVERVIEW_FILE, Session, SessionOptions, WINDOW_FILE, format_message,
-    format_messages, pending_tokens,
+    ABSTRACT_FILE, ARCHIVE_MESSAGES_FILE, ArchiveStatus, CallOutcomes, CommitStatus, DONE_FILE,
+    FAILED_FILE, MESSAGES_FILE, META_FILE, OVERVIEW_FILE, Session, SessionOptions, WINDOW_FILE,
+    format_message, format_messages, pending_tokens,
 };
 
 pub(crate) fn user(id: &str, text: &str) -> ConversationEntry {
@@ -273,7 +272,7 @@ mod format_message_for_wm {
     use super::*;
 
     fn one(entry: &ConversationEntry) -> String {
-        format_message(entry, &HashSet::new())
+        format_message(entry, &CallOutcomes::default())
     }
 
     #[test]
@@ -322,9 +321,12 @@ mod format_message_for_wm {
                 ],
             },
         };
-        let answered: HashSet<&str> = ["c"].into();
+        let calls = CallOutcomes {
+            answered: ["c"].into(),
+            ..CallOutcomes::default()
+        };
         assert_eq!(
-            format_message(&entry, &answered),
+            format_message(&entry, &calls),
             "[Assistant]: Running it.\n[Tool Call]: shell({})"
         );
     }
@@ -945,10 +947,218 @@ fn assemble_keeps_the_reply_reserve_and_trims_the_working_memory_by_the_rules() 
     assert_eq!(assembled.messages.len(), 6);
     assert!(stats.estimated_tokens + stats.reserved_for_reply <= 128_000);
 
-    // A small budget keeps the reserve and drops the oldest messages first.
+    // A small budget keeps 15% for the reply and stays within the rest.
     let small = session.assemble(26_000).unwrap();
-    assert_eq!(small.stats.reserved_for_reply, 20_000);
-    assert!(small.stats.estimated_tokens <= 6_000, "{:?}", small.stats);
-    let budget = session.assemble(21_000).unwrap();
-    assert!(budget.stats.working_memory_omitted || budget.stats.estimated_tokens <= 1_000);
+    assert_eq!(small.stats.reserved_for_reply, 3_900);
+    assert!(
+        small.stats.estimated_tokens <= 26_000 - 3_900,
+        "{:?}",
+        small.stats
+    );
+    assert_eq!(small.messages.len(), 6);
+}
+
+/// A user message or reply of about `words` words.
+fn long(id: &str, user_turn: bool, words: usize) -> ConversationEntry {
+    let text = (0..words)
+        .map(|i| format!("tide{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if user_turn {
+        user(id, &text)
+    } else {
+        reply(id, &text)
+    }
+}
+
+/// Issue 27: one `exec_command` call abandoned near the start (no result ever came) and 38
+/// long messages after it. The call once held every later cut: commits archived one message
+/// and then nothing, and assembling at 40,000 tokens returned no message at all.
+#[test]
+fn an_abandoned_call_never_blocks_a_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = Recording::echo();
+    let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    let mut entries = vec![
+        user("u0", "build the release"),
+        ConversationEntry {
+            id: "c0".into(),
+            message: ConversationMessage::Assistant {
+                content: vec![AssistantBlock::ToolCall {
+                    id: "call_lost".into(),
+                    name: "exec_command".into(),
+                    arguments: json!({"cmd": "cargo build --release"}),
+                }],
+            },
+        },
+    ];
+    entries.extend((0..38).map(|i| long(&format!("m{i}"), i % 2 == 0, 900)));
+    session.append(entries).unwrap();
+
+    let first = block_on(session.commit(&model, 4)).unwrap();
+    assert_eq!(first.status, CommitStatus::Done);
+    assert_eq!(first.archived_messages, 36);
+    // The abandoned call went to the model with a note that it got no answer.
+    let sent = &model.requests()[0].input;
+    assert!(
+        sent.contains("exec_command") && sent.contains("(no answer:"),
+        "{sent}"
+    );
+
+    session
+        .append(
+            (38..44)
+                .map(|i| long(&format!("m{i}"), i % 2 == 0, 900))
+                .collect(),
+        )
+        .unwrap();
+    let second = block_on(session.commit(&model, 4)).unwrap();
+    assert_eq!(second.status, CommitStatus::Done);
+    assert_eq!(second.archived_messages, 6);
+
+    let assembled = session.assemble(40_000).unwrap();
+    assert!(!assembled.messages.is_empty());
+    assert_eq!(
+        assembled.messages.last().map(|m| m.id.as_str()),
+        Some("m43")
+    );
+}
+
+fn tool_pair(n: usize, words: usize) -> Vec<ConversationEntry> {
+    let output = (0..words)
+        .map(|i| format!("line{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    vec![
+        call(&format!("c{n}"), &format!("t{n}")),
+        ConversationEntry {
+            id: format!("r{n}"),
+            message: ConversationMessage::ToolResult {
+                tool_call_id: format!("t{n}"),
+                tool_name: "shell".into(),
+                text: output,
+                is_error: false,
+                useless: false,
+            },
+        },
+    ]
+}
+
+/// Issue 27 (Deliver 6): the reply's reserve is 15% below 40,000 tokens (it was 20,000 at
+/// every budget, the whole of a 16,000 budget) and the configured reserve from there on.
+#[test]
+fn the_reply_reserve_follows_the_budget() {
+    use working_memory::session::{REPLY_RESERVE_TOKENS, reply_reserve};
+    assert_eq!(reply_reserve(16_000), 2_400);
+    assert_eq!(reply_reserve(39_999), 5_999);
+    assert_eq!(reply_reserve(40_000), REPLY_RESERVE_TOKENS);
+    assert_eq!(reply_reserve(200_000), 30_000);
+    assert_eq!(reply_reserve(0), 0);
+    assert_eq!(reply_reserve(u64::MAX), u64::MAX / 100 * 15 + 15 * 15 / 100);
+}
+
+/// The newest user message opens a long run of tool calls: at a budget far below the run,
+/// the assembled context still holds the user message, the newest call with its result, and
+/// names every message it dropped.
+#[test]
+fn the_newest_user_message_and_the_newest_message_are_always_assembled() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    let mut entries = talk("h", 4);
+    entries.push(user("ask", "fix the flaky tide test"));
+    for n in 0..30 {
+        entries.extend(tool_pair(n, 1_500));
+    }
+    session.append(entries).unwrap();
+    let assembled = session.assemble(16_000).unwrap();
+    let ids: Vec<&str> = assembled.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids.first(), Some(&"ask"), "{ids:?}");
+    assert_eq!(&ids[ids.len() - 2..], ["c29", "r29"]);
+    assert!(assembled.stats.estimated_tokens <= 16_000 - 2_400);
+    assert_eq!(
+        assembled.left_out.messages.len() + assembled.messages.len(),
+        65
+    );
+    assert!(assembled.left_out.messages.contains(&"h0".to_owned()));
+    assert!(assembled.left_out.messages.contains(&"r0".to_owned()));
+    assert_eq!(
+        assembled.stats.dropped_messages,
+        assembled.left_out.messages.len()
+    );
+}
+
+/// A tool result larger than the whole budget is the newest message: it is cut head and tail
+/// (with a marker), named as cut, and the context stays within the budget.
+#[test]
+fn a_message_larger_than_the_budget_is_cut_not_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    let mut entries = vec![user("ask", "read the whole tide archive")];
+    entries.extend(tool_pair(0, 150_000));
+    session.append(entries).unwrap();
+    for budget in [16_000, 40_000, 128_000] {
+        let assembled = session.assemble(budget).unwrap();
+        let ids: Vec<&str> = assembled.messages.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["ask", "c0", "r0"], "at {budget}");
+        assert_eq!(assembled.left_out.cut_messages, ["r0"]);
+        assert!(
+            assembled.stats.estimated_tokens
+                <= budget - working_memory::session::reply_reserve(budget)
+        );
+        let ConversationMessage::ToolResult { text, .. } = &assembled.messages[2].message else {
+            panic!("not a result");
+        };
+        assert!(text.starts_with("line0 line1"), "the head is kept");
+        assert!(text.ends_with("line149999"), "the tail is kept");
+        assert!(
+            text.contains("chars omitted]"),
+            "a marker says what was cut"
+        );
+    }
+}
+
+/// The working memory gives way before any message is dropped: with a large working memory
+/// and live messages that fit only beside a trimmed one, every message is assembled and the
+/// working memory loses its oldest Key Facts (named in what was left out).
+#[test]
+fn the_working_memory_is_trimmed_before_messages_are_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: String = (0..150)
+        .map(|i| format!("- src/station_{i}.rs: {}\n", "offsets ".repeat(60)))
+        .collect();
+    let model = Recording::new(move |_| {
+        Ok(format!(
+            "# Working Memory\n\n## Session Title\nTide offsets\n\n## Current State\nChecking stations.\n\n## Files & Context\n{files}"
+        ))
+    });
+    let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    session.append(talk("m", 4)).unwrap();
+    assert_eq!(
+        block_on(session.commit(&model, 0)).unwrap().status,
+        CommitStatus::Done
+    );
+    let mut live = vec![user("ask", "and station 7?")];
+    for n in 0..6 {
+        live.extend(tool_pair(n, 1_000));
+    }
+    session.append(live).unwrap();
+    let whole = session.assemble(128_000).unwrap();
+    assert_eq!(whole.stats.dropped_messages, 0);
+    let whole_memory = whole.stats.working_memory_tokens;
+    assert!(whole_memory > 6_000, "{whole_memory}");
+
+    let tight = session.assemble(20_000).unwrap();
+    assert_eq!(tight.left_out.messages, Vec::<String>::new());
+    assert_eq!(tight.messages.len(), 13);
+    assert!(tight.instructions.is_some());
+    assert!(tight.left_out.working_memory_items > 0);
+    assert!(tight.stats.working_memory_tokens < whole_memory);
+    assert!(tight.stats.estimated_tokens <= 20_000 - 3_000);
+    let memory = tight.working_memory.unwrap();
+    assert!(memory.contains("## Session Title\nTide offsets"));
+    assert!(
+        memory.contains("src/station_149.rs"),
+        "the newest entries stay"
+    );
+    assert!(!memory.contains("src/station_0.rs"), "the oldest go first");
 }
