@@ -127,6 +127,9 @@ pub struct RenderedBlock {
     pub placement: Placement,
     /// Its o200k tokens.
     pub tokens: usize,
+    /// SHA-256 of `text`, lowercase hex: it changes only when the text does, which is only when
+    /// memory (or the host's input) changed, so a host can key its prompt cache on it.
+    pub content_hash: String,
     /// The numbers it shows, to record once injected ([`Introspector::record_injection`]).
     pub snapshot: MemorySnapshot,
 }
@@ -211,6 +214,7 @@ impl Introspector {
         }
         Ok(RenderedBlock {
             tokens: o200k().count(&text),
+            content_hash: content_hash(&text),
             text,
             state,
             placement: Placement::System,
@@ -311,7 +315,7 @@ impl Introspector {
             summary_budget_tokens: budget,
             mode: config.effective_mode(),
             tools: config.tools,
-            as_of: probe.as_of,
+            last_written: probe.scan.last_write_at(),
         })?)
     }
 
@@ -375,6 +379,15 @@ impl Introspector {
         }
         Ok(sources)
     }
+}
+
+/// SHA-256 of `text`, lowercase hex.
+fn content_hash(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// A note file's text through the confined open; `None` when it cannot be read (the probe

@@ -173,11 +173,16 @@ impl Introspector {
         let mut probe = Probe::new(MemoryState::Ready, as_of);
         let root = self.root();
         match std::fs::metadata(root) {
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                probe.state = MemoryState::Empty;
-                return probe;
-            }
             Err(error) => {
+                // No root in an existing home is memory not written yet; no home at all is a
+                // wrong path (a mistyped `--home`, environment variable or config), not "empty".
+                if let Some(problem) = self.home_problem() {
+                    return probe.root_unreadable(problem);
+                }
+                if error.kind() == std::io::ErrorKind::NotFound {
+                    probe.state = MemoryState::Empty;
+                    return probe;
+                }
                 return probe.root_unreadable(format!("memory root: {}", crate::io_reason(&error)));
             }
             Ok(metadata) if !metadata.is_dir() => {
@@ -232,6 +237,19 @@ impl Introspector {
         };
         probe.problems = problems;
         probe
+    }
+
+    /// What is wrong with the home folder itself, naming it; `None` when it is a folder.
+    fn home_problem(&self) -> Option<String> {
+        let home = self.home().display();
+        match std::fs::metadata(self.home()) {
+            Ok(metadata) if metadata.is_dir() => None,
+            Ok(_) => Some(format!("the home {home} is a file, not a folder")),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                Some(format!("the home {home} does not exist"))
+            }
+            Err(error) => Some(format!("the home {home}: {}", crate::io_reason(&error))),
+        }
     }
 
     /// Updates the index from the probe's scan and records its status.

@@ -104,6 +104,9 @@ struct Observed {
     runs: Vec<Run>,
     /// Failed tool calls that are not commands: (tool, error line).
     tool_failures: Vec<(String, String)>,
+    /// Commands whose call got no result among the messages: the conversation went on
+    /// without it (a call still waiting is never archived, so never sent here).
+    unanswered: Vec<String>,
     last_reply: Option<String>,
 }
 
@@ -194,6 +197,7 @@ fn observe(messages: &[ConversationEntry]) -> Observed {
             }
         }
     }
+    seen.unanswered = pending.into_values().collect();
     seen
 }
 
@@ -412,6 +416,12 @@ fn derive(messages: &[ConversationEntry]) -> Derived {
     }
     for (tool, line) in &seen.tool_failures {
         push_distinct(&mut errors, format!("`{tool}` call failed: {line}"));
+    }
+    for command in &seen.unanswered {
+        push_distinct(
+            &mut errors,
+            format!("`{command}` got no answer: the conversation went on without its result"),
+        );
     }
     errors.extend(seen.corrections.iter().cloned());
     for (question, answered) in &seen.questions {

@@ -320,7 +320,7 @@ fn memory_header(src: &mut TextSource<'_>) -> Result<Vars> {
         summary_budget_tokens: 2_500,
         mode: MemoryMode::Writable,
         tools: true,
-        as_of: 1_773_481_202,
+        last_written: Some(1_773_481_202),
     };
     introspect::memory_header_vars(&ctx)
 }

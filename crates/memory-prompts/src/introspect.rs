@@ -50,13 +50,15 @@ pub struct MemoryHeaderContext {
     pub mode: MemoryMode,
     /// True when the host offers the memory tools.
     pub tools: bool,
-    /// When the numbers were taken (Unix seconds).
-    pub as_of: i64,
+    /// When memory last changed (its newest file's modification time, Unix seconds); `None`
+    /// when nothing is written yet. The clock is never shown, so the header's text changes
+    /// only when memory does and a host's cached prompt prefix stays valid.
+    pub last_written: Option<i64>,
 }
 
 /// The header of the always-on block: what it is, who writes it, where it lives and how far it
-/// reaches, how full its budget is, the mode, where to look further and when the numbers were
-/// taken.
+/// reaches, how full its budget is, the mode, where to look further and when memory last
+/// changed.
 pub fn memory_header(ctx: &MemoryHeaderContext) -> Result<String> {
     memory_header_vars(ctx)?.render()
 }
@@ -77,7 +79,12 @@ pub(crate) fn memory_header_vars(ctx: &MemoryHeaderContext) -> Result<Vars> {
         .number("limit", ctx.summary_budget_tokens)
         .flag("writable", ctx.mode == MemoryMode::Writable)
         .flag("tools", ctx.tools)
-        .inline_text("as_of", &UntrustedText::new(format_utc(ctx.as_of))))
+        .optional_inline_text(
+            "last_written",
+            ctx.last_written
+                .map(|seconds| UntrustedText::new(format_utc(seconds)))
+                .as_ref(),
+        ))
 }
 
 /// Who wrote a source the block carries.

@@ -1,12 +1,16 @@
 //! Lexical anchors of Key Facts & Decisions: the words a consolidating rewrite must keep.
 //!
-//! Four kinds, compared lower-cased: dates (`2024-01-20`, `7 May 2024`); amounts and counts
+//! Five kinds, compared lower-cased: dates (`2024-01-20`, `7 May 2024`); amounts and counts
 //! (`$2,000`, `3 kids`, `6 AM`, `40%`, `12 tests`); decision words (`because`, `decided`,
-//! `chose`, `committed`, `agreed`, `resolved`); and capitalized names of three or more letters
-//! (`OpenAI`, `McCloud`, `Postgres`) that are not common words. Found by a word scanner, not
-//! regular expressions.
+//! `chose`, `committed`, `agreed`, `resolved`); capitalized names of three or more letters in
+//! any cased script (`OpenAI`, `McCloud`, `Zürich`, `Петров`) that are not common words; and,
+//! in scripts where no capital marks a name, the text itself: character bigrams of Chinese,
+//! Japanese and Korean, words of three or more letters of Arabic, Hebrew and the like. Found
+//! by a word scanner, not regular expressions.
 
 use std::collections::HashSet;
+
+use crate::script::{bigrams, is_caseless_letter, split_cjk};
 
 /// Words after a number that make it a fact worth keeping.
 #[rustfmt::skip]
@@ -79,12 +83,12 @@ fn money(word: &str) -> Option<&str> {
     Some(word[..=end].trim_end_matches([',', '.']))
 }
 
-/// An ASCII capital followed by at least two ASCII letters, nothing else.
+/// A capital followed by at least two letters, nothing else, in any cased script.
 fn is_name(part: &str) -> bool {
-    let bytes = part.as_bytes();
-    bytes.len() >= 3
-        && bytes[0].is_ascii_uppercase()
-        && bytes[1..].iter().all(u8::is_ascii_alphabetic)
+    let mut chars = part.chars();
+    chars.next().is_some_and(char::is_uppercase)
+        && part.chars().count() >= 3
+        && chars.all(char::is_alphabetic)
 }
 
 fn is_edge_punctuation(ch: char) -> bool {
@@ -117,7 +121,7 @@ pub fn lexical_anchors(text: &str) -> HashSet<String> {
         .collect();
     let mut found = HashSet::new();
     let mut add = |parts: &[&str]| {
-        found.insert(parts.join(" ").to_ascii_lowercase());
+        found.insert(parts.join(" ").to_lowercase());
     };
     for (at, raw) in words.iter().enumerate() {
         let word = raw.trim_end_matches('.');
@@ -144,13 +148,22 @@ pub fn lexical_anchors(text: &str) -> HashSet<String> {
         if word.len() > 1 && word.ends_with('%') && is_number(&word[..word.len() - 1]) {
             add(&[word]);
         }
-        for part in word.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')) {
-            if part.len() < 3 {
-                continue;
-            }
-            let decision = in_list(part, DECISION_WORDS);
-            if decision || (is_name(part) && !in_list(part, COMMON_WORDS)) {
-                add(&[part]);
+        for part in word.split(|ch: char| !(ch.is_alphanumeric() || ch == '_')) {
+            for (cjk, piece) in split_cjk(part) {
+                if cjk {
+                    for bigram in bigrams(piece) {
+                        add(&[bigram]);
+                    }
+                    continue;
+                }
+                if piece.chars().count() < 3 {
+                    continue;
+                }
+                let decision = in_list(piece, DECISION_WORDS);
+                let caseless = piece.chars().all(is_caseless_letter);
+                if decision || caseless || (is_name(piece) && !in_list(piece, COMMON_WORDS)) {
+                    add(&[piece]);
+                }
             }
         }
     }
@@ -184,6 +197,34 @@ mod tests {
                 "mccloud",
                 "openai"
             ]
+        );
+    }
+
+    #[test]
+    fn anchors_in_every_script() {
+        let chinese = lexical_anchors("决定使用潮汐表");
+        assert!(
+            chinese.contains("潮汐") && chinese.contains("决定"),
+            "{chinese:?}"
+        );
+        let russian = lexical_anchors("Петров выбрал Москву");
+        assert!(
+            russian.contains("петров") && russian.contains("москву"),
+            "{russian:?}"
+        );
+        assert!(
+            !russian.contains("выбрал"),
+            "lower-case words are not names"
+        );
+        let arabic = lexical_anchors("قرر أحمد استخدام الجدول");
+        assert!(
+            arabic.contains("أحمد") && arabic.contains("الجدول"),
+            "{arabic:?}"
+        );
+        let accented = lexical_anchors("Émile moved to Zürich");
+        assert!(
+            accented.contains("émile") && accented.contains("zürich"),
+            "{accented:?}"
         );
     }
 

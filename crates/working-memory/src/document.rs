@@ -18,6 +18,8 @@
 //!
 //! Text before the first `## ` header (the `# Working Memory` line, YAML front matter, a
 //! model's preamble such as "Here is the document:") is not part of any section and is dropped.
+//! Front matter is recognised only in its YAML form (a first line `---`, YAML lines, a closing
+//! `---`): a document that opens with a `---` rule keeps every section.
 
 use memory_protocol::working_memory::WorkingMemorySection;
 
@@ -205,31 +207,15 @@ struct Header<'a> {
     section: Option<WorkingMemorySection>,
 }
 
-/// The `## ` header lines of a text, in order, outside a YAML front matter (opened by a first
-/// non-blank line `---`, closed by the next one).
+/// The `## ` header lines of a text, in order, after its YAML front matter when it has one
+/// ([`front_matter_end`]).
 fn find_headers(text: &str) -> Vec<Header<'_>> {
     let mut headers = Vec::new();
-    let mut in_front_matter = false;
-    let mut seen_content = false;
-    let mut start = 0;
-    for line in text.split_inclusive('\n') {
+    let mut start = front_matter_end(text).unwrap_or(0);
+    for line in text.get(start..).unwrap_or_default().split_inclusive('\n') {
         let line_start = start;
         start += line.len();
         let first = line.trim_start();
-        if first.is_empty() {
-            continue;
-        }
-        if !seen_content {
-            seen_content = true;
-            if first.trim_end() == "---" {
-                in_front_matter = true;
-                continue;
-            }
-        }
-        if in_front_matter {
-            in_front_matter = first.trim_end() != "---";
-            continue;
-        }
         if let Some(name) = header_name(first) {
             headers.push(Header {
                 start: line_start,
@@ -240,6 +226,54 @@ fn find_headers(text: &str) -> Vec<Header<'_>> {
         }
     }
     headers
+}
+
+/// Where a YAML front matter ends (just after its closing line), when the text opens with
+/// one: a first line `---`, then only YAML lines (`key: value`, list items, indented or
+/// blank lines, comments that are not `## ` headers), then a line `---` or `...`. A text that
+/// merely starts with a `---` rule is no front matter, so its sections stay.
+fn front_matter_end(text: &str) -> Option<usize> {
+    let text_start = text
+        .strip_prefix('\u{feff}')
+        .map_or(0, |_| '\u{feff}'.len_utf8());
+    let mut lines = text.get(text_start..)?.split_inclusive('\n');
+    let mut at = text_start;
+    let opening = lines.next()?;
+    if opening.trim_end() != "---" {
+        return None;
+    }
+    at += opening.len();
+    for line in lines {
+        at += line.len();
+        let trimmed = line.trim_end();
+        if trimmed == "---" || trimmed == "..." {
+            return Some(at);
+        }
+        if !is_yaml_line(trimmed) {
+            return None;
+        }
+    }
+    None
+}
+
+/// True for a line YAML front matter holds: blank, indented, a list item, a comment that is
+/// not a `## ` header, or `key:` followed by a space or the end of the line.
+fn is_yaml_line(line: &str) -> bool {
+    if line.trim().is_empty() || line.starts_with([' ', '\t']) || line.starts_with("- ") {
+        return true;
+    }
+    if line.starts_with('#') {
+        return header_name(line).is_none();
+    }
+    let Some((key, rest)) = line.split_once(':') else {
+        return false;
+    };
+    let key = key.trim_matches(['"', '\'']);
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|ch| ch.is_alphanumeric() || matches!(ch, '_' | '-' | '.' | ' '))
+        && (rest.is_empty() || rest.starts_with(' '))
 }
 
 fn parse(text: &str) -> WorkingMemoryDocument {
@@ -279,10 +313,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn front_matter_hides_headers_until_it_closes() {
-        let text = "\n  ---\n## Open Issues\n ---\n## Open Issues\nx";
-        assert_eq!(find_headers(text).len(), 1);
-        assert!(find_headers("---\n## Open Issues\n").is_empty());
+    fn only_yaml_front_matter_hides_what_it_holds() {
+        let yaml = "---\ntitle: tides\ntags:\n  - harbour\n# a comment\n---\n## Open Issues\nx";
+        assert_eq!(find_headers(yaml).len(), 1);
+        assert_eq!(front_matter_end(yaml), Some(yaml.find("## Open").unwrap()));
+        // A `---` rule before the sections is no front matter: every header counts.
+        let rule = "---\n## Session Title\nTides\n---\n## Open Issues\nx";
+        assert_eq!(front_matter_end(rule), None);
+        assert_eq!(find_headers(rule).len(), 2);
+        // Prose between two rules is not YAML either; an unclosed opening hides nothing.
+        assert_eq!(front_matter_end("---\nSome prose here.\n---\n"), None);
+        assert_eq!(find_headers("---\n## Open Issues\n").len(), 1);
+        assert_eq!(
+            find_headers("\n  ---\n## Open Issues\n ---\n## Open Issues\nx").len(),
+            2
+        );
     }
 
     #[test]

@@ -38,6 +38,7 @@ mod merge;
 mod ops;
 mod recover;
 mod reminders;
+mod script;
 pub mod session;
 pub mod text;
 

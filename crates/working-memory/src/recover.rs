@@ -32,6 +32,9 @@ pub enum RecoveryPath {
     Unwrapped,
     /// Malformed: sections read one by one by the tolerant scan.
     Repaired,
+    /// No operation at all (`null`, `{"sections": {}}`, `{"sections": null}`): every section
+    /// is kept, each with a guard record saying it had no operation.
+    Empty,
 }
 
 /// What was read from the arguments.
@@ -72,10 +75,16 @@ fn read_text(raw: &str, depth: usize) -> Option<Recovery> {
     if text.is_empty() || depth > MAX_DEPTH {
         return None;
     }
-    if let Ok(value) = serde_json::from_str::<Value>(text)
-        && let Some(found) = read_value(&value, depth)
-    {
-        return Some(found);
+    if let Ok(value) = serde_json::from_str::<Value>(text) {
+        if depth == 0 && value.is_null() {
+            return Some(Recovery {
+                ops: SectionOps::new(),
+                path: RecoveryPath::Empty,
+            });
+        }
+        if let Some(found) = read_value(&value, depth) {
+            return Some(found);
+        }
     }
     for inner in [fenced(text), braced(text)].into_iter().flatten() {
         if inner.len() < text.len()
@@ -101,6 +110,7 @@ impl RecoveryPath {
             RecoveryPath::Exact => 0,
             RecoveryPath::Unwrapped => 1,
             RecoveryPath::Repaired => 2,
+            RecoveryPath::Empty => 3,
         };
         if rank(other) > rank(self) {
             other
@@ -143,6 +153,17 @@ fn read_value(value: &Value, depth: usize) -> Option<Recovery> {
                 return Some(Recovery {
                     ops: top,
                     path: RecoveryPath::Unwrapped,
+                });
+            }
+            let no_sections = match object.get("sections") {
+                Some(Value::Null) => true,
+                Some(Value::Object(sections)) => sections.is_empty(),
+                _ => false,
+            };
+            if no_sections {
+                return Some(Recovery {
+                    ops: SectionOps::new(),
+                    path: RecoveryPath::Empty,
                 });
             }
             for key in WRAPPER_KEYS {

@@ -97,6 +97,8 @@ pub(crate) struct BlockJson {
     pub(crate) placement: &'static str,
     /// Its o200k tokens.
     pub(crate) tokens: usize,
+    /// SHA-256 of `text` (hex): the same until memory changes, a key for a host's prompt cache.
+    pub(crate) content_hash: String,
     /// The numbers it shows (what `--record` records).
     pub(crate) snapshot: MemorySnapshot,
     /// The recall for `--query`, when asked.
@@ -110,6 +112,7 @@ impl BlockJson {
             state: block.state,
             placement: block.placement.as_str(),
             tokens: block.tokens,
+            content_hash: block.content_hash.clone(),
             snapshot: block.snapshot.clone(),
             recall,
         }

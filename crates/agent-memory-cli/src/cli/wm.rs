@@ -8,7 +8,10 @@
 //!   operation came to;
 //! - `commit SESSION_DIR [--keep N] [--model M] [--json]`: archive the session's older
 //!   messages and update its working memory (exit status 1 when the update failed);
-//! - `assemble SESSION_DIR --budget N [--json]`: the context a host would send;
+//! - `append SESSION_DIR [--json]`: add the messages on standard input (one conversation
+//!   entry per line) to the session, creating its folder when needed;
+//! - `assemble SESSION_DIR --budget N [--json]`: the context a host would send, and what it
+//!   left out;
 //! - `show SESSION_DIR`: the window state, the archives and the working memory.
 //!
 //! A session folder holds `messages.jsonl`, one conversation entry per line
@@ -23,7 +26,7 @@ use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::working_memory::{GuardRecord, SectionOp, WorkingMemorySection};
 use agent_memory::working_memory::session::{
     Archive, ArchiveStatus, CommitReport, CommitStatus, LeftOut, MESSAGES_FILE, Session,
-    SessionOptions, format_messages,
+    SessionOptions, format_messages, parse_messages,
 };
 use agent_memory::working_memory::{MergeOptions, RecoveryPath, merge_text, read_arguments};
 use anyhow::{Context, bail};
@@ -74,6 +77,14 @@ enum WmCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Add messages from standard input (one conversation entry per line) to a session.
+    Append {
+        /// The session folder (created when missing).
+        session_dir: PathBuf,
+        /// Print what the append did as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the context a host would send: instructions with the working memory, messages.
     Assemble {
         /// The session folder.
@@ -97,6 +108,7 @@ pub(crate) fn run(args: WmArgs) -> ExitCode {
         WmCommand::Merge { json, .. }
         | WmCommand::Recover { json, .. }
         | WmCommand::Commit { json, .. }
+        | WmCommand::Append { json, .. }
         | WmCommand::Assemble { json, .. } => *json,
         WmCommand::Show { .. } => false,
     };
@@ -109,6 +121,7 @@ pub(crate) fn run(args: WmArgs) -> ExitCode {
             model,
             json,
         } => commit(&session_dir, keep, model.as_deref(), json),
+        WmCommand::Append { session_dir, json } => append(&session_dir, json),
         WmCommand::Assemble {
             session_dir,
             budget,
@@ -154,7 +167,12 @@ fn merge(old: &Path, ops: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             ops.display()
         );
     };
-    if recovery.path != RecoveryPath::Exact {
+    if recovery.path == RecoveryPath::Empty {
+        eprintln!(
+            "warning: {} holds no operation: every section is kept",
+            ops.display()
+        );
+    } else if recovery.path != RecoveryPath::Exact {
         eprintln!(
             "note: {} was not well-formed tool arguments; read as {}",
             ops.display(),
@@ -179,6 +197,7 @@ fn path_name(path: RecoveryPath) -> &'static str {
         RecoveryPath::Exact => "exact",
         RecoveryPath::Unwrapped => "unwrapped",
         RecoveryPath::Repaired => "repaired",
+        RecoveryPath::Empty => "empty (no operation: every section is kept)",
     }
 }
 
@@ -292,11 +311,17 @@ fn commit_text(report: &CommitReport, model: &str) -> String {
             report.archived_messages, report.sent_messages, report.windows, report.model_calls
         ),
         CommitStatus::Failed => format!(
-            "{archive}: FAILED ({model}): {} message(s) archived, the working memory was not updated: {}\n  the archived messages stay in the assembled context; the next commit retries them\n",
-            report.archived_messages,
+            "{archive}: FAILED ({model}): the working memory was not updated: {}\n  nothing was archived or written; the messages stay live and the next commit retries them\n",
             report.error.as_deref().unwrap_or("unknown error")
         ),
     };
+    if !report.cut_messages.is_empty() {
+        out.push_str(&format!(
+            "  {} message(s) sent cut to head and tail to fit the model: {}\n",
+            report.cut_messages.len(),
+            id_list(&report.cut_messages)
+        ));
+    }
     if report.recovered > 0 {
         out.push_str(&format!(
             "  {} answer(s) recovered from malformed output\n",
@@ -319,6 +344,39 @@ fn commit_text(report: &CommitReport, model: &str) -> String {
         report.cursor.as_deref().unwrap_or("(none)")
     ));
     out
+}
+
+fn append(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+        .context("cannot read the messages from standard input")?;
+    let entries = parse_messages(&text, Path::new("standard input"))?;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the session folder {}", dir.display()))?;
+    let mut session = open_session(dir)?;
+    let count = entries.len();
+    let outcome = session.append(entries)?;
+    if as_json {
+        let value = json!({
+            "appended": count,
+            "live_messages": session.messages().len(),
+            "pending_tokens": outcome.pending_tokens,
+            "commit_due": outcome.commit_due,
+        });
+        outln!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        outln!(
+            "appended {count} message(s): {} live, pending tokens {}{}",
+            session.messages().len(),
+            outcome.pending_tokens,
+            if outcome.commit_due {
+                ", a commit is due"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn assemble(dir: &Path, budget: u64, as_json: bool) -> anyhow::Result<ExitCode> {

@@ -139,9 +139,13 @@ fn block_json_adds_state_placement_and_tokens_and_names_the_status_root() {
 
     let plain = agent_memory(home.path(), &["block"]);
     let text = block["text"].as_str().unwrap();
-    // The two runs may straddle a minute; everything before the "As of" time is the same.
-    let stable = |text: &str| text.split(" As of ").next().unwrap().to_owned();
-    assert_eq!(stable(text), stable(&stdout(&plain)));
+    // Issue 29: the block shows memory's last write, not the clock, so two runs give the same
+    // text and the same content hash.
+    assert_eq!(text, stdout(&plain));
+    let again = json_exit(&agent_memory(home.path(), &["block", "--json"]), 0);
+    let hash = block["content_hash"].as_str().unwrap();
+    assert_eq!(hash.len(), 64);
+    assert_eq!(again["content_hash"], hash);
 
     let status = json_exit(&agent_memory(home.path(), &["status", "--json"]), 0);
     let root = std::path::absolute(home.path().join("memories")).unwrap();

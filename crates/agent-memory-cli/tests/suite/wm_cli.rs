@@ -242,3 +242,43 @@ fn commands_on_a_missing_session_say_what_is_expected() {
             .contains("messages.jsonl:1: not a conversation entry")
     );
 }
+
+/// Issue 27 (Deliver 7): `wm append SESSION_DIR` adds the messages on standard input.
+#[test]
+fn append_adds_messages_from_standard_input() {
+    use std::io::Write as _;
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path().join("new-session");
+    let run = |input: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+            .args(["wm", "append", dir.to_str().unwrap()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let first = run(concat!(
+        r#"{"id": "u1", "message": {"role": "user", "text": "import the April tides"}}"#,
+        "\n",
+        r#"{"id": "a1", "message": {"role": "assistant", "content": [{"type": "text", "text": "On it."}]}}"#,
+        "\n"
+    ));
+    assert!(
+        ok(&first).starts_with("appended 2 message(s): 2 live"),
+        "{}",
+        ok(&first)
+    );
+    let again = run(r#"{"id": "u1", "message": {"role": "user", "text": "again"}}"#);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("u1"));
+    let shown = ok(&wm(&["show", dir.to_str().unwrap()]));
+    assert!(shown.contains("live messages: 2"), "{shown}");
+}

@@ -50,7 +50,7 @@ fn the_header_fits_80_tokens_in_every_mode_and_scope() {
             .unwrap();
         let header = header_of(&block.text);
         assert!(
-            header.starts_with("Memory summary (") && header.contains(". As of "),
+            header.starts_with("Memory summary (") && header.contains(". Last written "),
             "{header}"
         );
         let tokens = o200k().count(&header);

@@ -2,6 +2,8 @@
 //! tools, the index, and one test per user report the issue lists.
 
 mod budgets;
+mod cache;
+mod home;
 mod index;
 mod provenance;
 mod reads;
@@ -36,11 +38,19 @@ impl Home {
         self.dir.path().join("memories")
     }
 
-    /// Writes `text` to `rel` under the memory root, creating folders.
+    /// Writes `text` to `rel` under the memory root, creating folders, modified at [`NOW`]
+    /// (the block shows memory's last write, so tests fix it as they fix the clock).
     pub(crate) fn write(&self, rel: &str, text: impl AsRef<[u8]>) -> PathBuf {
         let path = self.root().join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(NOW.unsigned_abs());
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(at)
+            .unwrap();
         path
     }
 

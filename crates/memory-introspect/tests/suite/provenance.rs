@@ -43,15 +43,29 @@ fn a_note_cannot_forge_a_host_label_a_passage_header_or_a_state_line() {
         .render_block(&BlockOptions::default())
         .unwrap()
         .text;
+    let written = std::fs::metadata(home.root().join(&path))
+        .unwrap()
+        .modified()
+        .unwrap()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .try_into()
+        .unwrap();
     assert_eq!(
         labels(&block),
         [
             "Memory summary (0% - 15/2500 tokens), written in the background by the memory \
              system, not the user."
                 .to_owned(),
-            format!("Root: {} (this machine, global). Writable (memory_note).", home.root().display()),
-            "More: memory_search, memory_read, memory_list, memory_status. As of 14 Mar 2026 09:40 UTC."
-                .to_owned(),
+            format!(
+                "Root: {} (this machine, global). Writable (memory_note).",
+                home.root().display()
+            ),
+            format!(
+                "More: memory_search, memory_read, memory_list, memory_status. Last written {}.",
+                memory_prompts::introspect::format_utc(written)
+            ),
             "[memory summary: memory_summary.md; written by the memory system from past sessions; \
              scope: all projects on this machine]"
                 .to_owned(),
@@ -133,7 +147,11 @@ proptest! {
             return Ok(());
         };
         let forged = introspector.render_block(&BlockOptions::default()).unwrap().text;
-        home.write(&path, "plain");
+        // Same file, same modification time, plain text.
+        let file = home.root().join(&path);
+        let modified = std::fs::metadata(&file).unwrap().modified().unwrap();
+        std::fs::write(&file, "plain").unwrap();
+        std::fs::File::options().write(true).open(&file).unwrap().set_modified(modified).unwrap();
         let plain = introspector.render_block(&BlockOptions::default()).unwrap().text;
         let label = format!("[unreviewed agent note: {path};");
         prop_assert!(plain.contains(&label));

@@ -80,8 +80,8 @@ fn empty_says_nothing_is_recorded_yet_and_that_this_is_normal() {
              Memory summary (0% - 0/2500 tokens), written in the background by the memory \
              system, not the user.\n\
              Root: {root} (this machine, global). Writable (memory_note).\n\
-             More: memory_search, memory_read, memory_list, memory_status. As of 14 Mar 2026 \
-             09:40 UTC.\n\
+             More: memory_search, memory_read, memory_list, memory_status. Nothing written \
+             yet.\n\
              [memory: empty] Memory is on but nothing is recorded yet. That is normal: it fills \
              in as sessions finish.\n\
              </memory>\n"
@@ -120,7 +120,7 @@ fn ready_shows_the_guidance_then_the_header_and_the_labelled_summary() {
              Memory summary (0% - 15/2500 tokens), written in the background by the memory \
              system, not the user.\n\
              Root: {root} (this machine, global). Writable (memory_note).\n\
-             More: memory_search, memory_read, memory_list, memory_status. As of 14 Mar 2026 \
+             More: memory_search, memory_read, memory_list, memory_status. Last written 14 Mar 2026 \
              09:40 UTC.\n\n\
              [memory summary: memory_summary.md; written by the memory system from past \
              sessions; scope: all projects on this machine]\n\
@@ -155,7 +155,7 @@ fn degraded_keeps_what_works_and_says_what_does_not() {
              Memory summary (0% - 15/2500 tokens), written in the background by the memory \
              system, not the user.\n\
              Root: {root} (this machine, global). Writable (memory_note).\n\
-             More: memory_search, memory_read, memory_list, memory_status. As of 14 Mar 2026 \
+             More: memory_search, memory_read, memory_list, memory_status. Last written 14 Mar 2026 \
              09:40 UTC.\n\
              [memory: degraded] Part of memory could not be read (1 file unreadable); what is \
              shown may be incomplete.\n\n\
@@ -293,7 +293,7 @@ fn a_state_change_since_the_last_turn_gets_its_own_line() {
     assert_eq!(fixed.state, MemoryState::Ready);
     assert!(
         fixed.text.contains(
-            "As of 14 Mar 2026 09:40 UTC.\n[memory: changed since the last turn, from unavailable to ready]\n\n[memory summary:"
+            "Last written 14 Mar 2026 09:40 UTC.\n[memory: changed since the last turn, from unavailable to ready]\n\n[memory summary:"
         ),
         "{}",
         fixed.text

@@ -317,3 +317,40 @@ proptest! {
         prop_assert!(serde_json::from_str::<WorkingMemoryUpdate>(&updated).is_ok(), "{}", updated);
     }
 }
+
+/// Issue 27: a command whose call never got a result (the conversation went on) is noted as
+/// unanswered, not taken as run.
+#[tokio::test]
+async fn an_abandoned_command_is_noted_as_unanswered() {
+    let messages = entries(vec![
+        user("Build the release."),
+        call(
+            "c1",
+            "exec_command",
+            json!({"cmd": "cargo build --release"}),
+        ),
+        user("Never mind, run the tests instead."),
+        call("c2", "exec_command", json!({"cmd": "cargo test"})),
+        result(
+            "c2",
+            "exec_command",
+            "Process exited with code 0\ntest result: ok",
+            false,
+        ),
+    ]);
+    let document = complete(
+        TaskKind::WorkingMemoryCreate,
+        serde_json::to_value(WorkingMemoryCreateInput {
+            messages,
+            previous: None,
+        })
+        .unwrap(),
+    )
+    .await;
+    let errors = section(&document, "Errors & Corrections");
+    assert!(
+        errors.contains("`cargo build --release` got no answer"),
+        "{document}"
+    );
+    assert!(!errors.contains("`cargo test` got no answer"));
+}

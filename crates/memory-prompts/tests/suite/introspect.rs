@@ -16,7 +16,7 @@ fn header_context() -> MemoryHeaderContext {
         summary_budget_tokens: 2_500,
         mode: MemoryMode::Writable,
         tools: true,
-        as_of: 1_773_481_202,
+        last_written: Some(1_773_481_202),
     }
 }
 
@@ -28,7 +28,7 @@ fn the_header_says_what_who_where_how_full_mode_tools_and_when() {
         "Memory summary (30% - 750/2500 tokens), written in the background by the memory \
          system, not the user.\n\
          Root: /home/u/.agent-memory/memories (this machine, global). Writable (memory_note).\n\
-         More: memory_search, memory_read, memory_list, memory_status. As of 14 Mar 2026 09:40 \
+         More: memory_search, memory_read, memory_list, memory_status. Last written 14 Mar 2026 09:40 \
          UTC.\n"
     );
     let mut ctx = header_context();

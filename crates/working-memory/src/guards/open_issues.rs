@@ -7,8 +7,10 @@
 //! tagged with the restored marker once (an item restored before and dropped again is restored
 //! again, without a second tag); copies of one dropped item come back as one. The snippet is
 //! cut back to a whole word only while it keeps at least 20 characters; otherwise (a long
-//! word at the cut) it ends inside that word and only its start needs a word boundary. A
-//! resolved item may be dropped. KEEP and APPEND pass.
+//! word at the cut) it ends inside that word and only its start needs a word boundary. An
+//! item reworded in the rewrite is not missing either: when one new item holds every word of
+//! the old one (in any order, with more words around them), restoring it would only add a
+//! duplicate. A resolved item may be dropped. KEEP and APPEND pass.
 
 use std::collections::HashSet;
 
@@ -17,6 +19,7 @@ use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 use super::{Verdict, quoted};
 use crate::document::normalize_body;
 use crate::keys::item_key;
+use crate::script::words;
 use crate::text::{has_status_tag, items, strip_status_tags};
 
 pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
@@ -26,7 +29,13 @@ pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
     let new = normalize_body(content);
     // The keys of the rewrite's items, one a line: snippets are looked for in them.
     let new_keys: String = items(&new).map(|item| item_key(item) + "\n").collect();
-    let dropped = dropped_items(old, &new_keys);
+    let new_words: Vec<HashSet<String>> = items(&new)
+        .map(|item| words(strip_status_tags(item)))
+        .collect();
+    let dropped: Vec<&str> = dropped_items(old, &new_keys)
+        .into_iter()
+        .filter(|item| !is_reworded(item, &new_words))
+        .collect();
     if dropped.is_empty() {
         return Verdict::unchanged(op);
     }
@@ -65,6 +74,12 @@ fn dropped_items<'o>(old: &'o str, new_keys: &str) -> Vec<&'o str> {
         }
     }
     dropped
+}
+
+/// True when one of the rewrite's items holds every word of `item`.
+fn is_reworded(item: &str, new_words: &[HashSet<String>]) -> bool {
+    let old = words(item);
+    !old.is_empty() && new_words.iter().any(|new| old.is_subset(new))
 }
 
 /// The first characters of a key that identify the item, cut back to a whole word.
@@ -143,6 +158,15 @@ mod tests {
     fn copies_of_a_dropped_item_come_back_once() {
         let old = "- Batch one is late\n- batch ONE is late\n- [resolved] gone\n- kept";
         assert_eq!(dropped_items(old, "kept\n"), ["Batch one is late"]);
+    }
+
+    #[test]
+    fn a_reworded_item_is_not_missing() {
+        let new = [words("The April statement file format is still unknown")];
+        assert!(is_reworded("April statement format unknown", &new));
+        assert!(!is_reworded("May statement format unknown", &new));
+        assert!(!is_reworded("四月格式未知", &[words("四月的格式仍然未知")]));
+        assert!(is_reworded("四月格式", &[words("仍不清楚四月格式")]));
     }
 
     #[test]

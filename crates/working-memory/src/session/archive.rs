@@ -240,15 +240,15 @@ pub(crate) fn create_archive(
 }
 
 /// What a successful update writes, in this order, `.done` last.
-pub(crate) struct Completion<'a> {
-    pub(crate) overview: &'a str,
-    pub(crate) abstract_line: &'a str,
-    pub(crate) moved: Option<&'a str>,
+pub(crate) struct Completion {
+    pub(crate) overview: String,
+    pub(crate) abstract_line: String,
+    pub(crate) moved: Option<String>,
     pub(crate) update: UpdateMeta,
     pub(crate) done: DoneMarker,
 }
 
-pub(crate) fn complete(archive: &Archive, completion: Completion<'_>) -> Result<()> {
+pub(crate) fn complete(archive: &Archive, completion: Completion) -> Result<()> {
     write_atomic(
         &archive.dir.join(OVERVIEW_FILE),
         completion.overview.as_bytes(),
@@ -257,7 +257,7 @@ pub(crate) fn complete(archive: &Archive, completion: Completion<'_>) -> Result<
         &archive.dir.join(ABSTRACT_FILE),
         format!("{}\n", completion.abstract_line).as_bytes(),
     )?;
-    if let Some(moved) = completion.moved {
+    if let Some(moved) = &completion.moved {
         write_atomic(&archive.dir.join(MOVED_FILE), moved.as_bytes())?;
     }
     let mut meta = archive.meta()?.unwrap_or_default();
@@ -268,8 +268,4 @@ pub(crate) fn complete(archive: &Archive, completion: Completion<'_>) -> Result<
         &completion.done,
         "the done marker",
     )
-}
-
-pub(crate) fn fail(archive: &Archive, record: &FailureRecord) -> Result<()> {
-    write_json(&archive.dir.join(FAILED_FILE), record, "the failure record")
 }

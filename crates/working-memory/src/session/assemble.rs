@@ -6,8 +6,9 @@
 //! 1. the reply's reserve stays free: 15% of the budget below [`LARGE_BUDGET_TOKENS`], and
 //!    [`REPLY_RESERVE_TOKENS`] (or 15%, when larger) from there on;
 //! 2. the newest message and the newest user message (each with the call or results it
-//!    belongs to) are always included; when they alone exceed the rest of the budget, their
-//!    largest texts are cut, head and tail with a marker;
+//!    belongs to) are always included; when they alone exceed the rest of the budget (less
+//!    the working memory's floor, below), their largest texts are cut, head and tail with a
+//!    marker;
 //! 3. the working memory gets at most [`ARCHIVE_WORKING_MEMORY_TOKENS`], and gives way to the
 //!    messages down to 15% of the usable budget before any message is dropped: Session
 //!    Title, Current State, Open Issues and Errors & Corrections stay whole, and the oldest
@@ -231,16 +232,23 @@ impl Session {
                 required.extend(group(&allowed, user));
             }
         }
-        // When they alone exceed the usable budget, cut the largest until they fit.
+        // When they alone exceed the usable budget (less the working memory's floor, when
+        // there is one), cut the largest until they fit.
+        let floor = ARCHIVE_WORKING_MEMORY_TOKENS.min(usable / 100 * WORKING_MEMORY_FLOOR_PERCENT);
+        let required_room = if working_memory.is_some() {
+            usable - floor
+        } else {
+            usable
+        };
         let mut required_cost: u64 = required.iter().map(|at| costs[*at]).sum();
         for _ in 0..required.len() * 2 {
-            if required_cost <= usable {
+            if required_cost <= required_room {
                 break;
             }
             let Some(&largest) = required.iter().max_by_key(|at| costs[**at]) else {
                 break;
             };
-            let excess = required_cost - usable;
+            let excess = required_cost - required_room;
             let cut = cut_message(&candidates[largest], costs[largest].saturating_sub(excess));
             let cost = estimate_message(&cut);
             if cost >= costs[largest] {
@@ -263,8 +271,6 @@ impl Session {
                 .filter(|at| !required.contains(at))
                 .map(|at| costs[at])
                 .sum();
-            let floor =
-                ARCHIVE_WORKING_MEMORY_TOKENS.min(usable / 100 * WORKING_MEMORY_FLOOR_PERCENT);
             let limit = ARCHIVE_WORKING_MEMORY_TOKENS
                 .min(available)
                 .min(floor.max(available.saturating_sub(others)));

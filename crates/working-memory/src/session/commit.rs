@@ -8,12 +8,13 @@ use memory_protocol::working_memory::{
     GuardRecord, SectionBody, WorkingMemoryCreateInput, WorkingMemorySection, WorkingMemoryUpdate,
     WorkingMemoryUpdateInput,
 };
-use memory_protocol::{ModelClient, ModelError, ModelRequest, TaskKind};
+use memory_protocol::{ModelClient, ModelError, ModelRequest, TaskKind, input_token_budget};
 use serde::Serialize;
 
 use super::archive::{
-    self, Archive, ArchiveStatus, Completion, DoneMarker, FailureRecord, MOVED_FILE, UpdateMeta,
+    self, Archive, ArchiveStatus, Completion, DoneMarker, MOVED_FILE, UpdateMeta,
 };
+use super::cut::cut_message;
 use super::format::{format_messages, sanitized};
 use super::window::{cut_points, split_point, windows};
 use super::{HISTORY_DIR, Session, estimate_message};
@@ -62,6 +63,8 @@ pub struct CommitReport {
     pub guards: Vec<GuardRecord>,
     /// The error, when the update failed.
     pub error: Option<String>,
+    /// Ids of the messages sent to the model cut (head and tail) to fit its window.
+    pub cut_messages: Vec<String>,
     /// The window state after the commit.
     pub pending_tokens: u64,
     /// Recent messages kept live.
@@ -84,6 +87,7 @@ impl CommitReport {
             fallbacks: 0,
             guards: Vec::new(),
             error: None,
+            cut_messages: Vec::new(),
             pending_tokens: session.state.pending_tokens,
             keep_recent_count: session.state.keep_recent_count,
             cursor: session.state.cursor.clone(),
@@ -108,10 +112,12 @@ impl Session {
     }
 
     /// Commits now keeping `keep` recent messages (clamped to 10,000), and stores `keep` as the
-    /// session's keep count.
+    /// session's keep count once the commit succeeds. Keep 0 archives everything and stores
+    /// nothing, as [`Session::compact`] does: a stored 0 would archive every message at every
+    /// later commit.
     pub async fn commit(&mut self, model: &dyn ModelClient, keep: u32) -> Result<CommitReport> {
         let keep = keep.min(super::MAX_KEEP_RECENT);
-        self.run_commit(model, keep, true).await
+        self.run_commit(model, keep, keep > 0).await
     }
 
     /// Archives every live message (keep 0) without changing the stored keep count: the path
@@ -126,71 +132,96 @@ impl Session {
         keep: u32,
         store_keep: bool,
     ) -> Result<CommitReport> {
-        if store_keep {
-            self.state.keep_recent_count = keep;
-        }
         let entries: Vec<ConversationEntry> =
             self.messages.iter().map(|m| m.entry.clone()).collect();
         let split = split_point(&entries, keep as usize);
         let archives = self.archives()?;
         let unfinished = unfinished(&archives);
-        let (target, archived) = if split == 0 {
-            let Some(latest) = unfinished.last() else {
+        let target_index = if split > 0 {
+            archives.last().map_or(1, |a| a.index + 1)
+        } else if let Some(latest) = unfinished.last() {
+            // Nothing new to archive, but an earlier update did not finish: retry it.
+            latest.index
+        } else {
+            if store_keep && self.state.keep_recent_count != keep {
+                self.state.keep_recent_count = keep;
                 self.rebuild_pending();
                 self.save_state()?;
-                let mut report = CommitReport::new(CommitStatus::Skipped, self);
-                report.reason = Some(if entries.is_empty() {
-                    "no messages".to_owned()
-                } else if entries.len() <= keep as usize {
-                    "every message is within the keep window".to_owned()
-                } else {
-                    "the older messages end in a tool call whose result is within the keep \
-                     window, and a call is never archived apart from its result"
-                        .to_owned()
-                });
-                return Ok(report);
-            };
-            // Nothing new to archive, but an earlier update did not finish: retry it.
-            ((*latest).clone(), 0)
-        } else {
-            let index = archives.last().map_or(1, |a| a.index + 1);
-            let created =
-                archive::create_archive(&self.layout.history(), index, &entries[..split], keep)?;
-            let retained: Vec<ConversationEntry> = entries[split..].to_vec();
-            super::store::write_messages(&self.layout.messages(), &retained)?;
-            self.messages.drain(..split);
-            self.rebuild_pending();
-            self.save_state()?;
-            (created, split)
+            }
+            let mut report = CommitReport::new(CommitStatus::Skipped, self);
+            report.reason = Some(if entries.is_empty() {
+                "no messages".to_owned()
+            } else if entries.len() <= keep as usize {
+                "every message is within the keep window".to_owned()
+            } else {
+                "the older messages end in a tool call whose result is within the keep \
+                 window, and a call is never archived apart from its result"
+                    .to_owned()
+            });
+            return Ok(report);
         };
-        let mut report = self.update_working_memory(model, &target).await?;
-        report.archived_messages = archived;
+        let archiving = &entries[..split];
+        let (mut report, completed) = self
+            .update_working_memory(model, &unfinished, archiving, target_index)
+            .await?;
+        let Some(completed) = completed else {
+            // A failed update writes nothing: the messages stay live, the next commit retries.
+            return Ok(report);
+        };
+        // Archive, then mark it done, then drop the archived messages from the live list: a
+        // crash in between leaves messages that the newest archive holds, which opening the
+        // session leaves out again.
+        let target = if split > 0 {
+            archive::create_archive(&self.layout.history(), target_index, archiving, keep)?
+        } else {
+            match unfinished.last() {
+                Some(latest) => (*latest).clone(),
+                None => return Ok(report),
+            }
+        };
+        archive::complete(&target, completed.completion)?;
+        if split > 0 {
+            super::store::write_messages(&self.layout.messages(), &entries[split..])?;
+            self.messages.drain(..split);
+        }
+        if store_keep {
+            self.state.keep_recent_count = keep;
+        }
+        self.state.cursor = completed.cursor;
+        self.rebuild_pending();
+        self.save_state()?;
+        report.archived_messages = split;
+        report.pending_tokens = self.state.pending_tokens;
+        report.keep_recent_count = self.state.keep_recent_count;
+        report.cursor = self.state.cursor.clone();
         Ok(report)
     }
 
-    /// Brings the working memory up to date with the archived messages after the cursor, up
-    /// to and including `target`, and marks `target` done or failed.
+    /// Brings a copy of the working memory up to date with the messages after the cursor:
+    /// those of the unfinished archives, then `archiving`. Writes nothing: returns the report
+    /// and, when the update succeeded, what the archive `archive_NNN` (`target_index`) gets.
     async fn update_working_memory(
-        &mut self,
+        &self,
         model: &dyn ModelClient,
-        target: &Archive,
-    ) -> Result<CommitReport> {
-        let archives = self.archives()?;
+        unfinished: &[&Archive],
+        archiving: &[ConversationEntry],
+        target_index: u32,
+    ) -> Result<(CommitReport, Option<Completed>)> {
         let previous = self.working_memory()?;
-        let previous_index = previous.as_ref().map_or(0, |(archive, _)| archive.index);
         let mut pending: Vec<ConversationEntry> = Vec::new();
-        for archive in archives
-            .iter()
-            .filter(|a| a.index > previous_index && a.index <= target.index)
-        {
+        for archive in unfinished {
             pending.extend(archive.messages()?);
         }
+        pending.extend(archiving.iter().cloned());
         if let Some(cursor) = &self.state.cursor
             && let Some(at) = pending.iter().position(|entry| &entry.id == cursor)
         {
             pending.drain(..=at);
         }
-        let moved_location = format!("{HISTORY_DIR}/{}/{MOVED_FILE}", target.name());
+        let moved_location = format!(
+            "{HISTORY_DIR}/{}/{MOVED_FILE}",
+            archive::archive_name(target_index)
+        );
         let (document, legacy) = match &previous {
             Some((_, text)) if is_working_memory(text) => {
                 (WorkingMemoryDocument::parse(text), None)
@@ -213,32 +244,29 @@ impl Session {
                 ..UpdateMeta::default()
             },
             moved: Vec::new(),
+            cut: Vec::new(),
         };
-        let result = run
-            .all_windows(&pending, self.options.update_input_tokens)
-            .await;
+        let budget = match model.context_window() {
+            Some(window) => self
+                .options
+                .update_input_tokens
+                .min(input_token_budget(Some(window))),
+            None => self.options.update_input_tokens,
+        };
+        let result = run.all_windows(&pending, budget).await;
         let mut report = CommitReport::new(CommitStatus::Done, self);
-        report.archive = Some(target.name());
+        report.archive = Some(archive::archive_name(target_index));
         report.sent_messages = pending.len();
         report.windows = run.meta.windows;
         report.model_calls = run.meta.model_calls;
         report.recovered = run.meta.recovered;
         report.fallbacks = run.meta.fallbacks;
         report.guards = run.meta.guards.clone();
+        report.cut_messages = run.cut.clone();
         if let Err(error) = result {
-            archive::fail(
-                target,
-                &FailureRecord {
-                    stage: "working_memory".to_owned(),
-                    error: error.to_string(),
-                    failed_at: archive::now(),
-                    model: model.name(),
-                    sent_messages: pending.len(),
-                },
-            )?;
             report.status = CommitStatus::Failed;
             report.error = Some(error.to_string());
-            return Ok(report);
+            return Ok((report, None));
         }
         let overview = run.document.render();
         let abstract_line = abstract_line(&run.document);
@@ -250,25 +278,30 @@ impl Session {
             .last()
             .map(|m| m.id.clone())
             .or_else(|| self.state.cursor.clone());
-        archive::complete(
-            target,
-            Completion {
-                overview: &overview,
-                abstract_line: &abstract_line,
-                moved: moved.as_deref(),
-                update: run.meta,
-                done: DoneMarker {
-                    starting_message_id: starting,
-                    ending_message_id: ending.clone(),
-                    completed_at: archive::now(),
+        Ok((
+            report,
+            Some(Completed {
+                completion: Completion {
+                    overview,
+                    abstract_line,
+                    moved,
+                    update: run.meta,
+                    done: DoneMarker {
+                        starting_message_id: starting,
+                        ending_message_id: ending.clone(),
+                        completed_at: archive::now(),
+                    },
                 },
-            },
-        )?;
-        self.state.cursor = ending;
-        self.save_state()?;
-        report.cursor = self.state.cursor.clone();
-        Ok(report)
+                cursor: ending,
+            }),
+        ))
     }
+}
+
+/// What a successful update leaves to write.
+struct Completed {
+    completion: Completion,
+    cursor: Option<String>,
 }
 
 /// Archives after the newest done one (pending or failed), oldest first.
@@ -344,20 +377,36 @@ struct UpdateRun<'a> {
     legacy: Option<String>,
     meta: UpdateMeta,
     moved: Vec<MovedEntries>,
+    /// Ids of the messages sent cut to fit.
+    cut: Vec<String>,
 }
 
+/// A message this small that still overflows the model's window fails the update.
+const SMALLEST_CUT_TOKENS: u64 = 64;
+
 impl UpdateRun<'_> {
-    /// Sends `messages` window by window. A window the model finds too large is split in two
-    /// and retried, down to a single message, which then fails the update.
+    /// Sends `messages` window by window, each message cut (head and tail) to the budget. A
+    /// window the model finds too large is split in two and retried, down to a single
+    /// message, which is then cut to half its size and retried while it is larger than
+    /// [`SMALLEST_CUT_TOKENS`].
     async fn all_windows(
         &mut self,
         messages: &[ConversationEntry],
         budget: u64,
     ) -> Result<(), WindowError> {
-        let clean: Vec<ConversationEntry> = messages.iter().map(sanitized).collect();
+        let budget = budget.max(1);
+        let mut clean: Vec<ConversationEntry> = Vec::with_capacity(messages.len());
+        for message in messages {
+            let sanitized = sanitized(message);
+            let cut = cut_message(&sanitized, budget);
+            if cut != sanitized {
+                self.cut.push(cut.id.clone());
+            }
+            clean.push(cut);
+        }
         let costs: Vec<u64> = clean.iter().map(estimate_message).collect();
         let allowed = cut_points(&clean);
-        let mut queue: Vec<std::ops::Range<usize>> = windows(&costs, &allowed, budget.max(1));
+        let mut queue: Vec<std::ops::Range<usize>> = windows(&costs, &allowed, budget);
         queue.reverse();
         while let Some(range) = queue.pop() {
             match self.window(&clean[range.clone()]).await {
@@ -368,20 +417,32 @@ impl UpdateRun<'_> {
                         .skip(1)
                         .filter(|at| inner[at - range.start])
                         .min_by_key(|at| at.abs_diff(range.start + range.len() / 2));
-                    match half {
-                        Some(mid) => {
-                            queue.push(mid..range.end);
-                            queue.push(range.start..mid);
-                        }
-                        None => {
-                            return Err(WindowError::Model(ModelError::ContextOverflow {
-                                message: format!(
-                                    "{message} (a window of {} message(s) that cannot be split further)",
-                                    range.len()
-                                ),
-                            }));
-                        }
+                    if let Some(mid) = half {
+                        queue.push(mid..range.end);
+                        queue.push(range.start..mid);
+                        continue;
                     }
+                    // One message (or a call with its results) the model cannot take: cut its
+                    // largest message to half and try again.
+                    let largest = range
+                        .clone()
+                        .max_by_key(|at| estimate_message(&clean[*at]))
+                        .unwrap_or(range.start);
+                    let size = estimate_message(&clean[largest]);
+                    let cut = cut_message(&clean[largest], size / 2);
+                    if size <= SMALLEST_CUT_TOKENS || estimate_message(&cut) >= size {
+                        return Err(WindowError::Model(ModelError::ContextOverflow {
+                            message: format!(
+                                "{message} (a window of {} message(s) that cannot be split or cut further)",
+                                range.len()
+                            ),
+                        }));
+                    }
+                    if !self.cut.contains(&cut.id) {
+                        self.cut.push(cut.id.clone());
+                    }
+                    clean[largest] = cut;
+                    queue.push(range);
                 }
                 Err(other) => return Err(other),
             }

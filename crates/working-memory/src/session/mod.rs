@@ -14,9 +14,11 @@
 //! session still reaches the working memory; [`Session::compact`] archives everything (keep
 //! 0) without changing the stored keep count. A commit never separates a tool call from its
 //! result (the cut moves earlier), sends the model only the archived messages after the
-//! cursor, in windows of at most [`SessionOptions::update_input_tokens`], and reports
-//! [`CommitStatus::Done`] only after `.done` is written; a failed update leaves a failure
-//! record, and its messages stay in the assembled context until a later update covers them.
+//! cursor, in windows of at most [`SessionOptions::update_input_tokens`] (and of the model's
+//! input budget), each message cut head and tail to fit, and reports [`CommitStatus::Done`]
+//! only after `.done` is written. A failed update writes nothing: the messages stay live and
+//! the next commit retries them. (Folders from before this rule may hold failed or pending
+//! archives; a commit retries those too.)
 
 mod archive;
 mod assemble;
@@ -45,7 +47,7 @@ pub use self::cut::cut_message;
 pub use self::format::{
     CallOutcomes, estimate_message, format_message, format_messages, sanitized,
 };
-pub use self::store::{HISTORY_DIR, MESSAGES_FILE, WINDOW_FILE};
+pub use self::store::{HISTORY_DIR, MESSAGES_FILE, WINDOW_FILE, parse_messages};
 pub use self::window::{abandoned_calls, cut_points, split_point, windows};
 
 use self::store::{Layout, read_json, read_messages, write_json, write_messages};
@@ -158,22 +160,29 @@ pub fn pending_tokens(tokens: &[u64], keep: u32) -> u64 {
 
 impl Session {
     /// Opens (or starts) the session in `dir`: reads the live messages and the window state,
-    /// drops live messages the newest archive already holds (a commit interrupted between
-    /// writing the archive and rewriting the live file), and rebuilds the pending tokens.
+    /// leaves out the oldest live messages the newest done archive already holds (a commit
+    /// interrupted between marking the archive done and rewriting the live file), and
+    /// rebuilds the pending tokens. Opening never writes: read-only commands leave the folder
+    /// as they found it.
     pub fn open(dir: impl Into<PathBuf>, options: SessionOptions) -> Result<Session> {
         let layout = Layout { dir: dir.into() };
         let stored: Option<StoredWindowState> = read_json(&layout.window())?;
         let state = stored.unwrap_or_default().clamped();
         let mut entries = read_messages(&layout.messages())?;
         let archives = archive::list_archives(&layout.history())?;
-        if let Some(newest) = archives.last() {
+        // Only a done archive can hold messages a commit meant to drop from the live list
+        // (it archives, marks done, then rewrites the live file). Leaving them out here writes
+        // nothing: the next write of the live list drops them for good.
+        if let Some(newest) = archives.last().filter(|a| a.status == ArchiveStatus::Done) {
             let archived: std::collections::HashSet<String> =
                 newest.messages()?.into_iter().map(|m| m.id).collect();
-            let before = entries.len();
-            entries.retain(|entry| !archived.contains(&entry.id));
-            if entries.len() != before {
-                write_messages(&layout.messages(), &entries)?;
-            }
+            // The archive must hold the oldest live messages, as a commit leaves them;
+            // anything else is a new message that happens to reuse an id, and stays.
+            let prefix = entries
+                .iter()
+                .take_while(|entry| archived.contains(&entry.id))
+                .count();
+            entries.drain(..prefix);
         }
         let messages = entries
             .into_iter()

@@ -89,6 +89,13 @@ pub(crate) fn read_messages(path: &Path) -> Result<Vec<ConversationEntry>> {
             });
         }
     };
+    parse_messages(&text, path)
+}
+
+/// Reads messages in the messages file's form (one conversation entry per line, blank lines
+/// skipped) from `text`; `path` names where it came from in errors. A bad line or a repeated
+/// id is an error.
+pub fn parse_messages(text: &str, path: &Path) -> Result<Vec<ConversationEntry>> {
     let mut messages = Vec::new();
     let mut ids = std::collections::HashSet::new();
     for (number, line) in text.lines().enumerate() {

@@ -89,7 +89,7 @@ fn headers_are_matched_leniently_and_a_repeated_header_keeps_both_bodies() {
 
 #[test]
 fn front_matter_and_carriage_returns_do_not_leak_into_bodies() {
-    let text = "---\ntitle: x\n## Session Title\n---\n## Session Title\r\nLedger close\r\n\r\n## Files & Context\r\n- ledger/close.py\r\n";
+    let text = "---\r\ntitle: x\r\n---\r\n## Session Title\r\nLedger close\r\n\r\n## Files & Context\r\n- ledger/close.py\r\n";
     let document = WorkingMemoryDocument::parse(text);
     assert_eq!(document.body(SessionTitle), "Ledger close");
     assert_eq!(document.body(FilesAndContext), "- ledger/close.py");
@@ -104,4 +104,29 @@ fn a_header_inside_a_body_is_demoted_so_a_render_keeps_seven_headers() {
         "- step one\n### Session Title\n- step two"
     );
     assert_eq!(headers(&document.render()).len(), 7);
+}
+
+/// Issue 27 (Deliver 3): a document that opens with a `---` rule lost every section up to the
+/// next `---`, even when every operation was KEEP. Only YAML front matter is skipped.
+#[test]
+fn a_leading_rule_is_not_front_matter() {
+    let text = "---\n## Session Title\nTide importer\n\n## Current State\nParsing April.\n---\n## Open Issues\n- May format\n";
+    let document = WorkingMemoryDocument::parse(text);
+    assert_eq!(
+        document.body(WorkingMemorySection::SessionTitle),
+        "Tide importer"
+    );
+    assert_eq!(
+        document.body(WorkingMemorySection::CurrentState),
+        "Parsing April.\n---"
+    );
+    assert_eq!(
+        document.body(WorkingMemorySection::OpenIssues),
+        "- May format"
+    );
+    let yaml = "---\ntitle: tides\n---\n## Session Title\nTide importer\n";
+    assert_eq!(
+        WorkingMemoryDocument::parse(yaml).body(WorkingMemorySection::SessionTitle),
+        "Tide importer"
+    );
 }

@@ -8,8 +8,10 @@ mod errors_bound;
 mod properties;
 mod quirks;
 mod recovery;
+mod scripts;
 mod sentinel;
 mod session;
+mod session_properties;
 
 use memory_protocol::working_memory::{GuardKind, OpName, WorkingMemorySection};
 use serde_json::Value;

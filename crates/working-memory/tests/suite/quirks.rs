@@ -134,3 +134,32 @@ fn legacy_detection_needs_a_real_section_header() {
     assert!(!is_working_memory(legacy));
     assert!(is_working_memory("## Session Title\nBilling"));
 }
+
+/// Issue 27: an Open Issues item the rewrite reworded was restored as a duplicate beside its
+/// new wording. An item whose every word is in one new item is not missing.
+#[test]
+fn a_reworded_open_issue_is_not_restored_as_a_duplicate() {
+    let old = make_wm(&[(
+        OpenIssues,
+        "- April statement format unknown\n- May totals off",
+    )]);
+    let outcome = merged(
+        &old,
+        json!({"Open Issues": {"op": "UPDATE", "content":
+            "- The April statement file format is still unknown\n- May totals off by one"}}),
+    );
+    assert_eq!(
+        items_of(&body(&outcome, OpenIssues)),
+        [
+            "The April statement file format is still unknown",
+            "May totals off by one"
+        ]
+    );
+    // A rewrite that changes a word of the item still gets it back.
+    let changed = merged(
+        &old,
+        json!({"Open Issues": {"op": "UPDATE", "content":
+            "- The June statement format is unknown\n- May totals off"}}),
+    );
+    assert!(body(&changed, OpenIssues).contains("April statement format unknown"));
+}

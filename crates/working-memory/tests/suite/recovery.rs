@@ -229,3 +229,28 @@ proptest! {
         }
     }
 }
+
+/// Issue 27: `{"sections": {}}` or `null` from a model was an unreadable answer (the update
+/// fell back to re-creating the document). It now keeps every section, each with a record
+/// saying it had no operation.
+#[test]
+fn no_operation_at_all_keeps_every_section_with_a_warning() {
+    use working_memory::{MergeOptions, merge_text};
+    let old = super::make_wm(&[
+        (
+            memory_protocol::working_memory::WorkingMemorySection::SessionTitle,
+            "Tides",
+        ),
+        (
+            memory_protocol::working_memory::WorkingMemorySection::OpenIssues,
+            "- April format",
+        ),
+    ]);
+    for raw in ["null", r#"{"sections": {}}"#, r#"{"sections": null}"#] {
+        let recovery = read_arguments(raw).unwrap();
+        assert_eq!(recovery.path, RecoveryPath::Empty, "{raw}");
+        let outcome = merge_text(&old, &recovery.ops, &MergeOptions::default());
+        assert_eq!(outcome.document.render(), old);
+        assert_eq!(outcome.guards.len(), 7, "one warning per section");
+    }
+}

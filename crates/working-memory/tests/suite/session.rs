@@ -15,8 +15,8 @@ use serde_json::json;
 use working_memory::WorkingMemoryDocument;
 use working_memory::session::{
     ABSTRACT_FILE, ARCHIVE_MESSAGES_FILE, ArchiveStatus, CallOutcomes, CommitStatus, DONE_FILE,
-    FAILED_FILE, MESSAGES_FILE, META_FILE, OVERVIEW_FILE, Session, SessionOptions, WINDOW_FILE,
-    format_message, format_messages, pending_tokens,
+    MESSAGES_FILE, META_FILE, OVERVIEW_FILE, Session, SessionOptions, WINDOW_FILE, format_message,
+    format_messages, pending_tokens,
 };
 
 pub(crate) fn user(id: &str, text: &str) -> ConversationEntry {
@@ -118,6 +118,12 @@ impl Recording {
                 .to_string(),
             })
         })
+    }
+
+    /// The answer to `request`, recorded like any other.
+    pub(crate) fn complete_now(&self, request: &ModelRequest) -> Result<String, ModelError> {
+        self.requests.lock().unwrap().push(request.clone());
+        (self.answer)(request)
     }
 
     pub(crate) fn requests(&self) -> Vec<ModelRequest> {
@@ -494,10 +500,11 @@ fn a_large_backlog_is_sent_in_bounded_windows() {
 }
 
 /// OpenViking #3226: prompts rejected as too large, yet the task reported "completed" with
-/// nothing stored. A model that always answers context overflow leaves a failure record, no
-/// done marker, a failed status, and the raw messages still in the assembled context.
+/// nothing stored; and issue 27: a failed commit piled up failed archives. A model that always
+/// answers context overflow fails the commit visibly and leaves the folder byte-identical: no
+/// archive, the messages still live and assembled, the keep count not stored.
 #[test]
-fn an_always_overflowing_model_fails_visibly_and_loses_nothing() {
+fn an_always_overflowing_model_fails_visibly_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let model = Recording::new(|_| {
         Err(ModelError::ContextOverflow {
@@ -506,6 +513,7 @@ fn an_always_overflowing_model_fails_visibly_and_loses_nothing() {
     });
     let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
     session.append(talk("m", 16)).unwrap();
+    let before = snapshot(dir.path());
     let report = block_on(session.commit(&model, 2)).unwrap();
     assert_eq!(report.status, CommitStatus::Failed);
     assert!(
@@ -515,24 +523,33 @@ fn an_always_overflowing_model_fails_visibly_and_loses_nothing() {
             .unwrap()
             .contains("prompt is too long")
     );
-    let archive = &session.archives().unwrap()[0];
-    assert_eq!(archive.status, ArchiveStatus::Failed);
-    assert!(archive.dir.join(FAILED_FILE).is_file());
-    assert!(!archive.dir.join(DONE_FILE).exists());
-    assert!(!archive.dir.join(OVERVIEW_FILE).exists());
+    assert_eq!(report.archived_messages, 0);
+    assert_eq!(
+        snapshot(dir.path()),
+        before,
+        "a failed commit writes nothing"
+    );
+    assert!(session.archives().unwrap().is_empty());
     assert!(session.working_memory().unwrap().is_none());
     assert!(session.state().cursor.is_none(), "the cursor does not move");
+    assert_eq!(
+        session.state().keep_recent_count,
+        10,
+        "keep 2 is not stored"
+    );
+    assert_eq!(session.messages().len(), 16);
     // The window was split down to single messages before giving up, not retried forever.
     assert!(model.requests().len() <= 6, "{}", model.requests().len());
     let assembled = session.assemble(128_000).unwrap();
     assert!(assembled.instructions.is_none());
-    assert_eq!(assembled.messages.len(), 16, "14 archived raw + 2 live");
-    assert_eq!(assembled.stats.archived_messages, 14);
-    assert_eq!(assembled.stats.archives_failed, 1);
-    // The next commit with a working model covers the failed archive's messages too.
+    assert_eq!(assembled.messages.len(), 16);
+    // A second failure writes nothing either: no failed archives pile up.
+    block_on(session.commit(&model, 2)).unwrap();
+    assert_eq!(snapshot(dir.path()), before);
+    // The next commit with a working model sends the same messages.
     let working = Recording::echo();
     session.append(talk("n", 4)).unwrap();
-    let retry = block_on(session.flush(&working)).unwrap();
+    let retry = block_on(session.commit(&working, 2)).unwrap();
     assert_eq!(retry.status, CommitStatus::Done);
     assert_eq!(retry.sent_messages, 18);
     let memory = overview(dir.path());
@@ -540,10 +557,99 @@ fn an_always_overflowing_model_fails_visibly_and_loses_nothing() {
         memory.contains("saw m0") && memory.contains("saw n1"),
         "{memory}"
     );
-    assert_eq!(
-        session.assemble(128_000).unwrap().stats.archived_messages,
-        0
+}
+
+/// Every file under `dir` with its bytes.
+pub(crate) fn snapshot(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.insert(path.clone(), Vec::new());
+                stack.push(path);
+            } else {
+                out.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Issue 27: a message larger than the model's window failed every later commit. It is now
+/// sent cut (head and tail, with a marker), the commit is done, and the next one works.
+#[test]
+fn a_message_larger_than_the_model_window_is_cut_and_commits_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let echo = Recording::echo();
+    // A model that refuses any prompt over 200,000 characters (about 50,000 tokens).
+    let model = Recording::new(move |request| {
+        if request.input.len() > 200_000 {
+            Err(ModelError::ContextOverflow {
+                message: "prompt is too long".into(),
+            })
+        } else {
+            echo.complete_now(request)
+        }
+    });
+    let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    let huge = (0..200_000)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut entries = vec![user("big", &huge)];
+    entries.extend(talk("m", 6));
+    session.append(entries).unwrap();
+    let report = block_on(session.commit(&model, 2)).unwrap();
+    assert_eq!(report.status, CommitStatus::Done, "{:?}", report.error);
+    assert_eq!(report.archived_messages, 5);
+    assert_eq!(report.cut_messages, ["big"]);
+    let sent = &model.requests()[0].input;
+    assert!(sent.contains("w0 w1") && sent.contains("chars omitted]"));
+    // The archive keeps the message whole; only what the model saw was cut.
+    let archived = session.archives().unwrap()[0].messages().unwrap();
+    assert_eq!(archived[0], user("big", &huge));
+    session.append(talk("n", 4)).unwrap();
+    let next = block_on(session.commit(&model, 2)).unwrap();
+    assert_eq!(next.status, CommitStatus::Done);
+    assert!(
+        session
+            .archives()
+            .unwrap()
+            .iter()
+            .all(|a| a.status == ArchiveStatus::Done)
     );
+}
+
+/// Issue 27 (Deliver 3): opening a session and assembling it never write, even when live
+/// messages repeat the newest archive's (a commit interrupted before it rewrote the live
+/// file): those are left out in memory only.
+#[test]
+fn opening_and_assembling_a_session_never_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = Recording::echo();
+    let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    session.append(talk("m", 6)).unwrap();
+    block_on(session.commit(&model, 2)).unwrap();
+    // As if the commit stopped after marking the archive done: the live file still has all.
+    let mut lines: Vec<String> = talk("m", 6)
+        .iter()
+        .map(|entry| serde_json::to_string(entry).unwrap())
+        .collect();
+    lines.push(serde_json::to_string(&user("m6", "a new message")).unwrap());
+    std::fs::write(dir.path().join(MESSAGES_FILE), lines.join("\n") + "\n").unwrap();
+    let before = snapshot(dir.path());
+    let reopened = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    let live: Vec<&str> = reopened
+        .messages()
+        .iter()
+        .map(|m| m.entry.id.as_str())
+        .collect();
+    assert_eq!(live, ["m4", "m5", "m6"]);
+    reopened.assemble(16_000).unwrap();
+    reopened.working_memory().unwrap();
+    assert_eq!(snapshot(dir.path()), before);
 }
 
 /// OpenViking #1682: a commit threshold so high that short sessions never reached memory. A
@@ -1156,9 +1262,33 @@ fn the_working_memory_is_trimmed_before_messages_are_dropped() {
     assert!(tight.stats.estimated_tokens <= 20_000 - 3_000);
     let memory = tight.working_memory.unwrap();
     assert!(memory.contains("## Session Title\nTide offsets"));
+    // A newest message larger than the budget is cut to leave the working memory its floor.
+    let mut giant = vec![user("huge", "dump every station")];
+    giant.extend(tool_pair(99, 100_000));
+    session.append(giant).unwrap();
+    let cut = session.assemble(16_000).unwrap();
+    assert_eq!(cut.left_out.cut_messages, ["r99"]);
+    assert!(cut.instructions.is_some(), "{:?}", cut.stats);
+    assert!(cut.stats.estimated_tokens <= 16_000 - 2_400);
     assert!(
         memory.contains("src/station_149.rs"),
         "the newest entries stay"
     );
     assert!(!memory.contains("src/station_0.rs"), "the oldest go first");
+}
+
+/// Issue 27: `wm commit --keep 0` stored 0 as the keep count, so every later commit archived
+/// everything. Keep 0 archives everything now and leaves the stored count alone.
+#[test]
+fn keep_zero_archives_everything_without_storing_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = Recording::echo();
+    let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    session.append(talk("m", 6)).unwrap();
+    let report = block_on(session.commit(&model, 0)).unwrap();
+    assert_eq!(report.archived_messages, 6);
+    assert!(session.messages().is_empty());
+    assert_eq!(session.state().keep_recent_count, 10);
+    let reopened = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    assert_eq!(reopened.state().keep_recent_count, 10);
 }

@@ -1,0 +1,110 @@
+//! Words in every script: what the title and Key Facts guards compare.
+//!
+//! Scripts written without spaces between words (Chinese, Japanese, Korean) are compared by
+//! character bigrams: `潮汐表` gives `潮汐` and `汐表`, so two texts about the same subject
+//! share some even when they are worded differently. Other scripts are split at
+//! non-alphanumeric characters, whatever their alphabet.
+
+/// True for a character of a script written without spaces: CJK ideographs, kana, hangul.
+pub(crate) fn is_cjk(ch: char) -> bool {
+    matches!(
+        u32::from(ch),
+        0x3400..=0x4DBF
+            | 0x4E00..=0x9FFF
+            | 0xF900..=0xFAFF
+            | 0x20000..=0x2EBEF
+            | 0x3040..=0x30FF
+            | 0x31F0..=0x31FF
+            | 0xAC00..=0xD7AF
+            | 0x1100..=0x11FF
+            | 0x3130..=0x318F
+    )
+}
+
+/// True for a letter of a script without case (Arabic, Hebrew, Devanagari, Thai, ...), where
+/// no capital marks a name.
+pub(crate) fn is_caseless_letter(ch: char) -> bool {
+    ch.is_alphabetic() && !ch.is_uppercase() && !ch.is_lowercase() && !is_cjk(ch)
+}
+
+/// A word split into its runs of CJK characters (`true`) and of other characters (`false`),
+/// in order, none empty.
+pub(crate) fn split_cjk(word: &str) -> Vec<(bool, &str)> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut current: Option<bool> = None;
+    for (at, ch) in word.char_indices() {
+        let cjk = is_cjk(ch);
+        match current {
+            Some(kind) if kind != cjk => {
+                pieces.push((kind, &word[start..at]));
+                start = at;
+                current = Some(cjk);
+            }
+            None => current = Some(cjk),
+            Some(_) => {}
+        }
+    }
+    if let Some(kind) = current {
+        pieces.push((kind, &word[start..]));
+    }
+    pieces
+}
+
+/// The character bigrams of a run of CJK characters; a single character is its own.
+pub(crate) fn bigrams(run: &str) -> Vec<&str> {
+    let ends: Vec<usize> = run
+        .char_indices()
+        .map(|(at, _)| at)
+        .chain([run.len()])
+        .collect();
+    if ends.len() <= 2 {
+        return if run.is_empty() {
+            Vec::new()
+        } else {
+            vec![run]
+        };
+    }
+    ends.windows(3).map(|w| &run[w[0]..w[2]]).collect()
+}
+
+/// The words of a text, lower-cased, in any script (CJK runs as their bigrams).
+pub(crate) fn words(text: &str) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for run in text.split(|ch: char| !ch.is_alphanumeric()) {
+        for (cjk, piece) in split_cjk(run) {
+            if cjk {
+                out.extend(bigrams(piece).into_iter().map(str::to_owned));
+            } else {
+                out.insert(piece.to_lowercase());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cjk_runs_split_from_other_text_and_into_bigrams() {
+        assert_eq!(
+            split_cjk("v2潮汐表abc"),
+            [(false, "v2"), (true, "潮汐表"), (false, "abc")]
+        );
+        assert_eq!(bigrams("潮汐表"), ["潮汐", "汐表"]);
+        assert_eq!(bigrams("潮"), ["潮"]);
+        assert!(bigrams("").is_empty());
+        assert!(split_cjk("").is_empty());
+    }
+
+    #[test]
+    fn scripts_without_case_are_told_apart() {
+        assert!(is_caseless_letter('م'));
+        assert!(!is_caseless_letter('Ж'));
+        assert!(!is_caseless_letter('é'));
+        assert!(!is_caseless_letter('潮'));
+        assert!(!is_caseless_letter('1'));
+    }
+}
