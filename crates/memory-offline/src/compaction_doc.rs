@@ -27,6 +27,23 @@ const FILES_READ: &str = "Files read:";
 const COMMANDS_FAILED: &str = "Commands that failed:";
 const COMMANDS_PASSED: &str = "Commands that passed:";
 
+/// Most items a section keeps; older ones are left out (Done items fold into the count line),
+/// so a summary rewritten at every compaction stays the same size at steady work. The goal
+/// keeps its first item (the goal as first stated) and the newest changes to it.
+const GOAL_ITEMS: usize = 4;
+const CONSTRAINT_ITEMS: usize = 16;
+const DONE_ITEMS: usize = 24;
+const IN_PROGRESS_ITEMS: usize = 12;
+const BLOCKED_ITEMS: usize = 5;
+const DECISION_ITEMS: usize = 10;
+const NEXT_STEP_ITEMS: usize = 6;
+const ERROR_ITEMS: usize = 5;
+const MODIFIED_ITEMS: usize = 20;
+const READ_ITEMS: usize = 20;
+const COMMAND_ITEMS: usize = 20;
+const CONTEXT_ITEMS: usize = 12;
+const NOTE_ITEMS: usize = 6;
+
 /// A hand-off summary, section by section. Items are stored without their bullet, checkbox
 /// or number.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -95,7 +112,7 @@ impl Doc {
             section_items(text, header)
                 .iter()
                 .map(|item| item_body(item))
-                .filter(|item| !item.is_empty())
+                .filter(|item| !item.is_empty() && !is_left_out_line(item))
                 .collect()
         };
         doc.goal = items(GOAL);
@@ -119,6 +136,11 @@ impl Doc {
             doc.read_context_item(&item);
         }
         doc.notes = items(ADDITIONAL_NOTES);
+        // Text before the first header (all of a header-less summary, such as codex's own
+        // compacted prose) is carried as context rather than lost.
+        for item in prose_items(text) {
+            push_unique(&mut doc.context, item);
+        }
         doc.read_turn_context(text);
         for line in text.lines() {
             let header = line.trim_end();
@@ -216,7 +238,7 @@ impl Doc {
         let budget = usize::try_from(max_tokens)
             .unwrap_or(usize::MAX)
             .saturating_mul(BYTES_PER_OUTPUT_TOKEN);
-        let mut omitted = Omitted::default();
+        let mut omitted = self.cap_sections();
         let mut text = self.render_all(&omitted);
         // Every pass drops at least one item, so this ends.
         while text.len() > budget {
@@ -230,6 +252,32 @@ impl Doc {
             text = cut_to_bytes(&text, budget);
         }
         text
+    }
+
+    /// Leaves out the oldest items of every section beyond its cap (see [`GOAL_ITEMS`] and
+    /// the caps after it) and returns how many each left out.
+    fn cap_sections(&mut self) -> Omitted {
+        let goal_changes = self.goal.len().saturating_sub(1);
+        let goal_left_out = goal_changes.saturating_sub(GOAL_ITEMS - 1);
+        if goal_left_out > 0 {
+            self.goal.drain(1..=goal_left_out);
+        }
+        self.folded_done += cap(&mut self.done, DONE_ITEMS);
+        Omitted {
+            goal: goal_left_out,
+            constraints: cap(&mut self.constraints, CONSTRAINT_ITEMS),
+            in_progress: cap(&mut self.in_progress, IN_PROGRESS_ITEMS),
+            blocked: cap(&mut self.blocked, BLOCKED_ITEMS),
+            decisions: cap(&mut self.decisions, DECISION_ITEMS),
+            next_steps: cap(&mut self.next_steps, NEXT_STEP_ITEMS),
+            errors: cap(&mut self.errors, ERROR_ITEMS),
+            modified: cap(&mut self.modified, MODIFIED_ITEMS),
+            read: cap(&mut self.read, READ_ITEMS),
+            failed: cap(&mut self.failed, COMMAND_ITEMS),
+            passed: cap(&mut self.passed, COMMAND_ITEMS),
+            context: cap(&mut self.context, CONTEXT_ITEMS),
+            notes: cap(&mut self.notes, NOTE_ITEMS),
+        }
     }
 
     /// Drops about half the overshoot, oldest items first, from the list that is largest for
@@ -424,6 +472,20 @@ fn push_items(out: &mut String, items: &[String], omitted: usize, bullet: Bullet
     }
 }
 
+/// Removes the oldest items of `list` beyond `max`; returns how many.
+fn cap(list: &mut Vec<String>, max: usize) -> usize {
+    let over = list.len().saturating_sub(max);
+    list.drain(..over);
+    over
+}
+
+/// The line [`push_items`] writes for left-out items, read back as a count, not an item.
+fn is_left_out_line(item: &str) -> bool {
+    item.strip_prefix('(')
+        .and_then(|rest| rest.strip_suffix(" earlier items left out)"))
+        .is_some_and(|count| !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Removes the oldest items of `list` worth at least `bytes` (at least one), keeping `keep`.
 fn take_oldest(list: &mut Vec<String>, bytes: usize, keep: usize) -> usize {
     let removable = list.len().saturating_sub(keep);
@@ -435,6 +497,37 @@ fn take_oldest(list: &mut Vec<String>, bytes: usize, keep: usize) -> usize {
     }
     list.drain(..count);
     count
+}
+
+/// The text before the first header, as items: each paragraph joined into one line, each
+/// bulleted or numbered line an item of its own. A `---` rule is not text.
+fn prose_items(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut paragraph: Vec<&str> = Vec::new();
+    let flush = |paragraph: &mut Vec<&str>, items: &mut Vec<String>| {
+        if !paragraph.is_empty() {
+            items.push(paragraph.join(" "));
+            paragraph.clear();
+        }
+    };
+    for line in text.lines().take_while(|line| header_level(line).is_none()) {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.chars().all(|c| c == '-') {
+            flush(&mut paragraph, &mut items);
+            continue;
+        }
+        let body = item_body(trimmed);
+        if body != trimmed {
+            flush(&mut paragraph, &mut items);
+            if !body.is_empty() {
+                items.push(body);
+            }
+        } else {
+            paragraph.push(trimmed);
+        }
+    }
+    flush(&mut paragraph, &mut items);
+    items
 }
 
 /// The first paragraph under `header`, when it holds text but no items.

@@ -6,7 +6,9 @@
 //! is plain from the command line: `cat`, `head`, `sed -n` and the like read; `sed -i`, `tee`,
 //! `touch`, `rm`, `cp`, `mv` and output redirection modify. URLs and arguments that do not look
 //! like paths (globs, variables, options, devices) are ignored, and secrets in paths are
-//! redacted.
+//! redacted. A file tool's path argument may hold spaces and backslashes (Windows paths); a
+//! read selector (`:100-170`, `:raw`, `#L10`) is stripped so one file is one entry, and any
+//! path with a `scheme://` inside it (`src/x.ts:conflict://3`, `artifact://7`) is not a file.
 //!
 //! Both the compactor (which tracks files across compactions) and the offline summarizer
 //! (which lists them) read tool calls this way, so the rules live here once.
@@ -79,6 +81,17 @@ impl FileOps {
         let Some(path) = clean_path(path) else {
             return;
         };
+        self.touch(path, modified);
+    }
+
+    /// Notes a file tool's path argument, which may hold spaces and backslashes.
+    fn note_argument(&mut self, path: &str, modified: bool) {
+        if let Some(path) = tracked_path(path) {
+            self.touch(path, modified);
+        }
+    }
+
+    fn touch(&mut self, path: String, modified: bool) {
         self.clock += 1;
         let touch = self.touched.entry(path).or_insert(Touch {
             modified,
@@ -96,19 +109,19 @@ impl FileOps {
             "read" | "read_file" | "view" | "view_file" | "open_file" | "cat"
             | "read_many_files" => {
                 for path in path_arguments(arguments) {
-                    self.note(&path, false);
+                    self.note_argument(&path, false);
                 }
             }
             "write" | "write_file" | "create_file" | "create" | "edit" | "edit_file"
             | "multi_edit" | "multiedit" | "str_replace" | "replace" | "delete_file" => {
                 for path in path_arguments(arguments) {
-                    self.note(&path, true);
+                    self.note_argument(&path, true);
                 }
             }
             "str_replace_editor" | "str_replace_based_edit_tool" | "text_editor" => {
                 let viewing = arguments.get("command").and_then(Value::as_str) == Some("view");
                 for path in path_arguments(arguments) {
-                    self.note(&path, !viewing);
+                    self.note_argument(&path, !viewing);
                 }
             }
             "apply_patch" => {
@@ -292,9 +305,97 @@ fn path_arguments(arguments: &Value) -> Vec<String> {
     paths
 }
 
-/// The path as tracked (redacted), or `None` when it does not look like a file path.
+/// Longest path argument tracked, in characters.
+const MAX_PATH_CHARS: usize = 1_000;
+
+/// A shell word as tracked (selector stripped, redacted), or `None` when it does not look like
+/// a file path.
 fn clean_path(path: &str) -> Option<String> {
-    plausible_path(path).map(|path| redact_secrets(path).into_owned())
+    if has_url_scheme(path) {
+        return None;
+    }
+    let path = plausible_path(path)?;
+    plausible_path(strip_read_selector(path)).map(|path| redact_secrets(path).into_owned())
+}
+
+/// A file tool's path argument (or a path listed by an earlier compaction) as tracked: trimmed,
+/// its read selector stripped, secrets redacted. `None` when it is not a file path: empty, too
+/// long, an option, a glob or variable, a device, holding control characters, or URL-like (a
+/// `scheme://` anywhere in it). Spaces and backslashes are allowed: `C:\work\my notes.md` is
+/// a path.
+pub fn tracked_path(argument: &str) -> Option<String> {
+    let argument = argument.trim();
+    if has_url_scheme(argument) {
+        return None;
+    }
+    let mut path = argument;
+    loop {
+        let next = strip_read_selector(path)
+            .trim_end_matches(['/', ','])
+            .trim_end();
+        if next == path {
+            break;
+        }
+        path = next;
+    }
+    let plausible = !path.is_empty()
+        && path.chars().count() <= MAX_PATH_CHARS
+        && !path.starts_with('-')
+        && !path.starts_with("/dev/")
+        && !path.starts_with("/proc/")
+        && !path.contains(['*', '?', '$', '`', '{', '}', '<', '>', '|'])
+        && !path.chars().any(char::is_control)
+        && path.chars().any(char::is_alphanumeric);
+    plausible.then(|| redact_secrets(path).into_owned())
+}
+
+/// True when a `scheme://` appears anywhere in `path` (`https://x`, `src/x.ts:conflict://3`).
+fn has_url_scheme(path: &str) -> bool {
+    path.match_indices("://").any(|(at, _)| {
+        path.get(..at)
+            .and_then(|head| head.chars().next_back())
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
+}
+
+/// `path` without its read selectors: `:100-170`, `:L10+5`, `:50-`, `:raw`, `:conflicts`,
+/// `#L10`, `#L10-L20`, and compounds such as `:1-50:raw`.
+pub fn strip_read_selector(path: &str) -> &str {
+    let mut path = path;
+    loop {
+        let anchor = path
+            .rsplit_once('#')
+            .filter(|(head, tail)| !head.is_empty() && is_line_anchor(tail));
+        let selector = path
+            .rsplit_once(':')
+            .filter(|(head, tail)| !head.is_empty() && is_selector(tail));
+        match anchor.or(selector) {
+            Some((head, _)) => path = head,
+            None => return path,
+        }
+    }
+}
+
+/// `L10`, `L10-L20`, `L10-20`.
+fn is_line_anchor(text: &str) -> bool {
+    text.strip_prefix('L').is_some_and(is_range)
+}
+
+/// `raw`, `conflicts`, or a line range (`100-170`, `L10+5`, `50-`, `7`).
+fn is_selector(text: &str) -> bool {
+    matches!(text, "raw" | "conflicts") || is_range(text.strip_prefix('L').unwrap_or(text))
+}
+
+/// `N`, `N-M`, `N-LM`, `N+M`, `N-` with ASCII digits.
+fn is_range(text: &str) -> bool {
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    match text.split_once(['-', '+']) {
+        None => digits(text),
+        Some((start, end)) => {
+            let end = end.strip_prefix('L').unwrap_or(end);
+            digits(start) && (end.is_empty() || digits(end))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -323,7 +424,11 @@ mod tests {
             let mut ops = FileOps::default();
             ops.scan_call(tool, &json!({"command": command, "path": command}));
             for (path, _) in ops.most_recent_first() {
-                prop_assert_eq!(plausible_path(&path), Some(path.as_str()));
+                if tool == "read_file" {
+                    prop_assert_eq!(tracked_path(&path), Some(path.clone()));
+                } else {
+                    prop_assert_eq!(plausible_path(&path), Some(path.as_str()));
+                }
             }
         }
     }

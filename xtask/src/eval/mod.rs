@@ -3,13 +3,15 @@
 
 use anyhow::{Result, bail};
 
+mod compaction;
 mod extract;
 
 /// Evaluation names.
-pub(crate) const NAMES: [&str; 1] = ["extract"];
+pub(crate) const NAMES: [&str; 2] = ["compaction", "extract"];
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
     match args {
+        ["compaction", rest @ ..] => compaction::run(rest),
         ["extract", rest @ ..] => extract::run(rest),
         [name, ..] => bail!("unknown evaluation `{name}`; known: {}", NAMES.join(", ")),
         [] => bail!("name an evaluation: {}", NAMES.join(", ")),

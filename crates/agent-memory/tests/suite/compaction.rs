@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use agent_memory::compaction::compaction::{
     Budgets, CompactionError, CompactionOptions, CompactionOutcome, CompactionSettings, Session,
-    compact, scan_messages, session_from_rollout,
+    compact, message_tokens, scan_messages, session_from_rollout,
 };
 use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::compaction::summary_sections::{DONE, section_items};
@@ -283,17 +283,22 @@ proptest! {
                 .collect();
             prop_assert!(positions.windows(2).all(|w| w[0] < w[1]), "{:?}", positions);
             // The latest user message is kept.
-            let latest_user = session
+            // The latest user message is kept, unless it alone is larger than half of what
+            // the context may hold after compacting (then it is summarized, so the context
+            // still fits).
+            let (latest_user, latest_tokens) = session
                 .entries()
                 .iter()
                 .rev()
                 .find_map(|e| match e {
                     agent_memory::protocol::compaction::SessionEntry::Message(m)
-                        if m.message.is_user() => Some(m.id.clone()),
+                        if m.message.is_user() => Some((m.id.clone(), message_tokens(&m.message, &ByteEstimate))),
                     _ => None,
                 })
                 .unwrap();
-            prop_assert!(after.contains(&latest_user));
+            let limit = WINDOW - settings().reserve_for(WINDOW);
+            prop_assert!(after.contains(&latest_user) || latest_tokens > limit / 2);
+            prop_assert!(entry.tokens_after <= limit, "{} > {}", entry.tokens_after, limit);
 
             // Bounded: the history summary, a turn-prefix summary and one files block.
             let tokens = ByteEstimate.count(&entry.summary) as u64;

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use memory_protocol::compaction::{
     AssistantBlock, CompactionDetails, ConversationMessage, summary_sections::FILES_TAG,
 };
-use memory_transcript::file_ops::FileOps;
+use memory_transcript::file_ops::{FileOps, tracked_path};
 
 /// Most files listed in a compaction's details and files block.
 pub const FILE_LIST_LIMIT: usize = 20;
@@ -38,6 +38,9 @@ pub fn scan_messages(ops: &mut FileOps, messages: &[ConversationMessage]) {
 /// to [`FILE_LIST_LIMIT`] files: the span's files, most recent first (modified before read at
 /// equal recency), then the previous modified files, then the previous read files. A file
 /// modified anywhere is listed as modified. The lists come out sorted.
+///
+/// The previous lists are checked again as paths are checked when first seen: read selectors
+/// stripped (so `a.md:10-20` and `a.md` are one file) and URL-like entries dropped.
 pub fn merge_details(ops: &FileOps, previous: Option<&CompactionDetails>) -> CompactionDetails {
     let mut modified: BTreeSet<String> = BTreeSet::new();
     let mut ranked: Vec<String> = Vec::new();
@@ -53,11 +56,15 @@ pub fn merge_details(ops: &FileOps, previous: Option<&CompactionDetails>) -> Com
         push(&path, is_modified, &mut ranked);
     }
     if let Some(previous) = previous {
-        for path in &previous.modified_files {
-            push(path, true, &mut ranked);
+        for path in previous
+            .modified_files
+            .iter()
+            .filter_map(|p| tracked_path(p))
+        {
+            push(&path, true, &mut ranked);
         }
-        for path in &previous.read_files {
-            push(path, false, &mut ranked);
+        for path in previous.read_files.iter().filter_map(|p| tracked_path(p)) {
+            push(&path, false, &mut ranked);
         }
     }
     let listed: Vec<String> = ranked.iter().take(FILE_LIST_LIMIT).cloned().collect();
@@ -124,66 +131,79 @@ pub fn files_block(details: &CompactionDetails) -> String {
     out
 }
 
-/// `text` without any files block: every `<files>` ... `</files>` span (any case, whitespace
-/// inside the tags allowed), and an unclosed `<files>` to the end. Also removes the older
-/// `<read-files>` and `<modified-files>` blocks. Trailing whitespace left behind is trimmed.
+/// `text` without the files blocks this crate writes (see [`files_block`]), and without the
+/// older `<read-files>` and `<modified-files>` blocks. Trailing whitespace is trimmed.
+///
+/// A block is recognised only in the exact form written: the opening tag alone on its line,
+/// then only lines of the block's own grammar (`modified:`, `read:`, `- PATH`, the elided
+/// count; for the older blocks, one path per line), then the closing tag alone on its line.
+/// Anything else (a `<files>` inside a sentence, an XML manifest's `<files>` element, an
+/// unclosed tag) is text and stays.
 pub fn strip_files_blocks(text: &str) -> String {
-    let mut out = text.to_owned();
-    for tag in [FILES_TAG, "read-files", "modified-files"] {
-        out = strip_block(&out, tag);
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    // Removing a block can join what surrounded it into a new one; strip until nothing changes.
+    loop {
+        let before = lines.len();
+        for tag in [FILES_TAG, "read-files", "modified-files"] {
+            lines = strip_block(lines, tag);
+        }
+        if lines.len() == before {
+            break;
+        }
     }
+    let mut out = lines.join("\n");
     let trimmed = out.trim_end().len();
     out.truncate(trimmed);
     out
 }
 
-fn strip_block(text: &str, tag: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some((start, open_end)) = find_tag(rest, tag, false) {
-        out.push_str(rest.get(..start).unwrap_or_default());
-        let after_open = rest.get(open_end..).unwrap_or_default();
-        rest = match find_tag(after_open, tag, true) {
-            Some((_, close_end)) => after_open.get(close_end..).unwrap_or_default(),
-            None => "",
-        };
+fn strip_block<'t>(lines: Vec<&'t str>, tag: &str) -> Vec<&'t str> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let mut out = Vec::with_capacity(lines.len());
+    let mut index = 0;
+    while let Some(&line) = lines.get(index) {
+        if line.trim_end() == open
+            && let Some(length) =
+                block_length(lines.get(index + 1..).unwrap_or_default(), tag, &close)
+        {
+            index += length + 2;
+            continue;
+        }
+        out.push(line);
+        index += 1;
     }
-    out.push_str(rest);
     out
 }
 
-/// The byte range of the first `<tag>` (or `</tag>` when `closing`), ASCII case-insensitive,
-/// with optional whitespace after `<`, around `/`, and before `>`.
-fn find_tag(text: &str, tag: &str, closing: bool) -> Option<(usize, usize)> {
-    let bytes = text.as_bytes();
-    let mut from = 0;
-    while let Some(offset) = bytes.get(from..)?.iter().position(|&b| b == b'<') {
-        let start = from + offset;
-        from = start + 1;
-        let mut i = skip_spaces(bytes, start + 1);
-        if closing {
-            if bytes.get(i) != Some(&b'/') {
-                continue;
-            }
-            i = skip_spaces(bytes, i + 1);
+/// The number of body lines before the closing tag, when every one is of the block's grammar.
+fn block_length(body: &[&str], tag: &str, close: &str) -> Option<usize> {
+    for (count, line) in body.iter().enumerate() {
+        let line = line.trim_end();
+        if line == close {
+            return Some(count);
         }
-        let end = i + tag.len();
-        if bytes
-            .get(i..end)
-            .is_some_and(|name| name.eq_ignore_ascii_case(tag.as_bytes()))
-        {
-            let close = skip_spaces(bytes, end);
-            if bytes.get(close) == Some(&b'>') {
-                return Some((start, close + 1));
-            }
+        let fits = if tag == FILES_TAG {
+            is_files_line(line)
+        } else {
+            !line.trim().is_empty() && !line.starts_with('<')
+        };
+        if !fits {
+            return None;
         }
     }
     None
 }
 
-fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
-    while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
-        i += 1;
+/// A line [`files_block`] writes between its tags.
+fn is_files_line(line: &str) -> bool {
+    if matches!(line, "modified:" | "read:") {
+        return true;
     }
-    i
+    if let Some(path) = line.strip_prefix("- ") {
+        return !path.trim().is_empty();
+    }
+    line.strip_prefix('(')
+        .and_then(|rest| rest.strip_suffix(" more files not listed)"))
+        .is_some_and(|count| !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()))
 }

@@ -89,6 +89,9 @@ pub struct PlannedCompaction<'s> {
     pub plan: CompactionPlan,
     /// The budgets the windows were planned for.
     pub budgets: Budgets,
+    /// The most the context may hold after this compaction: the conversation's window less its
+    /// reserve. The kept messages leave room for the summary within it.
+    pub context_limit: u64,
     prep: Option<Preparation<'s>>,
     previous_summary: Option<String>,
     history_windows: Vec<Window>,
@@ -164,7 +167,11 @@ pub fn plan_compaction<'s>(
         .as_deref()
         .map(|focus| redact(focus, &mut stats))
         .filter(|focus| !focus.trim().is_empty());
-    let prep = prepare(live, options.settings.keep_recent_tokens, counter);
+    let context_limit = options
+        .window_tokens
+        .saturating_sub(options.settings.reserve_for(options.window_tokens));
+    let max_kept = context_limit.saturating_sub(summary_allowance(&budgets, context_limit));
+    let prep = prepare(live, options.settings.keep_recent_tokens, max_kept, counter);
     let mut plan = CompactionPlan {
         tokens_before,
         ..CompactionPlan::default()
@@ -190,6 +197,7 @@ pub fn plan_compaction<'s>(
     Ok(PlannedCompaction {
         plan,
         budgets,
+        context_limit,
         prep,
         previous_summary,
         history_windows,
@@ -199,6 +207,53 @@ pub fn plan_compaction<'s>(
         stats,
     })
 }
+
+/// What comes between the history summary and the turn context, exactly as written.
+const TURN_CONTEXT_SEPARATOR: &str = "\n\n---\n\n";
+
+/// True when this compaction's turn prefix continues the turn the previous compaction split:
+/// it starts at the request that compaction pinned.
+fn continues_split_turn(prep: &Preparation<'_>) -> bool {
+    let Some(pinned) = prep.previous.and_then(|p| p.pinned_entry_id.as_deref()) else {
+        return false;
+    };
+    prep.turn_prefix
+        .first()
+        .and_then(|&i| prep.live.get(i))
+        .is_some_and(|entry| entry.id == pinned)
+}
+
+/// A summary as written by [`compact`], split into its history part and its turn context
+/// (recognised only in the exact form written: the separator, the header, a blank line).
+fn split_turn_context(summary: &str) -> (Option<&str>, Option<&str>) {
+    let header = format!("{TURN_CONTEXT}\n\n");
+    if let Some(turn) = summary.strip_prefix(header.as_str()) {
+        return (None, Some(turn));
+    }
+    let marker = format!("{TURN_CONTEXT_SEPARATOR}{header}");
+    match summary.rfind(marker.as_str()) {
+        Some(at) => (
+            summary.get(..at).filter(|h| !h.trim().is_empty()),
+            summary.get(at + marker.len()..),
+        ),
+        None => (Some(summary), None),
+    }
+}
+
+/// Tokens set aside for the summary when choosing what to keep: the summary and turn-prefix
+/// caps and room for the files block and separators, but never more than half the limit, so a
+/// small window still keeps recent messages (a summary that overruns its share is cut).
+fn summary_allowance(budgets: &Budgets, context_limit: u64) -> u64 {
+    budgets
+        .output
+        .saturating_add(budgets.turn_prefix)
+        .saturating_add(FILES_BLOCK_ALLOWANCE_TOKENS)
+        .min(context_limit / 2)
+}
+
+/// Room set aside for the files block (at most [`super::FILE_LIST_LIMIT`] paths per list) and
+/// the separators between summary parts.
+const FILES_BLOCK_ALLOWANCE_TOKENS: u64 = 1_024;
 
 /// The turn prefix as sent: its messages, the pinned request (kept verbatim anyway) cut like a
 /// tool result so it gives context without being sent whole.
@@ -244,26 +299,40 @@ pub async fn compact(
         windows_sent: 0,
     };
 
+    // When the previous compaction split the same turn, its turn context is the start of this
+    // turn prefix: it is folded into the new one, so one turn has one turn context however
+    // often it is compacted. Otherwise the whole previous summary is the history so far.
+    let (previous_history, previous_prefix) = match planned.previous_summary.as_deref() {
+        Some(previous) if continues_split_turn(prep) => {
+            let (history, turn) = split_turn_context(previous);
+            (history.map(str::to_owned), turn.map(str::to_owned))
+        }
+        other => (other.map(str::to_owned), None),
+    };
     // The history, folded into the running summary; nothing new reuses the previous summary.
     let history_summary = if planned.history_windows.is_empty() {
-        planned.previous_summary.clone()
+        previous_history
     } else {
         run.fold(
             Stage::History,
             planned.history_windows.clone(),
-            planned.previous_summary.clone(),
+            previous_history,
         )
         .await?
     };
     let prefix_summary = if planned.prefix_windows.is_empty() {
-        None
+        previous_prefix
     } else {
-        run.fold(Stage::TurnPrefix, planned.prefix_windows.clone(), None)
-            .await?
+        run.fold(
+            Stage::TurnPrefix,
+            planned.prefix_windows.clone(),
+            previous_prefix,
+        )
+        .await?
     };
     let body = match (history_summary, prefix_summary) {
         (Some(history), Some(prefix)) => {
-            format!("{history}\n\n---\n\n{TURN_CONTEXT}\n\n{prefix}")
+            format!("{history}{TURN_CONTEXT_SEPARATOR}{TURN_CONTEXT}\n\n{prefix}")
         }
         (None, Some(prefix)) => format!("{TURN_CONTEXT}\n\n{prefix}"),
         (Some(history), None) => history,
@@ -285,7 +354,20 @@ pub async fn compact(
     let recent = clean_messages(&prep.messages(&kept), planned.dialect, &mut run.stats);
     let short_summary = run.short_summary(recent, &body).await?;
 
-    let tokens_after = count(counter, &summary) + prep.kept_tokens();
+    // The kept messages fit the limit with room for the summary's caps; a summary that still
+    // overruns (a long carried summary, long file paths) loses its middle, never the limit.
+    let kept_tokens = prep.kept_tokens();
+    let room = planned.context_limit.saturating_sub(kept_tokens);
+    let summary = if count(counter, &summary) > room {
+        let budget = usize::try_from(room).unwrap_or(usize::MAX);
+        truncate_middle(&summary, TruncationPolicy::Tokens(budget), counter).into_owned()
+    } else {
+        summary
+    };
+    if summary.trim().is_empty() {
+        return Err(CompactionError::EmptySummary { stage: "summary" });
+    }
+    let tokens_after = count(counter, &summary) + kept_tokens;
     let mut plan = planned.plan.clone();
     plan.tokens_after = Some(tokens_after);
     plan.windows = run.windows_sent as u64;

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::support::{call, result, say, session, shell_call, user};
 
 fn cut(session: &Session, keep: u64) -> Preparation<'_> {
-    prepare(session.live(), keep, &ByteEstimate).unwrap()
+    prepare(session.live(), keep, u64::MAX, &ByteEstimate).unwrap()
 }
 
 fn ids(prep: &Preparation<'_>, indexes: impl IntoIterator<Item = usize>) -> Vec<String> {
@@ -27,7 +27,7 @@ fn text(tokens: usize) -> String {
 #[test]
 fn an_empty_session_has_no_cut() {
     let empty = Session::default();
-    assert!(prepare(empty.live(), 10, &ByteEstimate).is_none());
+    assert!(prepare(empty.live(), 10, u64::MAX, &ByteEstimate).is_none());
 }
 
 #[test]
@@ -40,11 +40,24 @@ fn everything_fits_so_everything_is_kept() {
 }
 
 #[test]
-fn with_no_valid_cut_point_everything_is_kept() {
+fn results_without_their_calls_are_summarized_not_kept() {
     let s = session(vec![result("a", &text(500)), result("b", &text(500))]);
     let prep = cut(&s, 100);
-    assert!(prep.is_empty());
-    assert_eq!(prep.kept().count(), 2);
+    assert_eq!(prep.summarized(), 2);
+    assert_eq!(prep.kept().count(), 0);
+}
+
+#[test]
+fn the_kept_budget_moves_the_cut_later() {
+    let s = session(vec![
+        user(&text(300)),
+        say(&text(300)),
+        user(&text(300)),
+        say(&text(300)),
+    ]);
+    let prep = prepare(s.live(), 1_000, 700, &ByteEstimate).unwrap();
+    assert!(prep.kept_tokens() <= 700);
+    assert_eq!(ids(&prep, prep.kept()), ["m3", "m4"]);
 }
 
 #[test]
@@ -150,19 +163,41 @@ fn any_message() -> impl Strategy<Value = ConversationMessage> {
     ]
 }
 
+/// A cut at `cut` keeps every kept result with its call (checked independently of the
+/// library, by brute force).
+fn keeps_pairs(prep: &Preparation<'_>, cut: usize) -> bool {
+    let live = &prep.live;
+    if live
+        .get(cut)
+        .is_some_and(|e| matches!(e.message, ConversationMessage::ToolResult { .. }))
+    {
+        return false;
+    }
+    (cut..live.len()).all(|j| match &live[j].message {
+        ConversationMessage::ToolResult { tool_call_id, .. } => (cut..j).any(|i| {
+            matches!(&live[i].message, ConversationMessage::Assistant { content }
+                if content.iter().any(|b| matches!(b,
+                    memory_protocol::compaction::AssistantBlock::ToolCall { id, .. } if id == tool_call_id)))
+        }),
+        _ => true,
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-    /// Every live message is summarized once or kept, the cut is never a tool result, the
-    /// latest user message is kept, and at least keep-recent tokens are kept when there are
-    /// that many.
+    /// Every live message is summarized once or kept; what is kept never exceeds the kept
+    /// budget and keeps every result with its call; the latest user message is kept unless it
+    /// alone exceeds the budget; and keep-recent tokens are kept unless no earlier cut could
+    /// keep them and still summarize something.
     #[test]
     fn every_message_is_summarized_once_or_kept(
         messages in proptest::collection::vec(any_message(), 1..40),
         keep in 1u64..3_000,
+        max_kept in prop_oneof![Just(u64::MAX), 0u64..6_000],
     ) {
         let s = session(messages);
-        let prep = cut(&s, keep);
+        let prep = prepare(s.live(), keep, max_kept, &ByteEstimate).unwrap();
         let n = prep.live.len();
         let mut seen = vec![0u32; n];
         for &i in &prep.history {
@@ -177,18 +212,30 @@ proptest! {
             seen[i] += 1;
         }
         prop_assert!(seen.iter().all(|&c| c == 1), "{:?}", seen);
-        let first_kept = &prep.live[prep.first_kept].message;
-        let has_cut_point = prep.live.iter().any(|e| !matches!(e.message, ConversationMessage::ToolResult { .. }));
-        if prep.first_kept > 0 {
-            let on_result = matches!(first_kept, ConversationMessage::ToolResult { .. });
-            prop_assert!(!on_result, "the cut landed on a tool result");
-        }
+        prop_assert!(prep.kept_tokens() <= max_kept);
+        prop_assert!(keeps_pairs(&prep, prep.first_kept), "a kept result lost its call");
         if let Some(latest) = prep.live.iter().rposition(|e| e.message.is_user()) {
-            prop_assert!(prep.kept().any(|i| i == latest), "latest user message summarized");
+            prop_assert!(
+                prep.kept().any(|i| i == latest) || prep.live_tokens[latest] > max_kept,
+                "latest user message summarized"
+            );
         }
         let total: u64 = prep.live_tokens.iter().sum();
-        if total >= keep && has_cut_point {
-            prop_assert!(prep.kept_tokens() >= keep.min(total) || prep.first_kept == 0);
+        let latest_user = prep.live.iter().rposition(|e| e.message.is_user());
+        if prep.kept_tokens() < keep.min(total) && prep.first_kept > 0 {
+            // No earlier cut keeping the pairs could have kept keep-recent tokens within the
+            // budget while summarizing something.
+            for earlier in 0..prep.first_kept {
+                if !keeps_pairs(&prep, earlier) {
+                    continue;
+                }
+                let pinned = latest_user.filter(|&u| u < earlier);
+                let kept: u64 = prep.live_tokens[earlier..].iter().sum::<u64>()
+                    + pinned.map_or(0, |u| prep.live_tokens[u]);
+                let summarizes = (0..earlier).any(|i| Some(i) != pinned);
+                prop_assert!(!(summarizes && kept >= keep && kept <= max_kept),
+                    "cut {} kept {} < {}, but {} was possible", prep.first_kept, prep.kept_tokens(), keep, earlier);
+            }
         }
         // The history comes before the turn prefix, which comes before the kept messages.
         let last_history = prep.history.last().copied();

@@ -132,30 +132,133 @@ fn the_block_lists_modified_then_read_then_the_elided_count() {
     assert_eq!(files_block(&CompactionDetails::default()), "");
 }
 
+/// oh-my-pi's file-tracking cases, run against our tracking: read selectors made one file
+/// count as three, and a file read with a selector then written stayed in both lists.
 #[test]
-fn files_blocks_are_stripped_wherever_and_however_written() {
-    let text = "## Goal\nship\n\n<files>\nmodified:\n- a\n</files>\n\nmore\n< FILES >\nx\n</ files >\n<read-files>\nb\n</read-files>\ntail\n<files>\nunclosed";
+fn read_selectors_are_stripped_so_a_file_is_listed_once() {
+    let ops = ops(&[
+        ("read", json!({"path": "docs/a.md:100-170"})),
+        ("read", json!({"path": "docs/a.md:raw"})),
+        ("read", json!({"path": "docs/a.md"})),
+        ("read", json!({"path": "src/b.ts#L10"})),
+        ("read", json!({"path": "src/c.ts:1-50:raw"})),
+        ("read", json!({"path": "src/d.ts:L10+5"})),
+        ("read", json!({"path": "src/e.ts:40-200"})),
+        ("edit", json!({"path": "src/e.ts"})),
+    ]);
+    let details = merge_details(&ops, None);
     assert_eq!(
-        strip_files_blocks(text),
-        "## Goal\nship\n\n\n\nmore\n\n\ntail"
+        details.read_files,
+        ["docs/a.md", "src/b.ts", "src/c.ts", "src/d.ts"]
     );
+    assert_eq!(details.modified_files, ["src/e.ts"]);
+}
+
+/// `scheme://` anywhere in a path is not a file, whether seen now or carried in a previous
+/// compaction's lists (which are checked again).
+#[test]
+fn url_like_entries_are_dropped_now_and_from_previous_lists() {
+    let ops = ops(&[
+        ("read", json!({"path": "src/x.ts:conflict://3"})),
+        ("read", json!({"path": "https://example.com/guide.md"})),
+        ("write", json!({"path": "artifact://7"})),
+        ("read", json!({"path": "src/y.ts"})),
+    ]);
+    let previous = CompactionDetails {
+        read_files: vec![
+            "src/x.ts:conflict://3".to_owned(),
+            "local://notes".to_owned(),
+            "docs/a.md:10-20".to_owned(),
+        ],
+        modified_files: vec!["https://example.com/x".to_owned(), "src/z.ts".to_owned()],
+        elided_files: 0,
+    };
+    let details = merge_details(&ops, Some(&previous));
+    assert_eq!(details.read_files, ["docs/a.md", "src/y.ts"]);
+    assert_eq!(details.modified_files, ["src/z.ts"]);
+}
+
+#[test]
+fn windows_paths_and_paths_with_spaces_are_tracked() {
+    let ops = ops(&[
+        ("read", json!({"path": "C:\\work\\app\\src\\main.rs"})),
+        ("write", json!({"path": "docs/release notes.md"})),
+        ("read", json!({"path": "C:\\work\\app\\README.md:1-20"})),
+    ]);
+    let details = merge_details(&ops, None);
+    assert_eq!(
+        details.read_files,
+        ["C:\\work\\app\\README.md", "C:\\work\\app\\src\\main.rs"]
+    );
+    assert_eq!(details.modified_files, ["docs/release notes.md"]);
+    assert!(files_block(&details).contains("- docs/release notes.md\n"));
+}
+
+#[test]
+fn the_lists_stay_bounded_with_a_count_of_what_was_elided() {
+    let calls: Vec<(&str, Value)> = (0..30)
+        .map(|i| ("read", json!({ "path": format!("src/m{i}.rs:1-10") })))
+        .collect();
+    let details = merge_details(&ops(&calls), None);
+    assert_eq!(details.read_files.len(), FILE_LIST_LIMIT);
+    assert_eq!(details.elided_files, 10);
+    assert!(files_block(&details).contains("(10 more files not listed)"));
+}
+
+#[test]
+fn only_the_blocks_we_write_are_stripped() {
+    let ours = files_block(&CompactionDetails {
+        read_files: vec!["src/lib.rs".to_owned()],
+        modified_files: vec!["src/a.rs".to_owned()],
+        elided_files: 2,
+    });
+    let text = format!(
+        "## Goal\nship\n\n{ours}\n\nmore\n<read-files>\nb.rs\n</read-files>\ntail\n\n{ours}"
+    );
+    assert_eq!(strip_files_blocks(&text), "## Goal\nship\n\n\nmore\ntail");
     assert_eq!(strip_files_blocks("no block"), "no block");
+}
+
+/// The issue's case: a literal `<files>` in a message (a `.nuspec` edit) cut the summary at
+/// that point, because an unclosed `<files>` was stripped to the end.
+#[test]
+fn a_literal_files_tag_in_text_does_not_cut_the_summary() {
+    let text = "## Progress\n- added a <files> element to pkg.nuspec\n- ran `nuget pack`\n\n## Next Steps\n- publish";
+    assert_eq!(strip_files_blocks(text), text);
+    let manifest = "## Critical Context\n<files>\n  <file src=\"bin/**\" target=\"lib\" />\n</files>\n- keep this";
+    assert_eq!(strip_files_blocks(manifest), manifest);
+    let unclosed = "## Goal\n<files>\n- a.rs\n## Done\n- shipped";
+    assert_eq!(strip_files_blocks(unclosed), unclosed);
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn stripping_leaves_no_block_and_is_idempotent(
+    fn stripping_is_idempotent_and_removes_an_appended_block(
         parts in proptest::collection::vec(
-            prop_oneof!["\\PC{0,20}", Just("<files>".to_owned()), Just("</files>".to_owned()), Just("\n".to_owned())],
+            prop_oneof![
+                "\\PC{0,20}",
+                Just("<files>".to_owned()),
+                Just("</files>".to_owned()),
+                Just("- a.rs".to_owned()),
+                Just("read:".to_owned()),
+                Just("\n".to_owned()),
+            ],
             0..12,
         ),
+        paths in proptest::collection::vec("[a-z/ .:]{1,12}", 0..4),
     ) {
         let text = parts.concat();
         let once = strip_files_blocks(&text);
-        prop_assert!(!once.contains("<files>"), "{:?}", once);
-        prop_assert_eq!(strip_files_blocks(&once), once);
+        prop_assert_eq!(&strip_files_blocks(&once), &once);
+        let block = files_block(&CompactionDetails {
+            read_files: Vec::new(),
+            modified_files: paths.iter().filter(|p| !p.trim().is_empty()).cloned().collect(),
+            elided_files: 1,
+        });
+        let with_block = format!("{text}\n\n{block}");
+        prop_assert_eq!(strip_files_blocks(&with_block), once);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 mod codex;
 mod cut;
 mod files;
+mod invariants;
 mod reports;
 mod run;
 mod serialize;

@@ -10,7 +10,7 @@ use memory_protocol::{ModelError, TaskKind};
 use memory_sanitize::{ByteEstimate, TokenCounter};
 
 use super::support::{
-    Scripted, chat, input_of, numbered, result, say, session, shell_call, turns, user,
+    Scripted, chat, extend, input_of, numbered, result, say, session, shell_call, turns, user,
 };
 
 fn options(window: u64, keep: u64) -> CompactionOptions {
@@ -330,6 +330,58 @@ async fn a_split_turn_gets_its_own_turn_prefix_summary() {
         c.entry.summary
     );
     assert_eq!(c.entry.pinned_entry_id, None);
+}
+
+/// The case: compacting a 180-call single turn three times gave three turn contexts;
+/// the earlier prefix was never folded in and the summary grew with every compaction.
+#[tokio::test]
+async fn three_compactions_of_one_long_turn_give_one_turn_context() {
+    let mut calls = Vec::new();
+    for i in 0..180 {
+        calls.push(shell_call(
+            &format!("c{i}"),
+            &format!("cargo check -p crate{i}"),
+        ));
+        calls.push(result(&format!("c{i}"), &"checked ".repeat(150)));
+    }
+    let mut chunks = calls.chunks(120);
+    let mut first = vec![user("move every crate to the 2024 edition")];
+    first.extend(chunks.next().unwrap().iter().cloned());
+    let mut s = session(first);
+    let model = Scripted::new(|call, request: &memory_protocol::ModelRequest| {
+        Ok(match request.task {
+            TaskKind::TurnPrefixSummary => {
+                format!("## Original Request\nedition\n\n## Early Progress\n- part {call}")
+            }
+            _ => format!("## Goal\n- summary {call}"),
+        })
+    });
+    let mut summaries = Vec::new();
+    for round in 0..3 {
+        if round > 0 {
+            extend(&mut s, chunks.next().unwrap().to_vec());
+        }
+        let c = compacted(run(&s, &model, &options(200_000, 2_000)).await.unwrap());
+        assert!(c.plan.split_turn, "round {round}");
+        summaries.push(c.entry.summary.clone());
+        s.push_compaction(c.entry).unwrap();
+    }
+    let last = summaries.last().unwrap();
+    assert_eq!(last.matches(TURN_CONTEXT).count(), 1, "{last}");
+    // Each later turn prefix started from the one before it.
+    let prefixes: Vec<_> = model
+        .requests()
+        .into_iter()
+        .filter(|r| r.task == TaskKind::TurnPrefixSummary)
+        .collect();
+    assert!(prefixes.len() >= 3);
+    for request in prefixes.iter().skip(1) {
+        assert!(
+            input_of(request)
+                .previous_summary
+                .is_some_and(|p| p.contains("## Early Progress"))
+        );
+    }
 }
 
 #[tokio::test]

@@ -255,6 +255,79 @@ async fn an_update_reads_a_summary_a_model_wrote() {
     assert!(done.contains("`cargo build` passed"), "{text}");
 }
 
+/// The issue's case: a previous summary with no `##` headers (codex's own `compacted` prose)
+/// vanished at the next offline compaction.
+#[tokio::test]
+async fn a_header_less_previous_summary_is_carried_as_prose() {
+    let previous = "We were migrating the billing service to the new queue.\n\
+                    The retry limit must stay at 5 because the vendor throttles us.\n\n\
+                    - `src/queue.rs` was rewritten\n- the integration test still fails";
+    let messages = shell("e1", "cargo build", "Process exited with code 0");
+    let text = ask(TaskKind::CompactionUpdate, &input(messages, Some(previous))).await;
+    let context = section_items(&text, CRITICAL_CONTEXT).join("\n");
+    assert!(
+        context.contains(
+            "migrating the billing service to the new queue. The retry limit must stay at 5"
+        ),
+        "{text}"
+    );
+    assert!(context.contains("`src/queue.rs` was rewritten"), "{text}");
+    assert!(
+        context.contains("the integration test still fails"),
+        "{text}"
+    );
+    // Carried once, not again at every update.
+    let again = ask(TaskKind::CompactionUpdate, &input(Vec::new(), Some(&text))).await;
+    assert_eq!(
+        again.matches("retry limit must stay at 5").count(),
+        1,
+        "{again}"
+    );
+}
+
+/// The issue's case: `## Goal` listed every user request of the session, one line each, and
+/// the summary grew with every compaction. The goal is the first request and its newest
+/// changes; every section has a cap.
+#[tokio::test]
+async fn the_goal_is_the_goal_and_its_changes_and_sections_stay_capped() {
+    let mut summary: Option<String> = None;
+    let mut sizes = Vec::new();
+    for round in 0..12 {
+        let mut messages = vec![user(&format!(
+            "now please port the module number {round} to the new storage layer"
+        ))];
+        for step in 0..4 {
+            messages.extend(shell(
+                &format!("r{round}s{step}"),
+                &format!("cargo test -p storage case_{round}_{step}"),
+                "test result: ok. Process exited with code 0",
+            ));
+        }
+        let task = if summary.is_some() {
+            TaskKind::CompactionUpdate
+        } else {
+            TaskKind::CompactionSummary
+        };
+        let text = ask(task, &input(messages, summary.as_deref())).await;
+        sizes.push(text.len());
+        summary = Some(text);
+    }
+    let text = summary.unwrap();
+    let goal = section_items(&text, GOAL);
+    assert!(goal.len() <= 5, "{text}");
+    assert!(
+        goal.iter().any(|g| g.contains("module number 0 ")),
+        "the first goal stays: {text}"
+    );
+    assert!(
+        goal.iter().any(|g| g.contains("module number 11 ")),
+        "the newest change: {text}"
+    );
+    assert!(section_items(&text, DONE).len() <= 25, "{text}");
+    // Steady work: the size levels off instead of growing with every round.
+    assert!(sizes[11] * 10 <= sizes[7] * 11, "{sizes:?}");
+}
+
 #[tokio::test]
 async fn repeated_failures_are_blocked() {
     let mut messages = vec![user("Make the integration tests pass on CI please.")];
