@@ -110,9 +110,12 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         .filter(|name| std::fs::metadata(memories.join(name)).is_ok_and(|meta| meta.len() > 0))
         .count();
     println!(
-        "SMOKE llm succeeded={} failed={} invalid={} mode={mode} files={files}/{} seconds={:.0}",
+        "SMOKE llm succeeded={} no_output={} failed={} released={} invalid={} mode={mode} \
+         files={files}/{} seconds={:.0}",
         count("succeeded"),
+        count("no_output"),
         count("failed"),
+        count("released"),
         count("invalid_output"),
         MEMORY_FILES.len(),
         elapsed.as_secs_f64()
@@ -120,7 +123,22 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
     for failure in report["failures"].as_array().into_iter().flatten() {
         println!("  failed: {}", failure["error"].as_str().unwrap_or(""));
     }
-    if count("failed") > 0 || count("succeeded") == 0 || files < MEMORY_FILES.len() {
+    if let Some(fatal) = report["fatal_error"].as_str() {
+        println!("  stopped: {fatal}");
+    }
+    if !output.status.success() {
+        println!(
+            "  the run exited with {}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    if !output.status.success()
+        || count("failed") > 0
+        || count("released") > 0
+        || count("succeeded") == 0
+        || files < MEMORY_FILES.len()
+    {
         bail!("the main job did not succeed against the real server");
     }
     Ok(())
