@@ -332,8 +332,10 @@ fn a_server_refusing_json_schema_gets_json_object_and_every_job_succeeds() {
             }) == Some("json_schema".to_owned())
         })
         .count();
+    // Jobs run concurrently, so each may send json_schema once before the first refusal comes
+    // back; retried as transient, each would be refused seven times.
     assert!(
-        (1..=2).contains(&refused),
+        (1..=5).contains(&refused),
         "a refusal is learned, not retried as transient: {refused} refused requests"
     );
 }
