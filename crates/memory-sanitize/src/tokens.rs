@@ -132,11 +132,11 @@ impl TokenCounter for CharCount {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CjkEstimate;
 
-/// Quarter tokens per character of [`CjkEstimate`].
-fn cjk_quarters(ch: char) -> usize {
-    let code = u32::from(ch);
-    let wide = matches!(
-        code,
+/// True for a character of a script written without spaces between words: CJK ideographs,
+/// kana, hangul.
+pub fn is_cjk(ch: char) -> bool {
+    matches!(
+        u32::from(ch),
         0x3400..=0x4DBF
             | 0x4E00..=0x9FFF
             | 0xF900..=0xFAFF
@@ -146,9 +146,14 @@ fn cjk_quarters(ch: char) -> usize {
             | 0xAC00..=0xD7AF
             | 0x1100..=0x11FF
             | 0x3130..=0x318F
-            | 0xFF00..=0xFFEF
-            | 0x3000..=0x303F
-    );
+    )
+}
+
+/// Quarter tokens per character of [`CjkEstimate`].
+fn cjk_quarters(ch: char) -> usize {
+    let code = u32::from(ch);
+    // CJK text, and the full-width forms and punctuation written with it.
+    let wide = is_cjk(ch) || matches!(code, 0xFF00..=0xFFEF | 0x3000..=0x303F);
     if wide {
         6
     } else if code > 0xFFFF {

@@ -5,21 +5,7 @@
 //! share some even when they are worded differently. Other scripts are split at
 //! non-alphanumeric characters, whatever their alphabet.
 
-/// True for a character of a script written without spaces: CJK ideographs, kana, hangul.
-pub(crate) fn is_cjk(ch: char) -> bool {
-    matches!(
-        u32::from(ch),
-        0x3400..=0x4DBF
-            | 0x4E00..=0x9FFF
-            | 0xF900..=0xFAFF
-            | 0x20000..=0x2EBEF
-            | 0x3040..=0x30FF
-            | 0x31F0..=0x31FF
-            | 0xAC00..=0xD7AF
-            | 0x1100..=0x11FF
-            | 0x3130..=0x318F
-    )
-}
+pub(crate) use memory_sanitize::is_cjk;
 
 /// True for a letter of a script without case (Arabic, Hebrew, Devanagari, Thai, ...), where
 /// no capital marks a name.
