@@ -318,7 +318,7 @@ mod tests {
         assert_eq!(classify_at(&excluded, None, None), SkipReason::Excluded);
         let disabled = ThreadRecord {
             memory_mode: MemoryMode::Disabled,
-            ..idle.clone()
+            ..idle
         };
         assert_eq!(classify_at(&disabled, None, None), SkipReason::Disabled);
     }
