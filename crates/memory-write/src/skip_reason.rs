@@ -5,6 +5,7 @@
 //! so a rollout that passes every check is one the run's limit left for later.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
 
 use memory_protocol::stage_one::{JobStatus, StageOneJob};
 use memory_sanitize::redact_secrets;
@@ -12,6 +13,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::store::{ClaimParams, MemoryMode, ThreadRecord, WriteStore};
+use crate::store_selection::{StoreSelection, open_existing_store};
 
 /// Why a rollout was not extracted in a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -195,6 +197,18 @@ pub struct FailedJob {
     pub last_error: Option<String>,
     /// When a run may retry it (Unix seconds); `None` when it waits for the rollout to change.
     pub retry_after_at: Option<i64>,
+}
+
+/// Every failed extraction in the store `selection` names for `home`, oldest retry first;
+/// none when the home has no store yet (nothing is created).
+pub async fn failed_jobs_of_home(
+    home: &Path,
+    selection: &StoreSelection,
+) -> Result<Vec<FailedJob>> {
+    match open_existing_store(home, selection).await? {
+        Some(store) => failed_jobs(store.as_ref(), &ClaimParams::default()).await,
+        None => Ok(Vec::new()),
+    }
 }
 
 /// Every failed extraction in `store`, oldest retry first.

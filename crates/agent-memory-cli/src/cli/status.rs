@@ -4,9 +4,7 @@ use std::process::ExitCode;
 
 use agent_memory::prompts::introspect::format_utc;
 use agent_memory::protocol::introspect::MemoryStatusResult;
-use agent_memory::write::skip_reason::{self, FailedJob};
-use agent_memory::write::store::ClaimParams;
-use agent_memory::write::store_selection::open_existing_store;
+use agent_memory::write::skip_reason::{FailedJob, failed_jobs_of_home};
 
 use super::exit::print_safe;
 use super::exit::{report_error_as, warn_safe};
