@@ -50,14 +50,7 @@ fn failed_jobs(args: &MemoryArgs) -> anyhow::Result<Vec<FailedJob>> {
     let home = resolve_home(args.home.as_deref())?;
     let loaded = load_config(args.config.as_deref(), &home)?;
     let selection = args.store.selection(&loaded.store);
-    runtime()?.block_on(async {
-        match open_existing_store(&home, &selection).await? {
-            Some(store) => {
-                Ok(skip_reason::failed_jobs(store.as_ref(), &ClaimParams::default()).await?)
-            }
-            None => Ok(Vec::new()),
-        }
-    })
+    Ok(runtime()?.block_on(failed_jobs_of_home(&home, &selection))?)
 }
 
 /// `failed jobs: N` and one line per job: its rollout, attempts, when it is retried, why.
