@@ -6,6 +6,7 @@ mod cache;
 mod home;
 mod index;
 mod provenance;
+mod recall_search;
 mod reads;
 mod reports;
 mod states;
