@@ -305,7 +305,7 @@ impl Introspector {
                     .filter(|(matched, _)| *matched >= required)
                     .collect();
                 // Stable: equal counts keep the index's BM25 order.
-                hits.sort_by(|a, b| b.0.cmp(&a.0));
+                hits.sort_by_key(|(matched, _)| std::cmp::Reverse(*matched));
                 hits.truncate(max_hits);
                 if hits.is_empty() {
                     let why = format!(
@@ -456,4 +456,3 @@ fn read_note(introspector: &Introspector, rel: &str) -> Option<String> {
     file.read_to_string(&mut text).ok()?;
     Some(text)
 }
-

@@ -37,10 +37,7 @@ pub(crate) fn query_grams(run: &str) -> String {
     if chars.len() == 1 {
         return format!("\"{}\" *", chars[0]);
     }
-    let pairs: Vec<String> = chars
-        .windows(2)
-        .map(|pair| pair.iter().collect())
-        .collect();
+    let pairs: Vec<String> = chars.windows(2).map(|pair| pair.iter().collect()).collect();
     format!("\"{}\"", pairs.join(" "))
 }
 

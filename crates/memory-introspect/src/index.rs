@@ -21,8 +21,8 @@ use memory_store::names::tables::MEMORY_SEARCH_INDEX;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::blocks::split_blocks;
-use crate::grams::index_grams;
 use crate::error::{Error, Result};
+use crate::grams::index_grams;
 use crate::paths::{RelativePath, open_file};
 use crate::scan::RootScan;
 
@@ -158,8 +158,9 @@ impl MemoryIndex {
     /// Creates the tables, or refuses an index written by a newer build. Indexes written
     /// before `schema_versions` kept their version in `PRAGMA user_version`.
     fn migrate(&mut self) -> memory_store::Result<i64> {
-        let migrations = [format!(
-            "CREATE TABLE IF NOT EXISTS indexed_files (
+        let migrations = [
+            format!(
+                "CREATE TABLE IF NOT EXISTS indexed_files (
                 file_id INTEGER PRIMARY KEY,
                 path TEXT NOT NULL UNIQUE,
                 size INTEGER NOT NULL,
@@ -181,17 +182,18 @@ impl MemoryIndex {
                 thread_ids TEXT NOT NULL,
                 read_at INTEGER NOT NULL
             );"
-        ),
-        // The bigram column for scripts written without spaces (see `crate::grams`). The
-        // index is a cache of the files: the table is rebuilt and every file read again.
-        format!(
-            "DROP TABLE IF EXISTS {MEMORY_SEARCH_INDEX};
+            ),
+            // The bigram column for scripts written without spaces (see `crate::grams`). The
+            // index is a cache of the files: the table is rebuilt and every file read again.
+            format!(
+                "DROP TABLE IF EXISTS {MEMORY_SEARCH_INDEX};
             CREATE VIRTUAL TABLE {MEMORY_SEARCH_INDEX} USING fts5(
                 text, heading, start_line UNINDEXED, grams,
                 tokenize = 'porter unicode61 remove_diacritics 2'
             );
             DELETE FROM indexed_files;"
-        )];
+            ),
+        ];
         let schema = Schema {
             owner: MEMORY_INTROSPECT,
             migrations: &migrations,
@@ -397,7 +399,11 @@ impl MemoryIndex {
     }
 
     /// For each of `rowids`, how many of `terms` (FTS5 expressions) its block matches.
-    pub(crate) fn count_terms(&self, rowids: &[i64], terms: &[String]) -> Result<HashMap<i64, usize>> {
+    pub(crate) fn count_terms(
+        &self,
+        rowids: &[i64],
+        terms: &[String],
+    ) -> Result<HashMap<i64, usize>> {
         let error = |error| index_error(&self.path, error);
         let mut counts: HashMap<i64, usize> = rowids.iter().map(|&rowid| (rowid, 0)).collect();
         if rowids.is_empty() {

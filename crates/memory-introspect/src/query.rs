@@ -251,12 +251,12 @@ const STOP_WORDS: &[&str] = &[
     "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
     "because", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does",
     "doing", "done", "for", "from", "get", "got", "had", "has", "have", "having", "he", "her",
-    "here", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "it's", "just",
-    "let", "me", "might", "more", "most", "much", "must", "my", "no", "not", "now", "of", "on",
-    "or", "our", "please", "shall", "she", "should", "so", "some", "than", "that", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "up", "us",
-    "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
-    "why", "will", "with", "would", "you", "your",
+    "here", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "it's", "just", "let",
+    "me", "might", "more", "most", "much", "must", "my", "no", "not", "now", "of", "on", "or",
+    "our", "please", "shall", "she", "should", "so", "some", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "too", "up", "us", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+    "with", "would", "you", "your",
 ];
 
 /// True for a word in [`STOP_WORDS`], ignoring case and surrounding punctuation.
@@ -295,7 +295,10 @@ mod tests {
     #[test]
     fn an_unclosed_quote_is_ignored_and_said() {
         let query = parse(r#"why does "cargo test fail on CI?"#, Purpose::Search).unwrap();
-        assert_eq!(query.terms, [r#""cargo""#, r#""test""#, r#""fail""#, r#""CI?""#]);
+        assert_eq!(
+            query.terms,
+            [r#""cargo""#, r#""test""#, r#""fail""#, r#""CI?""#]
+        );
         assert!(
             query.simplified[0].contains("unclosed double quote"),
             "{:?}",
@@ -305,11 +308,20 @@ mod tests {
 
     #[test]
     fn a_long_query_is_reduced_to_its_key_terms() {
-        let message = format!("{} the flaky nextest runner", "why is the build slow ".repeat(60));
+        let message = format!(
+            "{} the flaky nextest runner",
+            "why is the build slow ".repeat(60)
+        );
         let query = parse(&message, Purpose::Search).unwrap();
         assert_eq!(
             query.terms,
-            [r#""build""#, r#""slow""#, r#""flaky""#, r#""nextest""#, r#""runner""#]
+            [
+                r#""build""#,
+                r#""slow""#,
+                r#""flaky""#,
+                r#""nextest""#,
+                r#""runner""#
+            ]
         );
         assert!(query.simplified_note().unwrap().contains("key terms"));
     }

@@ -68,7 +68,12 @@ fn print(result: &MemorySearchResult) {
             .map(|heading| format!(" [{heading}]"))
             .unwrap_or_default();
         let some = if hit.all_terms { "" } else { " (some words)" };
-        say!("{}:{} ({:.3}){some}{heading}", hit.path, hit.line, hit.score);
+        say!(
+            "{}:{} ({:.3}){some}{heading}",
+            hit.path,
+            hit.line,
+            hit.score
+        );
         say!("    {}", hit.snippet);
     }
     if result.truncated {

@@ -16,8 +16,8 @@ use memory_protocol::introspect::{
     MemoryToolFailure,
 };
 
-use crate::index::{IndexHit, MemoryIndex};
 use crate::error::Result;
+use crate::index::{IndexHit, MemoryIndex};
 use crate::introspector::Introspector;
 use crate::paths::{RelativePath, ResolveError, resolve};
 use crate::probe::Probe;
@@ -90,7 +90,12 @@ impl Introspector {
             .collect();
         if hits.len() <= wanted && query.terms.len() > 1 {
             let some = self
-                .search_blocks(&probe, &query.any(), prefix.as_deref(), wanted + 1 + hits.len())
+                .search_blocks(
+                    &probe,
+                    &query.any(),
+                    prefix.as_deref(),
+                    wanted + 1 + hits.len(),
+                )
                 .map_err(failed)?;
             for hit in some {
                 if !hits.iter().any(|(all, _)| all.rowid == hit.rowid) {
@@ -227,7 +232,10 @@ pub(crate) fn spelled_as_indexed(prefix: &str, probe: &Probe, rule: CaseRule) ->
     if rule == CaseRule::Sensitive {
         return prefix.to_owned();
     }
-    respell(prefix, probe.scan.files.iter().map(|file| file.rel.as_str()))
+    respell(
+        prefix,
+        probe.scan.files.iter().map(|file| file.rel.as_str()),
+    )
 }
 
 fn respell<'a>(prefix: &str, paths: impl IntoIterator<Item = &'a str>) -> String {
@@ -293,7 +301,6 @@ fn warning(probe: &Probe) -> Option<String> {
     }
     (!parts.is_empty()).then(|| parts.join(". "))
 }
-
 
 fn to_hit(hit: IndexHit, all_terms: bool, query: &Query) -> MemorySearchHit {
     let (offset, column) = if hit.marked {

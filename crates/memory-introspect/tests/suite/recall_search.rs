@@ -41,9 +41,17 @@ fn an_oddly_quoted_message_is_recalled_not_dropped() {
         .recall("why does \"cargo test fail on CI?", 3)
         .unwrap();
     assert!(recall.hits >= 1, "{recall:#?}");
-    assert!(recall.text.contains("fixtures are not checked out"), "{}", recall.text);
     assert!(
-        recall.note.as_deref().unwrap().contains("unclosed double quote"),
+        recall.text.contains("fixtures are not checked out"),
+        "{}",
+        recall.text
+    );
+    assert!(
+        recall
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("unclosed double quote"),
         "{recall:#?}"
     );
     // The tool takes the same query and says how it read it.
@@ -68,7 +76,12 @@ fn a_message_over_a_thousand_characters_is_reduced_to_key_terms() {
     assert!(recall.note.unwrap().contains("key terms"));
     let result = search(&introspector, &message);
     assert!(!result.hits.is_empty());
-    assert!(result.warning.unwrap().contains("longer than 1000 characters"));
+    assert!(
+        result
+            .warning
+            .unwrap()
+            .contains("longer than 1000 characters")
+    );
 }
 
 #[test]
@@ -76,7 +89,9 @@ fn common_words_recall_nothing_and_say_why() {
     let home = Home::new();
     home.consolidated();
     let introspector = home.introspector();
-    let recall = introspector.recall("what is it that you do there?", 3).unwrap();
+    let recall = introspector
+        .recall("what is it that you do there?", 3)
+        .unwrap();
     assert_eq!((recall.hits, recall.text.as_str()), (0, ""), "{recall:#?}");
     assert!(recall.note.unwrap().contains("only common words"));
     // "the" and "is" are in every passage; with them left out the message has two key terms
@@ -86,7 +101,10 @@ fn common_words_recall_nothing_and_say_why() {
         .unwrap();
     assert_eq!(recall.hits, 0, "{recall:#?}");
     let why = recall.note.unwrap();
-    assert!(why.contains(&format!("no passage holds {RECALL_MIN_TERMS}")), "{why}");
+    assert!(
+        why.contains(&format!("no passage holds {RECALL_MIN_TERMS}")),
+        "{why}"
+    );
     assert!(why.contains("index fresh"), "{why}");
 }
 
@@ -115,10 +133,16 @@ fn search_finds_a_note_holding_some_of_the_words_after_those_holding_all() {
     let introspector = home.introspector();
     let path = note(&introspector, "User prefers cargo nextest over cargo test");
     let result = search(&introspector, "what test runner does the user prefer");
-    assert_eq!(result.hits.first().map(|hit| hit.path.as_str()), Some(path.as_str()));
+    assert_eq!(
+        result.hits.first().map(|hit| hit.path.as_str()),
+        Some(path.as_str())
+    );
     assert!(!result.hits[0].all_terms);
     assert!(
-        result.warning.unwrap().contains("common words left out: what does the"),
+        result
+            .warning
+            .unwrap()
+            .contains("common words left out: what does the"),
         "the answer says how the query was read"
     );
     // With every word present the note is an all-terms hit.
@@ -160,5 +184,10 @@ fn an_empty_result_says_whether_the_index_is_fresh() {
     assert_eq!(result.index, MemoryIndexState::Fresh);
     let recall = introspector.recall("zebra crossings", 3).unwrap();
     assert_eq!(recall.index, MemoryIndexState::Fresh);
-    assert!(recall.note.unwrap().contains("index fresh, 4 files searched"));
+    assert!(
+        recall
+            .note
+            .unwrap()
+            .contains("index fresh, 4 files searched")
+    );
 }
