@@ -41,7 +41,11 @@ fn stderr(output: &Output) -> String {
 
 /// What the command printed on both streams (`wm commit` reports a failed update on stdout).
 fn printed(output: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), stderr(output))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        stderr(output)
+    )
 }
 
 #[test]
