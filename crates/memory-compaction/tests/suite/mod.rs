@@ -9,5 +9,6 @@ mod run;
 mod serialize;
 mod session;
 mod settings;
+mod summary_text;
 mod support;
 mod windows;
