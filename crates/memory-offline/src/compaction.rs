@@ -10,7 +10,7 @@
 //! - next steps from unresolved failures, open questions and the assistant's stated plan;
 //! - the last user message nobody answered, verbatim, and earlier questions the conversation
 //!   went past without an answer;
-//! - the files read and modified, and the commands that failed.
+//! - the files read and modified, and the commands that failed and passed.
 //!
 //! An update folds the previous summary and the window by kind: nothing Done is dropped (old
 //! items are counted), a failure that now passes moves to Done, an answered question is
@@ -47,8 +47,9 @@ const BLOCKED_AFTER_FAILURES: usize = 3;
 const ANSWER_PENDING: &str = "Answer the pending user question quoted under Critical Context";
 /// The next step when the work goes on with the newest goal line.
 const CONTINUE_LATEST: &str = "Continue with the latest request under Goal";
-/// How a Done item that stands for a window's routine passing checks ends.
-const ROUTINE_CHECKS: &str = " checks passed";
+/// How a Done item that counts a window's routine passing checks ends (the checks themselves
+/// are under Commands that passed).
+const ROUTINE_CHECKS: &str = " checks passed, listed under Critical Context";
 /// Requests this short with no verb-like content are acknowledgements, not goals.
 const MIN_GOAL_WORDS: usize = 3;
 
@@ -682,19 +683,12 @@ impl Facts {
                 push_unique(&mut doc.done, format!("{} passed", code(&first.text)));
                 push_unique(&mut doc.done, format!("{} passed", code(&second.text)));
             }
-            [.., last] => {
+            _ => {
                 // Only the newest window's routine passes are listed; earlier ones are counted.
                 let before = doc.done.len();
                 doc.done.retain(|item| !item.ends_with(ROUTINE_CHECKS));
                 doc.folded_done += before - doc.done.len();
-                push_unique(
-                    &mut doc.done,
-                    format!(
-                        "{} and {} other{ROUTINE_CHECKS}",
-                        code(&last.text),
-                        checks.len() - 1
-                    ),
-                );
+                push_unique(&mut doc.done, format!("{}{ROUTINE_CHECKS}", checks.len()));
             }
         }
         // Many changes are listed once, under Files modified (folded into folders there as
@@ -814,12 +808,14 @@ impl Facts {
         for ran in &self.commands {
             match ran.status {
                 CommandStatus::Failed(_) => {
+                    doc.passed.retain(|cmd| same_command(cmd) != ran.key);
                     push_recent(&mut doc.failed, ran.exit_label());
                 }
                 CommandStatus::Passed => {
                     doc.failed.retain(|cmd| {
                         same_command(cmd.split(" (exit").next().unwrap_or(cmd)) != ran.key
                     });
+                    push_recent(&mut doc.passed, ran.text.clone());
                 }
                 CommandStatus::Unknown => {}
             }

@@ -26,7 +26,6 @@ const ERRORS_SEEN: &str = "Errors seen:";
 const FILES_MODIFIED: &str = "Files modified:";
 const FILES_READ: &str = "Files read:";
 const COMMANDS_FAILED: &str = "Commands that failed:";
-/// Written by earlier versions; read and left out (passing checks are Done items).
 const COMMANDS_PASSED: &str = "Commands that passed:";
 
 /// Most items a section keeps; older ones are left out (Done items fold into the count line).
@@ -50,12 +49,14 @@ const UNANSWERED_ITEMS: usize = 3;
 
 /// Byte budgets of the lists that steady work fills (finished steps, files, commands): a
 /// summary rewritten at every compaction stays the same size however long the work goes on.
-/// Older items go first; files fold into their folder (`dir/*`) before any is left out.
+/// Older items go first; files fold into their folder (`dir/*`) and runs of one command over
+/// many targets into its prefix (`cargo test -p a *`) before any is left out.
 const DONE_BYTES: usize = 480;
 const MODIFIED_BYTES: usize = 140;
 const READ_BYTES: usize = 120;
 const FAILED_BYTES: usize = 240;
 const ERROR_BYTES: usize = 300;
+const PASSED_BYTES: usize = 400;
 
 /// A hand-off summary, section by section. Items are stored without their bullet, checkbox
 /// or number.
@@ -75,6 +76,7 @@ pub(crate) struct Doc {
     pub modified: Vec<String>,
     pub read: Vec<String>,
     pub failed: Vec<String>,
+    pub passed: Vec<String>,
     pub context: Vec<String>,
     pub notes: Vec<String>,
     /// Done items folded into a count line, earlier and now.
@@ -232,8 +234,8 @@ impl Doc {
             self.read.extend(backticked(rest));
         } else if let Some(rest) = item.strip_prefix(COMMANDS_FAILED) {
             self.failed.extend(backticked(rest));
-        } else if item.starts_with(COMMANDS_PASSED) {
-            // Passing commands are Done items already; the list is no longer written.
+        } else if let Some(rest) = item.strip_prefix(COMMANDS_PASSED) {
+            self.passed.extend(backticked(rest));
         } else {
             push_unique(&mut self.context, item.to_owned());
         }
@@ -272,8 +274,9 @@ impl Doc {
         }
         self.folded_done += cap(&mut self.done, DONE_ITEMS) + cap_bytes(&mut self.done, DONE_BYTES);
         cap(&mut self.unanswered, UNANSWERED_ITEMS);
-        let modified = fold_into_folders(&mut self.modified, MODIFIED_BYTES);
-        let read = fold_into_folders(&mut self.read, READ_BYTES);
+        let modified = fold_into_groups(&mut self.modified, MODIFIED_BYTES, folder_of);
+        let read = fold_into_groups(&mut self.read, READ_BYTES, folder_of);
+        let passed = fold_into_groups(&mut self.passed, PASSED_BYTES, command_prefix);
         Omitted {
             goal: goal_left_out,
             constraints: cap(&mut self.constraints, CONSTRAINT_ITEMS),
@@ -286,6 +289,7 @@ impl Doc {
             read: cap(&mut self.read, READ_ITEMS) + read,
             failed: cap(&mut self.failed, COMMAND_ITEMS)
                 + cap_bytes(&mut self.failed, FAILED_BYTES),
+            passed: cap(&mut self.passed, COMMAND_ITEMS) + passed,
             context: cap(&mut self.context, CONTEXT_ITEMS),
             notes: cap(&mut self.notes, NOTE_ITEMS),
         }
@@ -296,7 +300,8 @@ impl Doc {
     /// drop.
     fn drop_items(&mut self, overshoot: usize, omitted: &mut Omitted) -> bool {
         // (list, omitted counter, items always kept, weight)
-        let mut lists: [(&mut Vec<String>, &mut usize, usize, usize); 13] = [
+        let mut lists: [(&mut Vec<String>, &mut usize, usize, usize); 14] = [
+            (&mut self.passed, &mut omitted.passed, 0, 2),
             (&mut self.read, &mut omitted.read, 0, 2),
             (&mut self.notes, &mut omitted.notes, 1, 1),
             (&mut self.context, &mut omitted.context, 0, 2),
@@ -392,6 +397,7 @@ impl Doc {
             (FILES_MODIFIED, &self.modified, omitted.modified),
             (FILES_READ, &self.read, omitted.read),
             (COMMANDS_FAILED, &self.failed, omitted.failed),
+            (COMMANDS_PASSED, &self.passed, omitted.passed),
         ] {
             if list.is_empty() {
                 continue;
@@ -455,6 +461,7 @@ struct Omitted {
     modified: usize,
     read: usize,
     failed: usize,
+    passed: usize,
     context: usize,
     notes: usize,
 }
@@ -528,12 +535,23 @@ fn cap_bytes(list: &mut Vec<String>, bytes: usize) -> usize {
     over
 }
 
-/// Bounds a file list to `bytes`: when it does not fit, the files of each folder that holds
-/// more than one listed entry become one `folder/*` entry (at the newest one's place); when
-/// that is still too long, the oldest entries are left out. Returns how many were left out.
-/// A `folder/*` entry read back from an earlier summary absorbs new files of that folder.
-pub(crate) fn fold_into_folders(list: &mut Vec<String>, bytes: usize) -> usize {
+/// Bounds a list to `bytes`: when it does not fit, the entries of each group (see
+/// `group_of`) that holds more than one listed entry become one `GROUP*` entry (at the newest
+/// one's place); when that is still too long, the oldest entries are left out. Returns how
+/// many were left out. A `GROUP*` entry read back from an earlier summary absorbs new entries
+/// of its group.
+fn fold_into_groups(
+    list: &mut Vec<String>,
+    bytes: usize,
+    group_of: fn(&str) -> Option<&str>,
+) -> usize {
     let size = |list: &[String]| list.iter().map(|item| item.len() + 4).sum::<usize>();
+    let entry_group = |entry: &str| -> Option<String> {
+        entry
+            .strip_suffix('*')
+            .or_else(|| group_of(entry))
+            .map(str::to_owned)
+    };
     let folded: Vec<String> = list
         .iter()
         .filter_map(|item| item.strip_suffix('*'))
@@ -541,11 +559,11 @@ pub(crate) fn fold_into_folders(list: &mut Vec<String>, bytes: usize) -> usize {
         .collect();
     let mut absorbed: Vec<String> = Vec::with_capacity(list.len());
     for item in list.drain(..) {
-        let folder = folded
+        let group = folded
             .iter()
-            .find(|folder| !item.ends_with('*') && folder_of(&item) == Some(folder.as_str()));
-        let entry = folder.map_or(item, |folder| format!("{folder}*"));
-        // A file touched again moves its folder entry to the newest place.
+            .find(|group| !item.ends_with('*') && group_of(&item) == Some(group.as_str()));
+        let entry = group.map_or(item, |group| format!("{group}*"));
+        // An entry seen again moves its group entry to the newest place.
         absorbed.retain(|existing| *existing != entry);
         absorbed.push(entry);
     }
@@ -553,20 +571,18 @@ pub(crate) fn fold_into_folders(list: &mut Vec<String>, bytes: usize) -> usize {
     if size(list) <= bytes {
         return 0;
     }
+    let groups: Vec<Option<String>> = list.iter().map(|item| entry_group(item)).collect();
     let mut grouped: Vec<String> = Vec::new();
     for (index, item) in list.iter().enumerate() {
-        let folder = if item.ends_with('*') {
-            item.strip_suffix('*').map(str::to_owned)
-        } else {
-            folder_of(item).map(str::to_owned)
-        };
-        let shared = folder.as_ref().is_some_and(|folder| {
-            list.iter().enumerate().any(|(other, entry)| {
-                other != index && entry_folder(entry) == Some(folder.as_str())
-            })
+        let group = groups.get(index).cloned().flatten();
+        let shared = group.as_ref().is_some_and(|group| {
+            groups
+                .iter()
+                .enumerate()
+                .any(|(other, own)| other != index && own.as_ref() == Some(group))
         });
-        let entry = match folder {
-            Some(folder) if shared => format!("{folder}*"),
+        let entry = match group {
+            Some(group) if shared => format!("{group}*"),
             _ => item.clone(),
         };
         // Keep the newest place of each entry.
@@ -577,14 +593,19 @@ pub(crate) fn fold_into_folders(list: &mut Vec<String>, bytes: usize) -> usize {
     cap_bytes(list, bytes)
 }
 
-/// The folder of a path, through its last separator (`src/a/` for `src/a/b.rs`).
+/// A file's group: its folder, through its last separator (`src/a/` for `src/a/b.rs`).
 fn folder_of(path: &str) -> Option<&str> {
     let end = path.rfind(['/', '\\'])?;
     path.get(..=end).filter(|folder| !folder.is_empty())
 }
 
-fn entry_folder(entry: &str) -> Option<&str> {
-    entry.strip_suffix('*').or_else(|| folder_of(entry))
+/// A command's group: every word but the last (`cargo test -p a ` for `cargo test -p a x`), so
+/// runs of one check over many targets fold into one entry.
+fn command_prefix(command: &str) -> Option<&str> {
+    let end = command.trim_end().rfind(' ')?;
+    command
+        .get(..=end)
+        .filter(|prefix| !prefix.trim().is_empty())
 }
 
 /// The line [`push_items`] writes for left-out items, read back as a count, not an item.
