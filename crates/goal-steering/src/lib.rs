@@ -20,6 +20,8 @@
 //!   `update_goal` (complete, or blocked through the [`audit`] counted in code: the third
 //!   consecutive goal turn reporting the same blocker). Refusals say what is still needed and
 //!   are never retryable.
+//! - Hosts that report no turns (an MCP client): [`GapTurns`] delimits goal turns by quiet gaps
+//!   between goal-tool calls, so the blocked audit still counts one report per turn.
 //!
 //! The wire types live in [`memory_protocol::goal`]; the prompt templates in
 //! `memory_prompts::goals`. `docs/goals.md` has the transition table.
@@ -30,6 +32,7 @@ pub mod audit;
 mod clock;
 mod config;
 mod error;
+mod gap_turns;
 pub mod status;
 mod steering;
 mod store;
@@ -37,9 +40,11 @@ mod tools;
 
 pub use crate::clock::{Clock, ManualClock, SystemClock};
 pub use crate::config::{
-    DEFAULT_MAX_TOKEN_BUDGET, GoalConfig, MAX_TOKEN_BUDGET_RANGE, MIN_CONTINUATION_SECONDS_RANGE,
+    DEFAULT_MAX_TOKEN_BUDGET, DEFAULT_MCP_TURN_GAP_SECONDS, GoalConfig, MAX_TOKEN_BUDGET_RANGE,
+    MCP_TURN_GAP_SECONDS_RANGE, MIN_CONTINUATION_SECONDS_RANGE,
 };
 pub use crate::error::{Error, Result};
+pub use crate::gap_turns::GapTurns;
 pub use crate::status::{GoalAction, InvalidTransition, SystemEvent};
 pub use crate::steering::{internal_context_message, render_steering};
 #[cfg(feature = "postgres")]

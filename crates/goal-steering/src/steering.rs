@@ -12,7 +12,7 @@
 //!
 //! The circuit breaker lives in turn recording (`record_turn`): it pauses the goal, and a
 //! paused goal gets nothing here. Every message is wrapped as hidden internal context with the
-//! source `goal`; the objective in it is secret-redacted and escaped as XML text.
+//! source `goal`; the objective in it is secret-redacted, display-safe and escaped as XML text.
 
 use memory_prompts::goals::{
     BudgetLimitContext, ContinuationContext, ObjectiveUpdatedContext, budget_limit, continuation,
@@ -20,7 +20,7 @@ use memory_prompts::goals::{
 };
 use memory_protocol::goal::{GoalSteering, GoalSteeringKind, ThreadGoal, ThreadGoalStatus};
 use memory_protocol::names::internal_context;
-use memory_sanitize::redact_secrets;
+use memory_sanitize::{display_safe, redact_secrets};
 
 use crate::error::Result;
 use crate::store::{GoalStore, validate_thread_id};
@@ -69,8 +69,7 @@ impl GoalStore {
 
 /// The steering message of `kind` for `goal`, wrapped as hidden internal context.
 pub fn render_steering(kind: GoalSteeringKind, goal: &ThreadGoal) -> Result<GoalSteering> {
-    let mut shown = goal.clone();
-    shown.objective = redact_secrets(&goal.objective).into_owned();
+    let shown = shown_goal(goal.clone());
     let prompt = match kind {
         GoalSteeringKind::Continuation => continuation(&ContinuationContext::from(&shown))?,
         GoalSteeringKind::BudgetLimit => budget_limit(&BudgetLimitContext::from(&shown))?,
@@ -83,6 +82,20 @@ pub fn render_steering(kind: GoalSteeringKind, goal: &ThreadGoal) -> Result<Goal
         source: internal_context::GOAL_SOURCE.to_owned(),
         text: internal_context_message(internal_context::GOAL_SOURCE, &prompt),
     })
+}
+
+/// `text` as any goal output shows it (to the model or on a terminal): secrets redacted,
+/// control characters and bidirectional controls replaced by visible stand-ins.
+pub(crate) fn shown_text(text: &str) -> String {
+    display_safe(&redact_secrets(text)).into_owned()
+}
+
+/// `goal` as tools and steering show it: its objective and status reason through
+/// [`shown_text`].
+pub(crate) fn shown_goal(mut goal: ThreadGoal) -> ThreadGoal {
+    goal.objective = shown_text(&goal.objective);
+    goal.status_reason = goal.status_reason.as_deref().map(shown_text);
+    goal
 }
 
 /// `body` wrapped as a hidden internal-context message from `source`.

@@ -9,6 +9,9 @@
 //! it is refused with "reports so far: n/3" until the third consecutive goal turn reports the
 //! same blocker. Every update or create call and every refusal is counted on the open turn, so
 //! the turn record shows a turn whose only activity was refused goal-tool calls.
+//!
+//! The goal in every answer and refusal is the model's view of it: the objective and status
+//! reason secret-redacted and display-safe, as the steering prompts show them.
 
 use memory_protocol::goal::{
     CreateGoalArgs, GoalRefusalCode, GoalToolRefusal, GoalToolResponse, ThreadGoal,
@@ -21,6 +24,7 @@ use serde_json::Value;
 use crate::audit::{BLOCKER_REPORTS_REQUIRED, BlockedReport, MAX_REASON_CHARS, normalize_blocker};
 use crate::error::{Error, Result};
 use crate::status::{GoalAction, transition};
+use crate::steering::{shown_goal, shown_text};
 use crate::store::{GoalRow, GoalStore, validate_thread_id};
 
 /// Who is calling: the thread, and the goal id the turn started with when the host knows it.
@@ -299,7 +303,7 @@ fn complete(row: &mut GoalRow, reason: Option<&str>) -> Result<Option<String>, R
                 "Not completed: the user changed the objective, and the completion audit must \
                  be made against the new one. The objective is now: {}. Check every \
                  requirement of it against evidence before reporting complete again.",
-                redact_secrets(&row.objective)
+                shown_text(&row.objective)
             ),
         ));
     }
@@ -432,7 +436,7 @@ fn response(
 ) -> GoalToolResponse {
     GoalToolResponse {
         remaining_tokens: goal.as_ref().and_then(ThreadGoal::remaining_tokens),
-        goal,
+        goal: goal.map(shown_goal),
         completion_budget_report,
     }
 }
@@ -449,6 +453,6 @@ fn refusal(
         retryable: false,
         reports_so_far: reports,
         reports_required: reports.map(|_| BLOCKER_REPORTS_REQUIRED),
-        goal,
+        goal: goal.map(shown_goal),
     })
 }

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use goal_steering::{GoalStore, GoalToolContext, GoalToolOutcome};
+use goal_steering::{GapTurns, GoalStore, GoalToolContext, GoalToolOutcome};
 use memory_introspect::{Introspector, ToolOutcome};
 use memory_protocol::introspect::MemoryToolFailure;
 use memory_protocol::tools::{GET_GOAL_TOOL, MEMORY_NOTE_TOOL, UPDATE_GOAL_TOOL, goal_tools};
@@ -29,20 +29,31 @@ pub const INSTRUCTIONS: &str = "agent-memory: the user's long-term memory from p
 /// The server remembers the id of the last goal it showed the client, and every `update_goal`
 /// names it (unless the call names one itself): a late report meant for a goal the user has
 /// since replaced is refused with the current goal instead of landing on it.
+///
+/// An MCP client reports no turns, so the server delimits them ([`GapTurns`]): a goal-tool
+/// call that comes after a quiet gap of `[goals] mcp_turn_gap_seconds` (or the first of the
+/// connection) starts a new goal turn, and the blocked audit counts one report per turn.
 pub struct ThreadGoals {
     thread: String,
     store: Arc<Mutex<GoalStore>>,
     seen_goal_id: Mutex<Option<String>>,
+    turns: Arc<Mutex<GapTurns>>,
 }
 
 impl ThreadGoals {
     /// The goal tools of `thread`, on `store`. The host keeps its own handle when the store
     /// must be dropped outside the server's async threads (a blocking client's connection).
     pub fn new(thread: impl Into<String>, store: Arc<Mutex<GoalStore>>) -> ThreadGoals {
+        let gap = store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .config()
+            .mcp_turn_gap;
         ThreadGoals {
             thread: thread.into(),
             store,
             seen_goal_id: Mutex::new(None),
+            turns: Arc::new(Mutex::new(GapTurns::new(gap))),
         }
     }
 }
@@ -145,6 +156,7 @@ impl MemoryServer {
             return Err(unknown_tool(&name));
         };
         let (store, thread) = (Arc::clone(&goals.store), goals.thread.clone());
+        let turns = Arc::clone(&goals.turns);
         let seen = goals
             .seen_goal_id
             .lock()
@@ -154,6 +166,10 @@ impl MemoryServer {
             let mut store = store
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
+            turns
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .before_call(&mut store, &thread)?;
             let context = GoalToolContext {
                 thread_id: &thread,
                 goal_id: seen.as_deref(),

@@ -232,6 +232,7 @@ pub struct MemoryListRequest {
     pub path: Option<String>,
     /// Levels to descend, 1 to 6; 2 when absent.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 6))]
     pub depth: Option<u32>,
 }
 

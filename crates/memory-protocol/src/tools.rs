@@ -10,7 +10,7 @@
 use schemars::{JsonSchema, schema_for};
 use serde_json::{Value, json};
 
-use crate::goal::{CreateGoalArgs, GoalToolResponse, UpdateGoalArgs};
+use crate::goal::{CreateGoalArgs, GoalToolRefusal, GoalToolResponse, UpdateGoalArgs};
 use crate::introspect::{
     MemoryListRequest, MemoryListResult, MemoryNoteRequest, MemoryNoteResult, MemoryReadRequest,
     MemoryReadResult, MemorySearchRequest, MemorySearchResult, MemoryStatusResult,
@@ -61,6 +61,21 @@ impl ToolDefinition {
         }
     }
 
+    /// A goal tool: parameters as in [`ToolDefinition::derived`], and an output schema that
+    /// admits a [`GoalToolResponse`] or a [`GoalToolRefusal`]: a refused call answers with
+    /// structured content too (with `isError` over MCP).
+    pub fn goal_tool<Args: JsonSchema>(
+        name: &'static str,
+        description: &'static str,
+    ) -> ToolDefinition {
+        ToolDefinition {
+            name,
+            description,
+            parameters: strict_schema::<Args>(),
+            output_schema: Some(either_schema::<GoalToolResponse, GoalToolRefusal>()),
+        }
+    }
+
     /// The OpenAI function-tool form (Responses API), with strict argument checking.
     pub fn openai_function(&self) -> Value {
         json!({
@@ -72,12 +87,14 @@ impl ToolDefinition {
         })
     }
 
-    /// The MCP tool form (`tools/list`), with the output schema when there is one.
+    /// The MCP tool form (`tools/list`), with the output schema when there is one. MCP has no
+    /// strict mode, so an optional argument is optional here: a property whose schema admits
+    /// `null` is left out of `required` (see [`optional_fields_optional`]).
     pub fn mcp_tool(&self) -> Value {
         let mut tool = json!({
             "name": self.name,
             "description": self.description,
-            "inputSchema": self.parameters,
+            "inputSchema": optional_fields_optional(self.parameters.clone()),
         });
         if let (Some(output), Some(map)) = (&self.output_schema, tool.as_object_mut()) {
             map.insert("outputSchema".to_owned(), output.clone());
@@ -98,18 +115,83 @@ pub fn strict_schema<T: JsonSchema>() -> Value {
     schema
 }
 
+/// `schema` (a strict parameters schema) with every property whose schema admits `null`
+/// dropped from its object's `required` list, at every depth. Strict mode spells an optional
+/// argument as a required key that may be `null`; serde reads a missing `Option` as `None`,
+/// so for a client without strict mode the key is optional.
+pub fn optional_fields_optional(mut schema: Value) -> Value {
+    relax(&mut schema);
+    schema
+}
+
+fn relax(node: &mut Value) {
+    let Some(map) = node.as_object_mut() else {
+        return;
+    };
+    let nullable: Vec<String> = map
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .iter()
+                .filter(|(_, schema)| admits_null(schema))
+                .map(|(name, _)| name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(Value::Array(required)) = map.get_mut("required") {
+        required.retain(|name| {
+            !name
+                .as_str()
+                .is_some_and(|name| nullable.iter().any(|n| n == name))
+        });
+    }
+    for (keyword, child) in map.iter_mut() {
+        match keyword.as_str() {
+            "properties" | "$defs" | "definitions" => {
+                if let Some(children) = child.as_object_mut() {
+                    children.values_mut().for_each(relax);
+                }
+            }
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Some(children) = child.as_array_mut() {
+                    children.iter_mut().for_each(relax);
+                }
+            }
+            "items" | "additionalProperties" => relax(child),
+            _ => {}
+        }
+    }
+}
+
+/// Whether `schema` accepts `null` by its `type` or one of its `anyOf` branches.
+fn admits_null(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(kind)) if kind == "null" => return true,
+        Some(Value::Array(kinds)) if kinds.iter().any(|kind| kind == "null") => return true,
+        _ => {}
+    }
+    schema
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .is_some_and(|branches| branches.iter().any(admits_null))
+}
+
 /// The output schema of a memory tool: an object that is either `Output` or a
 /// [`MemoryToolFailure`]. A failed call still carries structured content (with `isError` over
 /// MCP), and a client that validates it against the declared schema must accept it.
 pub fn result_or_failure_schema<Output: JsonSchema>() -> Value {
+    either_schema::<Output, MemoryToolFailure>()
+}
+
+/// An output schema admitting an object that is either `Answer` or `Refusal`, each kept whole
+/// under `$defs` (their own definitions merged in).
+pub fn either_schema<Answer: JsonSchema, Refusal: JsonSchema>() -> Value {
     let mut defs = serde_json::Map::new();
     let mut refs = Vec::new();
     for (name, mut schema) in [
-        (Output::schema_name(), schema_for!(Output).to_value()),
-        (
-            MemoryToolFailure::schema_name(),
-            schema_for!(MemoryToolFailure).to_value(),
-        ),
+        (Answer::schema_name(), schema_for!(Answer).to_value()),
+        (Refusal::schema_name(), schema_for!(Refusal).to_value()),
     ] {
         if let Some(map) = schema.as_object_mut() {
             map.remove("$schema");
@@ -122,7 +204,7 @@ pub fn result_or_failure_schema<Output: JsonSchema>() -> Value {
     }
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": format!("{} or MemoryToolFailure", Output::schema_name()),
+        "title": format!("{} or {}", Answer::schema_name(), Refusal::schema_name()),
         "type": "object",
         "anyOf": refs,
         "$defs": defs,
@@ -218,9 +300,9 @@ pub fn memory_tools() -> Vec<ToolDefinition> {
 /// The goal tools.
 pub fn goal_tools() -> Vec<ToolDefinition> {
     vec![
-        ToolDefinition::derived::<NoArgs, GoalToolResponse>(GET_GOAL_TOOL, GET_GOAL),
-        ToolDefinition::derived::<CreateGoalArgs, GoalToolResponse>(CREATE_GOAL_TOOL, CREATE_GOAL),
-        ToolDefinition::derived::<UpdateGoalArgs, GoalToolResponse>(UPDATE_GOAL_TOOL, UPDATE_GOAL),
+        ToolDefinition::goal_tool::<NoArgs>(GET_GOAL_TOOL, GET_GOAL),
+        ToolDefinition::goal_tool::<CreateGoalArgs>(CREATE_GOAL_TOOL, CREATE_GOAL),
+        ToolDefinition::goal_tool::<UpdateGoalArgs>(UPDATE_GOAL_TOOL, UPDATE_GOAL),
         ToolDefinition {
             name: UPDATE_TOOL_NAME,
             description: "Edit the session's working memory: give one operation for each of its \

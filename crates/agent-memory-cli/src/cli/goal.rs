@@ -16,6 +16,7 @@ use agent_memory::protocol::goal::{
     GoalAccountResult, GoalSteering, GoalTurnError, GoalTurnTrigger, ThreadGoal,
 };
 use agent_memory::protocol::tools::UPDATE_GOAL_TOOL;
+use agent_memory::sanitize::{display_safe, redact_json_strings, redact_secrets};
 use anyhow::Context;
 use serde::Serialize;
 use serde_json::json;
@@ -615,13 +616,18 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Prints `value` as pretty JSON, every string secret-redacted and the text display-safe
+/// (still valid JSON: the stand-ins are ordinary characters).
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    emit(&format!("{}\n", serde_json::to_string_pretty(value)?))
+    let mut value = serde_json::to_value(value)?;
+    redact_json_strings(&mut value);
+    emit(&format!("{}\n", serde_json::to_string_pretty(&value)?))
 }
 
-/// Writes `text` to standard output (a closed pipe ends the command, see
-/// [`super::exit::write_stdout`]).
+/// Writes `text` to standard output secret-redacted and display-safe: objectives, reasons and
+/// steering text are the user's or the model's words, and an escape sequence in them must not
+/// reach the terminal (a closed pipe ends the command, see [`super::exit::write_stdout`]).
 fn emit(text: &str) -> anyhow::Result<()> {
-    super::exit::write_stdout(text.as_bytes());
+    super::exit::write_stdout(display_safe(&redact_secrets(text)).as_bytes());
     Ok(())
 }

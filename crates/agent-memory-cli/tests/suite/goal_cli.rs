@@ -524,3 +524,73 @@ fn a_partial_account_prints_the_wrap_up_inside_the_turn() {
     assert_eq!(done["goal"]["tokensUsed"], 140);
     assert_eq!(ok(goal(home, &["next", THREAD])), "");
 }
+
+/// An objective carrying a token and a terminal escape sequence (clear the screen, then a
+/// bidirectional override).
+const HOSTILE_OBJECTIVE: &str =
+    "rotate ghp_abcdefghijklmnopqrstuvwxyz0123456789 \u{1b}[2J\u{1b}]0;owned\u{7}then\u{202e}ship";
+const SECRET: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// Neither the secret nor a raw control character reaches the output.
+fn assert_shown_safely(what: &str, output: &Output) {
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(!text.contains(SECRET), "{what}: secret printed: {text}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'),
+        "{what}: raw control characters printed: {text:?}"
+    );
+    assert!(text.contains("[REDACTED_SECRET]"), "{what}: {text}");
+}
+
+#[test]
+fn every_goal_output_path_is_redacted_and_display_safe() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    ok(goal(
+        home,
+        &["set", THREAD, HOSTILE_OBJECTIVE, "--budget", "1000"],
+    ));
+    for json in [false, true] {
+        let extra: &[&str] = if json { &["--json"] } else { &[] };
+        let with = |args: &[&'static str]| -> Vec<&'static str> { [args, extra].concat() };
+        let show = goal(home, &with(&["show", THREAD]));
+        assert!(show.status.success());
+        assert_shown_safely(&format!("show (json {json})"), &show);
+        let list = goal(home, &with(&["show"]));
+        assert_shown_safely(&format!("show all (json {json})"), &list);
+        let next = goal(home, &with(&["next", THREAD]));
+        assert_shown_safely(&format!("next (json {json})"), &next);
+        // A refused update (the blocked audit's first report) prints the goal too.
+        let update = goal(
+            home,
+            &with(&[
+                "update", THREAD, "--status", "blocked", "--reason", "no token",
+            ]),
+        );
+        assert_eq!(update.status.code(), Some(3));
+        if json {
+            assert_shown_safely("update refused (json)", &update);
+        }
+    }
+    // The edited objective reaches the model through the refused completion: redacted too.
+    for (round, extra) in [&[][..], &["--json"][..]].into_iter().enumerate() {
+        ok(goal(
+            home,
+            &["edit", THREAD, &format!("{HOSTILE_OBJECTIVE} {round}")],
+        ));
+        let refused = goal(
+            home,
+            &[&["update", THREAD, "--status", "complete"], extra].concat(),
+        );
+        assert_eq!(refused.status.code(), Some(3));
+        assert_shown_safely(&format!("update complete refused {extra:?}"), &refused);
+    }
+    let done = goal(
+        home,
+        &["update", THREAD, "--status", "complete", "--reason", "done"],
+    );
+    assert!(done.status.success());
+    assert_shown_safely("update complete", &done);
+    let done = goal(home, &["show", THREAD, "--json"]);
+    assert_shown_safely("show complete (json)", &done);
+}

@@ -241,6 +241,25 @@ impl GoalStore {
         })
     }
 
+    /// Ends the open goal turn without recording one, for hosts that cannot report turns (an
+    /// MCP client; see [`crate::GapTurns`]): the blocked audit's turn closes (a turn without a
+    /// blocked report breaks the streak, and the next report counts for a new turn). Nothing
+    /// is charged and the circuit breaker does not count it. No goal, or a goal that is not
+    /// active, is left alone.
+    pub fn end_open_turn(&mut self, thread_id: &str) -> Result<()> {
+        super::validate_thread_id(thread_id)?;
+        let mut tx = self.write(thread_id)?;
+        let Some(mut row) = tx.read_row(thread_id)? else {
+            return Ok(());
+        };
+        if row.status != ThreadGoalStatus::Active {
+            return Ok(());
+        }
+        row.audit.close_turn();
+        tx.write_row(&row)?;
+        tx.commit()
+    }
+
     /// The budget check at a tool finish inside a running turn: charges what the turn
     /// `turn_id` has spent so far (`tokens`, cumulative for the turn) beyond what earlier
     /// checks of the same turn charged, and, when that brings an active goal to its budget,

@@ -1,6 +1,7 @@
 //! Integration tests of goal-steering, one module per concern, with shared helpers here.
 
 mod audit;
+mod gap_turns;
 mod postgres;
 mod properties;
 mod steering;

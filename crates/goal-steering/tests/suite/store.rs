@@ -218,7 +218,7 @@ fn the_goals_table_of_the_config_file_is_read_and_checked() {
     assert_eq!(parse("").unwrap(), GoalConfig::default());
     assert_eq!(
         parse("[goals]\nmax_budget = 1\n").unwrap_err().to_string(),
-        "config text: unknown key `goals.max_budget` (known: max_token_budget, default_token_budget, min_continuation_seconds)"
+        "config text: unknown key `goals.max_budget` (known: max_token_budget, default_token_budget, min_continuation_seconds, mcp_turn_gap_seconds)"
     );
     assert_eq!(
         parse("[goals]\nmax_token_budget = 0\n")

@@ -277,6 +277,15 @@ mod any_text {
                 .call_goal_tool(&context, "update_goal", &json!({"status": status, "reason": reason}))
                 .unwrap();
             let goal = store.get(THREAD).unwrap().unwrap();
+            // Whatever the text, what the model is shown is display-safe.
+            let shown = outcome.to_json().to_string();
+            prop_assert_eq!(memory_sanitize::display_safe(&shown), shown.as_str());
+            let got = store.call_goal_tool(&context, "get_goal", &json!({})).unwrap();
+            let got = got.to_json().to_string();
+            prop_assert_eq!(memory_sanitize::display_safe(&got), got.as_str());
+            if let Some(steering) = store.next_steering(THREAD).unwrap() {
+                prop_assert_eq!(memory_sanitize::display_safe(&steering.text), steering.text.as_str());
+            }
             match outcome {
                 GoalToolOutcome::Answered(_) => {
                     prop_assert_eq!(goal.status, ThreadGoalStatus::Complete);
@@ -289,4 +298,47 @@ mod any_text {
             }
         }
     }
+}
+
+/// An objective with a token and terminal escape sequences.
+const HOSTILE: &str =
+    "rotate ghp_abcdefghijklmnopqrstuvwxyz0123456789 \u{1b}[2J\u{1b}]0;owned\u{7}then\u{202e}ship";
+
+/// `text` carries neither the token nor a raw control character.
+fn assert_safe(what: &str, text: &str) {
+    assert!(!text.contains("ghp_abcdef"), "{what}: {text}");
+    assert!(
+        memory_sanitize::display_safe(text) == text,
+        "{what}: {text:?}"
+    );
+    assert!(text.contains("[REDACTED_SECRET]"), "{what}: {text}");
+}
+
+#[test]
+fn the_model_sees_the_objective_redacted_and_display_safe_on_every_path() {
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        set(&mut store, HOSTILE, Some(1_000));
+        let context = GoalToolContext::thread(THREAD);
+        let got = answered(
+            store
+                .call_goal_tool(&context, "get_goal", &json!({}))
+                .unwrap(),
+        );
+        assert_safe("get_goal", &got.goal.unwrap().objective);
+        let steering = store.next_steering(THREAD).unwrap().unwrap();
+        assert_safe("continuation", &steering.text);
+        let pending = refused(update_goal(&mut store, "blocked", Some("no token")));
+        assert_safe("refusal goal", &pending.goal.unwrap().objective);
+        // The stored objective stays as the user typed it: only what is shown changes.
+        assert_eq!(store.get(THREAD).unwrap().unwrap().objective, HOSTILE);
+        store
+            .edit_objective(THREAD, None, &format!("{HOSTILE} and docs"))
+            .unwrap();
+        let notice = refused(update_goal(&mut store, "complete", Some("done")));
+        assert_eq!(notice.code, GoalRefusalCode::ObjectiveUpdated);
+        assert_safe("objective-updated refusal", &notice.message);
+        let done = answered(update_goal(&mut store, "complete", Some("done")));
+        assert_safe("completion", &done.goal.unwrap().objective);
+    });
 }

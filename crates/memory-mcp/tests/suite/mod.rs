@@ -1,3 +1,4 @@
 //! Integration tests of memory-mcp.
 
+mod goals;
 mod server;

@@ -4,7 +4,7 @@
 use memory_protocol::StageOneOutput;
 use memory_protocol::consolidation::ConsolidationOutput;
 use memory_protocol::strict::violations;
-use memory_protocol::tools::all_tools;
+use memory_protocol::tools::{all_tools, optional_fields_optional};
 use memory_protocol::working_memory::WorkingMemoryUpdate;
 use serde_json::Value;
 
@@ -41,9 +41,57 @@ fn every_tool_definition_is_strict_in_both_forms() {
         assert_eq!(openai["strict"], true);
         assert_eq!(openai["parameters"], tool.parameters);
         let mcp = tool.mcp_tool();
-        assert_eq!(mcp["inputSchema"], tool.parameters);
+        assert_eq!(
+            mcp["inputSchema"],
+            optional_fields_optional(tool.parameters.clone())
+        );
         assert!(!tool.description.trim().is_empty(), "{}", tool.name);
     }
+}
+
+/// The MCP form of `name`'s input schema.
+fn mcp_input(name: &str) -> Value {
+    let tool = all_tools()
+        .into_iter()
+        .find(|tool| tool.name == name)
+        .unwrap_or_else(|| panic!("{name} is registered"));
+    tool.mcp_tool()["inputSchema"].clone()
+}
+
+#[test]
+fn mcp_input_schemas_require_only_what_the_tools_require() {
+    // Strict mode lists every key in `required`; MCP clients read `required` literally, so an
+    // optional argument listed there would be demanded of every caller.
+    assert_eq!(
+        mcp_input("update_goal")["required"],
+        serde_json::json!(["status"])
+    );
+    assert_eq!(
+        mcp_input("create_goal")["required"],
+        serde_json::json!(["objective"])
+    );
+    assert_eq!(mcp_input("memory_list")["required"], serde_json::json!([]));
+    assert_eq!(
+        mcp_input("memory_read")["required"],
+        serde_json::json!(["path"])
+    );
+    // The strict form still lists them, each admitting null.
+    let strict = all_tools()
+        .into_iter()
+        .find(|tool| tool.name == "update_goal")
+        .unwrap()
+        .parameters;
+    assert_eq!(
+        strict["required"],
+        serde_json::json!(["status", "goal_id", "reason"])
+    );
+}
+
+#[test]
+fn memory_list_depth_bounds_match_the_code() {
+    let depth = &mcp_input("memory_list")["properties"]["depth"];
+    assert_eq!(depth["minimum"], 1, "{depth}");
+    assert_eq!(depth["maximum"], 6, "{depth}");
 }
 
 #[test]
