@@ -12,6 +12,7 @@
 //! the new baseline. Any error after the claim records a failure (with backoff) and is
 //! returned.
 
+use crate::blocking::blocking;
 use std::time::Duration;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -742,14 +743,6 @@ fn input_hash(
 /// ranks them higher in the next selection. Returns how many stored memories were updated.
 pub async fn record_memory_usage(store: &dyn WriteStore, thread_ids: Vec<String>) -> Result<usize> {
     store.record_memory_usage(&thread_ids, now_unix()).await
-}
-
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|error| Error::Task(error.to_string()))?
 }
 
 #[cfg(test)]
