@@ -5,15 +5,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use agent_memory::compaction::compaction::{
     CompactionOptions, CompactionOutcome, CompactionSettings, DEFAULT_KEEP_RECENT_TOKENS,
     DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW_TOKENS, Dialect, Session, compact, plan_compaction,
     session_from_rollout,
 };
-use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
-use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::compaction::{CompactionEntry, CompactionPlan};
 use agent_memory::sanitize::{ByteEstimate, display_safe};
 use agent_memory::transcript::{ReaderOptions, read_rollout_path};
@@ -21,7 +18,11 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use super::exit::{self, print_safe, report_error_as};
-use super::home::runtime;
+use super::home::{CommonArgs, runtime};
+
+/// The smallest window `--window` takes: below it the summarizer's own instructions and the
+/// summary reserve leave no room for the conversation.
+pub(crate) const MIN_WINDOW_TOKENS: u64 = 4_096;
 
 /// Arguments of `agent-memory compact`.
 #[derive(Debug, clap::Args)]
@@ -37,9 +38,17 @@ pub(crate) struct CompactArgs {
     /// the new compaction entry after them, so the next compaction can start from it.
     #[arg(long, value_name = "SESSION.jsonl", conflicts_with = "plan_only")]
     out: Option<PathBuf>,
-    /// The context window in tokens (the summarizer's, unless the model reports its own).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_WINDOW_TOKENS)]
-    window: u64,
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u64).range(MIN_WINDOW_TOKENS..),
+        help = format!(
+            "The context window to plan for, in tokens, at least {MIN_WINDOW_TOKENS} (default: \
+             the model's, from --context-window, model_context_window, the server or a known \
+             model; else {DEFAULT_WINDOW_TOKENS})"
+        )
+    )]
+    window: Option<u64>,
     #[arg(
         long,
         value_name = "N",
@@ -58,9 +67,8 @@ pub(crate) struct CompactArgs {
     /// Plan only: print what would be summarized and kept, call no model, write nothing.
     #[arg(long)]
     plan_only: bool,
-    /// Model: `offline` (built in, no network), `openai:NAME` or `openai-chat:NAME`.
-    #[arg(long, value_name = "M")]
-    model: Option<String>,
+    #[command(flatten)]
+    common: CommonArgs,
     /// Print one JSON object: `{"plan", "entry", "short_summary"}`.
     #[arg(long)]
     json: bool,
@@ -95,21 +103,27 @@ fn execute(args: &CompactArgs) -> anyhow::Result<()> {
             keep_recent_tokens: args.keep_recent,
             ..CompactionSettings::default()
         },
-        window_tokens: args.window,
+        window_tokens: DEFAULT_WINDOW_TOKENS,
         focus: args.focus.clone(),
         ..CompactionOptions::default()
     };
-    if args.window == 0 {
-        bail!("--window must be at least 1 token");
-    }
     let counter = ByteEstimate;
 
     if args.plan_only {
         let dialect = args
+            .common
             .model
             .as_deref()
             .map_or(Dialect::Generic, Dialect::for_model);
-        let planned = plan_compaction(&session, &options, args.window, dialect, &counter)?;
+        let window = args
+            .window
+            .or(args.common.context_window)
+            .unwrap_or(DEFAULT_WINDOW_TOKENS);
+        let options = CompactionOptions {
+            window_tokens: window,
+            ..options
+        };
+        let planned = plan_compaction(&session, &options, window, dialect, &counter)?;
         if args.json {
             print_json(&Report {
                 plan: &planned.plan,
@@ -131,9 +145,17 @@ fn execute(args: &CompactArgs) -> anyhow::Result<()> {
         return Ok(());
     }
 
-    let spec = args.model.as_deref().unwrap_or(DEFAULT_MODEL_SPEC);
-    let model = model_from_spec(spec, None, Arc::new(OfflineEngine::new()))?;
-    let outcome = runtime()?
+    let runtime = runtime()?;
+    let built = args.common.build_model(&runtime, None)?;
+    let model = built.client;
+    let options = CompactionOptions {
+        window_tokens: args
+            .window
+            .or(built.context_window.tokens)
+            .unwrap_or(DEFAULT_WINDOW_TOKENS),
+        ..options
+    };
+    let outcome = runtime
         .block_on(compact(&session, model.as_ref(), &options, &counter))
         .with_context(|| {
             format!(

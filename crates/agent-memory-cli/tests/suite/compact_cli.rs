@@ -192,7 +192,7 @@ fn failures_exit_non_zero_and_write_nothing() {
         out,
     ]);
     assert!(!unknown.status.success());
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown model spec"));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown provider `gemini`"));
 
     let conflicting = compact(&[file, "--plan-only", "--out", out]);
     assert!(!conflicting.status.success());

@@ -7,6 +7,7 @@ mod introspect_cli;
 mod json_cli;
 mod mcp_cli;
 mod memory_cli;
+mod model_flags_cli;
 mod model_server;
 mod output_cli;
 mod redact_cli;
