@@ -203,6 +203,16 @@ pub(crate) fn short_summary(input: &SummaryInput) -> String {
 
 fn finish(mut doc: Doc, input: &SummaryInput) -> String {
     push_unique(&mut doc.notes, OFFLINE_NOTICE.to_owned());
+    for context in input
+        .additional_context
+        .iter()
+        .filter(|c| !c.trim().is_empty())
+    {
+        push_unique(
+            &mut doc.notes,
+            format!("Context given: {}", one_line(context, MAX_ITEM_CHARS)),
+        );
+    }
     if let Some(focus) = input.focus.as_deref().filter(|f| !f.trim().is_empty()) {
         push_unique(
             &mut doc.notes,
@@ -366,7 +376,12 @@ impl Facts {
                         push_unique(&mut facts.preferences, rule);
                     }
                     match correction(&cleaned) {
-                        Some(rule) => push_unique(&mut facts.corrections, rule),
+                        Some(rule) => {
+                            // The correction says it already; the same words as a rule repeat it.
+                            let body = comparable(rule.trim_start_matches("Correction: "));
+                            facts.preferences.retain(|known| comparable(known) != body);
+                            push_unique(&mut facts.corrections, rule);
+                        }
                         None => {
                             for rule in number_rules(&cleaned) {
                                 push_unique(&mut facts.preferences, rule);

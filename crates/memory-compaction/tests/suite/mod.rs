@@ -1,6 +1,7 @@
 //! Integration tests of memory-compaction.
 
 mod codex;
+mod config;
 mod cut;
 mod files;
 mod invariants;

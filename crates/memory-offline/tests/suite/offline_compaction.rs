@@ -70,6 +70,7 @@ fn input(messages: Vec<ConversationMessage>, previous: Option<&str>) -> SummaryI
         messages,
         previous_summary: previous.map(str::to_owned),
         focus: None,
+        additional_context: Vec::new(),
         max_output_tokens: 13_107,
     }
 }
@@ -395,6 +396,11 @@ async fn planted_facts_survive_five_rounds_of_steady_work_and_the_summary_stays_
     ] {
         assert!(summary.contains(fact), "lost {fact:?}:\n{summary}");
     }
+    assert_eq!(
+        summary.matches("use /api/v2/invoices instead").count(),
+        1,
+        "a correction is listed once:\n{summary}"
+    );
     assert!(
         summary.len() * 10 <= first * 13,
         "{first} bytes after one round, {} after five:\n{summary}",
@@ -639,4 +645,39 @@ proptest! {
             prop_assert!(first.len() <= cap as usize * 3, "{:?}: {} bytes", task, first.len());
         }
     }
+}
+
+/// Additional context (`compact --context`) is kept in the summary as a note.
+#[tokio::test]
+async fn additional_context_is_kept_as_a_note() {
+    let mut given = input(session(), None);
+    given.additional_context = vec![
+        "Plan mode: no edits until the plan is approved.".to_owned(),
+        "  ".to_owned(),
+    ];
+    let text = ask(TaskKind::CompactionSummary, &given).await;
+    assert!(
+        text.contains("- Context given: Plan mode: no edits until the plan is approved."),
+        "{text}"
+    );
+    assert_eq!(text.matches("Context given:").count(), 1, "{text}");
+}
+
+/// A correction that also reads as a rule (`No, do not use X; use Y instead`) is listed once,
+/// as the correction.
+#[tokio::test]
+async fn a_correction_that_reads_as_a_rule_is_listed_once() {
+    let messages = vec![
+        user("Port the scheduler to the new queue API."),
+        say("I'll call the v1 queue endpoint first."),
+        user("No, do not use the v1 queue endpoint; use /api/v2/jobs instead."),
+    ];
+    let text = ask(TaskKind::CompactionSummary, &input(messages, None)).await;
+    let constraints = section_items(&text, CONSTRAINTS).join("\n");
+    assert!(
+        constraints
+            .contains("Correction: do not use the v1 queue endpoint; use /api/v2/jobs instead"),
+        "{text}"
+    );
+    assert_eq!(constraints.matches("/api/v2/jobs").count(), 1, "{text}");
 }
