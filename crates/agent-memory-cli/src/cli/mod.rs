@@ -201,12 +201,12 @@ mod tests {
             (
                 "compact",
                 "keep_recent",
-                format!("[default: {DEFAULT_KEEP_RECENT_TOKENS}]"),
+                format!("else {DEFAULT_KEEP_RECENT_TOKENS})"),
             ),
             (
                 "compact",
                 "reserve",
-                format!("default {DEFAULT_RESERVE_TOKENS},"),
+                format!("else {DEFAULT_RESERVE_TOKENS};"),
             ),
             (
                 "search",
