@@ -25,6 +25,7 @@ pub mod runner;
 pub mod safe_file;
 pub mod scan;
 pub mod shared_root;
+pub mod skip_reason;
 pub mod stage_one_request;
 pub mod store;
 pub mod store_selection;

@@ -7,6 +7,7 @@
 //! The two steps are separate so a host can hold the store between them: the CLI gives every
 //! held lease back when a signal stops [`Runner::run`] (see [`Runner::store`]).
 
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +20,7 @@ use crate::housekeeping::prune_stale_memories;
 use crate::memory_root::MemoryRoot;
 use crate::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
 use crate::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
+use crate::skip_reason::{SkipCounts, SkipReason, count_skips};
 use crate::store::{ClaimParams, SharedStore, now_unix};
 use crate::store_selection::{StoreSelection, open_store};
 use crate::{
@@ -119,6 +121,9 @@ pub struct RunOptions {
     /// When another process is consolidating, how long to wait for it before reporting that
     /// consolidation is still pending.
     pub consolidation_wait: Duration,
+    /// Retry failed jobs now, whatever their back-off and spent attempts (the user fixed the
+    /// cause).
+    pub retry_failed: bool,
 }
 
 /// What a host hears while a run goes on. Every method has an empty default.
@@ -237,6 +242,11 @@ impl Runner {
             min_rate_limit_remaining_percent: config.min_rate_limit_remaining_percent,
             ..PhaseOneOptions::default()
         };
+        let retried_failed = if options.retry_failed {
+            self.store.retry_failed_stage_one_jobs().await?
+        } else {
+            0
+        };
         let observer = progress
             .map(|progress| Arc::new(ProgressObserver(progress)) as Arc<dyn PhaseOneObserver>);
         let phase_one = run_phase_one(
@@ -268,6 +278,19 @@ impl Runner {
             )
             .await
         };
+        let claimed: HashSet<&str> = phase_one
+            .jobs
+            .iter()
+            .map(|job| job.thread_id.as_str())
+            .collect();
+        let skips = count_skips(
+            self.store.as_ref(),
+            &self.scan.rollout_prefix(),
+            &claimed,
+            &phase_one_options.claim,
+            now_unix(),
+        )
+        .await?;
         let (phase_two, phase_two_error) = match phase_two {
             Ok(report) => (report, None),
             Err(error) => (PhaseTwoReport::default(), Some(error)),
@@ -284,6 +307,8 @@ impl Runner {
             min_rate_limit_remaining_percent: config.min_rate_limit_remaining_percent,
             pruned: self.pruned,
             scan: self.scan.clone(),
+            retried_failed,
+            skips,
             phase_one,
             phase_two,
             phase_two_error,
@@ -312,6 +337,10 @@ pub struct RunReport {
     pub pruned: usize,
     /// What the scan found.
     pub scan: ScanReport,
+    /// Failed jobs made claimable at once by [`RunOptions::retry_failed`].
+    pub retried_failed: usize,
+    /// Why the rollouts not extracted were skipped.
+    pub skips: SkipCounts,
     /// What phase 1 did.
     pub phase_one: PhaseOneReport,
     /// What phase 2 did (the default when it failed).
@@ -321,10 +350,10 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// Rollouts found but not extracted in this run, for any reason (source, idle or age
-    /// rule, already up to date, backing off, per-run limit).
+    /// Rollouts under the run's folder not extracted in this run, for any reason
+    /// ([`RunReport::skips`] counts them by reason).
     pub fn skipped(&self) -> usize {
-        self.scan.files.saturating_sub(self.phase_one.claimed)
+        self.skips.total()
     }
 }
 
@@ -376,6 +405,9 @@ struct RunJson<'a> {
     failed: usize,
     invalid_output: usize,
     skipped: usize,
+    skipped_by_reason: &'a BTreeMap<SkipReason, usize>,
+    next_retry_at: Option<i64>,
+    retried_failed: usize,
     lease_lost: usize,
     skipped_rate_limit: bool,
     stopped_at_rate_limit: Option<f64>,
@@ -401,6 +433,9 @@ impl Serialize for RunReport {
             failed: report.failed,
             invalid_output: report.invalid_output,
             skipped: self.skipped(),
+            skipped_by_reason: &self.skips.by_reason,
+            next_retry_at: self.skips.next_retry_at,
+            retried_failed: self.retried_failed,
             lease_lost: report.lease_lost,
             skipped_rate_limit: report.skipped_rate_limit,
             stopped_at_rate_limit: report.stopped_at_rate_limit,
@@ -517,6 +552,11 @@ mod tests {
                 files: 6,
                 ..ScanReport::default()
             },
+            retried_failed: 0,
+            skips: SkipCounts {
+                by_reason: BTreeMap::from([(SkipReason::BackingOff, 1)]),
+                next_retry_at: Some(1_800_000_000),
+            },
             phase_one: PhaseOneReport {
                 claimed: 5,
                 succeeded: 3,
@@ -544,7 +584,9 @@ mod tests {
             serde_json::to_value(&report).unwrap(),
             serde_json::json!({
                 "scanned": 6, "claimed": 5, "succeeded": 3, "no_output": 1, "failed": 1,
-                "invalid_output": 0, "skipped": 1, "lease_lost": 0, "skipped_rate_limit": false,
+                "invalid_output": 0, "skipped": 1, "skipped_by_reason": {"backing_off": 1},
+                "next_retry_at": 1_800_000_000_i64, "retried_failed": 0,
+                "lease_lost": 0, "skipped_rate_limit": false,
                 "stopped_at_rate_limit": null, "released": 0, "fatal_error": null,
                 "model": "offline",
                 "context_window": {"tokens": 8000, "source": "known_model"},

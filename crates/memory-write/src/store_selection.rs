@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::config::StoreConfig;
 use crate::memory_root::MemoryRoot;
 use crate::shared_root::sync_shared_root;
-use crate::store::{SharedStore, StateStore};
+use crate::store::{STATE_FILE_NAME, SharedStore, StateStore};
 use crate::{Error, Result};
 
 /// The store in force: the host's option, else the environment, else the config file.
@@ -77,6 +77,18 @@ pub async fn open_store(home: &Path, selection: &StoreSelection) -> Result<Share
         None => Ok(Arc::new(StateStore::open_home_async(home).await?)),
         Some(url) => connect(url, selection.machine_id.as_deref()).await,
     }
+}
+
+/// Opens the selected store only when it exists: `None` for a home without a state file, so a
+/// command that only reads (`status`) creates nothing.
+pub async fn open_existing_store(
+    home: &Path,
+    selection: &StoreSelection,
+) -> Result<Option<SharedStore>> {
+    if selection.url.is_none() && !home.join(STATE_FILE_NAME).is_file() {
+        return Ok(None);
+    }
+    open_store(home, selection).await.map(Some)
 }
 
 #[cfg(feature = "postgres")]

@@ -16,10 +16,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_memory::prompts::introspect::format_utc;
 use agent_memory::write::phase_one::{JobOutcome, JobReport};
 use agent_memory::write::runner::{
     RolloutFolder, RunLimits, RunModels, RunOptions, RunProgress, RunReport, Runner,
 };
+use agent_memory::write::skip_reason::SkipReason;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use agent_memory::models::DEFAULT_MODEL_SPEC;
@@ -56,6 +58,10 @@ pub(crate) struct RunArgs {
     /// that consolidation is still pending.
     #[arg(long, default_value_t = DEFAULT_CONSOLIDATION_WAIT_SECS)]
     consolidation_wait: u64,
+    /// Retry failed jobs now, ignoring their back-off and spent attempts (after fixing what
+    /// made them fail: a server not started, a wrong key or model).
+    #[arg(long)]
+    retry_failed: bool,
     #[command(flatten)]
     store: super::store::StoreArgs,
 }
@@ -135,6 +141,7 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         root: root.clone(),
         limits,
         consolidation_wait: Duration::from_secs(args.consolidation_wait),
+        retry_failed: args.retry_failed,
     };
     let work = async { Ok(runner.run(&models, &options, progress.clone()).await?) };
     // Ctrl-C or SIGTERM gives back every held lease before exiting.
@@ -277,29 +284,14 @@ fn summary_text(run: &RunReport) -> String {
             report.lease_lost
         ));
     }
-    let never: usize = run.scan.skipped_sources.values().sum();
-    let waiting = run.skipped().saturating_sub(never);
-    let mut reasons = Vec::new();
-    if waiting > 0 {
-        reasons.push(format!(
-            "{waiting} up to date, not idle yet, too old, backing off or over the limit"
-        ));
-    }
-    if never > 0 {
-        let sources: Vec<String> = run
-            .scan
-            .skipped_sources
-            .iter()
-            .map(|(reason, count)| format!("{reason} x{count}"))
-            .collect();
-        reasons.push(format!("{never} never extracted ({})", sources.join(", ")));
-    }
-    if !reasons.is_empty() {
+    if run.retried_failed > 0 {
         out.push_str(&format!(
-            "skipped {}: {}\n",
-            run.skipped(),
-            reasons.join("; ")
+            "retried {} failed job(s) now (--retry-failed)\n",
+            run.retried_failed
         ));
+    }
+    if let Some(line) = skipped_line(run) {
+        out.push_str(&line);
     }
     for job in &report.jobs {
         if job.outcome == JobOutcome::Failed {
@@ -313,6 +305,43 @@ fn summary_text(run: &RunReport) -> String {
     ));
     out.push_str(&format!("home: {}\n", run.home.display()));
     out
+}
+
+/// `skipped N: ...`, each reason with its count, or `None` when nothing was skipped.
+fn skipped_line(run: &RunReport) -> Option<String> {
+    let skips = &run.skips;
+    let mut reasons = Vec::new();
+    for reason in SkipReason::ALL {
+        let count = skips.count(reason);
+        if count == 0 {
+            continue;
+        }
+        let mut text = format!("{count} {}", reason.describe());
+        match reason {
+            SkipReason::Excluded if !run.scan.skipped_sources.is_empty() => {
+                let sources: Vec<String> = run
+                    .scan
+                    .skipped_sources
+                    .iter()
+                    .map(|(source, count)| format!("{source} x{count}"))
+                    .collect();
+                text.push_str(&format!(" ({})", sources.join(", ")));
+            }
+            SkipReason::BackingOff => {
+                if let Some(at) = skips.next_retry_at {
+                    text.push_str(&format!(" (next retry {}", format_utc(at)));
+                    text.push_str("; --retry-failed retries now)");
+                }
+            }
+            SkipReason::GaveUp => {
+                text.push_str(" (waits for the rollout to change; --retry-failed retries now)")
+            }
+            _ => {}
+        }
+        reasons.push(text);
+    }
+    let total = skips.total();
+    (total > 0).then(|| format!("skipped {total}: {}\n", reasons.join("; ")))
 }
 
 #[cfg(test)]
@@ -353,6 +382,11 @@ mod tests {
                 files: 6,
                 ..ScanReport::default()
             },
+            retried_failed: 0,
+            skips: agent_memory::write::skip_reason::SkipCounts {
+                by_reason: [(SkipReason::NotIdle, 1)].into(),
+                next_retry_at: None,
+            },
             phase_one: PhaseOneReport {
                 claimed: 5,
                 succeeded: 4,
@@ -380,6 +414,12 @@ mod tests {
             serde_json::Value::Null
         );
         assert_eq!(json["home"], "/h");
-        assert!(summary_text(&report).contains("processed 5: 4 stored"));
+        assert_eq!(
+            json["skipped_by_reason"],
+            serde_json::json!({"not_idle": 1})
+        );
+        let text = summary_text(&report);
+        assert!(text.contains("processed 5: 4 stored"), "{text}");
+        assert!(text.contains("skipped 1: 1 not idle yet"), "{text}");
     }
 }

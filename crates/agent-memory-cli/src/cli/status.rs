@@ -4,9 +4,11 @@ use std::process::ExitCode;
 
 use agent_memory::prompts::introspect::format_utc;
 use agent_memory::protocol::introspect::MemoryStatusResult;
+use agent_memory::write::skip_reason::{FailedJob, failed_jobs_of_home};
 
 use super::exit::print_safe;
-use super::exit::report_error_as;
+use super::exit::{report_error_as, warn_safe};
+use super::home::{load_config, resolve_home, runtime};
 use super::memory::{MemoryArgs, open_memory, print_json, state_exit};
 
 /// Arguments of `agent-memory status`.
@@ -22,12 +24,58 @@ pub(crate) fn run(args: StatusArgs) -> ExitCode {
         Err(error) => return report_error_as(&error, args.memory.json),
     };
     let status = memory.status();
+    // The memory state above is the answer; a store that cannot be read only loses this part.
+    let failed = failed_jobs(&args.memory).unwrap_or_else(|error| {
+        warn_safe!("warning: cannot read the failed jobs: {error:#}");
+        Vec::new()
+    });
     if args.memory.json {
-        print_json(&status);
+        let mut value = serde_json::to_value(&status).unwrap_or_default();
+        if let Some(object) = value.as_object_mut() {
+            object.insert(
+                "failed_jobs".to_owned(),
+                serde_json::to_value(&failed).unwrap_or_default(),
+            );
+        }
+        print_json(&value);
     } else {
         print_safe(&render(&status));
+        print_safe(&render_failed(&failed, status.as_of));
     }
     state_exit(status.state)
+}
+
+/// The home's failed extractions, from its state store (none when it has no store yet).
+fn failed_jobs(args: &MemoryArgs) -> anyhow::Result<Vec<FailedJob>> {
+    let home = resolve_home(args.home.as_deref())?;
+    let loaded = load_config(args.config.as_deref(), &home)?;
+    let selection = args.store.selection(&loaded.store);
+    Ok(runtime()?.block_on(failed_jobs_of_home(&home, &selection))?)
+}
+
+/// `failed jobs: N` and one line per job: its rollout, attempts, when it is retried, why.
+fn render_failed(failed: &[FailedJob], now: i64) -> String {
+    if failed.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "failed jobs: {} (`agent-memory run --retry-failed` retries them now)\n",
+        failed.len()
+    );
+    for job in failed {
+        let retry = match job.retry_after_at {
+            Some(at) if at > now => format!("next retry {}", format_utc(at)),
+            Some(_) => "retried by the next run".to_owned(),
+            None => "waits for the rollout to change".to_owned(),
+        };
+        out.push_str(&format!(
+            "  {}: {} attempt(s), {retry}: {}\n",
+            job.rollout_path,
+            job.attempts,
+            job.last_error.as_deref().unwrap_or("unknown error")
+        ));
+    }
+    out
 }
 
 /// The status as text, one fact per line.

@@ -555,3 +555,98 @@ fn the_window_is_taken_from_the_servers_model_list_and_reported() {
         );
     }
 }
+
+/// A loopback port with nothing listening: bound, then released.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[test]
+fn a_refused_base_url_stops_the_run_at_once_naming_the_url_and_spends_no_attempt() {
+    let home = tempfile::tempdir().unwrap();
+    let base_url = format!("http://127.0.0.1:{}/v1", closed_port());
+    let started = std::time::Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("run")
+        .arg(examples())
+        .arg("--home")
+        .arg(home.path())
+        .args(["--model", "openai-chat:llama3", "--base-url", &base_url])
+        .env(KEY_ENV, GOOD_KEY)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&base_url), "{stderr}");
+    assert!(stderr.contains("connection refused"), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "no retries: {:?}",
+        started.elapsed()
+    );
+    // Nothing backs off: the next run (offline) extracts every rollout at once.
+    let next = agent_memory(
+        home.path(),
+        &["run", examples().to_str().unwrap(), "--json"],
+    );
+    let report = json(&next);
+    assert_eq!(report["succeeded"], 4, "{report}");
+    assert_eq!(report["failed"], 0, "{report}");
+}
+
+#[test]
+fn failed_jobs_are_counted_by_reason_shown_by_status_and_retried_on_request() {
+    let runtime = runtime();
+    let broken = runtime.block_on(MockServer::start());
+    let garbage = ResponseTemplate::new(200).set_body_json(json!({
+        "status": "completed",
+        "output": [{"type": "message", "role": "assistant",
+                    "content": [{"type": "output_text", "text": "not the schema"}]}]
+    }));
+    runtime.block_on(serve(&broken, answers(usize::MAX, garbage)));
+    let home = tempfile::tempdir().unwrap();
+    let first = run(home.path(), &broken, Some(GOOD_KEY), &[]);
+    assert_eq!(first.status.code(), Some(3), "jobs failed");
+    assert_eq!(json(&first)["failed"], 5);
+
+    // The server is fixed, but the jobs back off: the run says so, by reason.
+    let fixed = runtime.block_on(MockServer::start());
+    runtime.block_on(serve(&fixed, answers(0, ResponseTemplate::new(500))));
+    let waiting = json(&run(home.path(), &fixed, Some(GOOD_KEY), &[]));
+    assert_eq!(waiting["claimed"], 0, "{waiting}");
+    assert_eq!(
+        waiting["skipped_by_reason"],
+        json!({"excluded": 1, "backing_off": 5}),
+        "{waiting}"
+    );
+    assert!(waiting["next_retry_at"].as_i64().is_some(), "{waiting}");
+    let text = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("run")
+        .arg(examples())
+        .arg("--home")
+        .arg(home.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("skipped 6: 1 never extracted (non_interactive:exec x1); 5 backing off"),
+        "{text}"
+    );
+    assert!(text.contains("--retry-failed retries now"), "{text}");
+
+    let status = agent_memory(home.path(), &["status"]);
+    let status_text = String::from_utf8_lossy(&status.stdout);
+    assert!(status_text.contains("failed jobs: 5"), "{status_text}");
+    assert!(status_text.contains("next retry"), "{status_text}");
+    let status_json: Value =
+        serde_json::from_slice(&agent_memory(home.path(), &["status", "--json"]).stdout).unwrap();
+    assert_eq!(status_json["failed_jobs"].as_array().unwrap().len(), 5);
+
+    let retried = run(home.path(), &fixed, Some(GOOD_KEY), &["--retry-failed"]);
+    let report = json(&retried);
+    assert_eq!(report["retried_failed"], 5, "{report}");
+    assert_eq!(report["succeeded"], 5, "{report}");
+    let status = agent_memory(home.path(), &["status"]);
+    assert!(!String::from_utf8_lossy(&status.stdout).contains("failed jobs"));
+}

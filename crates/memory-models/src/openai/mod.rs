@@ -12,7 +12,8 @@
 //! | 429 whose code is `insufficient_quota` | `Configuration`: waiting does not refill a quota | fails at once |
 //! | 429 | `RateLimited`, with `retry-after-ms` or `retry-after` (seconds or an HTTP date) | retried, waiting as asked up to a cap |
 //! | 400 / 413 saying the context length is exceeded | `ContextOverflow` | returned: the caller sends less |
-//! | 408, 5xx, timeouts, refused or dropped connections | `Transient` | retried with backoff |
+//! | a refused connection (nothing listens at the base URL) | `Configuration`, naming the URL | fails at once |
+//! | 408, 5xx, timeouts, dropped connections, other connect failures (DNS) | `Transient` | retried with backoff |
 //! | a body cut short (the connection dropped, or JSON that ends early) | `Transient` | retried with backoff |
 //! | a complete body that is not JSON, has no output text, was refused or stopped at the token limit | `InvalidOutput` | returned |
 //! | a 4xx, or a 5xx, whose body refuses the output-format parameter (`response_format`, `text.format`) | none: the next [`StructuredOutputMode`] | the same request again in that mode, kept for later calls |
@@ -298,6 +299,17 @@ impl OpenAiClient {
             }
         } else if err.is_builder() {
             ModelError::Other { message: detail }
+        } else if err.is_connect() && connection_refused(err) {
+            // Nothing listens at the address (a local server not started, a wrong port):
+            // retrying within the run cannot help, so the run stops at once and every job goes
+            // back unspent.
+            ModelError::Configuration {
+                message: format!(
+                    "nothing is listening at {} (connection refused): start the model server \
+                     or fix the base url",
+                    self.endpoint
+                ),
+            }
         } else if err.is_connect() {
             ModelError::Transient {
                 message: format!("cannot connect to {}: {detail}", self.endpoint),
@@ -308,6 +320,21 @@ impl OpenAiClient {
             }
         }
     }
+}
+
+/// True when `err` was caused by a refused TCP connection.
+fn connection_refused(err: &reqwest::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(cause) = source {
+        if cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 #[async_trait]

@@ -346,26 +346,6 @@ async fn a_slow_server_times_out_as_transient() {
 }
 
 #[tokio::test]
-async fn a_refused_connection_is_transient() {
-    // Bind, then free the port: nothing listens there any more.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let model = OpenAiClient::new(config(
-        &format!("http://127.0.0.1:{port}"),
-        ApiFlavour::Responses,
-    ))
-    .unwrap();
-    let err = model.complete(stage_one_request()).await.unwrap_err();
-    assert!(
-        matches!(&err, ModelError::Transient { message } if message.contains("cannot connect")),
-        "{err}"
-    );
-}
-
-#[tokio::test]
 async fn malformed_json_is_invalid_output() {
     let server = MockServer::start().await;
     mount(

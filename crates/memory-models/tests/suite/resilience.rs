@@ -205,6 +205,31 @@ async fn a_malformed_base_url_is_a_configuration_error() {
     assert!(err.is_fatal(), "{err}");
 }
 
+/// A loopback port with nothing listening: bound, then released.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[tokio::test]
+async fn a_refused_connection_fails_at_once_naming_the_url() {
+    let mut config = OpenAiConfig::new("m");
+    let base_url = format!("http://127.0.0.1:{}/v1", closed_port());
+    config.base_url = base_url.clone();
+    config.retry = RetryPolicy {
+        // Long waits: a retried refusal would show in the elapsed time.
+        initial_backoff: Duration::from_secs(5),
+        ..fast_retries()
+    };
+    let client = OpenAiClient::new(config).unwrap();
+    let started = Instant::now();
+    let err = client.complete(request(None)).await.unwrap_err();
+    assert!(err.is_fatal(), "{err}");
+    assert!(err.to_string().contains(&base_url), "{err}");
+    assert!(err.to_string().contains("connection refused"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "retried: {err}");
+}
+
 #[tokio::test]
 async fn reasoning_effort_is_sent_only_when_configured() {
     for flavour in [ApiFlavour::Responses, ApiFlavour::ChatCompletions] {

@@ -94,6 +94,9 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     ) -> Result<bool>;
     /// Gives a job back without spending an attempt; false when the lease was lost.
     async fn release_stage_one_job(&self, job: &ClaimedJob, note: &str) -> Result<bool>;
+    /// Makes every failed job claimable now: its back-off and spent attempts are cleared (the
+    /// user fixed the cause); returns how many.
+    async fn retry_failed_stage_one_jobs(&self) -> Result<usize>;
     /// One job by thread id.
     async fn stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>>;
     /// Every job, by thread id.

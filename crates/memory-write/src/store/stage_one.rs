@@ -394,6 +394,19 @@ impl Db {
         Ok(changed > 0)
     }
 
+    /// Makes every failed job claimable now (see `WriteStore::retry_failed_stage_one_jobs`);
+    /// returns how many.
+    pub(super) fn retry_failed_stage_one_jobs(&mut self) -> Result<usize> {
+        Ok(self.conn.execute(
+            &format!(
+                "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', attempts = 0,
+                    retry_after_at = NULL
+                 WHERE status = 'error'"
+            ),
+            [],
+        )?)
+    }
+
     /// One job by thread id.
     pub(super) fn stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>> {
         Ok(self

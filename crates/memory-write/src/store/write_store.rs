@@ -131,6 +131,10 @@ impl WriteStore for StateStore {
         on_sqlite!(self, |s| s.release_stage_one_job(&job, &note))
     }
 
+    async fn retry_failed_stage_one_jobs(&self) -> Result<usize> {
+        on_sqlite!(self, |s| s.retry_failed_stage_one_jobs())
+    }
+
     async fn stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>> {
         let thread_id = thread_id.to_owned();
         on_sqlite!(self, |s| s.stage_one_job(&thread_id))

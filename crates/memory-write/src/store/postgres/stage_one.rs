@@ -526,6 +526,21 @@ impl PgStore {
         Ok(changed > 0)
     }
 
+    pub(super) async fn pg_retry_failed_stage_one_jobs(&self) -> Result<usize> {
+        let client = self.client().await?;
+        let changed = client
+            .execute(
+                &format!(
+                    "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', attempts = 0,
+                        retry_after_at = NULL
+                     WHERE status = 'error'"
+                ),
+                &[],
+            )
+            .await?;
+        Ok(usize::try_from(changed).unwrap_or(usize::MAX))
+    }
+
     pub(super) async fn pg_stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>> {
         let client = self.client().await?;
         let row = client

@@ -105,6 +105,10 @@ impl WriteStore for PgStore {
         self.pg_release_stage_one_job(job, note).await
     }
 
+    async fn retry_failed_stage_one_jobs(&self) -> Result<usize> {
+        self.pg_retry_failed_stage_one_jobs().await
+    }
+
     async fn stage_one_job(&self, thread_id: &str) -> Result<Option<StageOneJob>> {
         self.pg_stage_one_job(thread_id).await
     }

@@ -308,6 +308,34 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
                 .unwrap()
                 .is_none()
         );
+        // The user fixed the cause (`run --retry-failed`): the failed job is claimable at
+        // once, its spent attempts cleared; a job that is not failed is left alone.
+        assert_eq!(
+            store.retry_failed_stage_one_jobs().await.unwrap(),
+            1,
+            "{name}"
+        );
+        let retried = store
+            .claim_next_stage_one_job(&params(), now)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            store.stage_one_job("t").await.unwrap().unwrap().attempts,
+            0,
+            "{name}"
+        );
+        assert_eq!(
+            store.retry_failed_stage_one_jobs().await.unwrap(),
+            0,
+            "{name}"
+        );
+        assert!(
+            store
+                .release_stage_one_job(&retried, "again")
+                .await
+                .unwrap()
+        );
         // A new version of the rollout starts over.
         register(&*store, &[thread("t", NOW - 9 * HOUR, "g")], now).await;
         let job = store
