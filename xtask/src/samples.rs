@@ -620,6 +620,7 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                     score: 4.217,
                     heading: Some("Build and test".to_owned()),
                     snippet: "- `cargo test -p parser`".to_owned(),
+                    all_terms: true,
                 }],
                 truncated: false,
                 state: MemoryState::Ready,

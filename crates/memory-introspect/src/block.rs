@@ -23,7 +23,7 @@ use memory_prompts::introspect::{
     state_line,
 };
 use memory_prompts::memories::{ReadPathContext, read_path};
-use memory_protocol::introspect::{MemoryScope, MemorySnapshot, MemoryState};
+use memory_protocol::introspect::{MemoryIndexState, MemoryScope, MemorySnapshot, MemoryState};
 use memory_protocol::names::memory_root::{MEMORY_SUMMARY_FILE, NOTES_DIR};
 use memory_sanitize::{TokenCounter, TruncationPolicy, o200k, truncate_middle};
 
@@ -33,10 +33,16 @@ use crate::introspector::Introspector;
 use crate::notes::{note_body, note_files, written_at};
 use crate::paths::{RelativePath, open_file};
 use crate::probe::Probe;
-use crate::query::Combine;
+use crate::query::{Purpose, parse};
 
 /// Most characters of one recalled passage.
 const RECALL_PASSAGE_CHARS: usize = 600;
+/// Recall's minimum score: a passage is recalled only when it holds at least this many of the
+/// message's key terms (all of them when the message has fewer). One shared word is too weak a
+/// sign that a passage is about the message.
+pub const RECALL_MIN_TERMS: usize = 2;
+/// Candidates scored per passage recalled.
+const RECALL_CANDIDATES_PER_HIT: usize = 4;
 
 /// Where a host puts a rendered text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +153,10 @@ pub struct RenderedRecall {
     pub tokens: usize,
     /// Passages recalled.
     pub hits: usize,
+    /// The search index recall used (anything but fresh means the files were read directly).
+    pub index: MemoryIndexState,
+    /// Why nothing was recalled, or how the message was simplified to search it.
+    pub note: Option<String>,
 }
 
 impl Introspector {
@@ -228,30 +238,56 @@ impl Introspector {
         })
     }
 
-    /// Recall for one turn: the passages that best match `message` (any of its words), at most
-    /// `max_hits`, in the `<memory-recall>` fence. Nothing is recalled when nothing matches or
-    /// memory is off; when memory cannot be read the fence says so instead of staying silent.
+    /// Recall for one turn: the passages that best match `message`, at most `max_hits`, in the
+    /// `<memory-recall>` fence. The message's key terms are searched (common words left out, a
+    /// long or oddly quoted message simplified, never dropped); a passage is recalled when it
+    /// holds [`RECALL_MIN_TERMS`] of them, those holding more first. Nothing is recalled when
+    /// nothing qualifies or memory is off, and [`RenderedRecall::note`] says why; when memory
+    /// cannot be read the fence says so instead of staying silent.
     pub fn recall(&self, message: &str, max_hits: usize) -> Result<RenderedRecall> {
+        let probe = self.probe();
         let mut rendered = RenderedRecall {
             text: String::new(),
-            state: MemoryState::Disabled,
+            state: probe.state,
             placement: Placement::UserMessage,
             tokens: 0,
             hits: 0,
+            index: probe.index.state,
+            note: None,
         };
-        let probe = self.probe();
-        rendered.state = probe.state;
         match probe.state {
-            MemoryState::Disabled => return Ok(rendered),
+            MemoryState::Disabled => {
+                rendered.note = Some("memory is disabled".to_owned());
+                return Ok(rendered);
+            }
             MemoryState::Unavailable => {
                 rendered.text = fence(FenceKind::Recall, &self.state_line(&probe)?)?;
             }
             MemoryState::Empty | MemoryState::Ready | MemoryState::Degraded => {
-                let Ok(query) = crate::query::parse(message, Combine::Any) else {
-                    return Ok(rendered);
+                let query = match parse(message, Purpose::Recall) {
+                    Ok(query) => query,
+                    Err(error) => {
+                        rendered.note = Some(format!("nothing searched: {}", error.reason()));
+                        return Ok(rendered);
+                    }
                 };
-                let hits = match self.search_blocks(&probe, &query.expression, None, max_hits) {
-                    Ok(hits) => hits,
+                let simplified = query.simplified_note();
+                let candidates = max_hits.saturating_mul(RECALL_CANDIDATES_PER_HIT);
+                let scored = self
+                    .search_blocks(&probe, &query.any(), None, candidates)
+                    .and_then(|hits| {
+                        let rowids: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
+                        let counts = if hits.is_empty() {
+                            Default::default()
+                        } else {
+                            self.on_probed_index(&probe, |index| {
+                                index.count_terms(&rowids, &query.terms)
+                            })?
+                        };
+                        Ok((hits, counts))
+                    });
+                let (hits, counts) = match scored {
+                    Ok(scored) => scored,
                     Err(problem) => {
                         let line = state_line(&StateLineContext {
                             state: MemoryState::Degraded,
@@ -262,9 +298,30 @@ impl Introspector {
                         return Ok(rendered);
                     }
                 };
+                let required = RECALL_MIN_TERMS.min(query.terms.len());
+                let mut hits: Vec<(usize, crate::index::IndexHit)> = hits
+                    .into_iter()
+                    .map(|hit| (counts.get(&hit.rowid).copied().unwrap_or(0), hit))
+                    .filter(|(matched, _)| *matched >= required)
+                    .collect();
+                // Stable: equal counts keep the index's BM25 order.
+                hits.sort_by_key(|(matched, _)| std::cmp::Reverse(*matched));
+                hits.truncate(max_hits);
                 if hits.is_empty() {
+                    let why = format!(
+                        "no passage holds {required} of the message's {} key terms (index {}, {} \
+                         files searched)",
+                        query.terms.len(),
+                        probe.index.state.as_str(),
+                        probe.scan.file_count()
+                    );
+                    rendered.note = Some(match simplified {
+                        Some(simplified) => format!("{why}; {simplified}"),
+                        None => why,
+                    });
                     return Ok(rendered);
                 }
+                rendered.note = simplified;
                 let mut body = String::new();
                 if probe.state == MemoryState::Degraded {
                     body.push_str(&self.state_line(&probe)?);
@@ -272,7 +329,7 @@ impl Introspector {
                 }
                 let scope = self.config().scope;
                 let consolidated_at = probe.summary.as_ref().map_or(i64::MIN, |s| s.written_at);
-                for (number, hit) in hits.iter().enumerate() {
+                for (number, (_, hit)) in hits.iter().enumerate() {
                     if number > 0 {
                         body.push('\n');
                     }

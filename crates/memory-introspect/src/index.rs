@@ -22,6 +22,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::blocks::split_blocks;
 use crate::error::{Error, Result};
+use crate::grams::index_grams;
 use crate::paths::{RelativePath, open_file};
 use crate::scan::RootScan;
 
@@ -57,10 +58,15 @@ pub(crate) struct RefreshReport {
 /// One block that matched.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct IndexHit {
+    /// The block's rowid (see the module docs).
+    pub(crate) rowid: i64,
     pub(crate) path: String,
     pub(crate) start_line: u32,
     pub(crate) heading: Option<String>,
     pub(crate) text: String,
+    /// False when the match is only in the bigram column or the heading, so no offset is
+    /// known.
+    pub(crate) marked: bool,
     /// Line offset of the first match within the block.
     pub(crate) match_offset: u32,
     /// Byte offset of the first match within its line.
@@ -152,8 +158,9 @@ impl MemoryIndex {
     /// Creates the tables, or refuses an index written by a newer build. Indexes written
     /// before `schema_versions` kept their version in `PRAGMA user_version`.
     fn migrate(&mut self) -> memory_store::Result<i64> {
-        let migrations = [format!(
-            "CREATE TABLE IF NOT EXISTS indexed_files (
+        let migrations = [
+            format!(
+                "CREATE TABLE IF NOT EXISTS indexed_files (
                 file_id INTEGER PRIMARY KEY,
                 path TEXT NOT NULL UNIQUE,
                 size INTEGER NOT NULL,
@@ -175,7 +182,18 @@ impl MemoryIndex {
                 thread_ids TEXT NOT NULL,
                 read_at INTEGER NOT NULL
             );"
-        )];
+            ),
+            // The bigram column for scripts written without spaces (see `crate::grams`). The
+            // index is a cache of the files: the table is rebuilt and every file read again.
+            format!(
+                "DROP TABLE IF EXISTS {MEMORY_SEARCH_INDEX};
+            CREATE VIRTUAL TABLE {MEMORY_SEARCH_INDEX} USING fts5(
+                text, heading, start_line UNINDEXED, grams,
+                tokenize = 'porter unicode61 remove_diacritics 2'
+            );
+            DELETE FROM indexed_files;"
+            ),
+        ];
         let schema = Schema {
             owner: MEMORY_INTROSPECT,
             migrations: &migrations,
@@ -239,15 +257,26 @@ impl MemoryIndex {
                     let blocks = split_blocks(&text);
                     let mut insert = tx
                         .prepare_cached(&format!(
-                            "INSERT INTO {MEMORY_SEARCH_INDEX} (rowid, text, heading, start_line)
-                             VALUES (?1, ?2, ?3, ?4)"
+                            "INSERT INTO {MEMORY_SEARCH_INDEX} (rowid, text, heading, start_line, grams)
+                             VALUES (?1, ?2, ?3, ?4, ?5)"
                         ))
                         .map_err(error)?;
                     let mut count = 0i64;
                     for (number, block) in blocks.iter().enumerate().take(1 << BLOCK_BITS) {
                         let rowid = (file_id << BLOCK_BITS) | number as i64;
+                        let grams = format!(
+                            "{}{}",
+                            index_grams(block.heading.as_deref().unwrap_or("")),
+                            index_grams(&block.text)
+                        );
                         insert
-                            .execute(params![rowid, block.text, block.heading, block.start_line])
+                            .execute(params![
+                                rowid,
+                                block.text,
+                                block.heading,
+                                block.start_line,
+                                grams
+                            ])
                             .map_err(error)?;
                         count += 1;
                     }
@@ -330,7 +359,7 @@ impl MemoryIndex {
         let sql = format!(
             "WITH top AS (
                 SELECT {MEMORY_SEARCH_INDEX}.rowid AS id,
-                       bm25({MEMORY_SEARCH_INDEX}, 1.0, 0.5) AS score
+                       bm25({MEMORY_SEARCH_INDEX}, 1.0, 0.5, 0.0, 1.0) AS score
                 FROM {MEMORY_SEARCH_INDEX}
                 {filter}
                 ORDER BY score, {MEMORY_SEARCH_INDEX}.rowid
@@ -338,7 +367,7 @@ impl MemoryIndex {
              )
              SELECT indexed_files.path, start_line, heading, text,
                     highlight({MEMORY_SEARCH_INDEX}, 0, char(2), char(3)),
-                    top.score
+                    top.score, top.id
              FROM top
              CROSS JOIN {MEMORY_SEARCH_INDEX} ON {MEMORY_SEARCH_INDEX}.rowid = top.id
              CROSS JOIN indexed_files ON indexed_files.file_id = (top.id >> {BLOCK_BITS})
@@ -350,9 +379,12 @@ impl MemoryIndex {
         let rows = statement
             .query_map(params![expression, prefix, limit], |row| {
                 let highlighted: String = row.get(4)?;
-                let (match_offset, match_column) = first_mark(&highlighted);
+                let mark = first_mark(&highlighted);
+                let (match_offset, match_column) = mark.unwrap_or((0, 0));
                 let bm25: f64 = row.get(5)?;
                 Ok(IndexHit {
+                    rowid: row.get(6)?,
+                    marked: mark.is_some(),
                     path: row.get(0)?,
                     start_line: u32::try_from(row.get::<_, i64>(1)?).unwrap_or(0),
                     heading: row.get(2)?,
@@ -364,6 +396,36 @@ impl MemoryIndex {
             })
             .map_err(error)?;
         rows.collect::<rusqlite::Result<_>>().map_err(error)
+    }
+
+    /// For each of `rowids`, how many of `terms` (FTS5 expressions) its block matches.
+    pub(crate) fn count_terms(
+        &self,
+        rowids: &[i64],
+        terms: &[String],
+    ) -> Result<HashMap<i64, usize>> {
+        let error = |error| index_error(&self.path, error);
+        let mut counts: HashMap<i64, usize> = rowids.iter().map(|&rowid| (rowid, 0)).collect();
+        if rowids.is_empty() {
+            return Ok(counts);
+        }
+        // Rowids are integers, so the list is written into the statement as they are.
+        let list: Vec<String> = rowids.iter().map(i64::to_string).collect();
+        let sql = format!(
+            "SELECT rowid FROM {MEMORY_SEARCH_INDEX}
+             WHERE {MEMORY_SEARCH_INDEX} MATCH ?1 AND rowid IN ({})",
+            list.join(",")
+        );
+        let mut statement = self.conn.prepare(&sql).map_err(error)?;
+        for term in terms {
+            let matched = statement
+                .query_map(params![term], |row| row.get::<_, i64>(0))
+                .map_err(error)?;
+            for rowid in matched {
+                *counts.entry(rowid.map_err(error)?).or_default() += 1;
+            }
+        }
+        Ok(counts)
     }
 
     /// Keeps `snapshot` as the last injected block's numbers.
@@ -453,11 +515,9 @@ fn read_text(root: &Path, rel: &str, size: u64) -> std::result::Result<String, S
     String::from_utf8(bytes).map_err(|_| "not valid UTF-8".to_owned())
 }
 
-/// Line offset and byte column of the first match marker.
-fn first_mark(highlighted: &str) -> (u32, usize) {
-    let Some(at) = highlighted.find(MARK_START) else {
-        return (0, 0);
-    };
+/// Line offset and byte column of the first match marker, if there is one.
+fn first_mark(highlighted: &str) -> Option<(u32, usize)> {
+    let at = highlighted.find(MARK_START)?;
     let before = &highlighted[..at];
     let line = before.matches('\n').count();
     let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
@@ -467,7 +527,7 @@ fn first_mark(highlighted: &str) -> (u32, usize) {
         .filter(|&ch| ch != MARK_START && ch != MARK_END)
         .map(char::len_utf8)
         .sum();
-    (u32::try_from(line).unwrap_or(0), column)
+    Some((u32::try_from(line).unwrap_or(0), column))
 }
 
 /// What went wrong opening or migrating the index, as the index's messages say it.

@@ -25,6 +25,7 @@ mod blocks;
 mod config;
 mod error;
 mod fence;
+mod grams;
 mod index;
 mod introspector;
 mod notes;
@@ -40,7 +41,8 @@ use std::path::{Path, PathBuf};
 use memory_protocol::names::{home, memory_root as root_names};
 
 pub use crate::block::{
-    BlockOptions, HostEnvironment, HostInstructionFile, Placement, RenderedBlock, RenderedRecall,
+    BlockOptions, HostEnvironment, HostInstructionFile, Placement, RECALL_MIN_TERMS, RenderedBlock,
+    RenderedRecall,
 };
 pub use crate::config::IntrospectConfig;
 pub use crate::error::{Error, Result};

@@ -71,6 +71,18 @@ pub enum MemoryIndexState {
     Unavailable,
 }
 
+impl MemoryIndexState {
+    /// The state's wire name (`"fresh"`, `"stale"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryIndexState::Fresh => "fresh",
+            MemoryIndexState::Stale => "stale",
+            MemoryIndexState::Missing => "missing",
+            MemoryIndexState::Unavailable => "unavailable",
+        }
+    }
+}
+
 /// What kind of failure a memory tool reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -307,7 +319,8 @@ pub struct MemoryReadResult {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemorySearchRequest {
-    /// Words that must all appear; `"double quotes"` for an exact phrase.
+    /// Words to find; blocks holding all of them come first, then blocks holding some.
+    /// `"double quotes"` for an exact phrase. Common words are left out when there are others.
     pub query: String,
     /// Folder or file to search, relative to the memory root; everything when absent.
     #[serde(default)]
@@ -331,6 +344,9 @@ pub struct MemorySearchHit {
     pub heading: Option<String>,
     /// The matching line, cut around the match.
     pub snippet: String,
+    /// True when the block holds every term of the query; hits holding only some come after
+    /// all that hold every term.
+    pub all_terms: bool,
 }
 
 /// Result of `memory_search`.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use agent_memory::introspect::{BlockOptions, HostEnvironment, Introspector, RenderedBlock};
 
 use super::exit::report_error_as;
-use super::exit::{print_safe, say};
+use super::exit::{print_safe, say, warn_safe};
 use super::json::{BlockJson, RecallJson};
 use super::memory::{MemoryArgs, open_memory, print_json, state_exit};
 
@@ -67,6 +67,9 @@ fn execute(args: &BlockArgs) -> anyhow::Result<ExitCode> {
         ));
     } else {
         print_safe(&block.text);
+        if let Some(note) = recall.as_ref().and_then(|recall| recall.note.as_deref()) {
+            warn_safe!("recall: {note}");
+        }
         if let Some(recall) = recall.filter(|recall| !recall.text.is_empty()) {
             if !block.text.is_empty() {
                 say!();

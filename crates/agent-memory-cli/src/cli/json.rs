@@ -3,7 +3,7 @@
 //! stays stable.
 
 use agent_memory::introspect::{RenderedBlock, RenderedRecall};
-use agent_memory::protocol::introspect::{MemorySnapshot, MemoryState};
+use agent_memory::protocol::introspect::{MemoryIndexState, MemorySnapshot, MemoryState};
 use agent_memory::write::phase_two::PhaseTwoReport;
 use agent_memory::write::runner::PhaseTwoPass;
 use serde::Serialize;
@@ -129,6 +129,10 @@ pub(crate) struct RecallJson {
     pub(crate) tokens: usize,
     /// Passages recalled.
     pub(crate) hits: usize,
+    /// The search index recall used.
+    pub(crate) index: MemoryIndexState,
+    /// Why nothing was recalled, or how the message was simplified.
+    pub(crate) note: Option<String>,
 }
 
 impl From<&RenderedRecall> for RecallJson {
@@ -139,6 +143,8 @@ impl From<&RenderedRecall> for RecallJson {
             placement: recall.placement.as_str(),
             tokens: recall.tokens,
             hits: recall.hits,
+            index: recall.index,
+            note: recall.note.clone(),
         }
     }
 }

@@ -11,8 +11,8 @@ use super::memory::{MemoryArgs, run_tool};
 /// Arguments of `agent-memory search`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct SearchArgs {
-    /// Words that must all appear (`search cargo test`); "double quotes" inside single ones
-    /// for an exact phrase (`search '"cargo test"'`).
+    /// Words to find (`search cargo test`): blocks with all of them first, then blocks with
+    /// some; "double quotes" inside single ones for an exact phrase (`search '"cargo test"'`).
     #[arg(required = true)]
     query: Vec<String>,
     /// Only under this folder or file of the memory root.
@@ -54,7 +54,11 @@ fn print(result: &MemorySearchResult) {
         warn_safe!("warning: {warning}");
     }
     if result.hits.is_empty() {
-        say!("no matches (memory: {})", result.state.as_str());
+        say!(
+            "no matches (memory: {}, index: {})",
+            result.state.as_str(),
+            result.index.as_str()
+        );
         return;
     }
     for hit in &result.hits {
@@ -63,7 +67,13 @@ fn print(result: &MemorySearchResult) {
             .as_deref()
             .map(|heading| format!(" [{heading}]"))
             .unwrap_or_default();
-        say!("{}:{} ({:.3}){heading}", hit.path, hit.line, hit.score);
+        let some = if hit.all_terms { "" } else { " (some words)" };
+        say!(
+            "{}:{} ({:.3}){some}{heading}",
+            hit.path,
+            hit.line,
+            hit.score
+        );
         say!("    {}", hit.snippet);
     }
     if result.truncated {

@@ -312,12 +312,30 @@ fn search_takes_several_words_without_quotes() {
         0,
     );
     assert_eq!(unquoted["hits"], quoted["hits"]);
-    assert_eq!(unquoted["hits"].as_array().unwrap().len(), 1, "{unquoted}");
+    let all_terms = unquoted["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|hit| hit["all_terms"] == true)
+        .count();
+    assert_eq!(all_terms, 1, "{unquoted}");
+    assert_eq!(unquoted["hits"][0]["all_terms"], true, "{unquoted}");
     assert!(
         unquoted["hits"][0]["snippet"]
             .as_str()
             .unwrap()
             .contains("nextest")
+    );
+}
+
+#[test]
+fn an_empty_search_says_whether_the_index_is_fresh() {
+    let home = home_with_memory();
+    let output = agent_memory(home.path(), &["search", "zebra"]);
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "no matches (memory: ready, index: fresh)\n"
     );
 }
 

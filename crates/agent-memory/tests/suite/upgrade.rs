@@ -117,7 +117,22 @@ async fn a_sqlite_home_from_before_memory_store_keeps_every_row() {
 
     let (state_after, index_after) = (sqlite_rows(&state), sqlite_rows(&index));
     assert_every_row_kept(&state_before, &state_after);
-    assert_every_row_kept(&index_before, &index_after);
+    // The search index's version 2 rebuilds the search tables (a cache of the files, read
+    // again by the next search); every other row of the index file is kept.
+    let is_search_cache =
+        |table: &str| table == "indexed_files" || table.starts_with("memory_search_index");
+    let kept = |rows: &Rows| -> Rows {
+        rows.iter()
+            .filter(|(table, _)| !is_search_cache(table))
+            .map(|(table, rows)| (table.clone(), rows.clone()))
+            .collect()
+    };
+    for (table, rows) in kept(&index_before) {
+        if table != "schema_versions" {
+            assert_eq!(index_after[&table], rows, "{table}");
+        }
+    }
+    assert!(index_after["indexed_files"].is_empty());
     // The retired pragma's numbers moved into `schema_versions`, one row per owner.
     assert_eq!(
         state_after["schema_versions"],
@@ -129,7 +144,7 @@ async fn a_sqlite_home_from_before_memory_store_keeps_every_row() {
     assert_eq!(
         index_after["schema_versions"],
         [format!(
-            "Text({:?})|Integer(1)",
+            "Text({:?})|Integer(2)",
             schema_owners::MEMORY_INTROSPECT
         )]
     );

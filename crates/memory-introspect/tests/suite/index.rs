@@ -134,7 +134,7 @@ fn the_index_keeps_its_own_file_and_schema_version() {
     assert_eq!(owner_version(&state, "memory-write", None), 3);
     assert_eq!(owner_version(&state, "memory-introspect", None), 0);
     let index = home.path().join("memory_index.sqlite");
-    assert_eq!(owner_version(&index, "memory-introspect", None), 1);
+    assert_eq!(owner_version(&index, "memory-introspect", None), 2);
     // An index written by a newer build is left alone, and searches still answer.
     owner_version(&index, "memory-introspect", Some(99));
     let result = search(&home.introspector(), "midnight");

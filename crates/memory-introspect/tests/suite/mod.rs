@@ -7,6 +7,7 @@ mod home;
 mod index;
 mod provenance;
 mod reads;
+mod recall_search;
 mod reports;
 mod states;
 mod tools;
