@@ -48,7 +48,7 @@ pub(crate) fn report_error_as(error: &anyhow::Error, json: bool) -> ExitCode {
     }
     let code = if error.downcast_ref::<super::interrupt::Stopped>().is_some() {
         "interrupted"
-    } else if error.downcast_ref::<NotFound>().is_some() {
+    } else if is_not_found(error) {
         "not_found"
     } else {
         "failed"
@@ -56,6 +56,16 @@ pub(crate) fn report_error_as(error: &anyhow::Error, json: bool) -> ExitCode {
     let report = super::json::ErrorJson::new(code, format!("{error:#}"), None);
     print_json(serde_json::to_value(report).unwrap_or_default());
     exit
+}
+
+/// Whether `error` says that what the command was asked about does not exist: the CLI's own
+/// [`NotFound`], or a goal command on a thread without a goal.
+fn is_not_found(error: &anyhow::Error) -> bool {
+    error.downcast_ref::<NotFound>().is_some()
+        || matches!(
+            error.downcast_ref::<agent_memory::goals::Error>(),
+            Some(agent_memory::goals::Error::NoGoal { .. })
+        )
 }
 
 /// What the command was asked about does not exist (a thread without a goal, a missing file):

@@ -29,7 +29,6 @@ use agent_memory::write::store_selection::StoreSelection;
 
 use super::store::StoreArgs;
 
-/// The config file read from the home for the `[goals]` table.
 /// Exit status when the `update_goal` tool refused the call (its answer is still printed).
 const REFUSED_EXIT_STATUS: u8 = 3;
 
@@ -384,7 +383,13 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             } else {
                 SteeringEvent::Idle
             };
-            let steering = open(&output)?.steering_for(&thread, event)?;
+            let mut store = open(&output)?;
+            // A thread without a goal is not found, as for `goal show`; a goal that needs no
+            // steering now prints nothing.
+            if store.get(&thread)?.is_none() {
+                return Err(NotFound(format!("thread {thread} has no goal")).into());
+            }
+            let steering = store.steering_for(&thread, event)?;
             print_steering(&output, steering)
         }
         GoalCommand::Hook {
