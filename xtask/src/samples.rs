@@ -507,6 +507,7 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 messages: conversation(),
                 previous_summary: Some("## Goal\nMake the parser tests green.".to_owned()),
                 focus: None,
+                additional_context: vec!["Plan mode: no edits until the plan is approved.".to_owned()],
                 max_output_tokens: 13_107,
             }])?,
         ),

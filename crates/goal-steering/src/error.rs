@@ -69,6 +69,9 @@ pub enum Error {
         /// What the system said.
         error: std::io::Error,
     },
+    /// A host hook's input (its payload, or the transcript it names) cannot be read as one.
+    #[error("hook input: {0}")]
+    HookInput(String),
     /// The objective is empty or too long.
     #[error("invalid objective: {0}")]
     Objective(memory_protocol::Error),

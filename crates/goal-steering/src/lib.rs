@@ -14,7 +14,8 @@
 //!   legal next actions. Budgets are the user's: the model can neither set nor raise one.
 //! - Steering ([`GoalStore::next_steering`]): the continuation, budget-limit and
 //!   objective-updated prompts as hidden internal context from the source `goal`, decided in
-//!   the transaction that records them; a circuit breaker pauses the goal after three idle
+//!   the transaction that records them; after a compaction ([`SteeringEvent::Compacted`],
+//!   [`GoalStore::steering_for`]) the goal restated for the next request; a circuit breaker pauses the goal after three idle
 //!   continuation turns; an optional minimum interval spaces continuations.
 //! - Tools ([`GoalStore::call_goal_tool`]): `get_goal`, `create_goal` (never with a budget),
 //!   `update_goal` (complete, or blocked through the [`audit`] counted in code: the third
@@ -23,12 +24,16 @@
 //! - Hosts that report no turns (an MCP client): [`GapTurns`] delimits goal turns by quiet gaps
 //!   between goal-tool calls, so the blocked audit still counts one report per turn.
 //!
+//! - Hosts whose hooks can continue a turn: [`claude_code`], Claude Code's `Stop` hook (record
+//!   the turn from the transcript, block with the continuation while the goal is active).
+//!
 //! The wire types live in [`memory_protocol::goal`]; the prompt templates in
 //! `memory_prompts::goals`. `docs/goals.md` has the transition table.
 
 #![deny(missing_docs)]
 
 pub mod audit;
+pub mod claude_code;
 mod clock;
 mod config;
 mod error;
@@ -46,7 +51,7 @@ pub use crate::config::{
 pub use crate::error::{Error, Result};
 pub use crate::gap_turns::GapTurns;
 pub use crate::status::{GoalAction, InvalidTransition, SystemEvent};
-pub use crate::steering::{internal_context_message, render_steering};
+pub use crate::steering::{SteeringEvent, internal_context_message, render_steering};
 #[cfg(feature = "postgres")]
 pub use crate::store::PgGoalOptions;
 pub use crate::store::{

@@ -10,6 +10,12 @@
 //! 4. an active goal gets the continuation prompt, unless the configured minimum interval since
 //!    the last one has not passed.
 //!
+//! After a compaction ([`SteeringEvent::Compacted`]) the hidden goal context the conversation
+//! carried is gone, so the goal is restated for the next request whatever is due: an active
+//! goal gets its objective, budget and audits (the continuation prompt's text, kind
+//! `afterCompaction`, counted as no continuation), a budget-limited one the budget-limit
+//! prompt; a goal that is not running gets nothing.
+//!
 //! The circuit breaker lives in turn recording (`record_turn`): it pauses the goal, and a
 //! paused goal gets nothing here. Every message is wrapped as hidden internal context with the
 //! source `goal`; the objective in it is secret-redacted, display-safe and escaped as XML text.
@@ -25,7 +31,52 @@ use memory_sanitize::{display_safe, redact_secrets};
 use crate::error::Result;
 use crate::store::{GoalStore, validate_thread_id};
 
+/// What the host reports when it asks for a steering message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SteeringEvent {
+    /// The thread is idle: the next continuation (or notice), if one is due.
+    Idle,
+    /// The host compacted the conversation: the goal restated for the next request.
+    Compacted,
+}
+
 impl GoalStore {
+    /// The message for `event` on the thread, if any: [`GoalStore::next_steering`] when idle,
+    /// the goal restated after a compaction.
+    pub fn steering_for(
+        &mut self,
+        thread_id: &str,
+        event: SteeringEvent,
+    ) -> Result<Option<GoalSteering>> {
+        match event {
+            SteeringEvent::Idle => self.next_steering(thread_id),
+            SteeringEvent::Compacted => self.after_compaction(thread_id),
+        }
+    }
+
+    /// The goal restated after a compaction (see the module docs). A pending budget-limit
+    /// notice is delivered by it; a pending objective-updated notice stays due (the
+    /// completion refusal still delivers it).
+    fn after_compaction(&mut self, thread_id: &str) -> Result<Option<GoalSteering>> {
+        validate_thread_id(thread_id)?;
+        let mut tx = self.write(thread_id)?;
+        let Some(mut row) = tx.read_row(thread_id)? else {
+            return Ok(None);
+        };
+        let kind = match row.status {
+            ThreadGoalStatus::Active => GoalSteeringKind::AfterCompaction,
+            ThreadGoalStatus::BudgetLimited => {
+                row.budget_notice_pending = false;
+                GoalSteeringKind::BudgetLimit
+            }
+            _ => return Ok(None),
+        };
+        let steering = render_steering(kind, &row.to_goal())?;
+        tx.write_row(&row)?;
+        tx.commit()?;
+        Ok(Some(steering))
+    }
+
     /// The message to send the thread's model now, if any, recorded as handed out.
     pub fn next_steering(&mut self, thread_id: &str) -> Result<Option<GoalSteering>> {
         validate_thread_id(thread_id)?;
@@ -71,7 +122,11 @@ impl GoalStore {
 pub fn render_steering(kind: GoalSteeringKind, goal: &ThreadGoal) -> Result<GoalSteering> {
     let shown = shown_goal(goal.clone());
     let prompt = match kind {
-        GoalSteeringKind::Continuation => continuation(&ContinuationContext::from(&shown))?,
+        // After a compaction the goal is restated in the continuation prompt's words: the
+        // objective, the budget lines and both audits.
+        GoalSteeringKind::Continuation | GoalSteeringKind::AfterCompaction => {
+            continuation(&ContinuationContext::from(&shown))?
+        }
         GoalSteeringKind::BudgetLimit => budget_limit(&BudgetLimitContext::from(&shown))?,
         GoalSteeringKind::ObjectiveUpdated => {
             objective_updated(&ObjectiveUpdatedContext::from(&shown))?

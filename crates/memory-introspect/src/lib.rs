@@ -49,6 +49,7 @@ pub use crate::error::{Error, Result};
 pub use crate::fence::{FenceKind, fence, strip_fence};
 pub use crate::index::MemoryRead;
 pub use crate::introspector::Introspector;
+pub use crate::notes::NoteAuthor;
 pub use crate::tools::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, ToolOutcome};
 
 /// The memory root of an agent-memory home: `<home>/memories`, with a relative home made

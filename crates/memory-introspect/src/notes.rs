@@ -62,8 +62,31 @@ pub(crate) fn notes_on_day(scan: &RootScan, now: i64) -> u32 {
     u32::try_from(count).unwrap_or(u32::MAX)
 }
 
+/// Who wrote a note, as its `written_by` line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoteAuthor {
+    /// An agent, through the `memory_note` tool.
+    Agent,
+    /// The user, from the command line (`agent-memory note`).
+    User,
+}
+
+impl NoteAuthor {
+    fn written_by(self) -> &'static str {
+        match self {
+            NoteAuthor::Agent => "an agent, with memory_note",
+            NoteAuthor::User => "the user, with agent-memory note",
+        }
+    }
+}
+
 /// A note file's text.
-pub(crate) fn render_note(topic: Option<&str>, written_at: i64, text: &str) -> String {
+pub(crate) fn render_note(
+    topic: Option<&str>,
+    written_at: i64,
+    text: &str,
+    author: NoteAuthor,
+) -> String {
     let time = jiff::Timestamp::from_second(written_at)
         .map(|time| time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_default();
@@ -71,7 +94,8 @@ pub(crate) fn render_note(topic: Option<&str>, written_at: i64, text: &str) -> S
         Some(topic) => format!("{NOTE_TITLE} ({topic})"),
         None => NOTE_TITLE.to_owned(),
     };
-    format!("{title}\nwritten_at: {time}\nwritten_by: an agent, with memory_note\n\n{text}\n")
+    let by = author.written_by();
+    format!("{title}\nwritten_at: {time}\nwritten_by: {by}\n\n{text}\n")
 }
 
 #[cfg(test)]
@@ -89,12 +113,20 @@ mod tests {
             inode: 0,
         };
         assert_eq!(written_at(&file), 1_773_561_731);
-        let text = render_note(Some("build"), 1_773_561_731, "use `just ci`");
+        let text = render_note(
+            Some("build"),
+            1_773_561_731,
+            "use `just ci`",
+            NoteAuthor::Agent,
+        );
         assert_eq!(
             text,
             "# Agent note (build)\nwritten_at: 2026-03-15T08:02:11Z\nwritten_by: an agent, with memory_note\n\nuse `just ci`\n"
         );
         assert_eq!(note_body(&text), "use `just ci`");
+        let by_user = render_note(None, 1_773_561_731, "tabs", NoteAuthor::User);
+        assert!(by_user.contains("\nwritten_by: the user, with agent-memory note\n"));
+        assert_eq!(note_body(&by_user), "tabs");
         assert_eq!(note_body("hand written\n"), "hand written");
         assert_eq!(day(1_773_561_731), "2026-03-15");
     }

@@ -12,6 +12,26 @@ pub enum Error {
         /// The spec as given.
         spec: String,
     },
+    /// The spec is one letter or two away from a spec this crate knows (`offlin`).
+    #[error("unknown model `{spec}`: did you mean `{suggestion}`?")]
+    NearMiss {
+        /// The spec as given.
+        spec: String,
+        /// The spec it is closest to.
+        suggestion: String,
+    },
+    /// The spec starts with a provider this crate does not know (`foo:bar`).
+    #[error(
+        "unknown provider `{provider}` in model spec `{spec}`: use `offline`, `openai:NAME` or `openai-chat:NAME`{hint}"
+    )]
+    UnknownProvider {
+        /// The provider as given.
+        provider: String,
+        /// The spec as given.
+        spec: String,
+        /// A closer spec, or how to name a model whose name has a colon.
+        hint: String,
+    },
     /// The spec names a provider but no model.
     #[error("model spec `{spec}` has no model name: write it as `openai:NAME`")]
     MissingModelName {

@@ -36,6 +36,40 @@ const OTHER_PROVIDERS: [&str; 7] = [
     "vertex",
 ];
 
+/// The provider of the Responses API.
+const OPENAI: &str = "openai";
+/// The provider of the Chat Completions API.
+const OPENAI_CHAT: &str = "openai-chat";
+
+/// The entry of `known` that `text` misses by one or two edits (and is not equal to), if any.
+fn closest<'a>(text: &str, known: &[&'a str]) -> Option<&'a str> {
+    let text = text.to_ascii_lowercase();
+    known
+        .iter()
+        .map(|candidate| (edit_distance(&text, candidate), *candidate))
+        .filter(|(distance, _)| (1..=2).contains(distance))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+        .or_else(|| known.iter().find(|candidate| **candidate == text).copied())
+}
+
+/// Levenshtein distance between two short strings, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            let deletion = previous[j + 1] + 1;
+            let insertion = current[j] + 1;
+            current.push(substitution.min(deletion).min(insertion));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
 /// A parsed model spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelSpec {
@@ -57,24 +91,46 @@ impl ModelSpec {
     /// - `openai:NAME`: an OpenAI-compatible server, Responses API;
     /// - `openai-chat:NAME`: an OpenAI-compatible server, Chat Completions API;
     /// - a bare `NAME` (as codex writes `extract_model = "gpt-5-mini"`): the configured
-    ///   OpenAI-compatible server, Responses API. A colon inside it is part of the name
-    ///   (`qwen2.5-coder:7b`), except after a provider this crate does not speak
-    ///   (`anthropic:`, `gemini:`, ...), which is refused.
+    ///   OpenAI-compatible server, Responses API. A colon inside it is part of the name when
+    ///   what comes before it carries a digit or a dot (Ollama tags: `qwen2.5-coder:7b`);
+    ///   otherwise that part is a provider (`foo:bar`), and one this crate does not speak is
+    ///   refused (`openai:mistral:latest` names such a tagged model).
+    ///
+    /// A spec one letter or two away from `offline` or a provider (`offlin`, `opnai:gpt-5`) is
+    /// refused with the spec it is closest to.
     pub fn parse(spec: &str) -> Result<ModelSpec> {
         let spec = spec.trim();
         if spec.is_empty() || spec == OFFLINE_SPEC {
             return Ok(ModelSpec::Offline);
         }
         let (flavour, name) = match spec.split_once(':') {
-            Some(("openai", name)) => (ApiFlavour::Responses, name.trim()),
-            Some(("openai-chat", name)) => (ApiFlavour::ChatCompletions, name.trim()),
-            Some((provider, _)) if OTHER_PROVIDERS.contains(&provider) => {
-                return Err(Error::UnknownSpec {
+            Some((OPENAI, name)) => (ApiFlavour::Responses, name.trim()),
+            Some((OPENAI_CHAT, name)) => (ApiFlavour::ChatCompletions, name.trim()),
+            // A colon inside a bare name is part of it (Ollama tags: `qwen2.5-coder:7b`).
+            Some((model, _)) if model.contains(|ch: char| ch.is_ascii_digit() || ch == '.') => {
+                (ApiFlavour::Responses, spec)
+            }
+            Some((provider, name)) => {
+                let hint = match closest(provider, &[OPENAI, OPENAI_CHAT]) {
+                    Some(near) => format!("; did you mean `{near}:{name}`?"),
+                    None if OTHER_PROVIDERS.contains(&provider) => String::new(),
+                    None => format!(" (a model whose name has a colon: `{OPENAI}:{spec}`)"),
+                };
+                return Err(Error::UnknownProvider {
+                    provider: provider.to_owned(),
                     spec: spec.to_owned(),
+                    hint,
                 });
             }
-            // A colon inside a bare name is part of it (Ollama tags: `qwen2.5-coder:7b`).
-            _ => (ApiFlavour::Responses, spec),
+            None => match closest(spec, &[OFFLINE_SPEC]) {
+                Some(near) => {
+                    return Err(Error::NearMiss {
+                        spec: spec.to_owned(),
+                        suggestion: near.to_owned(),
+                    });
+                }
+                None => (ApiFlavour::Responses, spec),
+            },
         };
         if name.is_empty() {
             return Err(Error::MissingModelName {
@@ -352,6 +408,43 @@ mod tests {
         assert_eq!(chat.name(), "openai-chat:llama3");
         let bare = model_from_spec("gpt-5-mini", None).unwrap();
         assert_eq!(bare.name(), "openai:gpt-5-mini");
+    }
+
+    #[test]
+    fn near_misses_and_unknown_providers_are_refused_with_a_suggestion() {
+        let message = |spec| ModelSpec::parse(spec).unwrap_err().to_string();
+        assert_eq!(
+            message("offlin"),
+            "unknown model `offlin`: did you mean `offline`?"
+        );
+        assert_eq!(
+            message("Ofline"),
+            "unknown model `Ofline`: did you mean `offline`?"
+        );
+        let unknown = message("foo:bar");
+        assert!(
+            unknown.starts_with("unknown provider `foo` in model spec `foo:bar`"),
+            "{unknown}"
+        );
+        assert!(unknown.contains("`openai:foo:bar`"), "{unknown}");
+        assert!(message("opnai:gpt-5").contains("did you mean `openai:gpt-5`?"));
+        assert!(message("openai_chat:llama3").contains("did you mean `openai-chat:llama3`?"));
+        // Far from every known spec: a model name as it is.
+        assert!(matches!(
+            ModelSpec::parse("llama3"),
+            Ok(ModelSpec::OpenAi { .. })
+        ));
+        assert!(matches!(
+            ModelSpec::parse("openai:mistral:latest"),
+            Ok(ModelSpec::OpenAi { name, .. }) if name == "mistral:latest"
+        ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_spec_parses_or_is_refused_without_a_panic(spec in "\\PC{0,40}") {
+            let _ = ModelSpec::parse(&spec);
+        }
     }
 
     #[test]

@@ -1,16 +1,20 @@
 //! Compaction summaries without a language model, read from the structure of the window's
 //! messages ([`SummaryInput`]):
 //!
-//! - the goal from the user's requests, constraints from the preferences they stated;
+//! - the goal from the user's requests (its first statement and newest change), constraints
+//!   from the preferences they stated, the numbers the work must respect and their
+//!   corrections of the agent;
 //! - Done from verified steps (checks that passed, failures a later run fixed, changes that
 //!   applied), In Progress and Blocked from failures nothing fixed;
 //! - decisions from the assistant's reasoning in its own words (`instead of`, `because`, ...);
-//! - next steps from unresolved failures, the pending question and the assistant's stated plan;
-//! - the last user message nobody answered, verbatim;
+//! - next steps from unresolved failures, open questions and the assistant's stated plan;
+//! - the last user message nobody answered, verbatim, and earlier questions the conversation
+//!   went past without an answer;
 //! - the files read and modified, and the commands that failed and passed.
 //!
-//! An update merges the window into the previous summary: nothing Done is dropped, a failure
-//! that now passes moves to Done, an answered question is cleared. Output stays within
+//! An update folds the previous summary and the window by kind: nothing Done is dropped (old
+//! items are counted), a failure that now passes moves to Done, an answered question is
+//! cleared, and the lists ordinary work fills stay within fixed budgets. Output stays within
 //! `max_output_tokens`.
 
 use std::collections::{BTreeMap, HashMap};
@@ -28,7 +32,7 @@ use super::compaction_doc::{
     BYTES_PER_OUTPUT_TOKEN, Doc, TURN_FILES_MODIFIED, TURN_LAST_NOTE, backticked, code, comparable,
     item_body, push_unique,
 };
-use super::text::one_line;
+use super::text::{content_words, one_line};
 use super::tool_output::{RunStatus as CommandStatus, error_line, exit_code_in_text, run_status};
 use super::user_text::read_user_message;
 use memory_transcript::shell::{command_from_args, is_inspection, last_key};
@@ -41,6 +45,11 @@ const MAX_QUESTION_CHARS: usize = 2_000;
 const BLOCKED_AFTER_FAILURES: usize = 3;
 /// The next step a pending question adds.
 const ANSWER_PENDING: &str = "Answer the pending user question quoted under Critical Context";
+/// The next step when the work goes on with the newest goal line.
+const CONTINUE_LATEST: &str = "Continue with the latest request under Goal";
+/// How a Done item that counts a window's routine passing checks ends (the checks themselves
+/// are under Commands that passed).
+const ROUTINE_CHECKS: &str = " checks passed, listed under Critical Context";
 /// Requests this short with no verb-like content are acknowledgements, not goals.
 const MIN_GOAL_WORDS: usize = 3;
 
@@ -194,6 +203,16 @@ pub(crate) fn short_summary(input: &SummaryInput) -> String {
 
 fn finish(mut doc: Doc, input: &SummaryInput) -> String {
     push_unique(&mut doc.notes, OFFLINE_NOTICE.to_owned());
+    for context in input
+        .additional_context
+        .iter()
+        .filter(|c| !c.trim().is_empty())
+    {
+        push_unique(
+            &mut doc.notes,
+            format!("Context given: {}", one_line(context, MAX_ITEM_CHARS)),
+        );
+    }
     if let Some(focus) = input.focus.as_deref().filter(|f| !f.trim().is_empty()) {
         push_unique(
             &mut doc.notes,
@@ -316,6 +335,14 @@ impl Ran {
 struct Facts {
     requests: Vec<String>,
     preferences: Vec<String>,
+    /// The user's corrections of the agent (`No, use X instead`), as rules.
+    corrections: Vec<String>,
+    /// Questions the conversation went past: another user message came before any reply.
+    passed_over: Vec<String>,
+    /// Whether the window opens with an assistant reply (true) or a user message (false).
+    opened_with_reply: Option<bool>,
+    /// The assistant's text replies, in order.
+    replies: Vec<String>,
     commands: Vec<Ran>,
     changes: Vec<Vec<String>>,
     failed_changes: Vec<String>,
@@ -348,6 +375,25 @@ impl Facts {
                     for rule in read_user_message(&cleaned).preferences {
                         push_unique(&mut facts.preferences, rule);
                     }
+                    match correction(&cleaned) {
+                        Some(rule) => {
+                            // The correction says it already; the same words as a rule repeat it.
+                            let body = comparable(rule.trim_start_matches("Correction: "));
+                            facts.preferences.retain(|known| comparable(known) != body);
+                            push_unique(&mut facts.corrections, rule);
+                        }
+                        None => {
+                            for rule in number_rules(&cleaned) {
+                                push_unique(&mut facts.preferences, rule);
+                            }
+                        }
+                    }
+                    if let Some(previous) = facts.pending_question.take()
+                        && is_question(&previous)
+                    {
+                        push_unique(&mut facts.passed_over, quote_request(&previous));
+                    }
+                    facts.opened_with_reply.get_or_insert(false);
                     facts.pending_question = Some(cleaned.trim().to_owned());
                     facts.requests.push(cleaned);
                 }
@@ -356,6 +402,11 @@ impl Facts {
                         match block {
                             AssistantBlock::Text { text } if !text.trim().is_empty() => {
                                 facts.pending_question = None;
+                                facts.opened_with_reply.get_or_insert(true);
+                                facts
+                                    .passed_over
+                                    .retain(|question| !answers(text, question));
+                                facts.replies.push(text.clone());
                                 for decision in decisions(text) {
                                     push_unique(&mut facts.decisions, decision);
                                 }
@@ -488,10 +539,11 @@ impl Facts {
             .map(|r| without_acknowledgement(&r).to_owned())
             .filter(|r| r.split_whitespace().count() >= MIN_GOAL_WORDS)
             .filter(|r| {
+                let first = first_sentence_of(r);
                 !opens_with_question(r)
-                    && read_user_message(first_sentence_of(r))
-                        .preferences
-                        .is_empty()
+                    && correction(r).is_none()
+                    && number_rules(first).is_empty()
+                    && read_user_message(first).preferences.is_empty()
             })
             .collect()
     }
@@ -569,7 +621,7 @@ impl Facts {
         for goal in self.goals() {
             push_unique(&mut doc.goal, goal);
         }
-        for rule in &self.preferences {
+        for rule in self.preferences.iter().chain(&self.corrections) {
             push_unique(&mut doc.constraints, rule.clone());
         }
 
@@ -629,17 +681,41 @@ impl Facts {
                 .iter()
                 .filter(|key| reopened_keys.iter().any(|reopened| reopened == **key)),
         );
+        let mut checks: Vec<&Ran> = Vec::new();
         for ran in self.commands.iter().filter(|r| {
             r.status == CommandStatus::Passed && r.is_check() && !reported.contains(&&r.key)
         }) {
-            push_unique(&mut doc.done, format!("{} passed", code(&ran.text)));
-        }
-        for change in &self.changes {
-            let mut shown: Vec<String> = change.iter().take(6).cloned().collect();
-            if change.len() > shown.len() {
-                shown.push(format!("{} more", change.len() - shown.len()));
+            if !checks.iter().any(|seen| seen.key == ran.key) {
+                checks.push(ran);
             }
-            push_unique(&mut doc.done, format!("Changed {}", spans(&shown)));
+        }
+        // A window's routine passes are one item, so a long stretch of steady work does not
+        // push what matters out of Done.
+        match checks.as_slice() {
+            [] => {}
+            [first] => push_unique(&mut doc.done, format!("{} passed", code(&first.text))),
+            [first, second] => {
+                push_unique(&mut doc.done, format!("{} passed", code(&first.text)));
+                push_unique(&mut doc.done, format!("{} passed", code(&second.text)));
+            }
+            _ => {
+                // Only the newest window's routine passes are listed; earlier ones are counted.
+                let before = doc.done.len();
+                doc.done.retain(|item| !item.ends_with(ROUTINE_CHECKS));
+                doc.folded_done += before - doc.done.len();
+                push_unique(&mut doc.done, format!("{}{ROUTINE_CHECKS}", checks.len()));
+            }
+        }
+        // Many changes are listed once, under Files modified (folded into folders there as
+        // the list grows), not again as Done items.
+        if self.changes.len() <= 3 {
+            for change in &self.changes {
+                let mut shown: Vec<String> = change.iter().take(6).cloned().collect();
+                if change.len() > shown.len() {
+                    shown.push(format!("{} more", change.len() - shown.len()));
+                }
+                push_unique(&mut doc.done, format!("Changed {}", spans(&shown)));
+            }
         }
 
         // Failures at the end of each check's runs, after its last pass.
@@ -696,20 +772,41 @@ impl Facts {
             && progressed
             && let Some(goal) = self.goals().last().or(doc.goal.last())
         {
-            next.push(format!("Continue with: {goal}"));
+            // The newest goal line is right above; naming it again would only repeat it.
+            if doc.goal.last() == Some(goal) && doc.goal.len() > 1 {
+                next.push(CONTINUE_LATEST.to_owned());
+            } else {
+                next.push(format!("Continue with: {goal}"));
+            }
         }
         if !next.is_empty() || progressed {
             // A window with work in it says where things stand; earlier next steps are stale.
             doc.next_steps = next;
         }
 
+        // The previous summary's pending question: answered when the window opens with a
+        // reply, passed over (and carried until a reply takes it up) when it opens with
+        // another user message.
+        if self.opened_with_reply == Some(false)
+            && let Some(previous) = doc.pending_question.take()
+            && is_question(&previous)
+        {
+            push_unique(&mut doc.unanswered, previous);
+        }
+        doc.unanswered
+            .retain(|question| !self.replies.iter().any(|reply| answers(reply, question)));
+        for question in &self.passed_over {
+            push_unique(&mut doc.unanswered, question.clone());
+        }
         match &self.pending_question {
             Some(question) => doc.pending_question = Some(quote_request(question)),
-            None if self.last_assistant.is_some() => {
-                doc.pending_question = None;
-                doc.next_steps.retain(|step| step != ANSWER_PENDING);
-            }
+            None if self.last_assistant.is_some() => doc.pending_question = None,
             None => {}
+        }
+        if doc.pending_question.is_none() && doc.unanswered.is_empty() {
+            doc.next_steps.retain(|step| step != ANSWER_PENDING);
+        } else if !doc.next_steps.iter().any(|step| step == ANSWER_PENDING) {
+            doc.next_steps.push(ANSWER_PENDING.to_owned());
         }
         for error in &self.errors {
             push_recent(&mut doc.errors, error.clone());
@@ -779,6 +876,101 @@ fn opens_with_question(text: &str) -> bool {
         }
     }
     false
+}
+
+/// Phrases that open a correction of the agent's work or plan.
+const CORRECTION_CUES: [&str; 9] = [
+    "no,",
+    "no.",
+    "no!",
+    "nope",
+    "that's wrong",
+    "that is wrong",
+    "that's not right",
+    "not like that",
+    "actually,",
+];
+
+/// Words that make a sentence with a number a requirement (`must stay at 250`).
+const REQUIREMENT_WORDS: [&str; 12] = [
+    "must",
+    "should",
+    "has to",
+    "have to",
+    "needs to",
+    "need to",
+    "at most",
+    "at least",
+    "no more than",
+    "never",
+    "always",
+    "limit",
+];
+
+/// A user message that corrects the agent, as a rule: `Correction: ` and what follows the
+/// cues (`No, that is wrong: use X instead` gives `Correction: use X instead.`).
+fn correction(text: &str) -> Option<String> {
+    let mut body = text.trim();
+    let mut corrected = false;
+    loop {
+        let lower = body.to_lowercase();
+        let Some(cue) = CORRECTION_CUES.iter().find(|cue| lower.starts_with(**cue)) else {
+            break;
+        };
+        corrected = true;
+        body = body
+            .get(cue.len()..)
+            .unwrap_or_default()
+            .trim_start_matches([',', '.', ':', ';', '!', '-', ' ']);
+    }
+    if !corrected || body.split_whitespace().count() < MIN_GOAL_WORDS {
+        return None;
+    }
+    let mut rule = one_line(body, MAX_ITEM_CHARS);
+    if !rule.ends_with(['.', '!', '?', '…']) {
+        rule.push('.');
+    }
+    Some(format!("Correction: {rule}"))
+}
+
+/// Sentences of a user message that set a number the work must respect (`The limit must stay
+/// at 250 requests per minute`), one line each.
+fn number_rules(text: &str) -> Vec<String> {
+    sentences(text)
+        .filter(|sentence| !sentence.ends_with('?'))
+        .filter(|sentence| sentence.chars().any(|c| c.is_ascii_digit()))
+        .filter(|sentence| {
+            let lower = format!(" {} ", sentence.to_lowercase());
+            REQUIREMENT_WORDS
+                .iter()
+                .any(|word| lower.contains(&format!(" {word} ")))
+        })
+        .map(|sentence| {
+            let mut rule = one_line(sentence, MAX_ITEM_CHARS);
+            if !rule.ends_with(['.', '!', '…']) {
+                rule.push('.');
+            }
+            rule
+        })
+        .collect()
+}
+
+/// True when the message asks something: its text ends with, or its first sentence is, a
+/// question.
+fn is_question(text: &str) -> bool {
+    text.trim_end().ends_with('?') || opens_with_question(text)
+}
+
+/// True when a reply takes up a question: it shares at least half of the question's content
+/// words.
+fn answers(reply: &str, question: &str) -> bool {
+    let asked: Vec<String> = content_words(question);
+    if asked.is_empty() {
+        return false;
+    }
+    let said = content_words(reply);
+    let shared = asked.iter().filter(|word| said.contains(word)).count();
+    shared * 2 >= asked.len()
 }
 
 /// A command as listed in a summary (in backticks, on one line), as a run's key.

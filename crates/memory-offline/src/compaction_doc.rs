@@ -21,16 +21,18 @@ pub(crate) const TURN_LAST_NOTE: &str = "Last note:";
 
 /// Critical Context item prefixes this engine writes and reads back.
 const PENDING_QUESTION: &str = "Pending user question (verbatim):";
+const UNANSWERED_QUESTION: &str = "Unanswered user question (verbatim):";
 const ERRORS_SEEN: &str = "Errors seen:";
 const FILES_MODIFIED: &str = "Files modified:";
 const FILES_READ: &str = "Files read:";
 const COMMANDS_FAILED: &str = "Commands that failed:";
 const COMMANDS_PASSED: &str = "Commands that passed:";
 
-/// Most items a section keeps; older ones are left out (Done items fold into the count line),
-/// so a summary rewritten at every compaction stays the same size at steady work. The goal
-/// keeps its first item (the goal as first stated) and the newest changes to it.
-const GOAL_ITEMS: usize = 4;
+/// Most items a section keeps; older ones are left out (Done items fold into the count line).
+/// The goal keeps its first item (the goal as first stated) and the newest change to it.
+/// Standing rules, corrections, decisions and open questions are what a hand-off must not
+/// lose, so their caps are generous; they do not grow with ordinary work.
+const GOAL_ITEMS: usize = 2;
 const CONSTRAINT_ITEMS: usize = 16;
 const DONE_ITEMS: usize = 24;
 const IN_PROGRESS_ITEMS: usize = 12;
@@ -43,6 +45,18 @@ const READ_ITEMS: usize = 20;
 const COMMAND_ITEMS: usize = 20;
 const CONTEXT_ITEMS: usize = 12;
 const NOTE_ITEMS: usize = 6;
+const UNANSWERED_ITEMS: usize = 3;
+
+/// Byte budgets of the lists that steady work fills (finished steps, files, commands): a
+/// summary rewritten at every compaction stays the same size however long the work goes on.
+/// Older items go first; files fold into their folder (`dir/*`) and runs of one command over
+/// many targets into its prefix (`cargo test -p a *`) before any is left out.
+const DONE_BYTES: usize = 480;
+const MODIFIED_BYTES: usize = 140;
+const READ_BYTES: usize = 120;
+const FAILED_BYTES: usize = 240;
+const ERROR_BYTES: usize = 300;
+const PASSED_BYTES: usize = 400;
 
 /// A hand-off summary, section by section. Items are stored without their bullet, checkbox
 /// or number.
@@ -56,6 +70,8 @@ pub(crate) struct Doc {
     pub decisions: Vec<String>,
     pub next_steps: Vec<String>,
     pub pending_question: Option<String>,
+    /// User questions the conversation went past without an answer, oldest first.
+    pub unanswered: Vec<String>,
     pub errors: Vec<String>,
     pub modified: Vec<String>,
     pub read: Vec<String>,
@@ -203,18 +219,12 @@ impl Doc {
 
     fn read_context_item(&mut self, item: &str) {
         if let Some(rest) = item.strip_prefix(PENDING_QUESTION) {
-            let question: Vec<&str> = rest
-                .lines()
-                .map(|line| {
-                    let line = line.trim_start();
-                    line.strip_prefix("> ")
-                        .or_else(|| line.strip_prefix('>'))
-                        .unwrap_or(line)
-                })
-                .collect();
-            let question = question.join("\n").trim().to_owned();
-            if !question.is_empty() {
+            if let Some(question) = unquote(rest) {
                 self.pending_question = Some(question);
+            }
+        } else if let Some(rest) = item.strip_prefix(UNANSWERED_QUESTION) {
+            if let Some(question) = unquote(rest) {
+                push_unique(&mut self.unanswered, question);
             }
         } else if let Some(rest) = item.strip_prefix(ERRORS_SEEN) {
             self.errors.extend(backticked(rest));
@@ -262,7 +272,11 @@ impl Doc {
         if goal_left_out > 0 {
             self.goal.drain(1..=goal_left_out);
         }
-        self.folded_done += cap(&mut self.done, DONE_ITEMS);
+        self.folded_done += cap(&mut self.done, DONE_ITEMS) + cap_bytes(&mut self.done, DONE_BYTES);
+        cap(&mut self.unanswered, UNANSWERED_ITEMS);
+        let modified = fold_into_groups(&mut self.modified, MODIFIED_BYTES, folder_of);
+        let read = fold_into_groups(&mut self.read, READ_BYTES, folder_of);
+        let passed = fold_into_groups(&mut self.passed, PASSED_BYTES, command_prefix);
         Omitted {
             goal: goal_left_out,
             constraints: cap(&mut self.constraints, CONSTRAINT_ITEMS),
@@ -270,11 +284,12 @@ impl Doc {
             blocked: cap(&mut self.blocked, BLOCKED_ITEMS),
             decisions: cap(&mut self.decisions, DECISION_ITEMS),
             next_steps: cap(&mut self.next_steps, NEXT_STEP_ITEMS),
-            errors: cap(&mut self.errors, ERROR_ITEMS),
-            modified: cap(&mut self.modified, MODIFIED_ITEMS),
-            read: cap(&mut self.read, READ_ITEMS),
-            failed: cap(&mut self.failed, COMMAND_ITEMS),
-            passed: cap(&mut self.passed, COMMAND_ITEMS),
+            errors: cap(&mut self.errors, ERROR_ITEMS) + cap_bytes(&mut self.errors, ERROR_BYTES),
+            modified: cap(&mut self.modified, MODIFIED_ITEMS) + modified,
+            read: cap(&mut self.read, READ_ITEMS) + read,
+            failed: cap(&mut self.failed, COMMAND_ITEMS)
+                + cap_bytes(&mut self.failed, FAILED_BYTES),
+            passed: cap(&mut self.passed, COMMAND_ITEMS) + passed,
             context: cap(&mut self.context, CONTEXT_ITEMS),
             notes: cap(&mut self.notes, NOTE_ITEMS),
         }
@@ -318,7 +333,8 @@ impl Doc {
 
     fn render_all(&self, omitted: &Omitted) -> String {
         let mut out = String::new();
-        section(&mut out, GOAL, &self.goal, omitted.goal, Bullet::Dash);
+        // The goal's left-out middle changes are superseded by the newest, not lost work.
+        section(&mut out, GOAL, &self.goal, 0, Bullet::Dash);
         section(
             &mut out,
             CONSTRAINTS,
@@ -370,9 +386,11 @@ impl Doc {
             Bullet::Numbered,
         );
         let mut context: Vec<String> = Vec::new();
+        for question in &self.unanswered {
+            context.push(quoted(UNANSWERED_QUESTION, question));
+        }
         if let Some(question) = &self.pending_question {
-            let quoted: Vec<String> = question.lines().map(|line| format!("  > {line}")).collect();
-            context.push(format!("{PENDING_QUESTION}\n{}", quoted.join("\n")));
+            context.push(quoted(PENDING_QUESTION, question));
         }
         for (label, list, left_out) in [
             (ERRORS_SEEN, &self.errors, omitted.errors),
@@ -408,6 +426,26 @@ impl Doc {
         );
         out.trim_end().to_owned()
     }
+}
+
+/// A quoted block (`> ` lines) as text, or `None` when it is empty.
+fn unquote(block: &str) -> Option<String> {
+    let lines: Vec<&str> = block
+        .lines()
+        .map(|line| {
+            let line = line.trim_start();
+            line.strip_prefix("> ")
+                .or_else(|| line.strip_prefix('>'))
+                .unwrap_or(line)
+        })
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+fn quoted(label: &str, text: &str) -> String {
+    let lines: Vec<String> = text.lines().map(|line| format!("  > {line}")).collect();
+    format!("{label}\n{}", lines.join("\n"))
 }
 
 /// Items left out of each list by [`Doc::render`].
@@ -477,6 +515,97 @@ fn cap(list: &mut Vec<String>, max: usize) -> usize {
     let over = list.len().saturating_sub(max);
     list.drain(..over);
     over
+}
+
+/// Removes the oldest items of `list` until the rest fit `bytes` (the newest item always
+/// stays); returns how many.
+fn cap_bytes(list: &mut Vec<String>, bytes: usize) -> usize {
+    let mut used = 0;
+    let kept = list
+        .iter()
+        .rev()
+        .enumerate()
+        .take_while(|(index, item)| {
+            used += item.len() + 4;
+            *index == 0 || used <= bytes
+        })
+        .count();
+    let over = list.len() - kept;
+    list.drain(..over);
+    over
+}
+
+/// Bounds a list to `bytes`: when it does not fit, the entries of each group (see
+/// `group_of`) that holds more than one listed entry become one `GROUP*` entry (at the newest
+/// one's place); when that is still too long, the oldest entries are left out. Returns how
+/// many were left out. A `GROUP*` entry read back from an earlier summary absorbs new entries
+/// of its group.
+fn fold_into_groups(
+    list: &mut Vec<String>,
+    bytes: usize,
+    group_of: fn(&str) -> Option<&str>,
+) -> usize {
+    let size = |list: &[String]| list.iter().map(|item| item.len() + 4).sum::<usize>();
+    let entry_group = |entry: &str| -> Option<String> {
+        entry
+            .strip_suffix('*')
+            .or_else(|| group_of(entry))
+            .map(str::to_owned)
+    };
+    let folded: Vec<String> = list
+        .iter()
+        .filter_map(|item| item.strip_suffix('*'))
+        .map(str::to_owned)
+        .collect();
+    let mut absorbed: Vec<String> = Vec::with_capacity(list.len());
+    for item in list.drain(..) {
+        let group = folded
+            .iter()
+            .find(|group| !item.ends_with('*') && group_of(&item) == Some(group.as_str()));
+        let entry = group.map_or(item, |group| format!("{group}*"));
+        // An entry seen again moves its group entry to the newest place.
+        absorbed.retain(|existing| *existing != entry);
+        absorbed.push(entry);
+    }
+    *list = absorbed;
+    if size(list) <= bytes {
+        return 0;
+    }
+    let groups: Vec<Option<String>> = list.iter().map(|item| entry_group(item)).collect();
+    let mut grouped: Vec<String> = Vec::new();
+    for (index, item) in list.iter().enumerate() {
+        let group = groups.get(index).cloned().flatten();
+        let shared = group.as_ref().is_some_and(|group| {
+            groups
+                .iter()
+                .enumerate()
+                .any(|(other, own)| other != index && own.as_ref() == Some(group))
+        });
+        let entry = match group {
+            Some(group) if shared => format!("{group}*"),
+            _ => item.clone(),
+        };
+        // Keep the newest place of each entry.
+        grouped.retain(|existing| *existing != entry);
+        grouped.push(entry);
+    }
+    *list = grouped;
+    cap_bytes(list, bytes)
+}
+
+/// A file's group: its folder, through its last separator (`src/a/` for `src/a/b.rs`).
+fn folder_of(path: &str) -> Option<&str> {
+    let end = path.rfind(['/', '\\'])?;
+    path.get(..=end).filter(|folder| !folder.is_empty())
+}
+
+/// A command's group: every word but the last (`cargo test -p a ` for `cargo test -p a x`), so
+/// runs of one check over many targets fold into one entry.
+fn command_prefix(command: &str) -> Option<&str> {
+    let end = command.trim_end().rfind(' ')?;
+    command
+        .get(..=end)
+        .filter(|prefix| !prefix.trim().is_empty())
 }
 
 /// The line [`push_items`] writes for left-out items, read back as a count, not an item.

@@ -33,6 +33,7 @@ use super::patches::patch_changes;
 use super::text::{MAX_LINE_CHARS, first_sentence, one_line};
 use super::tool_output::{RunStatus as CommandStatus, error_line, exit_code_in_text, run_status};
 use super::user_text::read_user_message;
+use memory_transcript::file_ops::FileOps;
 use memory_transcript::shell::{
     CommandKey, command_from_args, is_inspection, last_key as command_key,
 };
@@ -310,15 +311,11 @@ fn observe_call(seen: &mut Observed, name: &str, arguments: &Value) {
             seen.file(&change.path, change.kind.verb().to_owned());
         }
     }
-    if let Some(command) = command_from_args(arguments) {
-        if !is_inspection(&command) {
-            return;
-        }
-        for word in command.split_whitespace().skip(1) {
-            if looks_like_path(word) {
-                seen.file(word, "read".to_owned());
-            }
-        }
+    // Files a shell command reads, recognised as the compactor recognises them.
+    let mut ops = FileOps::default();
+    ops.scan_call(name, arguments);
+    for path in ops.read() {
+        seen.file(&path, "read".to_owned());
     }
 }
 
@@ -336,17 +333,6 @@ fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
             .for_each(|v| collect_strings(v, out, depth + 1)),
         _ => {}
     }
-}
-
-fn looks_like_path(word: &str) -> bool {
-    let word = word.trim_matches(|ch: char| "'\"`,;()".contains(ch));
-    !word.starts_with('-')
-        && (word.contains('/')
-            || word.rsplit_once('.').is_some_and(|(stem, ext)| {
-                !stem.is_empty()
-                    && (1..=5).contains(&ext.len())
-                    && ext.bytes().all(|b| b.is_ascii_alphanumeric())
-            }))
 }
 
 fn sentences(text: &str) -> impl Iterator<Item = &str> {

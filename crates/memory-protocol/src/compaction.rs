@@ -198,6 +198,9 @@ pub struct SummaryInput {
     pub previous_summary: Option<String>,
     /// What the user asked the summary to focus on.
     pub focus: Option<String>,
+    /// Additional context to take into account (notes from the host or the user).
+    #[serde(default)]
+    pub additional_context: Vec<String>,
     /// Cap on the summary's length in tokens.
     pub max_output_tokens: u32,
 }

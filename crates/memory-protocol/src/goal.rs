@@ -307,4 +307,8 @@ pub enum GoalSteeringKind {
     BudgetLimit,
     /// The user edited the objective. Sent once per edit.
     ObjectiveUpdated,
+    /// The host compacted the conversation: the active goal restated (objective, budget, the
+    /// completion and blocked audits) for the next request, whether or not a continuation is
+    /// due. It is not a continuation: nothing about the goal changes.
+    AfterCompaction,
 }

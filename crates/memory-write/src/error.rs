@@ -55,8 +55,9 @@ pub enum Error {
         message: String,
     },
     /// A PostgreSQL store operation failed.
-    #[error("state store (postgres): {0}")]
-    Postgres(String),
+    #[cfg(feature = "postgres")]
+    #[error("state store (postgres): {}", memory_store::postgres::postgres_message(.0))]
+    Postgres(#[source] tokio_postgres::Error),
     /// A file or folder could not be read or written.
     #[error("{path}: {error}")]
     Io {
@@ -119,15 +120,15 @@ pub enum Error {
     /// The store foundation failed in a way none of the variants above names.
     #[error("{0}")]
     Store(memory_store::Error),
-    /// A blocking store task could not run to completion.
-    #[error("state store task failed: {0}")]
-    Task(String),
+    /// Work on the blocking pool panicked or was cancelled.
+    #[error("a blocking task did not finish: {0}")]
+    Task(#[from] tokio::task::JoinError),
 }
 
 #[cfg(feature = "postgres")]
 impl From<tokio_postgres::Error> for Error {
     fn from(error: tokio_postgres::Error) -> Error {
-        Error::Postgres(memory_store::postgres::postgres_message(&error))
+        Error::Postgres(error)
     }
 }
 

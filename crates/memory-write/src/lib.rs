@@ -10,6 +10,7 @@
 
 #![deny(missing_docs)]
 
+mod blocking;
 pub mod citations;
 pub mod config;
 pub mod consolidation_guard;

@@ -234,6 +234,33 @@ impl MemoryRoot {
         damage
     }
 
+    /// When the newest note in `notes/` was last modified (Unix seconds); `None` without notes.
+    pub fn newest_note_mtime(&self) -> Result<Option<i64>> {
+        let dir = self.dir.join(names::NOTES_DIR);
+        let entries = match fs::read_dir(&dir) {
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(io_error(&dir, source)),
+            Ok(entries) => entries,
+        };
+        let mut newest = None;
+        for entry in entries {
+            let entry = entry.map_err(|source| io_error(&dir, source))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || !name.ends_with(".md") {
+                continue;
+            }
+            let modified = entry
+                .metadata()
+                .ok()
+                .filter(fs::Metadata::is_file)
+                .and_then(|meta| meta.modified().ok())
+                .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+                .and_then(|since| i64::try_from(since.as_secs()).ok());
+            newest = newest.max(modified);
+        }
+        Ok(newest)
+    }
+
     /// The notes of `notes/`, sorted by path: every `.md` file directly in it (links and hidden
     /// files skipped). None when the folder does not exist. A `notes` that is a symlink or a
     /// file is refused, so phase 2 reads nothing from outside the root.

@@ -21,6 +21,7 @@
 //! through [`crate::store::WriteStore`] (the SQLite [`crate::store::StateStore`] or the
 //! PostgreSQL store).
 
+use crate::blocking::blocking;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -231,7 +232,7 @@ pub async fn run_phase_one(
                 first_error.get_or_insert(e);
             }
             Err(e) => {
-                first_error.get_or_insert(Error::Task(e.to_string()));
+                first_error.get_or_insert(Error::Task(e));
             }
         }
     }
@@ -571,13 +572,4 @@ fn overflow_failure(budget: u64, message: &str) -> Extraction {
         "the rollout does not fit the model's context window even cut to {budget} tokens \
          ({message}); set --context-window or model_context_window to the model's real window"
     ))
-}
-
-/// Runs CPU-bound or file work on the blocking pool.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| Error::Task(e.to_string()))?
 }

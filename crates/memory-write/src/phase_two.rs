@@ -12,6 +12,7 @@
 //! the new baseline. Any error after the claim records a failure (with backoff) and is
 //! returned.
 
+use crate::blocking::blocking;
 use std::time::Duration;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -157,6 +158,17 @@ pub struct PhaseTwoReport {
     pub changes: SelectionChanges,
 }
 
+/// True when a note in the memory root was written at or after the last successful pass
+/// (the same second counts: a pass that finds nothing new makes no model call).
+async fn notes_since_last_success(store: &dyn WriteStore, root: &MemoryRoot) -> Result<bool> {
+    let Some(last_success) = store.phase_two_state().await?.last_success_at else {
+        return Ok(false);
+    };
+    let root = root.clone();
+    let newest = blocking(move || root.newest_note_mtime()).await?;
+    Ok(newest.is_some_and(|at| at >= last_success))
+}
+
 /// Runs one phase-2 pass (see the module docs).
 pub async fn run_phase_two(
     store: &dyn WriteStore,
@@ -169,11 +181,13 @@ pub async fn run_phase_two(
     let materialized = shared_root::sync_shared_root(store, root).await?.revision;
     // Missing or damaged files are rebuilt now, not after the cooldown: they count as new input.
     let repaired = damage(store, root).await?;
+    // A note written since the last successful pass is new input too.
+    let new_notes = notes_since_last_success(store, root).await?;
     // Asking for a pass now counts as new input, which a forced claim lets past the cooldown.
-    if !repaired.is_empty() || options.now {
+    if !repaired.is_empty() || options.now || new_notes {
         store.enqueue_phase_two(now_unix()).await?;
     }
-    let force = options.force || options.now || !repaired.is_empty();
+    let force = options.force || options.now || !repaired.is_empty() || new_notes;
     let deadline = tokio::time::Instant::now() + options.wait_for_holder;
     let mut waited = false;
     let mut lease = loop {
@@ -742,14 +756,6 @@ fn input_hash(
 /// ranks them higher in the next selection. Returns how many stored memories were updated.
 pub async fn record_memory_usage(store: &dyn WriteStore, thread_ids: Vec<String>) -> Result<usize> {
     store.record_memory_usage(&thread_ids, now_unix()).await
-}
-
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|error| Error::Task(error.to_string()))?
 }
 
 #[cfg(test)]

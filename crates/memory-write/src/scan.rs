@@ -160,8 +160,7 @@ pub async fn scan_rollouts(
         }
         Ok::<_, Error>((report, registrations, uploads))
     })
-    .await
-    .map_err(|e| Error::Task(e.to_string()))??;
+    .await??;
     for batch in registrations.chunks(BATCH) {
         let batch_uploads: Vec<StoredRollout> = batch
             .iter()

@@ -16,6 +16,7 @@
 //! was written by hand) and writes the store's notes this machine does not have, so a note
 //! written on one machine is read, searched and consolidated on all.
 
+use crate::blocking::blocking;
 use std::collections::BTreeSet;
 use std::fs;
 use std::io;
@@ -279,12 +280,6 @@ fn summary_file_names(root: &MemoryRoot) -> Result<Vec<String>> {
     }
     names.sort();
     Ok(names)
-}
-
-async fn blocking<T: Send + 'static>(op: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-    tokio::task::spawn_blocking(op)
-        .await
-        .map_err(|e| Error::Task(e.to_string()))?
 }
 
 #[cfg(test)]

@@ -1,19 +1,17 @@
 //! `agent-memory compact`: compacts one conversation (a codex rollout or a session JSONL) and
 //! prints the plan, the new compaction entry and its short summary; `--out` writes the
 //! compacted session so compactions can be repeated. On failure it exits non-zero and writes
-//! nothing.
+//! nothing. `--check` only says whether the conversation is due (exit 0) or not (exit 1), and
+//! why. Settings come from the flags, else the `[compaction]` table of the config file.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use agent_memory::compaction::compaction::{
-    CompactionOptions, CompactionOutcome, CompactionSettings, DEFAULT_KEEP_RECENT_TOKENS,
-    DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW_TOKENS, Dialect, Session, compact, plan_compaction,
-    session_from_rollout,
+    CompactionConfig, CompactionOptions, CompactionOutcome, CompactionSettings,
+    DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW_TOKENS, Dialect, Session,
+    check_due, compact, plan_compaction, session_from_rollout,
 };
-use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
-use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::compaction::{CompactionEntry, CompactionPlan};
 use agent_memory::sanitize::{ByteEstimate, display_safe};
 use agent_memory::transcript::{ReaderOptions, read_rollout_path};
@@ -21,7 +19,11 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use super::exit::{self, print_safe, report_error_as};
-use super::home::runtime;
+use super::home::{CommonArgs, load_config, resolve_home, runtime};
+
+/// The smallest window `--window` takes: below it the summarizer's own instructions and the
+/// summary reserve leave no room for the conversation.
+pub(crate) const MIN_WINDOW_TOKENS: u64 = 4_096;
 
 /// Arguments of `agent-memory compact`.
 #[derive(Debug, clap::Args)]
@@ -37,30 +39,51 @@ pub(crate) struct CompactArgs {
     /// the new compaction entry after them, so the next compaction can start from it.
     #[arg(long, value_name = "SESSION.jsonl", conflicts_with = "plan_only")]
     out: Option<PathBuf>,
-    /// The context window in tokens (the summarizer's, unless the model reports its own).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_WINDOW_TOKENS)]
-    window: u64,
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u64).range(MIN_WINDOW_TOKENS..),
+        help = format!(
+            "The context window to plan for, in tokens, at least {MIN_WINDOW_TOKENS} (default: \
+             the model's, from --context-window, model_context_window, the server or a known \
+             model; else {DEFAULT_WINDOW_TOKENS})"
+        )
+    )]
+    window: Option<u64>,
     #[arg(
         long,
         value_name = "N",
         help = format!(
-            "Tokens reserved for the summary and the next turn (default {DEFAULT_RESERVE_TOKENS}, \
-             at least 15% of the window)"
+            "Tokens reserved for the summary and the next turn (default: the config's \
+             reserve_tokens, else {DEFAULT_RESERVE_TOKENS}; at least 15% of the window)"
         )
     )]
     reserve: Option<u64>,
-    /// Tokens of recent conversation kept verbatim.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_KEEP_RECENT_TOKENS)]
-    keep_recent: u64,
+    #[arg(
+        long,
+        value_name = "N",
+        help = format!(
+            "Tokens of recent conversation kept verbatim (default: the config's \
+             keep_recent_tokens, else {DEFAULT_KEEP_RECENT_TOKENS})"
+        )
+    )]
+    keep_recent: Option<u64>,
     /// What the summary should focus on.
     #[arg(long, value_name = "TEXT")]
     focus: Option<String>,
+    /// Additional context for the summarizer: TEXT, or @FILE to read it from a file. May be
+    /// given more than once.
+    #[arg(long, value_name = "TEXT|@FILE")]
+    context: Vec<String>,
+    /// Only say whether FILE is due for compaction and why: exit 0 when due, 1 when not, 2 on
+    /// an error. Calls no model and writes nothing.
+    #[arg(long, conflicts_with_all = ["plan_only", "out"])]
+    check: bool,
     /// Plan only: print what would be summarized and kept, call no model, write nothing.
     #[arg(long)]
     plan_only: bool,
-    /// Model: `offline` (built in, no network), `openai:NAME` or `openai-chat:NAME`.
-    #[arg(long, value_name = "M")]
-    model: Option<String>,
+    #[command(flatten)]
+    common: CommonArgs,
     /// Print one JSON object: `{"plan", "entry", "short_summary"}`.
     #[arg(long)]
     json: bool,
@@ -74,11 +97,95 @@ struct Report<'a> {
     short_summary: Option<&'a str>,
 }
 
+/// What `--check --json` prints.
+#[derive(Debug, Serialize)]
+struct CheckReport {
+    due: bool,
+    reason: String,
+    tokens: u64,
+    threshold: u64,
+    trigger: Option<u64>,
+    window: u64,
+}
+
 pub(crate) fn run(args: CompactArgs) -> ExitCode {
+    if args.check {
+        return match check(&args) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(error) => {
+                report_error_as(&error, args.json);
+                ExitCode::from(2)
+            }
+        };
+    }
     match execute(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => report_error_as(&error, args.json),
     }
+}
+
+/// The settings: the `[compaction]` table of the config file, under the flags.
+fn settings(args: &CompactArgs) -> anyhow::Result<CompactionSettings> {
+    let home = resolve_home(args.common.home.as_deref())?;
+    let loaded = load_config(args.common.config.as_deref(), &home)?
+        .config
+        .section::<CompactionConfig>()?;
+    for warning in &loaded.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let mut settings = loaded.value.settings();
+    if let Some(reserve) = args.reserve {
+        settings.reserve_tokens = Some(reserve);
+    }
+    if let Some(keep) = args.keep_recent {
+        settings.keep_recent_tokens = keep;
+    }
+    Ok(settings)
+}
+
+/// `--context` values, each TEXT or the text of @FILE.
+fn additional_context(values: &[String]) -> anyhow::Result<Vec<String>> {
+    values
+        .iter()
+        .map(|value| match value.strip_prefix('@') {
+            Some(path) => std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the --context file {path}")),
+            None => Ok(value.clone()),
+        })
+        .collect()
+}
+
+/// `--check`: prints whether the conversation is due and why; true when due.
+fn check(args: &CompactArgs) -> anyhow::Result<bool> {
+    let mut session = load_conversation(&args.file)?;
+    if let Some(previous) = &args.previous {
+        let earlier = read_session(previous)?;
+        session = session
+            .continue_from(earlier)
+            .with_context(|| format!("cannot continue from {}", previous.display()))?;
+    }
+    let settings = settings(args)?;
+    let window = args
+        .window
+        .or(args.common.context_window)
+        .unwrap_or(DEFAULT_WINDOW_TOKENS);
+    let report = check_due(window, &session.context_size(&ByteEstimate), &settings);
+    let reason = report.reason();
+    if args.json {
+        exit::print_json(serde_json::to_value(CheckReport {
+            due: report.due,
+            reason,
+            tokens: report.tokens,
+            threshold: report.threshold,
+            trigger: report.trigger,
+            window: report.window,
+        })?);
+    } else {
+        let verdict = if report.due { "due" } else { "not due" };
+        print_safe(&format!("{verdict}: {reason}\n"));
+    }
+    Ok(report.due)
 }
 
 fn execute(args: &CompactArgs) -> anyhow::Result<()> {
@@ -89,27 +196,32 @@ fn execute(args: &CompactArgs) -> anyhow::Result<()> {
             .continue_from(earlier)
             .with_context(|| format!("cannot continue from {}", previous.display()))?;
     }
+    let settings = settings(args)?;
+    let keep_recent = settings.keep_recent_tokens;
     let options = CompactionOptions {
-        settings: CompactionSettings {
-            reserve_tokens: args.reserve,
-            keep_recent_tokens: args.keep_recent,
-            ..CompactionSettings::default()
-        },
-        window_tokens: args.window,
+        settings,
+        window_tokens: DEFAULT_WINDOW_TOKENS,
         focus: args.focus.clone(),
+        additional_context: additional_context(&args.context)?,
         ..CompactionOptions::default()
     };
-    if args.window == 0 {
-        bail!("--window must be at least 1 token");
-    }
     let counter = ByteEstimate;
 
     if args.plan_only {
         let dialect = args
+            .common
             .model
             .as_deref()
             .map_or(Dialect::Generic, Dialect::for_model);
-        let planned = plan_compaction(&session, &options, args.window, dialect, &counter)?;
+        let window = args
+            .window
+            .or(args.common.context_window)
+            .unwrap_or(DEFAULT_WINDOW_TOKENS);
+        let options = CompactionOptions {
+            window_tokens: window,
+            ..options
+        };
+        let planned = plan_compaction(&session, &options, window, dialect, &counter)?;
         if args.json {
             print_json(&Report {
                 plan: &planned.plan,
@@ -131,9 +243,17 @@ fn execute(args: &CompactArgs) -> anyhow::Result<()> {
         return Ok(());
     }
 
-    let spec = args.model.as_deref().unwrap_or(DEFAULT_MODEL_SPEC);
-    let model = model_from_spec(spec, None, Arc::new(OfflineEngine::new()))?;
-    let outcome = runtime()?
+    let runtime = runtime()?;
+    let built = args.common.build_model(&runtime, None)?;
+    let model = built.client;
+    let options = CompactionOptions {
+        window_tokens: args
+            .window
+            .or(built.context_window.tokens)
+            .unwrap_or(DEFAULT_WINDOW_TOKENS),
+        ..options
+    };
+    let outcome = runtime
         .block_on(compact(&session, model.as_ref(), &options, &counter))
         .with_context(|| {
             format!(
@@ -182,7 +302,7 @@ fn execute(args: &CompactArgs) -> anyhow::Result<()> {
                 "nothing to summarize in {}: its {} live messages fit the {}-token keep-recent budget{}\n",
                 args.file.display(),
                 plan.messages_total,
-                args.keep_recent,
+                keep_recent,
                 if session.latest_compaction().is_some() {
                     "; the previous summary stays as it is"
                 } else {

@@ -4,13 +4,15 @@
 //!
 //! Every subcommand takes `--home DIR` and `--json`; JSON output is the camelCase wire types.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_memory::config::Config;
+use agent_memory::goals::claude_code::StopHookInput;
 use agent_memory::goals::{
-    GoalConfig, GoalStore, GoalToolContext, GoalToolOutcome, NewGoal, STATE_FILE_NAME, TurnTokens,
-    TurnUsage,
+    GoalConfig, GoalStore, GoalToolContext, GoalToolOutcome, NewGoal, STATE_FILE_NAME,
+    SteeringEvent, TurnTokens, TurnUsage,
 };
 use agent_memory::protocol::goal::{
     GoalAccountResult, GoalSteering, GoalTurnError, GoalTurnTrigger, ThreadGoal,
@@ -146,6 +148,23 @@ enum GoalCommand {
     Next {
         /// The thread.
         thread: String,
+        /// The conversation was just compacted: print the goal restated for the next request
+        /// (objective, remaining budget, audits) even when no continuation is due.
+        #[arg(long)]
+        after_compaction: bool,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Run as an agent's hook. `claude-code`: reads Claude Code's `Stop` hook JSON on stdin,
+    /// records the turn that ended (tokens from its transcript) and prints
+    /// `{"decision":"block","reason":...}` while the goal is active, nothing when it is not.
+    Hook {
+        /// The agent whose hook this is.
+        #[arg(value_enum)]
+        host: HookHost,
+        /// The goal's thread (default: the payload's `session_id`).
+        #[arg(long)]
+        thread: Option<String>,
         #[command(flatten)]
         output: Output,
     },
@@ -232,6 +251,16 @@ fn parse_budget(text: &str) -> Result<Budget, String> {
         .map_err(|_| format!("expected a number of tokens or `none`, got {text:?}"))
 }
 
+/// Agents `goal hook` speaks for.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum HookHost {
+    /// Claude Code's `Stop` hook.
+    ClaudeCode,
+}
+
+/// The most hook input read from stdin.
+const MAX_HOOK_INPUT_BYTES: u64 = 1024 * 1024;
+
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum UpdateStatus {
     Complete,
@@ -264,6 +293,7 @@ impl GoalCommand {
             | GoalCommand::Resume { output, .. }
             | GoalCommand::Clear { output, .. }
             | GoalCommand::Next { output, .. }
+            | GoalCommand::Hook { output, .. }
             | GoalCommand::Update { output, .. } => output,
             GoalCommand::Account(account) => &account.out,
         }
@@ -344,9 +374,36 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         GoalCommand::Account(args) => account(args),
-        GoalCommand::Next { thread, output } => {
-            let steering = open(&output)?.next_steering(&thread)?;
+        GoalCommand::Next {
+            thread,
+            after_compaction,
+            output,
+        } => {
+            let event = if after_compaction {
+                SteeringEvent::Compacted
+            } else {
+                SteeringEvent::Idle
+            };
+            let steering = open(&output)?.steering_for(&thread, event)?;
             print_steering(&output, steering)
+        }
+        GoalCommand::Hook {
+            host: HookHost::ClaudeCode,
+            thread,
+            output,
+        } => {
+            let mut text = String::new();
+            std::io::stdin()
+                .take(MAX_HOOK_INPUT_BYTES)
+                .read_to_string(&mut text)
+                .context("cannot read the hook's JSON on standard input")?;
+            let input = StopHookInput::parse(&text)?;
+            let outcome = open(&output)?.claude_code_stop(&input, thread.as_deref())?;
+            // Claude Code reads stdout as the hook's decision: the block, or nothing at all.
+            if let Some(block) = outcome.block {
+                emit(&format!("{}\n", serde_json::to_string(&block)?))?;
+            }
+            Ok(ExitCode::SUCCESS)
         }
         GoalCommand::Update {
             thread,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agent_memory::config::Config;
 use agent_memory::models::config::{ModelConfig, parse_reasoning_effort};
-use agent_memory::models::{BuiltModel, ModelOptions, ModelSpec, build_model};
+use agent_memory::models::{BuiltModel, DEFAULT_MODEL_SPEC, ModelOptions, ModelSpec, build_model};
 use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::model::ReasoningEffort;
 use agent_memory::write::config::{MemoriesConfig, StoreConfig};
@@ -30,7 +30,8 @@ pub(crate) struct CommonArgs {
     /// Model: `offline` (built in, no network), `openai:NAME` or `openai-chat:NAME`.
     #[arg(long)]
     pub(crate) model: Option<String>,
-    /// Base URL of an OpenAI-compatible server.
+    /// Base URL of an OpenAI-compatible server, for an HTTP model (default: $OPENAI_BASE_URL,
+    /// else https://api.openai.com/v1).
     #[arg(long)]
     pub(crate) base_url: Option<String>,
     /// Config file with a `[memories]` table (default: `<home>/config.toml` when present).
@@ -54,7 +55,28 @@ fn parse_effort(text: &str) -> Result<ReasoningEffort, String> {
         .ok_or_else(|| format!("`{text}` is not one of minimal, low, medium, high"))
 }
 
+/// The environment variable naming the OpenAI-compatible server when `--base-url` does not,
+/// as OpenAI's own clients read it.
+pub(crate) const BASE_URL_ENV: &str = "OPENAI_BASE_URL";
+
 impl CommonArgs {
+    /// The model `--model` names, else `fallback` (a config key), else the default, built with
+    /// the flags over the config file's model keys (`<home>/config.toml` or `--config`).
+    pub(crate) fn build_model(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        fallback: Option<String>,
+    ) -> anyhow::Result<BuiltModel> {
+        let home = resolve_home(self.home.as_deref())?;
+        let loaded = load_config(self.config.as_deref(), &home)?;
+        let spec = self
+            .model
+            .clone()
+            .or(fallback)
+            .unwrap_or_else(|| DEFAULT_MODEL_SPEC.to_owned());
+        build(runtime, &spec, &self.model_options(&loaded.model))
+    }
+
     /// The model options: flags first, then the config file's model settings.
     pub(crate) fn model_options(&self, file: &ModelConfig) -> ModelOptions {
         ModelOptions {
@@ -81,7 +103,15 @@ pub(crate) fn build(
     spec: &str,
     options: &ModelOptions,
 ) -> anyhow::Result<BuiltModel> {
-    Ok(runtime.block_on(build_model(spec, options, Arc::new(OfflineEngine::new())))?)
+    let mut options = options.clone();
+    // The environment names the server only for an HTTP model: `offline` has none.
+    let http = matches!(ModelSpec::parse(spec), Ok(ModelSpec::OpenAi { .. }));
+    if options.base_url.is_none() && http {
+        options.base_url = std::env::var(BASE_URL_ENV)
+            .ok()
+            .filter(|url| !url.trim().is_empty());
+    }
+    Ok(runtime.block_on(build_model(spec, &options, Arc::new(OfflineEngine::new())))?)
 }
 
 /// The options for a model the config file named rather than `--model`: `--base-url` is for

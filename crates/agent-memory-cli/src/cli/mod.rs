@@ -82,6 +82,8 @@ enum Command {
     /// Print exactly what would be injected this turn.
     Block(block::BlockArgs),
     /// Serve the memory tools over MCP on stdin/stdout.
+    // It speaks JSON-RPC on stdout: the introspection commands' `--json` means nothing here.
+    #[command(mut_arg("json", |arg| arg.hide(true)))]
     Mcp(mcp::McpArgs),
     /// Bring the state store's schema up to this build and print each owner's version.
     Migrate(migrate::MigrateArgs),
@@ -189,17 +191,22 @@ mod tests {
             (
                 "compact",
                 "window",
-                format!("[default: {DEFAULT_WINDOW_TOKENS}]"),
+                format!("else {DEFAULT_WINDOW_TOKENS})"),
+            ),
+            (
+                "compact",
+                "window",
+                format!("at least {}", super::compact::MIN_WINDOW_TOKENS),
             ),
             (
                 "compact",
                 "keep_recent",
-                format!("[default: {DEFAULT_KEEP_RECENT_TOKENS}]"),
+                format!("else {DEFAULT_KEEP_RECENT_TOKENS})"),
             ),
             (
                 "compact",
                 "reserve",
-                format!("default {DEFAULT_RESERVE_TOKENS},"),
+                format!("else {DEFAULT_RESERVE_TOKENS};"),
             ),
             (
                 "search",

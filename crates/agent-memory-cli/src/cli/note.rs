@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use agent_memory::introspect::NoteAuthor;
 use agent_memory::protocol::introspect::{MemoryNoteRequest, MemoryNoteResult};
 
 use super::exit::{say, warn_safe};
@@ -24,7 +25,12 @@ pub(crate) fn run(args: NoteArgs) -> ExitCode {
         text: args.text,
         topic: args.topic,
     };
-    let code = run_tool(&args.memory, |memory| memory.note(&request), print);
+    // Written from the command line, the note is the user's own word.
+    let code = run_tool(
+        &args.memory,
+        |memory| memory.note_by(&request, NoteAuthor::User),
+        print,
+    );
     // On a shared store the note goes to the other machines now, not at the next sync.
     super::memory::sync_shared(&args.memory);
     code

@@ -19,10 +19,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use agent_memory::models::{DEFAULT_MODEL_SPEC, model_from_spec};
-use agent_memory::offline::OfflineEngine;
 use agent_memory::protocol::working_memory::{GuardRecord, SectionOp, WorkingMemorySection};
 use agent_memory::working_memory::session::{
     Archive, ArchiveStatus, CommitReport, CommitStatus, LeftOut, MESSAGES_FILE, Session,
@@ -33,6 +30,7 @@ use anyhow::{Context, bail};
 use serde_json::json;
 
 use super::exit::{out, outln};
+use super::home::{CommonArgs, runtime};
 
 /// Arguments of `agent-memory wm`.
 #[derive(Debug, clap::Args)]
@@ -70,9 +68,8 @@ enum WmCommand {
         /// Recent messages to keep live (stored for later commits); default: the stored count.
         #[arg(long)]
         keep: Option<u32>,
-        /// The model: offline (default), openai:NAME, openai-chat:NAME or a bare NAME.
-        #[arg(long)]
-        model: Option<String>,
+        #[command(flatten)]
+        common: Box<CommonArgs>,
         /// Print the commit report as JSON.
         #[arg(long)]
         json: bool,
@@ -100,6 +97,9 @@ enum WmCommand {
     Show {
         /// The session folder.
         session_dir: PathBuf,
+        /// Print one JSON object: the window state, the archives and the working memory.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -109,8 +109,8 @@ pub(crate) fn run(args: WmArgs) -> ExitCode {
         | WmCommand::Recover { json, .. }
         | WmCommand::Commit { json, .. }
         | WmCommand::Append { json, .. }
-        | WmCommand::Assemble { json, .. } => *json,
-        WmCommand::Show { .. } => false,
+        | WmCommand::Assemble { json, .. }
+        | WmCommand::Show { json, .. } => *json,
     };
     let result = match args.command {
         WmCommand::Merge { old, ops, json } => merge(&old, &ops, json),
@@ -118,16 +118,16 @@ pub(crate) fn run(args: WmArgs) -> ExitCode {
         WmCommand::Commit {
             session_dir,
             keep,
-            model,
+            common,
             json,
-        } => commit(&session_dir, keep, model.as_deref(), json),
+        } => commit(&session_dir, keep, &common, json),
         WmCommand::Append { session_dir, json } => append(&session_dir, json),
         WmCommand::Assemble {
             session_dir,
             budget,
             json,
         } => assemble(&session_dir, budget, json),
-        WmCommand::Show { session_dir } => show(&session_dir),
+        WmCommand::Show { session_dir, json } => show(&session_dir, json),
     };
     match result {
         Ok(code) => code,
@@ -268,16 +268,12 @@ fn open_session(dir: &Path) -> anyhow::Result<Session> {
 fn commit(
     dir: &Path,
     keep: Option<u32>,
-    model: Option<&str>,
+    common: &CommonArgs,
     as_json: bool,
 ) -> anyhow::Result<ExitCode> {
     let mut session = open_session(dir)?;
-    let spec = model.unwrap_or(DEFAULT_MODEL_SPEC);
-    let model = model_from_spec(spec, None, Arc::new(OfflineEngine::new()))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = runtime()?;
+    let model = common.build_model(&runtime, None)?.client;
     let report = runtime.block_on(async {
         match keep {
             Some(keep) => session.commit(model.as_ref(), keep).await,
@@ -476,9 +472,40 @@ fn status_name(archive: &Archive) -> &'static str {
     }
 }
 
-fn show(dir: &Path) -> anyhow::Result<ExitCode> {
+fn show(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     let session = open_session(dir)?;
     let state = session.state();
+    if as_json {
+        let mut archives = Vec::new();
+        for archive in session.archives()? {
+            let failure = match archive.status {
+                ArchiveStatus::Failed => archive.failure()?.map(|failure| failure.error),
+                ArchiveStatus::Done | ArchiveStatus::Pending => None,
+            };
+            archives.push(json!({
+                "name": archive.name(),
+                "status": status_name(&archive),
+                "messages": archive.meta()?.map(|meta| meta.message_count),
+                "error": failure,
+            }));
+        }
+        let working_memory = session
+            .working_memory()?
+            .map(|(archive, overview)| json!({"archive": archive.name(), "text": overview}));
+        let value = json!({
+            "session_dir": dir.display().to_string(),
+            "live_messages": session.messages().len(),
+            "live_tokens": session.messages().iter().map(|m| m.tokens).sum::<u64>(),
+            "pending_tokens": state.pending_tokens,
+            "commit_due": session.commit_due(),
+            "keep_recent": state.keep_recent_count,
+            "cursor": state.cursor,
+            "archives": archives,
+            "working_memory": working_memory,
+        });
+        super::exit::print_json(value);
+        return Ok(ExitCode::SUCCESS);
+    }
     outln!("session: {}", dir.display());
     outln!(
         "live messages: {} ({} estimated tokens)",

@@ -192,7 +192,7 @@ fn failures_exit_non_zero_and_write_nothing() {
         out,
     ]);
     assert!(!unknown.status.success());
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown model spec"));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown provider `gemini`"));
 
     let conflicting = compact(&[file, "--plan-only", "--out", out]);
     assert!(!conflicting.status.success());
@@ -203,4 +203,147 @@ fn failures_exit_non_zero_and_write_nothing() {
         2,
         "no temporary file left"
     );
+}
+
+fn compact_in(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .arg("compact")
+        .args(args)
+        .arg("--home")
+        .arg(home)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn check_says_whether_the_session_is_due_and_why() {
+    let home = tempfile::tempdir().unwrap();
+    let file = rollout();
+    let file = file.to_str().unwrap();
+    let out = compact_in(home.path(), &[file, "--check"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.starts_with("not due: the context holds "), "{text}");
+    assert!(
+        text.contains(
+            "below the threshold (the 200000-token window less the 30000-token reserve: 170000)"
+        ),
+        "{text}"
+    );
+
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[compaction]\nthreshold_tokens = 100\n",
+    )
+    .unwrap();
+    let out = compact_in(home.path(), &[file, "--check"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.starts_with("due: the context holds "), "{text}");
+    assert!(
+        text.contains("above the threshold (threshold_tokens 100)"),
+        "{text}"
+    );
+    let out = compact_in(home.path(), &[file, "--check", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["due"], true);
+    assert_eq!(report["threshold"], 100);
+    assert!(
+        report["reason"]
+            .as_str()
+            .unwrap()
+            .contains("threshold_tokens 100")
+    );
+
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[compaction]\nenabled = false\nthreshold_tokens = 100\n",
+    )
+    .unwrap();
+    let out = compact_in(home.path(), &[file, "--check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "not due: compaction is disabled ([compaction] enabled = false)\n"
+    );
+
+    // A broken setting is an error (exit 2), naming the key and the file.
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[compaction]\nthreshold = 5\n",
+    )
+    .unwrap();
+    let out = compact_in(home.path(), &[file, "--check"]);
+    assert_eq!(out.status.code(), Some(2));
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        error.contains("compaction.threshold") && error.contains("config.toml"),
+        "{error}"
+    );
+}
+
+#[test]
+fn the_config_table_sets_keep_recent_and_the_flag_wins() {
+    let home = tempfile::tempdir().unwrap();
+    let file = rollout();
+    let file = file.to_str().unwrap();
+    let kept = |args: &[&str]| {
+        let mut all = vec![file, "--plan-only", "--json"];
+        all.extend_from_slice(args);
+        json(&compact_in(home.path(), &all))["plan"]["messages_kept"]
+            .as_u64()
+            .unwrap()
+    };
+    let by_default = kept(&[]);
+    let by_flag = kept(&["--keep-recent", "400"]);
+    assert_ne!(by_default, by_flag);
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[compaction]\nkeep_recent_tokens = 400\n",
+    )
+    .unwrap();
+    assert_eq!(kept(&[]), by_flag);
+    assert_eq!(kept(&["--keep-recent", "20000"]), by_default);
+}
+
+#[test]
+fn context_reaches_the_summarizer_as_text_or_from_a_file() {
+    let home = tempfile::tempdir().unwrap();
+    let notes = home.path().join("notes.txt");
+    std::fs::write(&notes, "The release branch is frozen until Monday.").unwrap();
+    let file = rollout();
+    let at_notes = format!("@{}", notes.display());
+    let out = compact_in(
+        home.path(),
+        &[
+            file.to_str().unwrap(),
+            "--keep-recent",
+            "100",
+            "--context",
+            "Plan mode: no edits until the plan is approved.",
+            "--context",
+            &at_notes,
+            "--json",
+        ],
+    );
+    let summary = json(&out)["entry"]["summary"].as_str().unwrap().to_owned();
+    assert!(
+        summary.contains("Context given: Plan mode: no edits until the plan is approved."),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("Context given: The release branch is frozen until Monday."),
+        "{summary}"
+    );
+    let missing = compact_in(
+        home.path(),
+        &[
+            file.to_str().unwrap(),
+            "--context",
+            "@/nonexistent/notes.txt",
+        ],
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/notes.txt"));
 }

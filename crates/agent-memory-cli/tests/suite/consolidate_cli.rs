@@ -106,3 +106,29 @@ fn show_prints_the_root_and_refuses_paths_outside_it() {
     assert!(!escape.status.success());
     assert!(String::from_utf8_lossy(&escape.stderr).contains("not a path inside the memory root"));
 }
+
+#[test]
+fn a_note_from_the_cli_is_the_users_and_new_input_for_the_next_consolidation() {
+    let home = tempfile::tempdir().unwrap();
+    json(&agent_memory(home.path(), &["run", "EXAMPLES", "--json"]));
+    // Right after a pass, with nothing new, the cooldown holds.
+    let idle = json(&agent_memory(home.path(), &["consolidate", "--json"]));
+    assert_eq!(idle["ran"], false, "{idle}");
+    let saved = agent_memory(
+        home.path(),
+        &["note", "I prefer tabs over spaces", "--json"],
+    );
+    let saved = json(&saved);
+    let path = home
+        .path()
+        .join("memories")
+        .join(saved["path"].as_str().unwrap());
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(
+        text.contains("\nwritten_by: the user, with agent-memory note\n"),
+        "{text}"
+    );
+    let after = json(&agent_memory(home.path(), &["consolidate", "--json"]));
+    assert_eq!(after["ran"], true, "the new note is new input: {after}");
+    assert_eq!(after["skipped"], serde_json::Value::Null, "{after}");
+}

@@ -594,3 +594,97 @@ fn every_goal_output_path_is_redacted_and_display_safe() {
     let done = goal(home, &["show", THREAD, "--json"]);
     assert_shown_safely("show complete (json)", &done);
 }
+
+/// The rollout the compaction tests use.
+fn example_rollout() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../examples/rollouts/2025/11/03/rollout-2025-11-03T09-12-40-019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001.jsonl",
+    )
+}
+
+#[test]
+fn the_goal_is_in_every_request_after_three_compactions() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    // Continuations at most hourly: after the first, none is due for the rest of the test.
+    std::fs::write(
+        home.join("config.toml"),
+        "[goals]\nmin_continuation_seconds = 3600\n",
+    )
+    .unwrap();
+    ok(goal(
+        home,
+        &[
+            "set",
+            THREAD,
+            "migrate the billing ledger",
+            "--budget",
+            "90000",
+        ],
+    ));
+    let first = json(goal(home, &["next", THREAD, "--json"]));
+    assert_eq!(first["steering"]["kind"], "continuation");
+
+    let mut session = example_rollout();
+    let mut spent = 0;
+    for (round, keep) in ["400", "300", "200"].into_iter().enumerate() {
+        account(home, &["--tokens", "1000", "--tool-calls", "2"]);
+        spent += 1000;
+        let out = home.join(format!("session-{round}.jsonl"));
+        let compacted = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+            .args([
+                "compact",
+                session.to_str().unwrap(),
+                "--keep-recent",
+                keep,
+                "--out",
+            ])
+            .arg(&out)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_str(&ok(compacted)).unwrap();
+        let summary = report["entry"]["summary"].as_str().unwrap().to_owned();
+        // The hidden goal context did not survive the summary.
+        assert!(
+            !summary.contains("migrate the billing ledger"),
+            "round {round}"
+        );
+        // No continuation is due ...
+        let idle = json(goal(home, &["next", THREAD, "--json"]));
+        assert_eq!(idle["steering"], Value::Null, "round {round}");
+        // ... and the re-injection comes anyway, with the budget as it stands now.
+        let again = json(goal(
+            home,
+            &["next", THREAD, "--after-compaction", "--json"],
+        ));
+        assert_eq!(
+            again["steering"]["kind"], "afterCompaction",
+            "round {round}"
+        );
+        let request = format!(
+            "{summary}\n\n{}",
+            again["steering"]["text"].as_str().unwrap()
+        );
+        assert!(
+            request.contains("<objective>\nmigrate the billing ledger\n</objective>"),
+            "round {round}"
+        );
+        assert!(
+            request.contains(&format!("Tokens remaining: {}", 90_000 - spent)),
+            "round {round}: {request}"
+        );
+        assert!(
+            request.contains("## Completion audit") && request.contains("## Blocked audit"),
+            "round {round}"
+        );
+        session = out;
+    }
+    // A goal that is not running is not re-injected.
+    ok(goal(home, &["pause", THREAD]));
+    let paused = json(goal(
+        home,
+        &["next", THREAD, "--after-compaction", "--json"],
+    ));
+    assert_eq!(paused["steering"], Value::Null);
+}

@@ -47,6 +47,36 @@ fn error_object(stdout: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The subcommand paths (`["goal", "show"]`) whose `--help` offers `--json`, found by walking
+/// each help's `Commands:` list.
+fn commands_with_json(path: &[String]) -> Vec<Vec<String>> {
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .args(path)
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut found = Vec::new();
+    if help.contains("--json") {
+        found.push(path.to_vec());
+    }
+    let names: Vec<String> = help
+        .lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect();
+    for name in names {
+        let mut sub = path.to_vec();
+        sub.push(name);
+        found.extend(commands_with_json(&sub));
+    }
+    found
+}
+
 #[test]
 fn every_json_command_prints_one_error_object_when_it_fails() {
     let temp = tempfile::tempdir().unwrap();
@@ -79,7 +109,54 @@ fn every_json_command_prints_one_error_object_when_it_fails() {
         with(&["note", "a note", "--json"], &["--config", bad]),
         with(&["block", "--json"], &["--config", bad]),
         with(&["migrate", "--json"], &["--config", bad]),
+        strings(&["wm", "show", missing, "--json"]),
+        // A file where the session folder should be.
+        strings(&["wm", "append", bad, "--json"]),
+        with(
+            &["goal", "set", "t", "an objective", "--json"],
+            &["--store", "nonsense://x"],
+        ),
+        with(
+            &["goal", "edit", "t", "an objective", "--json"],
+            &["--store", "nonsense://x"],
+        ),
+        with(
+            &["goal", "budget", "t", "5", "--json"],
+            &["--store", "nonsense://x"],
+        ),
+        with(
+            &["goal", "resume", "t", "--json"],
+            &["--store", "nonsense://x"],
+        ),
+        with(
+            &["goal", "clear", "t", "--json"],
+            &["--store", "nonsense://x"],
+        ),
+        with(
+            &["goal", "next", "t", "--json"],
+            &["--store", "nonsense://x"],
+        ),
+        with(
+            &[
+                "goal", "account", "t", "--turn", "a", "--tokens", "5", "--json",
+            ],
+            &["--store", "nonsense://x"],
+        ),
+        with(
+            &["goal", "update", "t", "--status", "complete", "--json"],
+            &["--store", "nonsense://x"],
+        ),
     ];
+    // Every command whose help offers --json is among the cases, so a new one meets the rule.
+    let uncovered: Vec<String> = commands_with_json(&[])
+        .into_iter()
+        .filter(|path| !cases.iter().any(|case| case.starts_with(path)))
+        .map(|path| path.join(" "))
+        .collect();
+    assert!(
+        uncovered.is_empty(),
+        "no --json failure case for: {uncovered:?}"
+    );
     let mut failures = Vec::new();
     for args in &cases {
         let output = Command::new(env!("CARGO_BIN_EXE_agent-memory"))

@@ -3,10 +3,12 @@
 mod compact_cli;
 mod consolidate_cli;
 mod goal_cli;
+mod goal_hook_cli;
 mod introspect_cli;
 mod json_cli;
 mod mcp_cli;
 mod memory_cli;
+mod model_flags_cli;
 mod model_server;
 mod output_cli;
 mod redact_cli;

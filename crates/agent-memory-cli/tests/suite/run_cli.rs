@@ -139,7 +139,7 @@ fn an_unknown_model_spec_is_a_clear_error() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("unknown model spec `anthropic:claude-9`"),
+        stderr.contains("unknown provider `anthropic` in model spec `anthropic:claude-9`"),
         "{stderr}"
     );
 }

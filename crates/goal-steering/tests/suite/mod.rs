@@ -1,6 +1,7 @@
 //! Integration tests of goal-steering, one module per concern, with shared helpers here.
 
 mod audit;
+mod claude_code;
 mod gap_turns;
 mod postgres;
 mod properties;

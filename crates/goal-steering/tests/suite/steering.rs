@@ -233,3 +233,51 @@ mod any_text {
         }
     }
 }
+
+#[test]
+fn after_each_compaction_the_goal_is_restated_even_when_no_continuation_is_due() {
+    use goal_steering::SteeringEvent;
+    on_every_backend(|| {
+        let config = GoalConfig {
+            min_continuation_interval: Duration::from_secs(3_600),
+            ..GoalConfig::default()
+        };
+        let (mut store, _) = store_with(config);
+        set(&mut store, "migrate the billing ledger", Some(9_000));
+        assert!(store.next_steering(THREAD).unwrap().is_some());
+        let before = store.snapshot(THREAD).unwrap().unwrap();
+        for compaction in 1..=3 {
+            record(&mut store, &user_turn(1_000));
+            assert_eq!(store.next_steering(THREAD).unwrap(), None, "not due");
+            let restated = store
+                .steering_for(THREAD, SteeringEvent::Compacted)
+                .unwrap()
+                .unwrap();
+            assert_eq!(restated.kind, GoalSteeringKind::AfterCompaction);
+            assert!(restated.text.contains("migrate the billing ledger"));
+            let remaining = 9_000 - 1_000 * compaction;
+            assert!(
+                restated
+                    .text
+                    .contains(&format!("Tokens remaining: {remaining}")),
+                "{}",
+                restated.text
+            );
+            assert!(restated.text.contains("## Blocked audit"));
+        }
+        // A restatement is not a continuation: the count and the interval are untouched.
+        let after = store.snapshot(THREAD).unwrap().unwrap();
+        assert_eq!(after.continuations_issued, before.continuations_issued);
+        assert_eq!(
+            after.last_continuation_at_ms,
+            before.last_continuation_at_ms
+        );
+        store.pause(THREAD, None).unwrap();
+        assert_eq!(
+            store
+                .steering_for(THREAD, SteeringEvent::Compacted)
+                .unwrap(),
+            None
+        );
+    });
+}

@@ -87,12 +87,15 @@ pub fn merge_details(ops: &FileOps, previous: Option<&CompactionDetails>) -> Com
     details
 }
 
-/// The block appended to a summary, or an empty string when no file is tracked.
+/// The block appended to a summary, or an empty string when no file is tracked. Files that
+/// share a folder are one line, the folder then their names, so a long run of work in one
+/// folder does not fill the summary with the same prefix.
 ///
 /// ```text
 /// <files>
 /// modified:
 /// - src/parser.rs
+/// - src/lexer/: mod.rs, tokens.rs
 /// read:
 /// - src/lib.rs
 /// (3 more files not listed)
@@ -115,9 +118,9 @@ pub fn files_block(details: &CompactionDetails) -> String {
         }
         out.push_str(label);
         out.push_str(":\n");
-        for file in files {
+        for line in folder_lines(files) {
             out.push_str("- ");
-            out.push_str(file);
+            out.push_str(&line);
             out.push('\n');
         }
     }
@@ -129,6 +132,30 @@ pub fn files_block(details: &CompactionDetails) -> String {
     }
     out.push_str(&format!("</{FILES_TAG}>"));
     out
+}
+
+/// One line per folder of `files` (in the order folders first appear): the path itself for a
+/// folder's only file, else `folder/: name, name`.
+fn folder_lines(files: &[String]) -> Vec<String> {
+    let mut folders: Vec<(&str, Vec<&str>)> = Vec::new();
+    for file in files {
+        let (folder, name) = match file.rfind(['/', '\\']) {
+            Some(end) => file.split_at(end + 1),
+            None => ("", file.as_str()),
+        };
+        match folders.iter_mut().find(|(seen, _)| *seen == folder) {
+            Some((_, names)) => names.push(name),
+            None => folders.push((folder, vec![name])),
+        }
+    }
+    folders
+        .into_iter()
+        .flat_map(|(folder, names)| match names.as_slice() {
+            [name] => vec![format!("{folder}{name}")],
+            _ if folder.is_empty() => names.iter().map(|name| (*name).to_owned()).collect(),
+            _ => vec![format!("{folder}: {}", names.join(", "))],
+        })
+        .collect()
 }
 
 /// `text` without the files blocks this crate writes (see [`files_block`]), and without the

@@ -6,6 +6,8 @@
 //! - [`Session`]: a conversation's entries (messages and compaction entries) read from JSONL,
 //!   and the live messages the latest compaction left in context; [`session_from_rollout`]
 //!   converts a codex rollout into one;
+//! - [`CompactionConfig`]: the `[compaction]` table of `config.toml`; [`check_due`] says
+//!   whether a conversation is due and why;
 //! - [`should_compact`]: the pure trigger, over the larger of the provider-reported and the
 //!   estimated context size, with a re-arm band so a compaction that cannot get far below the
 //!   threshold does not run at every step; [`Budgets`] derives every token budget;
@@ -22,6 +24,7 @@
 //! - the Done guard ([`keep_done_items`]): finished work survives every update.
 
 mod codex;
+mod config;
 mod cut;
 mod error;
 mod files;
@@ -33,6 +36,9 @@ mod summary_text;
 mod windows;
 
 pub use self::codex::{CODEX_ENGINE, session_from_rollout};
+pub use self::config::{
+    CompactionConfig, KEEP_RECENT_TOKENS_RANGE, THRESHOLD_PERCENT_RANGE, TOKENS_RANGE,
+};
 pub use self::cut::{Preparation, prepare};
 pub use self::error::{CompactionError, Result};
 pub use self::files::{
@@ -49,9 +55,9 @@ pub use self::serialize::{
 pub use self::session::{LiveView, Session, message_tokens};
 pub use self::settings::{
     Budgets, CompactionSettings, ContextSize, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_REARM_PERCENT,
-    DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW_TOKENS, INPUT_WINDOW_PERCENT, MAX_INPUT_FLOOR_TOKENS,
-    MAX_SHORT_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS, MIN_INPUT_FLOOR_TOKENS, MIN_RESERVE_PERCENT,
-    should_compact, trigger_tokens,
+    DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW_TOKENS, DueCheck, INPUT_WINDOW_PERCENT,
+    MAX_INPUT_FLOOR_TOKENS, MAX_SHORT_SUMMARY_TOKENS, MAX_SUMMARY_TOKENS, MIN_INPUT_FLOOR_TOKENS,
+    MIN_RESERVE_PERCENT, ThresholdSource, check_due, should_compact, trigger_tokens,
 };
 pub use self::summary_text::{GuardReport, keep_done_items, normalize_item};
 pub use self::windows::{Window, fit_message, plan_windows};

@@ -58,6 +58,9 @@ pub struct CompactionOptions {
     pub window_tokens: u64,
     /// What the user wants the summary to focus on.
     pub focus: Option<String>,
+    /// Additional context for the summarizer (notes a host or user adds; plan-mode notes,
+    /// say), each redacted and sent as data.
+    pub additional_context: Vec<String>,
     /// How to write the conversation; `None` picks it from the model's name.
     pub dialect: Option<Dialect>,
     /// Why the compaction runs.
@@ -74,6 +77,7 @@ impl Default for CompactionOptions {
             settings: CompactionSettings::default(),
             window_tokens: DEFAULT_WINDOW_TOKENS,
             focus: None,
+            additional_context: Vec::new(),
             dialect: None,
             reason: CompactionReason::Manual,
             provider_tokens: None,
@@ -97,6 +101,7 @@ pub struct PlannedCompaction<'s> {
     history_windows: Vec<Window>,
     prefix_windows: Vec<Window>,
     focus: Option<String>,
+    additional_context: Vec<String>,
     dialect: Dialect,
     stats: CleanStats,
 }
@@ -167,6 +172,12 @@ pub fn plan_compaction<'s>(
         .as_deref()
         .map(|focus| redact(focus, &mut stats))
         .filter(|focus| !focus.trim().is_empty());
+    let additional_context: Vec<String> = options
+        .additional_context
+        .iter()
+        .map(|item| redact(item, &mut stats))
+        .filter(|item| !item.trim().is_empty())
+        .collect();
     let context_limit = options
         .window_tokens
         .saturating_sub(options.settings.reserve_for(options.window_tokens));
@@ -203,6 +214,7 @@ pub fn plan_compaction<'s>(
         history_windows,
         prefix_windows,
         focus,
+        additional_context,
         dialect,
         stats,
     })
@@ -295,6 +307,7 @@ pub async fn compact(
         counter,
         budgets: planned.budgets,
         focus: planned.focus.clone(),
+        additional_context: planned.additional_context.clone(),
         stats: planned.stats,
         windows_sent: 0,
     };
@@ -420,6 +433,7 @@ struct Run<'a> {
     counter: &'a dyn TokenCounter,
     budgets: Budgets,
     focus: Option<String>,
+    additional_context: Vec<String>,
     stats: CleanStats,
     /// History and turn-prefix windows sent (the short summary is not counted).
     windows_sent: usize,
@@ -521,13 +535,18 @@ impl Run<'_> {
             format,
             conversation: UntrustedText::new(window.text.as_str()),
             previous_summary: previous.map(UntrustedText::new),
-            additional_context: Vec::new(),
+            additional_context: self
+                .additional_context
+                .iter()
+                .map(|item| UntrustedText::new(item.as_str()))
+                .collect(),
             focus: self.focus.as_deref().map(UntrustedText::new),
         })?;
         let structured = SummaryInput {
             messages: window.messages.clone(),
             previous_summary: previous.map(str::to_owned),
             focus: self.focus.clone(),
+            additional_context: self.additional_context.clone(),
             max_output_tokens,
         };
         Ok(ModelRequest {

@@ -162,6 +162,18 @@ impl Session {
             })
     }
 
+    /// The context's size for the trigger ([`super::check_due`]): the estimate of
+    /// [`Session::context_tokens`] and what the latest compaction left.
+    pub fn context_size(&self, counter: &dyn TokenCounter) -> super::ContextSize {
+        super::ContextSize {
+            provider_tokens: None,
+            estimated_tokens: self.context_tokens(counter),
+            tokens_after_last_compaction: self
+                .latest_compaction()
+                .map(|(_, entry)| entry.tokens_after),
+        }
+    }
+
     /// The estimated size of the context now: the latest summary plus every live message.
     pub fn context_tokens(&self, counter: &dyn TokenCounter) -> u64 {
         let live = self.live();

@@ -94,6 +94,17 @@ impl CompactionSettings {
             .saturating_sub(self.reserve_for(window))
             .min(below_window)
     }
+
+    /// Where [`CompactionSettings::threshold_for`] takes the threshold from.
+    pub fn threshold_source(&self, window: u64) -> ThresholdSource {
+        if self.threshold_tokens.is_some_and(|t| t > 0) {
+            return ThresholdSource::Tokens;
+        }
+        if let Some(percent) = self.threshold_percent.filter(|p| *p > 0) {
+            return ThresholdSource::Percent(percent.clamp(1, 99));
+        }
+        ThresholdSource::WindowLessReserve(self.reserve_for(window))
+    }
 }
 
 /// The budgets of one compaction, in tokens.
@@ -185,4 +196,93 @@ pub fn trigger_tokens(
 pub fn should_compact(window: u64, size: &ContextSize, settings: &CompactionSettings) -> bool {
     trigger_tokens(window, size.tokens_after_last_compaction, settings)
         .is_some_and(|trigger| size.tokens() > trigger)
+}
+
+/// Where a compaction threshold comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThresholdSource {
+    /// `threshold_tokens`.
+    Tokens,
+    /// `threshold_percent` of the window.
+    Percent(u8),
+    /// The window less the reserve (this many tokens).
+    WindowLessReserve(u64),
+}
+
+/// Whether a conversation is due for compaction, and the figures that say why
+/// ([`check_due`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DueCheck {
+    /// True when the conversation should be compacted now.
+    pub due: bool,
+    /// Compaction is enabled.
+    pub enabled: bool,
+    /// The context window.
+    pub window: u64,
+    /// The size the trigger compares ([`ContextSize::tokens`]).
+    pub tokens: u64,
+    /// The threshold and where it comes from.
+    pub threshold: u64,
+    /// Where the threshold comes from.
+    pub source: ThresholdSource,
+    /// The size above which it is due: the threshold, or higher while the trigger waits to
+    /// re-arm after a compaction that left the context near the threshold; `None` when
+    /// compaction is disabled or the window is unknown.
+    pub trigger: Option<u64>,
+    /// What the latest compaction left, when there was one.
+    pub tokens_after_last_compaction: Option<u64>,
+}
+
+impl DueCheck {
+    /// Why, in one sentence.
+    pub fn reason(&self) -> String {
+        let threshold = match self.source {
+            ThresholdSource::Tokens => format!("threshold_tokens {}", self.threshold),
+            ThresholdSource::Percent(percent) => format!(
+                "{percent}% of the {}-token window: {}",
+                self.window, self.threshold
+            ),
+            ThresholdSource::WindowLessReserve(reserve) => format!(
+                "the {}-token window less the {reserve}-token reserve: {}",
+                self.window, self.threshold
+            ),
+        };
+        let tokens = self.tokens;
+        match self.trigger {
+            None if !self.enabled => {
+                "compaction is disabled ([compaction] enabled = false)".to_owned()
+            }
+            None => "the context window is unknown (0 tokens)".to_owned(),
+            Some(trigger) if self.due && trigger == self.threshold => {
+                format!("the context holds {tokens} tokens, above the threshold ({threshold})")
+            }
+            Some(trigger) if self.due => format!(
+                "the context holds {tokens} tokens, above {trigger}, where the trigger re-arms after the last compaction (threshold: {threshold})"
+            ),
+            Some(trigger) if trigger > self.threshold && tokens > self.threshold => format!(
+                "the context holds {tokens} tokens, above the threshold ({threshold}), but the last compaction left {} tokens: the trigger re-arms at {trigger}",
+                self.tokens_after_last_compaction.unwrap_or(0)
+            ),
+            Some(trigger) => format!(
+                "the context holds {tokens} tokens, {} below the threshold ({threshold})",
+                trigger.saturating_sub(tokens)
+            ),
+        }
+    }
+}
+
+/// Whether a conversation of `size` in a `window`-token context is due for compaction under
+/// `settings`, with the figures behind the answer (the same answer as [`should_compact`]).
+pub fn check_due(window: u64, size: &ContextSize, settings: &CompactionSettings) -> DueCheck {
+    let trigger = trigger_tokens(window, size.tokens_after_last_compaction, settings);
+    DueCheck {
+        due: should_compact(window, size, settings),
+        enabled: settings.enabled,
+        window,
+        tokens: size.tokens(),
+        threshold: settings.threshold_for(window),
+        source: settings.threshold_source(window),
+        trigger,
+        tokens_after_last_compaction: size.tokens_after_last_compaction,
+    }
 }

@@ -4,8 +4,9 @@
 //! A summarizer updating a summary may drop finished work or list it as open again (codex
 //! #38931). The guard compares the update with the summary it replaced: a Done item that
 //! disappeared is put back under Done, and an In Progress, Blocked or Next Steps item that
-//! repeats a Done item is removed. When putting items back would take the summary over its
-//! size cap, the oldest restored items are folded into one line that counts them.
+//! repeats a Done item is removed. Items the update folded into its count line are counted,
+//! not dropped (the oldest missing ones). When putting items back would take the summary over
+//! its size cap, the oldest restored items are folded into one line that counts them.
 
 use std::collections::HashSet;
 
@@ -48,9 +49,13 @@ pub fn keep_done_items(
     let (previous_folded, previous_done) = split_folded(section_items(previous, DONE));
     let (updated_folded, updated_done) = split_folded(section_items(updated, DONE));
     let present: HashSet<String> = updated_done.iter().map(|i| normalize_item(i)).collect();
+    // An update that folded older items into its count line accounts for that many of the
+    // missing items, oldest first; only the rest were dropped.
+    let newly_folded = updated_folded.saturating_sub(previous_folded);
     let missing: Vec<String> = previous_done
         .into_iter()
         .filter(|item| !present.contains(&normalize_item(item)))
+        .skip(newly_folded)
         .map(|item| as_done_item(&item))
         .collect();
     // Items an earlier pass folded into a count must stay counted.

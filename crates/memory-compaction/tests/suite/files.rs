@@ -122,14 +122,42 @@ fn lists_merge_with_the_previous_ones_and_stay_bounded() {
 fn the_block_lists_modified_then_read_then_the_elided_count() {
     let details = CompactionDetails {
         read_files: vec!["src/lib.rs".to_owned()],
-        modified_files: vec!["src/a.rs".to_owned(), "src/b.rs".to_owned()],
+        modified_files: vec!["README.md".to_owned(), "src/a.rs".to_owned()],
         elided_files: 3,
     };
     assert_eq!(
         files_block(&details),
-        "<files>\nmodified:\n- src/a.rs\n- src/b.rs\nread:\n- src/lib.rs\n(3 more files not listed)\n</files>"
+        "<files>\nmodified:\n- README.md\n- src/a.rs\nread:\n- src/lib.rs\n(3 more files not listed)\n</files>"
     );
     assert_eq!(files_block(&CompactionDetails::default()), "");
+}
+
+/// Twenty files of one folder would repeat its path twenty times in every summary.
+#[test]
+fn files_of_one_folder_are_one_line_and_the_block_is_still_stripped() {
+    let details = CompactionDetails {
+        read_files: vec!["docs/a b.md".to_owned()],
+        modified_files: vec![
+            "a.rs".to_owned(),
+            "b.rs".to_owned(),
+            "src/billing/part4/module0.rs".to_owned(),
+            "src/billing/part4/module1.rs".to_owned(),
+            "src/billing/retry.rs".to_owned(),
+            "C:\\work\\x.rs".to_owned(),
+            "C:\\work\\y.rs".to_owned(),
+        ],
+        elided_files: 0,
+    };
+    let block = files_block(&details);
+    assert_eq!(
+        block,
+        "<files>\nmodified:\n- a.rs\n- b.rs\n- src/billing/part4/: module0.rs, module1.rs\n\
+         - src/billing/retry.rs\n- C:\\work\\: x.rs, y.rs\nread:\n- docs/a b.md\n</files>"
+    );
+    assert_eq!(
+        strip_files_blocks(&format!("## Goal\nship\n\n{block}")),
+        "## Goal\nship"
+    );
 }
 
 /// oh-my-pi's file-tracking cases, run against our tracking: read selectors made one file

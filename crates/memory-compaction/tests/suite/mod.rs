@@ -1,6 +1,7 @@
 //! Integration tests of memory-compaction.
 
 mod codex;
+mod config;
 mod cut;
 mod files;
 mod invariants;
@@ -9,5 +10,6 @@ mod run;
 mod serialize;
 mod session;
 mod settings;
+mod summary_text;
 mod support;
 mod windows;

@@ -351,3 +351,36 @@ async fn text_pasted_just_before_compaction_is_kept_verbatim_claude_code_63162()
         }
     }
 }
+
+/// `--context` and hosts' notes: additional context reaches every summarizer request, in its
+/// template slot and in the structured input, redacted like the rest.
+#[tokio::test]
+async fn additional_context_reaches_every_request_redacted() {
+    const TOKEN: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut s = session(chat(6, 300));
+    let model = Scripted::new(|_, request: &ModelRequest| {
+        assert!(
+            request.input.contains("<additional-context>"),
+            "{}",
+            request.input
+        );
+        assert!(
+            request.input.contains("plan mode is on"),
+            "{}",
+            request.input
+        );
+        assert!(!request.input.contains(TOKEN));
+        let input = input_of(request);
+        assert_eq!(input.additional_context.len(), 1, "{input:?}");
+        assert!(input.additional_context[0].contains("plan mode is on"));
+        assert!(!input.additional_context[0].contains(TOKEN));
+        Ok("## Goal\n- ship".to_owned())
+    });
+    let mut opts = options(800);
+    opts.additional_context = vec![
+        format!("plan mode is on; GITHUB_TOKEN={TOKEN}"),
+        "   ".to_owned(),
+    ];
+    let entry = compact_into(&mut s, &model, &opts).await;
+    assert!(entry.summary.contains("ship"));
+}

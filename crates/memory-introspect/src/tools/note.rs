@@ -16,7 +16,7 @@ use memory_protocol::names::memory_root::NOTES_DIR;
 use memory_sanitize::redact_secrets;
 
 use crate::introspector::Introspector;
-use crate::notes::{day, note_stem, notes_on_day, render_note};
+use crate::notes::{NoteAuthor, day, note_stem, notes_on_day, render_note};
 use crate::paths::{RelativePath, ResolveError, resolve};
 use crate::scan::scan;
 use crate::tools::{failure, invalid_input, resolve_failure, unavailable};
@@ -27,8 +27,17 @@ const MAX_TOPIC_CHARS: usize = 80;
 const LOCK_FILE: &str = ".lock";
 
 impl Introspector {
-    /// Adds a note (see the module docs).
+    /// Adds a note (see the module docs), as an agent's.
     pub fn note(&self, request: &MemoryNoteRequest) -> Result<MemoryNoteResult, MemoryToolFailure> {
+        self.note_by(request, NoteAuthor::Agent)
+    }
+
+    /// Adds a note (see the module docs), stamped with who wrote it.
+    pub fn note_by(
+        &self,
+        request: &MemoryNoteRequest,
+        author: NoteAuthor,
+    ) -> Result<MemoryNoteResult, MemoryToolFailure> {
         self.require_enabled()?;
         if self.config().effective_mode() != MemoryMode::Writable {
             return Err(read_only());
@@ -99,7 +108,7 @@ impl Introspector {
                 )
             });
         }
-        let body = render_note(redacted_topic.as_deref(), now, &redacted_text);
+        let body = render_note(redacted_topic.as_deref(), now, &redacted_text, author);
         let name = (0..u32::from(u16::MAX))
             .map(|attempt| format!("{}.md", note_stem(now, seed().wrapping_add(attempt))))
             .find(|name| !notes_dir.join(name).exists())

@@ -196,9 +196,7 @@ impl StateStore {
     /// [`StateStore::open_home`] on tokio's blocking pool.
     pub async fn open_home_async(home: &Path) -> Result<StateStore> {
         let home = home.to_owned();
-        tokio::task::spawn_blocking(move || StateStore::open_home(&home))
-            .await
-            .map_err(|e| Error::Task(e.to_string()))?
+        crate::blocking::blocking(move || StateStore::open_home(&home)).await
     }
 
     /// Path of the database file.
@@ -242,12 +240,11 @@ impl StateStore {
         F: FnOnce(&mut Db) -> Result<T> + Send + 'static,
     {
         let db = Arc::clone(&self.db);
-        tokio::task::spawn_blocking(move || {
+        crate::blocking::blocking(move || {
             let mut db = db.lock().unwrap_or_else(PoisonError::into_inner);
             call(&mut db)
         })
         .await
-        .map_err(|e| Error::Task(e.to_string()))?
     }
 }
 
