@@ -23,6 +23,8 @@ from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCError, JSONRPCRequest
 
 THREAD = "python-host"
+# The project the session works in: notes saved through the server are this project's.
+PROJECT = "/work/python-host-project"
 # No MCP call of a healthy local server takes this long; a hang fails the run instead of CI.
 TIMEOUT_SECONDS = 30
 MEMORY_TOOLS = {"memory_status", "memory_list", "memory_search", "memory_read", "memory_note"}
@@ -87,7 +89,7 @@ async def before_initialization(binary, home):
 
 async def session_run(binary, home):
     params = StdioServerParameters(
-        command=binary, args=["mcp", "--home", home, "--thread", THREAD]
+        command=binary, args=["mcp", "--home", home, "--thread", THREAD, "--cwd", PROJECT]
     )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -131,6 +133,7 @@ async def session_run(binary, home):
 
             read = await host.call("memory_read", {"path": note["path"]})
             check("cargo nextest" in read["content"], "memory_read returns the note")
+            check(f"\ncwd: {PROJECT}\n" in read["content"], "the note names the server's --cwd")
 
             refused = await host.call("memory_read", {"path": "../state.sqlite"}, fails=True)
             print(f"memory_read ../state.sqlite: {refused['code']}: {refused['error']}")

@@ -31,6 +31,7 @@ mod introspector;
 mod notes;
 mod paths;
 mod probe;
+mod project;
 mod query;
 mod scan;
 mod tools;

@@ -371,3 +371,39 @@ fn errors_name_the_cli_commands_and_ranges_in_words() {
         stderr(&zero)
     );
 }
+
+/// Issue 29 (codex #17496): `block --cwd DIR` holds the global profile and the memories of
+/// the project DIR is in; another project's rule is left out of it and found by search.
+#[test]
+fn block_for_a_working_directory_leaves_other_projects_to_search() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("memories");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(
+        root.join("memory_summary.md"),
+        "v1\n## User Profile\nWorks on alpha and beta.\n\n## User preferences\n\
+         - Squash before merging.\n- Tag releases by hand. (alpha)\n\n## What's in Memory\n\
+         ### alpha (`/work/alpha`)\n- Release tooling (success)\n\n### beta (`/work/beta`)\n\
+         - Flaky timer test (success)\n",
+    )
+    .unwrap();
+    let beta = agent_memory(home.path(), &["block", "--cwd", "/work/beta/src"]);
+    let text = stdout(&beta);
+    assert!(beta.status.success(), "{}", stderr(&beta));
+    assert!(text.contains("Squash before merging."), "{text}");
+    assert!(text.contains("Flaky timer test"), "{text}");
+    assert!(!text.contains("Tag releases by hand"), "{text}");
+    assert!(!text.contains("Release tooling"), "{text}");
+    assert!(
+        text.contains("lines about 1 other project(s) left out"),
+        "{text}"
+    );
+    let found = agent_memory(home.path(), &["search", "tag", "releases"]);
+    assert!(
+        stdout(&found).contains("Tag releases by hand. (alpha)"),
+        "{}",
+        stdout(&found)
+    );
+    let whole = stdout(&agent_memory(home.path(), &["block"]));
+    assert!(whole.contains("Tag releases by hand"), "{whole}");
+}

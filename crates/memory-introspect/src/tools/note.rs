@@ -108,7 +108,14 @@ impl Introspector {
                 )
             });
         }
-        let body = render_note(redacted_topic.as_deref(), now, &redacted_text, author);
+        let cwd = self.cwd().map(|cwd| cwd.to_string_lossy());
+        let body = render_note(
+            redacted_topic.as_deref(),
+            now,
+            &redacted_text,
+            author,
+            cwd.as_deref(),
+        );
         let name = (0..u32::from(u16::MAX))
             .map(|attempt| format!("{}.md", note_stem(now, seed().wrapping_add(attempt))))
             .find(|name| !notes_dir.join(name).exists())

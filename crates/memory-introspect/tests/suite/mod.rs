@@ -5,6 +5,7 @@ mod budgets;
 mod cache;
 mod home;
 mod index;
+mod project_scope;
 mod provenance;
 mod reads;
 mod recall_search;
