@@ -135,6 +135,15 @@ async def session_run(binary, home):
             check("cargo nextest" in read["content"], "memory_read returns the note")
             check(f"\ncwd: {PROJECT}\n" in read["content"], "the note names the server's --cwd")
 
+            replaced = await host.call("memory_note", {
+                "id": note["path"], "version": read["version"],
+                "text": "User prefers cargo nextest, with --no-fail-fast"})
+            check(replaced["path"] == note["path"], "memory_note replaces a note by id")
+            stale = await host.call("memory_note", {
+                "id": note["path"], "version": read["version"], "delete": True}, fails=True)
+            print(f"memory_note delete with the old version: {stale['code']}: {stale['error']}")
+            check(stale["code"] == "conflict", "an edit with an older version is refused")
+
             refused = await host.call("memory_read", {"path": "../state.sqlite"}, fails=True)
             print(f"memory_read ../state.sqlite: {refused['code']}: {refused['error']}")
             check(refused["code"] == "path_refused", "a path outside memory is refused")

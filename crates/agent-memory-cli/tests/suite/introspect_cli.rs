@@ -407,3 +407,57 @@ fn block_for_a_working_directory_leaves_other_projects_to_search() {
     let whole = stdout(&agent_memory(home.path(), &["block"]));
     assert!(whole.contains("Tag releases by hand"), "{whole}");
 }
+
+/// Issue 29 (basic-memory #625): `note --replace` and `--delete` need the version `read`
+/// showed; an older one is refused and the note is left as it is.
+#[test]
+fn a_note_is_replaced_or_deleted_only_with_the_version_read() {
+    let home = tempfile::tempdir().unwrap();
+    let saved = json_exit(
+        &agent_memory(
+            home.path(),
+            &["note", "Deploys go out on Tuesdays", "--json"],
+        ),
+        0,
+    );
+    let path = saved["path"].as_str().unwrap().to_owned();
+    let read = json_exit(&agent_memory(home.path(), &["read", &path, "--json"]), 0);
+    let version = read["version"].as_str().unwrap().to_owned();
+    let replaced = agent_memory(
+        home.path(),
+        &[
+            "note",
+            "--replace",
+            &path,
+            "--version",
+            &version,
+            "Deploys go out on Fridays",
+        ],
+    );
+    assert!(stdout(&replaced).starts_with(&format!("replaced {path} (now version ")));
+    let stale = agent_memory(
+        home.path(),
+        &["note", "--delete", &path, "--version", &version],
+    );
+    assert_eq!(stale.status.code(), Some(1), "{}", stderr(&stale));
+    assert!(
+        stderr(&stale).contains("changed since version"),
+        "{}",
+        stderr(&stale)
+    );
+    let text = std::fs::read_to_string(home.path().join("memories").join(&path)).unwrap();
+    assert!(text.contains("Fridays"), "{text}");
+    let read = json_exit(&agent_memory(home.path(), &["read", &path, "--json"]), 0);
+    let deleted = agent_memory(
+        home.path(),
+        &[
+            "note",
+            "--delete",
+            &path,
+            "--version",
+            read["version"].as_str().unwrap(),
+        ],
+    );
+    assert_eq!(stdout(&deleted), format!("deleted {path}\n"));
+    assert!(!home.path().join("memories").join(&path).exists());
+}

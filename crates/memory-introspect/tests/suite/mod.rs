@@ -3,6 +3,7 @@
 
 mod budgets;
 mod cache;
+mod editing;
 mod home;
 mod index;
 mod project_scope;

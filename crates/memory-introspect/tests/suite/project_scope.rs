@@ -103,6 +103,7 @@ fn a_note_saved_in_one_project_stays_out_of_the_others_block() {
         .note(&MemoryNoteRequest {
             text: "The alpha release job needs the SIGNING_KEY secret".to_owned(),
             topic: None,
+            ..MemoryNoteRequest::default()
         })
         .unwrap();
     let text = std::fs::read_to_string(home.root().join(&saved.path)).unwrap();
