@@ -26,6 +26,7 @@ mod rate_limit;
 pub mod runner;
 pub mod safe_file;
 pub mod scan;
+pub mod session_file;
 pub mod shared_root;
 pub mod skip_reason;
 pub mod stage_one_request;

@@ -33,7 +33,7 @@ pub(crate) fn report_error(error: &anyhow::Error) -> ExitCode {
         eprintln!("{}", display_safe(&stopped.to_string()));
         return ExitCode::from(stopped.exit_code());
     }
-    let message = format!("{error:#}");
+    let message = error_text(error);
     eprintln!("error: {}", display_safe(&redact_secrets(&message)));
     ExitCode::from(FAILURE)
 }
@@ -48,14 +48,41 @@ pub(crate) fn report_error_as(error: &anyhow::Error, json: bool) -> ExitCode {
     }
     let code = if error.downcast_ref::<super::interrupt::Stopped>().is_some() {
         "interrupted"
-    } else if error.downcast_ref::<NotFound>().is_some() {
+    } else if is_not_found(error) {
         "not_found"
     } else {
         "failed"
     };
-    let report = super::json::ErrorJson::new(code, format!("{error:#}"), None);
+    let report = super::json::ErrorJson::new(code, error_text(error), None);
     print_json(serde_json::to_value(report).unwrap_or_default());
     exit
+}
+
+/// Whether `error` says that what the command was asked about does not exist: the CLI's own
+/// [`NotFound`], or a goal command on a thread without a goal.
+fn is_not_found(error: &anyhow::Error) -> bool {
+    error.downcast_ref::<NotFound>().is_some()
+        || matches!(
+            error.downcast_ref::<agent_memory::goals::Error>(),
+            Some(agent_memory::goals::Error::NoGoal { .. })
+        )
+}
+
+/// `error` and its causes on one line, `message: cause: cause`, each cause written once.
+///
+/// Many errors (ours, std's, the HTTP client's) both quote their cause in their own message and
+/// return it as `source()`, so printing the whole chain would repeat it; a cause whose text is
+/// already in the line is left out.
+pub(crate) fn error_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !cause.is_empty() && !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// What the command was asked about does not exist (a thread without a goal, a missing file):

@@ -29,7 +29,6 @@ use agent_memory::write::store_selection::StoreSelection;
 
 use super::store::StoreArgs;
 
-/// The config file read from the home for the `[goals]` table.
 /// Exit status when the `update_goal` tool refused the call (its answer is still printed).
 const REFUSED_EXIT_STATUS: u8 = 3;
 
@@ -40,17 +39,24 @@ pub(crate) struct GoalArgs {
     command: GoalCommand,
 }
 
-/// Options every goal subcommand takes.
+/// Where the goals are: every goal subcommand takes these.
 #[derive(Debug, clap::Args)]
-struct Output {
+struct Location {
     /// agent-memory home (default: $AGENT_MEMORY_HOME, else ~/.agent-memory).
     #[arg(long)]
     home: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Options of the goal subcommands that print for a person or a script.
+#[derive(Debug, clap::Args)]
+struct Output {
+    #[command(flatten)]
+    location: Location,
     /// Print JSON (the camelCase wire types) instead of text.
     #[arg(long)]
     json: bool,
-    #[command(flatten)]
-    store: StoreArgs,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -165,8 +171,9 @@ enum GoalCommand {
         /// The goal's thread (default: the payload's `session_id`).
         #[arg(long)]
         thread: Option<String>,
+        // No --json: the hook's stdout is the agent's protocol (the decision, or nothing).
         #[command(flatten)]
-        output: Output,
+        location: Location,
     },
     /// Run the `update_goal` tool as the model would, and print its answer.
     Update {
@@ -274,7 +281,7 @@ enum TurnErrorArg {
 }
 
 pub(crate) fn run(args: GoalArgs) -> ExitCode {
-    let json = args.command.output().json;
+    let json = args.command.json();
     match execute(args) {
         Ok(code) => code,
         Err(error) => super::exit::report_error_as(&error, json),
@@ -282,9 +289,9 @@ pub(crate) fn run(args: GoalArgs) -> ExitCode {
 }
 
 impl GoalCommand {
-    /// The options every subcommand takes.
-    fn output(&self) -> &Output {
-        match self {
+    /// Whether the subcommand was asked for JSON (errors are then one JSON object too).
+    fn json(&self) -> bool {
+        let output = match self {
             GoalCommand::Set { output, .. }
             | GoalCommand::Show { output, .. }
             | GoalCommand::Edit { output, .. }
@@ -293,10 +300,11 @@ impl GoalCommand {
             | GoalCommand::Resume { output, .. }
             | GoalCommand::Clear { output, .. }
             | GoalCommand::Next { output, .. }
-            | GoalCommand::Hook { output, .. }
             | GoalCommand::Update { output, .. } => output,
             GoalCommand::Account(account) => &account.out,
-        }
+            GoalCommand::Hook { .. } => return false,
+        };
+        output.json
     }
 }
 
@@ -310,7 +318,7 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             goal,
             output,
         } => {
-            let mut store = open(&output)?;
+            let mut store = open(&output.location)?;
             let goal = store.set_goal(
                 &thread,
                 &NewGoal {
@@ -329,7 +337,8 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             goal,
             output,
         } => {
-            let goal = open(&output)?.edit_objective(&thread, goal.as_deref(), &objective)?;
+            let goal =
+                open(&output.location)?.edit_objective(&thread, goal.as_deref(), &objective)?;
             print_goal(&output, &goal)
         }
         GoalCommand::Budget {
@@ -338,7 +347,7 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             goal,
             output,
         } => {
-            let goal = open(&output)?.set_budget(&thread, goal.as_deref(), budget.0)?;
+            let goal = open(&output.location)?.set_budget(&thread, goal.as_deref(), budget.0)?;
             print_goal(&output, &goal)
         }
         GoalCommand::Pause {
@@ -346,7 +355,7 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             goal,
             output,
         } => {
-            let goal = open(&output)?.pause(&thread, goal.as_deref())?;
+            let goal = open(&output.location)?.pause(&thread, goal.as_deref())?;
             print_goal(&output, &goal)
         }
         GoalCommand::Resume {
@@ -354,7 +363,7 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             goal,
             output,
         } => {
-            let goal = open(&output)?.resume(&thread, goal.as_deref())?;
+            let goal = open(&output.location)?.resume(&thread, goal.as_deref())?;
             print_goal(&output, &goal)
         }
         GoalCommand::Clear {
@@ -362,7 +371,7 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             goal,
             output,
         } => {
-            let goal = open(&output)?.clear(&thread, goal.as_deref())?;
+            let goal = open(&output.location)?.clear(&thread, goal.as_deref())?;
             if output.json {
                 print_json(&goal)?;
             } else {
@@ -384,13 +393,19 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
             } else {
                 SteeringEvent::Idle
             };
-            let steering = open(&output)?.steering_for(&thread, event)?;
+            let mut store = open(&output.location)?;
+            // A thread without a goal is not found, as for `goal show`; a goal that needs no
+            // steering now prints nothing.
+            if store.get(&thread)?.is_none() {
+                return Err(NotFound(format!("thread {thread} has no goal")).into());
+            }
+            let steering = store.steering_for(&thread, event)?;
             print_steering(&output, steering)
         }
         GoalCommand::Hook {
             host: HookHost::ClaudeCode,
             thread,
-            output,
+            location,
         } => {
             let mut text = String::new();
             std::io::stdin()
@@ -398,7 +413,7 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
                 .read_to_string(&mut text)
                 .context("cannot read the hook's JSON on standard input")?;
             let input = StopHookInput::parse(&text)?;
-            let outcome = open(&output)?.claude_code_stop(&input, thread.as_deref())?;
+            let outcome = open(&location)?.claude_code_stop(&input, thread.as_deref())?;
             // Claude Code reads stdout as the hook's decision: the block, or nothing at all.
             if let Some(block) = outcome.block {
                 emit(&format!("{}\n", serde_json::to_string(&block)?))?;
@@ -417,7 +432,7 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
                 UpdateStatus::Blocked => "blocked",
             };
             let arguments = json!({"status": status, "reason": reason});
-            let outcome = open(&output)?.call_goal_tool(
+            let outcome = open(&output.location)?.call_goal_tool(
                 &GoalToolContext {
                     thread_id: &thread,
                     goal_id: goal.as_deref(),
@@ -464,7 +479,7 @@ fn account(args: AccountArgs) -> anyhow::Result<ExitCode> {
         _ => anyhow::bail!("give --tokens N, or --input N --cached N --output N"),
     };
     if args.partial {
-        let steering = open(&args.out)?.check_budget_mid_turn(
+        let steering = open(&args.out.location)?.check_budget_mid_turn(
             &args.thread,
             args.goal.as_deref(),
             &args.turn,
@@ -488,7 +503,8 @@ fn account(args: AccountArgs) -> anyhow::Result<ExitCode> {
             TurnErrorArg::Other => GoalTurnError::Other,
         }),
     };
-    let result = open(&args.out)?.record_turn(&args.thread, args.goal.as_deref(), &usage)?;
+    let result =
+        open(&args.out.location)?.record_turn(&args.thread, args.goal.as_deref(), &usage)?;
     if args.out.json {
         print_json(&result)?;
     } else {
@@ -512,8 +528,8 @@ fn print_steering(output: &Output, steering: Option<GoalSteering>) -> anyhow::Re
 }
 
 fn show(thread: Option<&str>, output: &Output) -> anyhow::Result<ExitCode> {
-    let home = resolve_home(output.home.as_deref())?;
-    let selection = selection(&home, output)?;
+    let home = resolve_home(output.location.home.as_deref())?;
+    let selection = selection(&home, &output.location)?;
     // Reading never creates a home: without a state file (or a shared store) there are no
     // goals.
     let store = if selection.url.is_some() || home.join(STATE_FILE_NAME).is_file() {
@@ -564,14 +580,14 @@ fn show(thread: Option<&str>, output: &Output) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn open(output: &Output) -> anyhow::Result<GoalStore> {
-    let home = resolve_home(output.home.as_deref())?;
-    open_at(&home, &selection(&home, output)?)
+fn open(location: &Location) -> anyhow::Result<GoalStore> {
+    let home = resolve_home(location.home.as_deref())?;
+    open_at(&home, &selection(&home, location)?)
 }
 
 /// The store the goal commands use: the flag, else the environment, else the home's config.
-fn selection(home: &Path, output: &Output) -> anyhow::Result<StoreSelection> {
-    Ok(output.store.selection(&load_config(None, home)?.store))
+fn selection(home: &Path, location: &Location) -> anyhow::Result<StoreSelection> {
+    Ok(location.store.selection(&load_config(None, home)?.store))
 }
 
 /// The goal store of `selection`: the goal tables of `<home>/state.sqlite`, or of the shared

@@ -56,7 +56,8 @@ fn serve(args: &McpArgs) -> anyhow::Result<()> {
             // As the other memory commands do: serve this machine's copy.
             Err(error) => {
                 warn_safe!(
-                    "warning: cannot reach the shared store ({error:#}); serving this machine's copy"
+                    "warning: cannot reach the shared store ({}); serving this machine's copy",
+                    super::exit::error_text(&error)
                 );
                 None
             }

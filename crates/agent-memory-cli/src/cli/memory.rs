@@ -123,7 +123,8 @@ pub(crate) fn sync_shared(args: &MemoryArgs) {
     })();
     if let Err(error) = synced {
         warn_safe!(
-            "warning: cannot sync with the shared store ({error:#}); using this machine's copy"
+            "warning: cannot sync with the shared store ({}); using this machine's copy",
+            super::exit::error_text(&error)
         );
     }
 }

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod block;
 mod cite;
+mod claude;
 mod codex;
 mod compact;
 mod consolidate;

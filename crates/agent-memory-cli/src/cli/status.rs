@@ -26,7 +26,10 @@ pub(crate) fn run(args: StatusArgs) -> ExitCode {
     let status = memory.status();
     // The memory state above is the answer; a store that cannot be read only loses this part.
     let failed = failed_jobs(&args.memory).unwrap_or_else(|error| {
-        warn_safe!("warning: cannot read the failed jobs: {error:#}");
+        warn_safe!(
+            "warning: cannot read the failed jobs: {}",
+            super::exit::error_text(&error)
+        );
         Vec::new()
     });
     if args.memory.json {

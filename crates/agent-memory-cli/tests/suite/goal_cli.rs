@@ -254,6 +254,40 @@ fn show_on_a_missing_home_creates_nothing() {
     assert!(!home.exists());
 }
 
+/// Issue 34: a thread without a goal is "not found" for every goal command, in text (exit 1)
+/// and in `--json` (code `not_found`), never exit 0 or the generic `failed`.
+#[test]
+fn every_goal_command_on_a_thread_without_a_goal_is_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    ok(goal(home, &["set", "other", "keep the store non-empty"]));
+    let commands: [&[&str]; 8] = [
+        &["show", "nope"],
+        &["next", "nope"],
+        &["next", "nope", "--after-compaction"],
+        &["edit", "nope", "new objective"],
+        &["budget", "nope", "100"],
+        &["pause", "nope"],
+        &["resume", "nope"],
+        &["clear", "nope"],
+    ];
+    for command in commands {
+        let text = goal(home, command);
+        assert_eq!(text.status.code(), Some(1), "{command:?}");
+        assert!(text.stdout.is_empty(), "{command:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&text.stderr),
+            "error: thread nope has no goal\n",
+            "{command:?}"
+        );
+        let with_json: Vec<&str> = command.iter().copied().chain(["--json"]).collect();
+        let output = goal(home, &with_json);
+        assert_eq!(output.status.code(), Some(1), "{command:?}");
+        let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(answer["error"]["code"], "not_found", "{command:?}");
+    }
+}
+
 fn registration(id: &str) -> ThreadRegistration {
     ThreadRegistration {
         id: id.to_owned(),

@@ -149,3 +149,43 @@ fn every_printing_command_ends_quietly_when_its_reader_goes_away() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Issue 34: an error whose cause is also quoted in its own message (a missing config file, a
+/// summarizer call to a server that is not there) printed the cause twice, `X: X`.
+#[test]
+fn an_error_prints_each_cause_once() {
+    let home = tempfile::tempdir().unwrap();
+    let rollout = examples().join("rollouts/2025/11/03").join(ROLLOUT);
+    let cases: [(Vec<String>, &str); 2] = [
+        (
+            strings(&["status", "--config", "/nonexistent/agent-memory.toml"]),
+            "No such file or directory",
+        ),
+        (
+            vec![
+                "compact".to_owned(),
+                rollout.display().to_string(),
+                "--keep-recent".to_owned(),
+                "0".to_owned(),
+                "--model".to_owned(),
+                "openai:gpt-test".to_owned(),
+                "--base-url".to_owned(),
+                "http://127.0.0.1:9/v1".to_owned(),
+            ],
+            "connection refused",
+        ),
+    ];
+    for (args, cause) in cases {
+        let output = binary()
+            .args(&args)
+            .arg("--home")
+            .arg(home.path())
+            .env("OPENAI_API_KEY", "test-key")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        assert_eq!(stderr.matches(cause).count(), 1, "{args:?}: {stderr}");
+    }
+}
