@@ -12,7 +12,7 @@ use crate::project_root;
 /// because `memory-prompts` uses `memory-sanitize` (its escaping) and `memory-transcript` uses
 /// it too (the paths it reports are redacted); those are the only edges inside a layer, the
 /// reverse edges are refused, and prompts and transcript share a rank so neither uses the other.
-const LAYERS: [(&str, u32); 16] = [
+const LAYERS: [(&str, u32); 17] = [
     ("memory-protocol", 0),
     ("memory-config", 10),
     ("memory-store", 10),
@@ -27,6 +27,7 @@ const LAYERS: [(&str, u32); 16] = [
     ("memory-models", 20),
     ("memory-offline", 20),
     ("memory-mcp", 30),
+    ("memory-hooks", 30),
     ("agent-memory", 40),
     ("agent-memory-cli", 50),
 ];
