@@ -1,0 +1,4 @@
+mod long_session;
+mod random_scripts;
+mod script_file;
+mod seams;
