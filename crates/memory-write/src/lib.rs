@@ -17,6 +17,7 @@ pub mod consolidation_guard;
 pub mod consolidation_prompt;
 mod error;
 pub mod fault;
+mod hand_edits;
 mod housekeeping;
 pub mod memory_root;
 pub mod phase_one;
