@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_memory::hooks::claude_code::settings::{self, Change};
-use agent_memory::hooks::claude_code::{HookContext, answer};
+use agent_memory::hooks::claude_code::{HookContext, HookPayload, answer};
 use agent_memory::sanitize::{display_safe, redact_secrets};
 use anyhow::Context;
 
@@ -87,7 +87,19 @@ fn execute(args: HookArgs) -> anyhow::Result<()> {
                 .read_to_string(&mut text)
                 .context("cannot read the hook's JSON on standard input")?;
             let home = resolve_home(memory.home.as_deref())?;
+            // The memory as the session's project sees it: the global profile and the
+            // memories of the folder Claude Code runs in (unscoped when it cannot be).
+            let cwd = HookPayload::parse(&text)
+                .ok()
+                .and_then(|payload| payload.cwd);
             let introspector = open_memory(&memory)?;
+            let introspector = match cwd {
+                Some(cwd) => match introspector.with_cwd(&cwd) {
+                    Ok(scoped) => scoped,
+                    Err(_) => open_memory(&memory)?,
+                },
+                None => introspector,
+            };
             let selection = memory
                 .store
                 .selection(&super::home::load_config(None, &home)?.store);
