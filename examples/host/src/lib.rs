@@ -6,7 +6,8 @@
 //!
 //! - [`script`]: the JSON script a scripted run replays (projects, sessions, user turns, the
 //!   model's replies);
-//! - [`model`]: the conversation model ([`HostModel`]) and [`ScriptedModel`];
+//! - [`model`]: the conversation model ([`HostModel`]) and [`ScriptedModel`]; [`chat`]: the
+//!   same over an OpenAI-compatible server (`--base-url`);
 //! - [`context`]: the request: the pinned preamble (host instructions, `AGENTS.md`, the memory
 //!   block) plus the compacted conversation;
 //! - [`tools`]: the shell, memory and goal tools the model calls;
@@ -16,6 +17,7 @@
 
 #![deny(missing_docs)]
 
+pub mod chat;
 pub mod context;
 mod error;
 pub mod host;

@@ -1,11 +1,16 @@
 //! `reference-host --script FILE --home DIR`: runs a scripted session offline and prints one
 //! line, `HOST requests=N compactions=N goal=STATUS memories=N violations=N`. Each violation
 //! is printed on stderr first. Exit code 1 when the run failed, 2 when an invariant broke.
+//!
+//! With `--base-url URL` the model's replies come from an OpenAI-compatible server (Chat
+//! Completions with tools) instead of the script, which then supplies the user's side only;
+//! `OPENAI_API_KEY`, when set, is sent as the bearer token.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use reference_host::chat::ChatModel;
 use reference_host::{Host, HostOptions, Script, ScriptedModel};
 
 /// Runs the reference host.
@@ -18,6 +23,13 @@ struct Args {
     /// Where projects, memory homes and rollouts are written (created if missing).
     #[arg(long)]
     home: PathBuf,
+    /// An OpenAI-compatible server (`http://127.0.0.1:8080/v1`) that answers instead of the
+    /// script's replies.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// The model to ask at `--base-url`.
+    #[arg(long, default_value = "default", requires = "base_url")]
+    model: String,
     /// Write the first request sent after the third compaction to this file, as a Chat
     /// Completions body.
     #[arg(long, value_name = "FILE")]
@@ -42,11 +54,20 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let host = Host::new(
-        HostOptions::for_script(&script, &args.home),
-        ScriptedModel::new(script.replies()),
-    );
-    let report = runtime.block_on(host.run_script(&script))?;
+    let options = HostOptions::for_script(&script, &args.home);
+    let report = match &args.base_url {
+        Some(url) => {
+            let key = std::env::var("OPENAI_API_KEY")
+                .ok()
+                .filter(|key| !key.is_empty());
+            let model = ChatModel::new(url, &args.model, key)?;
+            runtime.block_on(Host::new(options, model).run_script(&script))?
+        }
+        None => {
+            let model = ScriptedModel::new(script.replies());
+            runtime.block_on(Host::new(options, model).run_script(&script))?
+        }
+    };
     for violation in &report.violations {
         eprintln!(
             "violation {} (session {}, request {}): {}",
