@@ -36,6 +36,8 @@ pub(crate) struct HookArgs {
 #[derive(Debug, clap::Subcommand)]
 enum HookCommand {
     /// Answer a Claude Code hook: reads its JSON payload on stdin, prints the answer.
+    // Its stdout is Claude Code's protocol: the introspection commands' `--json` means nothing.
+    #[command(mut_arg("json", |arg| arg.hide(true)))]
     ClaudeCode {
         #[command(flatten)]
         memory: MemoryArgs,
