@@ -13,7 +13,7 @@ use crate::project_root;
 /// it too (the paths it reports are redacted); those are the only edges inside a layer, the
 /// reverse edges are refused, and prompts and transcript share a rank so neither uses the other.
 /// The reference host (`examples/host`) is a host like the CLI: the top layer.
-const LAYERS: [(&str, u32); 17] = [
+const LAYERS: [(&str, u32); 18] = [
     ("memory-protocol", 0),
     ("memory-config", 10),
     ("memory-store", 10),
@@ -28,6 +28,7 @@ const LAYERS: [(&str, u32); 17] = [
     ("memory-models", 20),
     ("memory-offline", 20),
     ("memory-mcp", 30),
+    ("memory-hooks", 30),
     ("agent-memory", 40),
     ("agent-memory-cli", 50),
     ("reference-host", 50),

@@ -14,6 +14,8 @@
 //! describes itself, follows. Recall for one turn is a separate `<memory-recall>` fence placed
 //! in the user's message.
 
+use std::collections::BTreeSet;
+
 use std::io::Read;
 
 use memory_prompts::UntrustedText;
@@ -158,6 +160,9 @@ pub struct RenderedRecall {
     pub index: MemoryIndexState,
     /// Why nothing was recalled, or how the message was simplified to search it.
     pub note: Option<String>,
+    /// Each recalled passage as `path:line`, in order, so a host can leave it out of the
+    /// next recall of the same session ([`Introspector::recall_excluding`]).
+    pub passages: Vec<String>,
 }
 
 impl Introspector {
@@ -246,6 +251,18 @@ impl Introspector {
     /// nothing qualifies or memory is off, and [`RenderedRecall::note`] says why; when memory
     /// cannot be read the fence says so instead of staying silent.
     pub fn recall(&self, message: &str, max_hits: usize) -> Result<RenderedRecall> {
+        self.recall_excluding(message, max_hits, &BTreeSet::new())
+    }
+
+    /// [`Introspector::recall`] without the passages in `already` (`path:line`, as
+    /// [`RenderedRecall::passages`] names them): what a session already received is not
+    /// recalled again.
+    pub fn recall_excluding(
+        &self,
+        message: &str,
+        max_hits: usize,
+        already: &BTreeSet<String>,
+    ) -> Result<RenderedRecall> {
         let probe = self.probe();
         let mut rendered = RenderedRecall {
             text: String::new(),
@@ -255,6 +272,7 @@ impl Introspector {
             hits: 0,
             index: probe.index.state,
             note: None,
+            passages: Vec::new(),
         };
         match probe.state {
             MemoryState::Disabled => {
@@ -303,7 +321,9 @@ impl Introspector {
                 let mut hits: Vec<(usize, crate::index::IndexHit)> = hits
                     .into_iter()
                     .map(|hit| (counts.get(&hit.rowid).copied().unwrap_or(0), hit))
-                    .filter(|(matched, _)| *matched >= required)
+                    .filter(|(matched, hit)| {
+                        *matched >= required && !already.contains(&passage_key(hit))
+                    })
                     .collect();
                 // Stable: equal counts keep the index's BM25 order.
                 hits.sort_by_key(|(matched, _)| std::cmp::Reverse(*matched));
@@ -354,6 +374,7 @@ impl Introspector {
                     })?);
                 }
                 rendered.hits = hits.len();
+                rendered.passages = hits.iter().map(|(_, hit)| passage_key(hit)).collect();
                 rendered.text = fence(FenceKind::Recall, &body)?;
             }
         }
@@ -506,4 +527,9 @@ fn read_text(introspector: &Introspector, rel: &str) -> Option<String> {
     let mut text = String::new();
     file.read_to_string(&mut text).ok()?;
     Some(text)
+}
+
+/// How a recalled passage is named between recalls: its file and first line.
+fn passage_key(hit: &crate::index::IndexHit) -> String {
+    format!("{}:{}", hit.path, hit.start_line)
 }

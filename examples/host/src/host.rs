@@ -16,6 +16,8 @@
 //! 3. **After a compaction.** The goal is restated (`SteeringEvent::Compacted`) as a hidden
 //!    message, and the memory block is rendered again; the pinned files are in every system
 //!    prompt anyway.
+//!    A citation block in the final answer is recorded as a use of each cited memory
+//!    (`memory_write::citations::record_citations`).
 //! 4. **End.** The rollout is read back as the write path reads it, and the write pipeline
 //!    (`memory_write::runner::Runner` with the offline engine) turns the session into memories,
 //!    so the next session in that project recalls it.
@@ -42,10 +44,12 @@ use memory_protocol::goal::{GoalTurnTrigger, ThreadGoalStatus};
 use memory_protocol::introspect::MemoryScope;
 use memory_protocol::{RolloutItem, TokenUsage};
 use memory_sanitize::{TokenCounter, display_safe, escape_xml_text, o200k, redact_secrets};
+use memory_write::citations::record_citations;
 use memory_write::config::MemoriesConfig;
 use memory_write::memory_root::MemoryRoot;
 use memory_write::runner::{RolloutFolder, RunLimits, RunModels, RunOptions, Runner};
-use memory_write::store_selection::StoreSelection;
+use memory_write::store::SharedStore;
+use memory_write::store_selection::{StoreSelection, open_store};
 
 use crate::context::{Preamble, build_request, host_tools, request_text, request_tokens};
 use crate::error::{HostError, Result};
@@ -102,6 +106,8 @@ pub struct HostReport {
     pub compactions_not_applied: u64,
     /// The status the last session with a goal left its goal in.
     pub goal: Option<ThreadGoalStatus>,
+    /// Memory uses recorded from citation blocks in the model's final answers.
+    pub citations_recorded: usize,
     /// Stage-one memories the write pipeline extracted, over every session.
     pub memories: usize,
     /// Every broken invariant.
@@ -156,6 +162,7 @@ struct Live<'a> {
     project: String,
     cwd: PathBuf,
     memory: Introspector,
+    store: SharedStore,
     goals: GoalStore,
     rollout: RolloutWriter,
     session: Session,
@@ -239,6 +246,8 @@ impl<M: HostModel> Host<M> {
                 ..IntrospectConfig::default()
             },
         )?;
+        // The write path's store: citations in final answers are recorded there as uses.
+        let store = open_store(&home, &StoreSelection::default()).await?;
         let mut goals = GoalStore::open_home(&home, GoalConfig::default())?;
         if let Some(goal) = &script.goal {
             goals.set_goal(
@@ -268,6 +277,7 @@ impl<M: HostModel> Host<M> {
             project,
             cwd,
             memory,
+            store,
             goals,
             rollout,
             session: Session::new(Vec::new())?,
@@ -351,8 +361,14 @@ impl<M: HostModel> Host<M> {
             usage.input_tokens += input_tokens;
             usage.output_tokens += reply.output_tokens.unwrap_or(0);
             let calls = reply.tool_calls.clone();
+            let text = reply.text.clone();
             record_reply(live, reply)?;
             if calls.is_empty() {
+                // The final answer's citation block counts as a use of each cited memory,
+                // which ranks it higher in the next consolidation.
+                let root = MemoryRoot::under_home(&self.project_home(&live.project));
+                let usage = record_citations(live.store.as_ref(), &root, &text).await?;
+                self.report.citations_recorded += usage.recorded;
                 break;
             }
             for call in &calls {

@@ -212,7 +212,12 @@ fn beta() -> SessionScript {
 fn alpha_again() -> SessionScript {
     let mut turns = vec![user_turn(
         "Which port does the staging database listen on?",
-        vec![reply("Answering from the recalled memory.", Vec::new())],
+        vec![reply(
+            "Answering from the recalled memory.\n<memory-citation>\n<citation_entries>\n\
+             </citation_entries>\n<rollout_ids>\n00000000-0000-4000-8000-000000000001\n\
+             </rollout_ids>\n</memory-citation>",
+            Vec::new(),
+        )],
     )];
     turns.extend((1..20).map(|n| work_turn("alpha", 200 + n)));
     SessionScript {

@@ -5,6 +5,7 @@ mod compact_cli;
 mod consolidate_cli;
 mod goal_cli;
 mod goal_hook_cli;
+mod hook_cli;
 mod introspect_cli;
 mod json_cli;
 mod mcp_cli;

@@ -129,6 +129,12 @@ fn codex_29033_a_second_session_recalls_the_first_sessions_fact() {
     assert!(run().report.memories >= 1);
 }
 
+/// The citation block in a final answer is recorded as a use of the cited session's memory.
+#[test]
+fn a_citation_in_a_final_answer_is_recorded_as_a_memory_use() {
+    assert_eq!(run().report.citations_recorded, 1);
+}
+
 /// The rollouts the host wrote read back with no bad line and no unknown line type, and the
 /// write path registered them.
 #[test]
