@@ -1,6 +1,7 @@
 //! `docs/ARCHITECTURE.md`'s code map is checked against the tree, so it cannot drift.
 //!
-//! The map has one `### `crates/NAME`` section per crate (and `### `xtask``). The rules:
+//! The map has one `### `crates/NAME`` section per crate (`### `examples/NAME`` per reference
+//! host, and `### `xtask``). The rules:
 //! - every crate folder has a section, and every section names a crate folder that exists;
 //! - every module directly under a crate's `src/` (a file `name.rs` or a folder `name/`) is
 //!   named in its section, in backticks, except the roots and the error enum (`lib.rs`,
@@ -84,7 +85,8 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The crate folders of the workspace, as the map names them.
+/// The crate folders of the workspace (crates, the reference hosts under `examples/`, xtask),
+/// as the map names them.
 fn crate_folders(root: &Path) -> Vec<String> {
     let mut folders: Vec<String> = std::fs::read_dir(root.join("crates"))
         .expect("listing crates/")
@@ -92,6 +94,14 @@ fn crate_folders(root: &Path) -> Vec<String> {
         .filter(|entry| entry.path().join("Cargo.toml").is_file())
         .map(|entry| format!("crates/{}", entry.file_name().to_string_lossy()))
         .collect();
+    if let Ok(examples) = std::fs::read_dir(root.join("examples")) {
+        folders.extend(
+            examples
+                .flatten()
+                .filter(|entry| entry.path().join("Cargo.toml").is_file())
+                .map(|entry| format!("examples/{}", entry.file_name().to_string_lossy())),
+        );
+    }
     folders.push("xtask".to_owned());
     folders.sort();
     folders

@@ -601,6 +601,7 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 total_lines: 80,
                 content: "### Build and test\n- `cargo test -p parser`\n".to_owned(),
                 truncated: false,
+                version: "5d41402abc4b2a76".to_owned(),
             }])?,
         ),
         (
@@ -631,10 +632,20 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
         ),
         (
             "MemoryNoteRequest",
-            values(&[MemoryNoteRequest {
-                text: "The user prefers tabs.".to_owned(),
-                topic: Some("style".to_owned()),
-            }])?,
+            values(&[
+                MemoryNoteRequest {
+                    text: "The user prefers tabs.".to_owned(),
+                    topic: Some("style".to_owned()),
+                    ..MemoryNoteRequest::default()
+                },
+                MemoryNoteRequest {
+                    text: "The user prefers spaces.".to_owned(),
+                    topic: Some("style".to_owned()),
+                    id: Some("notes/2026-05-01T10-00-00Z-1a2b.md".to_owned()),
+                    version: Some("5d41402abc4b2a76".to_owned()),
+                    delete: false,
+                },
+            ])?,
         ),
         (
             "MemoryNoteResult",
@@ -646,6 +657,8 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 notes_today: 1,
                 daily_limit: 20,
                 warning: None,
+                version: Some("7c211433f0207159".to_owned()),
+                deleted: false,
             }])?,
         ),
         ("MemoryStatusRequest", values(&[MemoryStatusRequest {}])?),

@@ -12,7 +12,8 @@ use crate::project_root;
 /// because `memory-prompts` uses `memory-sanitize` (its escaping) and `memory-transcript` uses
 /// it too (the paths it reports are redacted); those are the only edges inside a layer, the
 /// reverse edges are refused, and prompts and transcript share a rank so neither uses the other.
-const LAYERS: [(&str, u32); 16] = [
+/// The reference host (`examples/host`) is a host like the CLI: the top layer.
+const LAYERS: [(&str, u32); 18] = [
     ("memory-protocol", 0),
     ("memory-config", 10),
     ("memory-store", 10),
@@ -27,8 +28,10 @@ const LAYERS: [(&str, u32); 16] = [
     ("memory-models", 20),
     ("memory-offline", 20),
     ("memory-mcp", 30),
+    ("memory-hooks", 30),
     ("agent-memory", 40),
     ("agent-memory-cli", 50),
+    ("reference-host", 50),
 ];
 
 /// Reads `cargo metadata` for the workspace.
@@ -96,7 +99,9 @@ fn crates_depend_only_on_lower_layers() {
     );
 }
 
-/// Folder name = package name, and every crate inherits the workspace lints.
+/// Folder name = package name (a package under `examples/` is `reference-<folder>`: the
+/// examples are reference hosts, and `examples/host` reads better than a repeated prefix), and
+/// every crate inherits the workspace lints.
 #[test]
 fn crate_folders_are_named_after_their_packages_and_use_workspace_lints() {
     let metadata = metadata();
@@ -109,7 +114,16 @@ fn crate_folders_are_named_after_their_packages_and_use_workspace_lints() {
             .and_then(|dir| dir.file_name())
             .and_then(|f| f.to_str())
             .expect("folder name");
-        assert_eq!(folder, name, "crate {name} lives in folder {folder}");
+        let in_examples = manifest
+            .parent()
+            .and_then(|dir| dir.parent())
+            .is_some_and(|parent| parent == root.join("examples"));
+        let expected = if in_examples {
+            format!("reference-{folder}")
+        } else {
+            folder.to_owned()
+        };
+        assert_eq!(expected, name, "crate {name} lives in folder {folder}");
         let text = std::fs::read_to_string(&manifest).expect("reading manifest");
         assert!(
             text.contains("[lints]\nworkspace = true"),

@@ -19,7 +19,8 @@
 //! - [`goals`]: thread goals and steering;
 //! - [`introspect`]: memory states, blocks and tools;
 //! - [`mcp`]: the MCP server over the memory and goal tools, mountable on any byte stream or
-//!   stdio.
+//!   stdio;
+//! - [`hooks`]: Claude Code's hooks answered from memory and the goal, and their installer.
 //!
 //! It holds no behaviour of its own. The `agent-memory` command-line tool lives in the
 //! `agent-memory-cli` crate, so depending on this facade never compiles a CLI parser or a
@@ -30,6 +31,7 @@
 pub use goal_steering as goals;
 pub use memory_compaction as compaction;
 pub use memory_config as config;
+pub use memory_hooks as hooks;
 pub use memory_introspect as introspect;
 pub use memory_mcp as mcp;
 pub use memory_models as models;

@@ -16,15 +16,14 @@
 //! whole `message.usage`, so usage is counted once per `message.id`. A turn is identified by
 //! the id of its last API answer, so a hook run twice on the same transcript charges once.
 
-use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use memory_protocol::goal::{
     GoalAccountResult, GoalSteering, GoalSteeringKind, GoalTurnTrigger, ThreadGoalStatus,
 };
+use memory_transcript::claude_code::{AnswerBlock, parse_transcript};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::store::{GoalStore, TurnTokens, TurnUsage};
@@ -97,131 +96,54 @@ pub struct TranscriptTurn {
     pub answers: usize,
 }
 
-/// Reads the last turn of the transcript text `jsonl`. Lines that are not JSON objects, and
-/// line kinds this adapter does not know, are skipped; a transcript without any turn is an
-/// error.
+/// Reads the last turn of the transcript text `jsonl` (with `memory-transcript`'s Claude Code
+/// reader, which merges the lines of one answer). Lines that are not JSON objects, and line
+/// kinds the reader does not know, are skipped; a transcript without any turn is an error.
 pub fn last_turn(jsonl: &str) -> Result<TranscriptTurn> {
-    let mut turn: Option<TurnBuilder> = None;
-    for line in jsonl.lines() {
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        match value.get("type").and_then(Value::as_str) {
-            Some("user") if opens_turn(&value) => {
-                turn = Some(TurnBuilder::new(str_at(&value, "/uuid")));
-            }
-            Some("assistant") => {
-                if let Some(turn) = &mut turn {
-                    turn.add(&value);
-                }
-            }
-            _ => {}
-        }
-    }
-    let turn = turn.ok_or_else(|| {
+    let transcript = parse_transcript(jsonl);
+    let turn = transcript.last_turn().ok_or_else(|| {
         Error::HookInput("the transcript holds no turn (no user prompt line)".to_owned())
     })?;
-    turn.finish()
-}
-
-/// A `user` line that starts a turn: text content (a prompt or hook feedback), not a tool
-/// result, not a compaction summary.
-fn opens_turn(line: &Value) -> bool {
-    if line.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
-        return false;
-    }
-    match line.pointer("/message/content") {
-        Some(Value::String(_)) => true,
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .all(|part| part.get("type").and_then(Value::as_str) == Some("text")),
-        _ => false,
-    }
-}
-
-fn str_at(value: &Value, pointer: &str) -> Option<String> {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-}
-
-fn int_at(value: &Value, pointer: &str) -> i64 {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_i64)
-        .unwrap_or(0)
-        .max(0)
-}
-
-struct TurnBuilder {
-    opening_uuid: Option<String>,
-    seen: HashSet<String>,
-    last_answer: Option<String>,
-    input: i64,
-    cached: i64,
-    output: i64,
-    tool_calls: i64,
-}
-
-impl TurnBuilder {
-    fn new(opening_uuid: Option<String>) -> TurnBuilder {
-        TurnBuilder {
-            opening_uuid,
-            seen: HashSet::new(),
-            last_answer: None,
-            input: 0,
-            cached: 0,
-            output: 0,
-            tool_calls: 0,
-        }
-    }
-
-    fn add(&mut self, line: &Value) {
-        // Tool calls are content blocks, one per line: each counts.
-        if let Some(Value::Array(blocks)) = line.pointer("/message/content") {
-            for block in blocks {
-                if block.get("type").and_then(Value::as_str) == Some("tool_use") {
-                    let name = block.get("name").and_then(Value::as_str).unwrap_or("");
-                    if !GOAL_TOOL_SUFFIXES.iter().any(|goal| name.ends_with(goal)) {
-                        self.tool_calls = self.tool_calls.saturating_add(1);
-                    }
-                }
+    let (mut input, mut cached, mut output, mut tool_calls) = (0i64, 0i64, 0i64, 0i64);
+    for answer in &turn.answers {
+        for block in &answer.blocks {
+            if let AnswerBlock::ToolUse(call) = block
+                && !GOAL_TOOL_SUFFIXES
+                    .iter()
+                    .any(|goal| call.name.ends_with(goal))
+            {
+                tool_calls = tool_calls.saturating_add(1);
             }
         }
-        let Some(id) = str_at(line, "/message/id") else {
-            return;
-        };
-        self.last_answer = Some(id.clone());
-        // Every block of one answer repeats the answer's whole usage: count it once.
-        if !self.seen.insert(id) {
-            return;
+        // An answer without an id cannot be told from a repeat of another: it is not charged.
+        if answer.message_id.is_some() {
+            input = input.saturating_add(answer.usage.total_input());
+            cached = cached.saturating_add(answer.usage.cache_read_input_tokens);
+            output = output.saturating_add(answer.usage.output_tokens);
         }
-        let usage = |key: &str| int_at(line, &format!("/message/usage/{key}"));
-        let cache_read = usage("cache_read_input_tokens");
-        let input = usage("input_tokens")
-            .saturating_add(usage("cache_creation_input_tokens"))
-            .saturating_add(cache_read);
-        self.input = self.input.saturating_add(input);
-        self.cached = self.cached.saturating_add(cache_read);
-        self.output = self.output.saturating_add(usage("output_tokens"));
     }
-
-    fn finish(self) -> Result<TranscriptTurn> {
-        let turn_id = self.last_answer.or(self.opening_uuid).ok_or_else(|| {
-            Error::HookInput(
-                "the transcript's last turn has neither an answer id nor a line uuid".to_owned(),
-            )
-        })?;
-        Ok(TranscriptTurn {
-            turn_id: format!("claude-code:{turn_id}"),
-            input_tokens: self.input,
-            cached_input_tokens: self.cached,
-            output_tokens: self.output,
-            tool_calls: self.tool_calls,
-            answers: self.seen.len(),
-        })
-    }
+    let last_answer = turn
+        .answers
+        .iter()
+        .rev()
+        .find_map(|answer| answer.message_id.as_deref());
+    let turn_id = last_answer.or(turn.opening_uuid).ok_or_else(|| {
+        Error::HookInput(
+            "the transcript's last turn has neither an answer id nor a line uuid".to_owned(),
+        )
+    })?;
+    Ok(TranscriptTurn {
+        turn_id: format!("claude-code:{turn_id}"),
+        input_tokens: input,
+        cached_input_tokens: cached,
+        output_tokens: output,
+        tool_calls,
+        answers: turn
+            .answers
+            .iter()
+            .filter(|answer| answer.message_id.is_some())
+            .count(),
+    })
 }
 
 /// Reads at most [`MAX_TRANSCRIPT_BYTES`] of the transcript at `path` (its end when longer).

@@ -14,6 +14,8 @@
 //! describes itself, follows. Recall for one turn is a separate `<memory-recall>` fence placed
 //! in the user's message.
 
+use std::collections::BTreeSet;
+
 use std::io::Read;
 
 use memory_prompts::UntrustedText;
@@ -24,7 +26,7 @@ use memory_prompts::introspect::{
 };
 use memory_prompts::memories::{ReadPathContext, read_path};
 use memory_protocol::introspect::{MemoryIndexState, MemoryScope, MemorySnapshot, MemoryState};
-use memory_protocol::names::memory_root::{MEMORY_SUMMARY_FILE, NOTES_DIR};
+use memory_protocol::names::memory_root::{MEMORY_FILE, MEMORY_SUMMARY_FILE, NOTES_DIR};
 use memory_sanitize::{TokenCounter, TruncationPolicy, o200k, truncate_middle};
 
 use crate::error::Result;
@@ -33,6 +35,7 @@ use crate::introspector::Introspector;
 use crate::notes::{note_body, note_files, written_at};
 use crate::paths::{RelativePath, open_file};
 use crate::probe::Probe;
+use crate::project::{Projects, note_folder, note_in_scope, scope_summary};
 use crate::query::{Purpose, parse};
 
 /// Most characters of one recalled passage.
@@ -157,6 +160,9 @@ pub struct RenderedRecall {
     pub index: MemoryIndexState,
     /// Why nothing was recalled, or how the message was simplified to search it.
     pub note: Option<String>,
+    /// Each recalled passage as `path:line`, in order, so a host can leave it out of the
+    /// next recall of the same session ([`Introspector::recall_excluding`]).
+    pub passages: Vec<String>,
 }
 
 impl Introspector {
@@ -245,6 +251,18 @@ impl Introspector {
     /// nothing qualifies or memory is off, and [`RenderedRecall::note`] says why; when memory
     /// cannot be read the fence says so instead of staying silent.
     pub fn recall(&self, message: &str, max_hits: usize) -> Result<RenderedRecall> {
+        self.recall_excluding(message, max_hits, &BTreeSet::new())
+    }
+
+    /// [`Introspector::recall`] without the passages in `already` (`path:line`, as
+    /// [`RenderedRecall::passages`] names them): what a session already received is not
+    /// recalled again.
+    pub fn recall_excluding(
+        &self,
+        message: &str,
+        max_hits: usize,
+        already: &BTreeSet<String>,
+    ) -> Result<RenderedRecall> {
         let probe = self.probe();
         let mut rendered = RenderedRecall {
             text: String::new(),
@@ -254,6 +272,7 @@ impl Introspector {
             hits: 0,
             index: probe.index.state,
             note: None,
+            passages: Vec::new(),
         };
         match probe.state {
             MemoryState::Disabled => {
@@ -302,7 +321,9 @@ impl Introspector {
                 let mut hits: Vec<(usize, crate::index::IndexHit)> = hits
                     .into_iter()
                     .map(|hit| (counts.get(&hit.rowid).copied().unwrap_or(0), hit))
-                    .filter(|(matched, _)| *matched >= required)
+                    .filter(|(matched, hit)| {
+                        *matched >= required && !already.contains(&passage_key(hit))
+                    })
                     .collect();
                 // Stable: equal counts keep the index's BM25 order.
                 hits.sort_by_key(|(matched, _)| std::cmp::Reverse(*matched));
@@ -353,6 +374,7 @@ impl Introspector {
                     })?);
                 }
                 rendered.hits = hits.len();
+                rendered.passages = hits.iter().map(|(_, hit)| passage_key(hit)).collect();
                 rendered.text = fence(FenceKind::Recall, &body)?;
             }
         }
@@ -388,12 +410,27 @@ impl Introspector {
     fn sources(&self, probe: &Probe, host_files: &[HostInstructionFile]) -> Result<Vec<String>> {
         let config = self.config();
         let mut sources = Vec::new();
+        let scope = self.project_scope(probe);
         if let Some(summary) = probe.summary.as_ref().filter(|s| !s.body.is_empty()) {
             let budget = usize::try_from(config.summary_budget_tokens).unwrap_or(usize::MAX);
-            let text = truncate_middle(&summary.body, TruncationPolicy::Tokens(budget), o200k());
+            let (body, tokens, other_projects) = match &scope {
+                Some(scope) => {
+                    let scoped =
+                        scope_summary(&summary.body, &scope.projects, scope.project.as_deref());
+                    let tokens = o200k().count(&scoped.text);
+                    (scoped.text, tokens, scoped.left_out.len())
+                }
+                None => (
+                    summary.body.clone(),
+                    usize::try_from(summary.tokens).unwrap_or(usize::MAX),
+                    0,
+                ),
+            };
+            let text = truncate_middle(&body, TruncationPolicy::Tokens(budget), o200k());
             sources.push(memory_source(&MemorySourceContext {
                 kind: SourceKind::Summary {
-                    cut: summary.tokens > config.summary_budget_tokens,
+                    cut: tokens > budget,
+                    other_projects: u32::try_from(other_projects).unwrap_or(u32::MAX),
                 },
                 path: UntrustedText::new(MEMORY_SUMMARY_FILE),
                 scope: config.scope,
@@ -408,9 +445,14 @@ impl Introspector {
             if file.mtime_seconds() < consolidated_at {
                 continue;
             }
-            let Some(text) = read_note(self, &file.rel) else {
+            let Some(text) = read_text(self, &file.rel) else {
                 continue;
             };
+            if let (Some(scope), Some(folder)) = (&scope, note_folder(&text))
+                && !note_in_scope(folder, scope.project.as_deref(), &scope.cwd)
+            {
+                continue;
+            }
             let source = memory_source(&MemorySourceContext {
                 kind: SourceKind::Note {
                     written_at: written_at(file),
@@ -438,6 +480,36 @@ impl Introspector {
     }
 }
 
+/// The project a scoped block is for.
+struct ProjectScope {
+    /// The working directory.
+    cwd: std::path::PathBuf,
+    /// The projects memory knows.
+    projects: Projects,
+    /// The folder of the project `cwd` is in, if any.
+    project: Option<String>,
+}
+
+impl Introspector {
+    /// The project scope of this block, when the memory is scoped to a working directory: the
+    /// projects are named by the summary and the handbook.
+    fn project_scope(&self, probe: &Probe) -> Option<ProjectScope> {
+        let cwd = self.cwd()?.to_path_buf();
+        let summary = probe
+            .summary
+            .as_ref()
+            .map_or("", |summary| summary.body.as_str());
+        let handbook = read_text(self, MEMORY_FILE).unwrap_or_default();
+        let projects = Projects::known(summary, &handbook);
+        let project = projects.project_of(&cwd);
+        Some(ProjectScope {
+            cwd,
+            projects,
+            project,
+        })
+    }
+}
+
 /// SHA-256 of `text`, lowercase hex.
 fn content_hash(text: &str) -> String {
     use sha2::{Digest, Sha256};
@@ -447,12 +519,17 @@ fn content_hash(text: &str) -> String {
         .collect()
 }
 
-/// A note file's text through the confined open; `None` when it cannot be read (the probe
+/// A memory file's text through the confined open; `None` when it cannot be read (the probe
 /// already reports unreadable files).
-fn read_note(introspector: &Introspector, rel: &str) -> Option<String> {
+fn read_text(introspector: &Introspector, rel: &str) -> Option<String> {
     let relative = RelativePath::parse(rel).ok()?;
     let (mut file, _) = open_file(introspector.root(), &relative).ok()?;
     let mut text = String::new();
     file.read_to_string(&mut text).ok()?;
     Some(text)
+}
+
+/// How a recalled passage is named between recalls: its file and first line.
+fn passage_key(hit: &crate::index::IndexHit) -> String {
+    format!("{}:{}", hit.path, hit.start_line)
 }

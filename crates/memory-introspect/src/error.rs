@@ -15,6 +15,14 @@ pub enum Error {
         /// What the system said.
         error: std::io::Error,
     },
+    /// The working directory cannot be made absolute (the current directory is unknown).
+    #[error("cannot resolve the working directory {path}: {error}")]
+    Cwd {
+        /// The directory as given.
+        path: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
     /// A prompt failed to render.
     #[error("rendering the memory injection: {0}")]
     Prompt(#[from] memory_prompts::Error),

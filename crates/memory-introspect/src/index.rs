@@ -55,6 +55,21 @@ pub(crate) struct RefreshReport {
     pub(crate) unreadable: Vec<(String, String)>,
 }
 
+/// A digest of the indexable files of a scan: their paths, sizes, modification times and
+/// inodes, the same stats a refresh compares.
+fn files_digest(scan: &RootScan) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for file in scan.files.iter().filter(|file| file.indexable()) {
+        hasher.update(file.rel.as_bytes());
+        hasher.update([0]);
+        hasher.update(file.size.to_le_bytes());
+        hasher.update(file.mtime_ns.to_le_bytes());
+        hasher.update(file.inode.to_le_bytes());
+    }
+    hasher.finalize().into()
+}
+
 /// One block that matched.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct IndexHit {
@@ -91,6 +106,10 @@ pub struct MemoryRead {
 pub(crate) struct MemoryIndex {
     conn: Connection,
     path: PathBuf,
+    /// What the last refresh of this connection left the index in line with: the database's
+    /// `data_version` after it and a digest of the files it saw. While neither changed, the
+    /// files are as indexed and the manifest need not be read again.
+    in_line_with: Option<(i64, [u8; 32])>,
 }
 
 impl std::fmt::Debug for MemoryIndex {
@@ -126,6 +145,7 @@ impl MemoryIndex {
         let mut index = MemoryIndex {
             conn,
             path: path.to_owned(),
+            in_line_with: None,
         };
         index.migrate().map_err(|error| {
             fail(
@@ -150,6 +170,7 @@ impl MemoryIndex {
         let mut index = MemoryIndex {
             conn,
             path: path.clone(),
+            in_line_with: None,
         };
         index.migrate().map_err(store_error)?;
         Ok(index)
@@ -207,6 +228,14 @@ impl MemoryIndex {
     pub(crate) fn refresh(&mut self, root: &Path, scan: &RootScan) -> Result<RefreshReport> {
         let path = self.path.clone();
         let error = |error| index_error(&path, error);
+        // Every search refreshes first; on a large root, reading the whole manifest each time
+        // would cost more than the search. Another connection's commit changes `data_version`.
+        let files = files_digest(scan);
+        let version = self.data_version().map_err(error)?;
+        if self.in_line_with == Some((version, files)) {
+            return Ok(RefreshReport::default());
+        }
+        self.in_line_with = None;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -310,7 +339,17 @@ impl MemoryIndex {
             }
         }
         tx.commit().map_err(error)?;
+        // An unreadable file is tried again next time, so only a clean refresh is remembered.
+        if report.unreadable.is_empty() {
+            self.in_line_with = Some((self.data_version().map_err(error)?, files));
+        }
         Ok(report)
+    }
+
+    /// SQLite's `data_version`: it changes when another connection commits.
+    fn data_version(&self) -> rusqlite::Result<i64> {
+        self.conn
+            .query_row("PRAGMA data_version", [], |row| row.get(0))
     }
 
     /// Files and blocks indexed.
@@ -546,5 +585,39 @@ fn index_error(path: &Path, error: rusqlite::Error) -> Error {
     Error::Index {
         path: path.to_owned(),
         message: error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::scan;
+
+    /// The manifest is skipped only while neither the files nor the database changed: another
+    /// connection's commit (here, one that dropped the cache tables, as a migration does) makes
+    /// the next refresh compare and re-read again.
+    #[test]
+    fn a_refresh_skips_the_manifest_only_while_files_and_database_are_unchanged() {
+        let home = tempfile::tempdir().unwrap();
+        let root = home.path().join("memories");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("MEMORY.md"), "# Memory\n\nuse just\n").unwrap();
+        let file = home.path().join("index.sqlite");
+        let mut index = MemoryIndex::open(&file).ok().unwrap();
+        let mut other = MemoryIndex::open(&file).ok().unwrap();
+        let files = scan(&root).unwrap();
+        assert_eq!(index.refresh(&root, &files).unwrap().reindexed, 1);
+        assert_eq!(index.refresh(&root, &files).unwrap().reindexed, 0);
+        other
+            .conn
+            .execute_batch(&format!(
+                "DELETE FROM indexed_files; DELETE FROM {MEMORY_SEARCH_INDEX};"
+            ))
+            .unwrap();
+        assert_eq!(index.refresh(&root, &files).unwrap().reindexed, 1);
+        std::fs::write(root.join("MEMORY.md"), "# Memory\n\nuse just and make\n").unwrap();
+        let changed = scan(&root).unwrap();
+        assert_eq!(index.refresh(&root, &changed).unwrap().reindexed, 1);
+        assert_eq!(other.refresh(&root, &changed).unwrap().reindexed, 0);
     }
 }

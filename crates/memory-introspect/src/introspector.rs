@@ -29,6 +29,7 @@ pub struct Introspector {
     config: IntrospectConfig,
     clock: Clock,
     index: Mutex<Option<MemoryIndex>>,
+    cwd: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Introspector {
@@ -36,6 +37,7 @@ impl std::fmt::Debug for Introspector {
         f.debug_struct("Introspector")
             .field("root", &self.root)
             .field("config", &self.config)
+            .field("cwd", &self.cwd)
             .finish_non_exhaustive()
     }
 }
@@ -60,6 +62,7 @@ impl Introspector {
             config,
             clock: Arc::new(now_unix),
             index: Mutex::new(None),
+            cwd: None,
         })
     }
 
@@ -67,6 +70,23 @@ impl Introspector {
     pub fn with_clock(mut self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> Introspector {
         self.clock = Arc::new(clock);
         self
+    }
+
+    /// Scopes this memory to the project the agent works in at `cwd` (made absolute): the
+    /// block then holds the global profile and that project's memories only (the other
+    /// projects' stay reachable by search), and a note is saved as that folder's.
+    pub fn with_cwd(mut self, cwd: &Path) -> Result<Introspector> {
+        let plain = crate::project::plain(cwd).map_err(|error| Error::Cwd {
+            path: cwd.to_owned(),
+            error,
+        })?;
+        self.cwd = Some(plain);
+        Ok(self)
+    }
+
+    /// The working directory this memory is scoped to, if any ([`Introspector::with_cwd`]).
+    pub fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
     }
 
     /// The home folder (absolute).

@@ -31,6 +31,7 @@ mod introspector;
 mod notes;
 mod paths;
 mod probe;
+mod project;
 mod query;
 mod scan;
 mod tools;
@@ -69,6 +70,17 @@ fn absolute_home(home: &Path) -> Result<PathBuf> {
         path: home.to_owned(),
         error,
     })
+}
+
+/// A file's version as `memory_read` shows it and `memory_note` checks it: the first 16 hex
+/// digits of the SHA-256 of its bytes.
+pub(crate) fn version_of(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .take(8)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// A short, lowercase reason for an I/O error, fit for a state line.

@@ -86,6 +86,7 @@ pub(crate) fn render_note(
     written_at: i64,
     text: &str,
     author: NoteAuthor,
+    cwd: Option<&str>,
 ) -> String {
     let time = jiff::Timestamp::from_second(written_at)
         .map(|time| time.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
@@ -95,7 +96,15 @@ pub(crate) fn render_note(
         None => NOTE_TITLE.to_owned(),
     };
     let by = author.written_by();
-    format!("{title}\nwritten_at: {time}\nwritten_by: {by}\n\n{text}\n")
+    // A folder name may hold a line break; the header is one line per key.
+    let project = cwd.map_or_else(String::new, |cwd| {
+        format!(
+            "{}{}\n",
+            crate::project::NOTE_CWD_KEY,
+            cwd.replace(['\n', '\r'], " ")
+        )
+    });
+    format!("{title}\nwritten_at: {time}\nwritten_by: {by}\n{project}\n{text}\n")
 }
 
 #[cfg(test)]
@@ -118,15 +127,19 @@ mod tests {
             1_773_561_731,
             "use `just ci`",
             NoteAuthor::Agent,
+            None,
         );
         assert_eq!(
             text,
             "# Agent note (build)\nwritten_at: 2026-03-15T08:02:11Z\nwritten_by: an agent, with memory_note\n\nuse `just ci`\n"
         );
         assert_eq!(note_body(&text), "use `just ci`");
-        let by_user = render_note(None, 1_773_561_731, "tabs", NoteAuthor::User);
+        let by_user = render_note(None, 1_773_561_731, "tabs", NoteAuthor::User, None);
         assert!(by_user.contains("\nwritten_by: the user, with agent-memory note\n"));
         assert_eq!(note_body(&by_user), "tabs");
+        let scoped = render_note(None, 1, "tabs", NoteAuthor::User, Some("/src/a\nb"));
+        assert!(scoped.contains("\ncwd: /src/a b\n\ntabs\n"), "{scoped}");
+        assert_eq!(note_body(&scoped), "tabs");
         assert_eq!(note_body("hand written\n"), "hand written");
         assert_eq!(day(1_773_561_731), "2026-03-15");
     }

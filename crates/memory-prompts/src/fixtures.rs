@@ -13,7 +13,7 @@ use crate::compaction::{self, SummaryFormat, SummaryRequestContext};
 use crate::engine::{Template, Vars};
 use crate::error::Result;
 use crate::untrusted::UntrustedText;
-use crate::{goals, introspect, memories, working_memory};
+use crate::{goals, hooks, introspect, memories, working_memory};
 
 /// Gives a fixture its untrusted text: `(slot name, benign text) -> text`.
 pub type TextSource<'a> = dyn FnMut(&'static str, &'static str) -> UntrustedText + 'a;
@@ -114,6 +114,19 @@ pub fn all() -> Vec<Fixture> {
             &crate::registry::goals::OBJECTIVE_UPDATED,
             objective_updated,
         ),
+        fixture(&crate::registry::hooks::AFTER_COMPACTION, |_| {
+            Ok(hooks::after_compaction_vars())
+        }),
+        fixture(&crate::registry::hooks::BEFORE_COMPACTION, |text| {
+            Ok(hooks::before_compaction_vars(
+                &hooks::BeforeCompactionContext {
+                    objective: Some(text(
+                        "objective",
+                        "Make parse_ledger return errors instead of panicking",
+                    )),
+                },
+            ))
+        }),
         fixture(&crate::registry::introspect::MEMORY_BLOCK, memory_block),
         fixture(&crate::registry::introspect::MEMORY_HEADER, memory_header),
         fixture(&crate::registry::introspect::MEMORY_SOURCE, memory_source),

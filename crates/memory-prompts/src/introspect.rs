@@ -94,6 +94,8 @@ pub enum SourceKind {
     Summary {
         /// True when it was cut to its budget.
         cut: bool,
+        /// Other projects whose lines were left out, the block being for one project.
+        other_projects: u32,
     },
     /// A note an agent saved with `memory_note`, written at this time (Unix seconds).
     Note {
@@ -123,14 +125,18 @@ pub fn memory_source(ctx: &MemorySourceContext) -> Result<String> {
 }
 
 pub(crate) fn memory_source_vars(ctx: &MemorySourceContext) -> Vars {
-    let (kind, written_at, cut) = match ctx.kind {
-        SourceKind::Summary { cut } => ("summary", None, cut),
-        SourceKind::Note { written_at } => ("note", Some(format_utc(written_at)), false),
-        SourceKind::HostInstructions => ("host_file", None, false),
+    let (kind, written_at, cut, other_projects) = match ctx.kind {
+        SourceKind::Summary {
+            cut,
+            other_projects,
+        } => ("summary", None, cut, other_projects),
+        SourceKind::Note { written_at } => ("note", Some(format_utc(written_at)), false, 0),
+        SourceKind::HostInstructions => ("host_file", None, false, 0),
     };
     Vars::new(&MEMORY_SOURCE)
         .constant("kind", kind)
         .flag("cut", cut)
+        .number("other_projects", other_projects)
         .inline_text("path", &ctx.path)
         .constant("scope", scope_name(ctx.scope))
         .optional_inline_text("written_at", written_at.map(UntrustedText::new).as_ref())

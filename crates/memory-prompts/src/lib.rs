@@ -8,7 +8,7 @@
 //! close the tags that delimit it. Goal objectives are escaped as XML text.
 //!
 //! Families: [`memories`] (write and read path), [`compaction`], [`working_memory`],
-//! [`goals`] and [`introspect`]. [`fixtures`] renders each template with an example context.
+//! [`goals`], [`introspect`] and [`hooks`]. [`fixtures`] renders each template with an example context.
 
 #![deny(missing_docs)]
 
@@ -20,6 +20,7 @@ mod untrusted;
 pub mod compaction;
 pub mod fixtures;
 pub mod goals;
+pub mod hooks;
 pub mod introspect;
 pub mod labels;
 pub mod memories;

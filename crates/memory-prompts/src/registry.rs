@@ -31,6 +31,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Template> {
         working_memory::TEMPLATES,
         goals::TEMPLATES,
         introspect::TEMPLATES,
+        hooks::TEMPLATES,
     ]
     .into_iter()
     .flatten()
@@ -176,4 +177,18 @@ pub(crate) mod introspect {
         &STATE_CHANGE,
         &ENVIRONMENT,
     ];
+}
+
+/// The hooks templates.
+pub(crate) mod hooks {
+    use super::Template;
+    use super::boundary_tags;
+
+    pub(crate) const AFTER_COMPACTION: Template = template!("hooks/after_compaction.md", &[]);
+    pub(crate) const BEFORE_COMPACTION: Template = template!(
+        "hooks/before_compaction.md",
+        &[boundary_tags::UNTRUSTED_OBJECTIVE]
+    );
+
+    pub(crate) const TEMPLATES: &[&Template] = &[&AFTER_COMPACTION, &BEFORE_COMPACTION];
 }

@@ -101,6 +101,9 @@ pub enum MemoryFailureCode {
     ReadOnly,
     /// A size or daily budget would be exceeded.
     BudgetExceeded,
+    /// A note would be replaced or deleted without the version the caller read, or it changed
+    /// since that version was read.
+    Conflict,
     /// Anything else (an I/O error while writing).
     Failed,
 }
@@ -313,6 +316,9 @@ pub struct MemoryReadResult {
     pub content: String,
     /// True when the text was cut to the read budget; continue from `end_line + 1`.
     pub truncated: bool,
+    /// The whole file's version (a hash of its bytes): `memory_note` asks for it to replace
+    /// or delete a note, and refuses when the note changed since.
+    pub version: String,
 }
 
 /// `memory_search`: full-text search of the memory root.
@@ -371,11 +377,34 @@ pub struct MemorySearchResult {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryNoteRequest {
-    /// The note: one durable fact, preference or decision, in plain words.
+    /// The note: one durable fact, preference or decision, in plain words (not needed to
+    /// delete).
+    #[serde(default, deserialize_with = "null_as_default")]
     pub text: String,
     /// A few words naming what the note is about.
     #[serde(default)]
     pub topic: Option<String>,
+    /// The note to replace or delete (`notes/<name>.md`, as memory_list or memory_search shows
+    /// it); absent adds a new note.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// With `id`: the `version` memory_read returned for that note. Refused without it, or
+    /// when the note changed since.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// With `id`: delete the note instead of replacing it.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub delete: bool,
+}
+
+/// A field whose `null` (as strict function calling sends for an argument left out) means its
+/// default.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Option::unwrap_or_default)
 }
 
 /// Result of `memory_note`.
@@ -396,4 +425,9 @@ pub struct MemoryNoteResult {
     pub daily_limit: u32,
     /// Something the caller should know, such as an index that could not be updated.
     pub warning: Option<String>,
+    /// The note's version as written (what a later replace or delete names); absent when it
+    /// was deleted.
+    pub version: Option<String>,
+    /// True when the note was deleted.
+    pub deleted: bool,
 }

@@ -271,15 +271,16 @@ pub fn memory_tools() -> Vec<ToolDefinition> {
             "Read a memory file relative to the memory root: the whole file, a line range \
              (`start_line`, `end_line`, 1-based and inclusive) or the section under one Markdown \
              `heading`. Long reads are cut; continue from `end_line + 1` when `truncated`. A \
-             missing file or heading is a not_found failure, never an empty result. If the call \
+             missing file or heading is a not_found failure, never an empty result. `version` \
+             identifies what you read (memory_note needs it to change a note). If the call \
              fails with disabled or unavailable set, tell the user that memory is off or could \
              not be read.",
         ),
         ToolDefinition::memory_tool::<MemorySearchRequest, MemorySearchResult>(
             "memory_search",
             "Search long-term memory before answering about past work, decisions, commands or \
-             the user's preferences. Every word of `query` must appear; put an exact phrase in \
-             \"double quotes\". Hits are ranked (BM25) with path, line, score and the matching \
+             the user's preferences. Blocks holding every word of `query` come first, then \
+             those holding some (`all_terms` false); put an exact phrase in \"double quotes\". Hits are ranked (BM25) with path, line, score and the matching \
              line; open them with memory_read. No hits in state `empty` means nothing is \
              recorded yet. If the call fails with disabled or unavailable set, tell the user \
              that memory is off or could not be read, and do not conclude the user never said \
@@ -291,8 +292,11 @@ pub fn memory_tools() -> Vec<ToolDefinition> {
              asks you to remember something, or when you learn something later sessions need. \
              The note is written and searchable before this returns; the background write path \
              folds notes into the memory files. Secrets are redacted; a note and each day have \
-             a size limit. If the call fails (disabled, unavailable, read_only or a budget), \
-             tell the user the note was not saved.",
+             a size limit. To correct or remove a note, pass its `id` (its notes/ path) and the \
+             `version` memory_read returned for it, with the new `text` or `delete: true`; a \
+             conflict failure means it changed since you read it: read it again. If the call \
+             fails (disabled, unavailable, read_only or a budget), tell the user the note was \
+             not saved.",
         ),
     ]
 }

@@ -81,6 +81,27 @@ pub const INJECTED_BLOCKS: &[InjectedBlock] = &[
         end: BlockEnd::Close("</agent_memory_internal_context>"),
         hidden_from_extraction: true,
     },
+    // Context Claude Code wraps around what it adds to a turn (reminders, hook output).
+    InjectedBlock {
+        name: "system_reminder",
+        start: "<system-reminder",
+        end: BlockEnd::Close("</system-reminder>"),
+        hidden_from_extraction: true,
+    },
+    // Our own memory fences: recalled memory must never come back as a new memory. The
+    // recall fence goes first, since `<memory` would also open it.
+    InjectedBlock {
+        name: "memory_recall",
+        start: "<memory-recall",
+        end: BlockEnd::Close("</memory-recall>"),
+        hidden_from_extraction: true,
+    },
+    InjectedBlock {
+        name: "memory_block",
+        start: "<memory source=",
+        end: BlockEnd::Close("</memory>"),
+        hidden_from_extraction: true,
+    },
     InjectedBlock {
         name: "turn_aborted",
         start: "<turn_aborted",
@@ -140,6 +161,22 @@ pub fn strip_injected(text: &str) -> String {
             BlockEnd::Request(_) => None,
         };
         out = remove_blocks(&out, block.start, close);
+    }
+    out
+}
+
+/// `text` without the blocks the memory filter hides from extraction, wherever they sit in it
+/// (a transcript that stores a prompt as one string, with host context appended, keeps the
+/// blocks inside the prompt rather than as parts of their own).
+pub fn strip_hidden(text: &str) -> String {
+    let mut out = text.to_owned();
+    for block in INJECTED_BLOCKS
+        .iter()
+        .filter(|block| block.hidden_from_extraction)
+    {
+        if let BlockEnd::Close(close) = block.end {
+            out = remove_blocks(&out, block.start, Some(close));
+        }
     }
     out
 }

@@ -1,6 +1,7 @@
 //! Session transcripts as they are on disk, read for memory.
 //!
 //! - [`reader`]: streaming rollout reading that turns malformed lines into diagnostics;
+//! - [`claude_code`]: Claude Code transcripts, read into the same rollout form;
 //! - [`filter`]: what memory extraction may see of a rollout, serialized as compact JSON;
 //! - [`injected`]: the one list of blocks a host injects into user messages, and stripping them;
 //! - [`file_ops`]: which files a tool call reads or modifies;
@@ -13,11 +14,13 @@
 //!
 //! Redaction, escaping, token counting and truncation are `memory-sanitize`'s; this crate uses
 //! its redaction for the paths it reports. It does no I/O beyond reading what it is handed
-//! ([`read_rollout_path`] opens the one file it is given) and never panics on any input.
+//! ([`read_rollout_path`] opens the one file it is given; [`claude_code::subagent_files`] lists
+//! the subagents beside a session's file) and never panics on any input.
 
 #![deny(missing_docs)]
 
 pub mod anchors;
+pub mod claude_code;
 mod error;
 pub mod file_ops;
 pub mod filter;

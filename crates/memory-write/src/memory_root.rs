@@ -135,7 +135,8 @@ impl MemoryRoot {
 
     /// Removes everything inside the root and keeps the (empty) root folder. Refuses a root
     /// that is a symlink, so a reset never deletes through one; links inside are removed, not
-    /// followed. A missing root is already empty. Returns how many entries were removed.
+    /// followed. A missing root is already empty. Returns how many entries were removed (the
+    /// write path's hidden state is removed, not counted).
     pub fn clear(&self) -> Result<usize> {
         match fs::symlink_metadata(&self.dir) {
             Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
@@ -162,7 +163,10 @@ impl MemoryRoot {
                 fs::remove_file(&path)
             };
             result.map_err(|source| io_error(&path, source))?;
-            removed += 1;
+            // The write path's own hidden state goes too, but is not what the user counts.
+            if !entry.file_name().to_string_lossy().starts_with('.') {
+                removed += 1;
+            }
         }
         sync_dir(&self.dir)?;
         Ok(removed)
@@ -298,16 +302,18 @@ impl MemoryRoot {
 
     /// Writes `MEMORY.md` atomically. Returns whether the content changed.
     pub fn write_memory(&self, text: &str) -> Result<bool> {
-        self.write_atomic(&self.file(names::MEMORY_FILE), text)
+        let written = self.write_atomic(&self.file(names::MEMORY_FILE), text)?;
+        self.record_written(names::MEMORY_FILE, text)?;
+        Ok(written)
     }
 
     /// Writes `memory_summary.md` atomically, with the version line first (see
     /// [`with_version_line`]). Returns whether the content changed.
     pub fn write_summary(&self, text: &str) -> Result<bool> {
-        self.write_atomic(
-            &self.file(names::MEMORY_SUMMARY_FILE),
-            &with_version_line(text),
-        )
+        let text = with_version_line(text);
+        let written = self.write_atomic(&self.file(names::MEMORY_SUMMARY_FILE), &text)?;
+        self.record_written(names::MEMORY_SUMMARY_FILE, &text)?;
+        Ok(written)
     }
 
     /// Brings `raw_memories.md` and `rollout_summaries/` in line with `selected`: one summary

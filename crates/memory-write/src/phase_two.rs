@@ -176,6 +176,13 @@ pub async fn run_phase_two(
     model: &dyn ModelClient,
     options: &PhaseTwoOptions,
 ) -> Result<PhaseTwoReport> {
+    // A user's hand edit of the memory files becomes a note first, before anything (a
+    // shared revision, this pass) writes over the edited file.
+    let edit_root = root.clone();
+    let folded = blocking(move || edit_root.fold_hand_edits(now_unix())).await?;
+    if !folded.is_empty() {
+        tracing::info!(notes = ?folded, "hand edits of the memory files kept as notes");
+    }
     // On a shared store this machine's root first catches up with the newest published one,
     // so a machine that never consolidated does not take its empty root for damage.
     let materialized = shared_root::sync_shared_root(store, root).await?.revision;

@@ -37,6 +37,8 @@ pub enum RolloutFolder {
     /// codex's sessions folder, read as a host agent reads it at startup: at most
     /// `max_rollouts_per_startup` rollouts, the age and idle rules.
     CodexSessions,
+    /// Claude Code's `projects` folder, read with the same startup limits as codex's.
+    ClaudeCodeProjects,
 }
 
 /// The limits of one run.
@@ -53,7 +55,7 @@ pub struct RunLimits {
 impl RunLimits {
     /// The limits of a run over `folder`: the host's options (`limit`, `max_age_days`) win,
     /// then the config file. A [`RolloutFolder::Given`] has no age or per-run limit unless one
-    /// of them sets it; [`RolloutFolder::CodexSessions`] gets codex's startup limits.
+    /// of them sets it; an agent's own sessions folder gets codex's startup limits.
     pub fn new(
         folder: RolloutFolder,
         limit: Option<u64>,
@@ -69,7 +71,7 @@ impl RunLimits {
                 max_age_days: age.or(config.max_rollout_age_days),
                 max_running: None,
             },
-            RolloutFolder::CodexSessions => RunLimits {
+            RolloutFolder::CodexSessions | RolloutFolder::ClaudeCodeProjects => RunLimits {
                 max_claims: Some(limit.unwrap_or(per_run)),
                 max_age_days: Some(age.unwrap_or(config.rollout_age_days())),
                 // As codex does at startup: the per-run limit also caps jobs running at once

@@ -4,7 +4,9 @@
 //! layout included). For each one the scan reads only what it needs: the first lines, for
 //! the `session_meta` (thread id, cwd, source), and the last 64 KiB, for the last activity
 //! time and the content fingerprint. Files whose size and modification time match the stored
-//! row are not read at all.
+//! row are not read at all. A Claude Code transcript (Claude Code's `projects/*/*.jsonl`) is
+//! read whole into the same metadata (see [`crate::session_file`]); a subagent's file under
+//! `<session>/subagents/` is registered as a subagent session and read with its parent.
 //!
 //! **Activity time** is the timestamp of the last line that has one, falling back to the
 //! file's modification time. The idle rule (`min_rollout_idle_hours`) therefore measures when
@@ -34,6 +36,7 @@ use std::time::UNIX_EPOCH;
 
 use memory_protocol::rollout::ResponseItem;
 use memory_protocol::{RolloutItem, RolloutLine, SessionMeta};
+use memory_transcript::claude_code::TranscriptFormat;
 use memory_transcript::strip_injected;
 use sha2::{Digest, Sha256};
 
@@ -323,7 +326,22 @@ fn inspect_rollout(
 ) -> std::io::Result<ThreadRegistration> {
     // The type is checked again on the open handle: the file may have been swapped since.
     let mut file = crate::safe_file::open_regular_file(path)?;
-    let meta = find_session_meta(&mut file)?;
+    let (meta, content) = match crate::session_file::file_format(&mut file)? {
+        TranscriptFormat::ClaudeCode => {
+            let transcript = crate::session_file::read_claude_file(&mut file)?;
+            let content = ContentSignals {
+                user_message: transcript.has_user_prompt(),
+                external_context: options.disable_on_external_context
+                    && transcript.used_external_context(),
+            };
+            (Some(transcript.session_meta()), content)
+        }
+        TranscriptFormat::CodexRollout => {
+            let meta = find_session_meta(&mut file)?;
+            let content = inspect_content(&mut file, options.disable_on_external_context)?;
+            (meta, content)
+        }
+    };
     let (head, tail) = read_head_and_tail(&mut file, size)?;
     let mtime_secs = mtime_ns.div_euclid(1_000_000_000);
     let last_activity_at = last_timestamp(&tail).unwrap_or(mtime_secs);
@@ -344,7 +362,6 @@ fn inspect_rollout(
         .map(|b| format!("{b:02x}"))
         .collect();
     let source = meta.as_ref().and_then(|m| m.source.as_ref());
-    let content = inspect_content(&mut file, options.disable_on_external_context)?;
     let memory_mode = match meta
         .as_ref()
         .and_then(|m| m.extra.get("memory_mode"))

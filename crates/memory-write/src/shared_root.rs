@@ -103,6 +103,7 @@ pub fn materialize(root: &MemoryRoot, revision: &RootRevision) -> Result<usize> 
         if root.write_atomic(&root.dir().join(&file.path), &file.text)? {
             changed += 1;
         }
+        root.record_written(&file.path, &file.text)?;
     }
     let keep: BTreeSet<&str> = revision
         .files

@@ -4,7 +4,6 @@
 //! job; rendering (truncate head+tail to a token budget -> render the prompts) may happen again
 //! with a smaller budget when the model says the input did not fit.
 
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use memory_prompts::UntrustedText;
@@ -14,9 +13,7 @@ use memory_protocol::{ModelRequest, ResponseItem, StageOneOutput, TaskKind};
 use memory_sanitize::{
     TruncationPolicy, o200k, redact_json_strings, redact_secrets, truncate_middle,
 };
-use memory_transcript::{
-    ReaderOptions, RolloutRead, RolloutReader, filter_for_memory, serialize_for_memory,
-};
+use memory_transcript::{filter_for_memory, serialize_for_memory};
 
 use crate::error::{Error, Result};
 use crate::store::ClaimedJob;
@@ -50,10 +47,10 @@ pub struct RenderedRequest {
     pub contents_bytes: usize,
 }
 
-/// Reads, filters and redacts one rollout file. Only a regular file is read (checked on the
-/// open handle, so a FIFO swapped in after the scan is an error, not a hang).
+/// Reads, filters and redacts one session file (a codex rollout or a Claude Code transcript,
+/// see [`crate::session_file`]).
 pub fn load_rollout(path: &Path) -> Result<Loaded> {
-    let read = read_regular_rollout(path)?;
+    let read = crate::session_file::read_session_file(path)?;
     if read.lines.is_empty() {
         return match read.diagnostics.first() {
             None => Ok(Loaded::Nothing("the rollout file is empty".to_owned())),
@@ -119,31 +116,6 @@ pub fn load_job_rollout(job: &ClaimedJob) -> Result<Loaded> {
     match &job.stored_items {
         Some(items) => load_stored_items(&job.thread_id, items),
         None => load_rollout(&job.open_path),
-    }
-}
-
-fn read_regular_rollout(path: &Path) -> Result<RolloutRead> {
-    let io_error = |error| {
-        Error::Rollout(memory_transcript::Error::Io {
-            path: path.to_path_buf(),
-            error,
-        })
-    };
-    let file = crate::safe_file::open_regular_file(path).map_err(io_error)?;
-    let mut reader = RolloutReader::new(
-        BufReader::with_capacity(256 << 10, file),
-        ReaderOptions::default(),
-    );
-    let mut read = RolloutRead::default();
-    for line in &mut reader {
-        match line {
-            Ok(line) => read.lines.push(line),
-            Err(diagnostic) => read.diagnostics.push(diagnostic),
-        }
-    }
-    match reader.take_io_error() {
-        Some(error) => Err(io_error(error)),
-        None => Ok(read),
     }
 }
 

@@ -1,10 +1,10 @@
-//! `cargo xtask bench search`: `memory_search` latency over a memory root of 10,000 blocks, and
+//! `cargo xtask bench search`: `memory_search` latency over a memory root of 100,000 blocks, and
 //! the cost of re-indexing one changed file.
 //!
 //! `cargo xtask` builds xtask in debug, so this command re-runs itself in release
 //! (`cargo run --release -p xtask -- bench search --inner`) and only the inner run measures.
 //!
-//! The root is generated with a fixed seed: a handbook (`MEMORY.md`, 1,000 blocks) and 450
+//! The root is generated with a fixed seed: a handbook (`MEMORY.md`, 10,000 blocks) and 4,500
 //! session summaries (`rollout_summaries/`, 20 blocks each), words drawn with a skewed
 //! frequency so common words hit many blocks and rare ones few. Each query goes through
 //! [`Introspector::search`], the function behind the `memory_search` tool, so the figures
@@ -21,9 +21,9 @@ use memory_protocol::introspect::{MemoryIndexState, MemorySearchRequest};
 use super::Rng;
 
 /// Blocks in the handbook.
-const HANDBOOK_BLOCKS: usize = 1_000;
+const HANDBOOK_BLOCKS: usize = 10_000;
 /// Session summaries, and blocks in each.
-const SUMMARIES: usize = 450;
+const SUMMARIES: usize = 4_500;
 const SUMMARY_BLOCKS: usize = 20;
 /// Distinct queries, and timed passes over them.
 const QUERIES: usize = 200;

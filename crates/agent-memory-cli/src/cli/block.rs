@@ -32,6 +32,10 @@ pub(crate) struct BlockArgs {
     /// says when the state changed.
     #[arg(long)]
     record: bool,
+    /// The working directory of the session: the block holds the global profile and the
+    /// memories of the project this folder is in; other projects' are left to search.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<std::path::PathBuf>,
     #[command(flatten)]
     memory: MemoryArgs,
 }
@@ -44,7 +48,10 @@ pub(crate) fn run(args: BlockArgs) -> ExitCode {
 }
 
 fn execute(args: &BlockArgs) -> anyhow::Result<ExitCode> {
-    let memory = open_memory(&args.memory)?;
+    let mut memory = open_memory(&args.memory)?;
+    if let Some(cwd) = &args.cwd {
+        memory = memory.with_cwd(cwd)?;
+    }
     let options = BlockOptions {
         environment: match (&args.host, &args.host_state_dir) {
             (Some(host), Some(dir)) => Some(HostEnvironment::current(host, dir)),

@@ -1,6 +1,8 @@
 //! `agent-memory mcp`: the memory tools served over MCP on stdin/stdout by
 //! [`agent_memory::mcp::MemoryServer`], over the home's memory.
 //!
+//! With `--cwd DIR` the notes it saves are that project's (see `agent-memory block --cwd`).
+//!
 //! With `--thread THREAD` it also serves that thread's goal tools (`get_goal`, `update_goal`)
 //! from the home's goal store, answered exactly as `agent-memory goal update` answers.
 //!
@@ -30,6 +32,10 @@ pub(crate) struct McpArgs {
     /// Also serve this thread's goal tools (`get_goal`, `update_goal`).
     #[arg(long, value_name = "THREAD")]
     thread: Option<String>,
+    /// The working directory of the session: notes saved through the server are that
+    /// project's, kept out of other projects' blocks.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn run(args: McpArgs) -> ExitCode {
@@ -61,7 +67,10 @@ fn serve(args: &McpArgs) -> anyhow::Result<()> {
     if let Some(shared) = &shared {
         runtime.block_on(shared.sync_now());
     }
-    let memory = open_memory(&args.memory)?;
+    let mut memory = open_memory(&args.memory)?;
+    if let Some(cwd) = &args.cwd {
+        memory = memory.with_cwd(cwd)?;
+    }
     let goal_store = match &args.thread {
         Some(_) => Some(Arc::new(Mutex::new(open_at(&home, &selection)?))),
         None => None,

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod block;
 mod cite;
+mod claude;
 mod codex;
 mod compact;
 mod consolidate;
@@ -13,6 +14,7 @@ mod exit;
 mod forget;
 mod goal;
 mod home;
+mod hook;
 mod interrupt;
 mod json;
 mod list;
@@ -87,6 +89,10 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// Bring the state store's schema up to this build and print each owner's version.
     Migrate(migrate::MigrateArgs),
+    /// Claude Code's hooks: `hook claude-code` answers one (JSON payload on stdin);
+    /// `hook install claude-code [--project]` and `hook uninstall claude-code` manage them in
+    /// settings.json.
+    Hook(hook::HookArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -110,6 +116,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Block(args) => block::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Migrate(args) => migrate::run(args),
+        Command::Hook(args) => hook::run(args),
     }
 }
 

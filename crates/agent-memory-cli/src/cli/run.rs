@@ -5,7 +5,9 @@
 //! `~/.codex/sessions`) and behaves as a host agent at startup: at most
 //! `max_rollouts_per_startup` rollouts, the age and idle rules. Given a folder, it processes
 //! every rollout there that passes the idle rule, unless `--limit`, `--max-age-days` or the
-//! config file set a limit. `--codex` also writes the memory root into codex's
+//! config file set a limit. `--claude` reads Claude Code's sessions
+//! (`$CLAUDE_CONFIG_DIR/projects`, default `~/.claude/projects`) with the same startup limits;
+//! a folder may hold either agent's files. `--codex` also writes the memory root into codex's
 //! (`$CODEX_HOME/memories`), where codex's read path finds it. Stale memories are pruned
 //! before anything is extracted. The pipeline is [`agent_memory::write::runner::Runner`]'s;
 //! this module parses the options, shows progress and prints the report.
@@ -28,6 +30,7 @@ use agent_memory::models::DEFAULT_MODEL_SPEC;
 use agent_memory::protocol::{ContextWindowSource, StructuredOutputMode};
 use agent_memory::sanitize::{display_safe, redact_secrets};
 
+use super::claude;
 use super::codex::{self, RootArgs};
 use super::exit::{self, outln, print_json, print_safe};
 use super::home::{CommonArgs, build, load_config, options_for_config_spec, resolve_home, runtime};
@@ -36,13 +39,18 @@ use super::interrupt::until_signal;
 /// Arguments of `agent-memory run`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
-    /// Folder of rollout files (default: $CODEX_HOME/sessions, with codex's startup limits).
-    #[arg(conflicts_with = "codex")]
+    /// Folder of rollout files, codex's or Claude Code's (default: $CODEX_HOME/sessions, with
+    /// codex's startup limits).
+    #[arg(conflicts_with_all = ["codex", "claude"])]
     rollouts_dir: Option<PathBuf>,
     /// Read codex's sessions and write the memory root into $CODEX_HOME/memories (default
     /// ~/.codex/memories), in codex's layout, for codex's own read path.
     #[arg(long)]
     codex: bool,
+    /// Read Claude Code's sessions ($CLAUDE_CONFIG_DIR/projects, default ~/.claude/projects)
+    /// with codex's startup limits.
+    #[arg(long, conflicts_with = "codex")]
+    claude: bool,
     #[command(flatten)]
     common: CommonArgs,
     /// Print one JSON object instead of a summary.
@@ -94,6 +102,7 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     let config = &loaded.memories;
     let (rollouts_dir, folder) = match &args.rollouts_dir {
         Some(dir) => (dir.clone(), RolloutFolder::Given),
+        None if args.claude => (claude::projects_dir()?, RolloutFolder::ClaudeCodeProjects),
         None => (codex::sessions_dir()?, RolloutFolder::CodexSessions),
     };
     let root = RootArgs { codex: args.codex }.memory_root(&home)?;

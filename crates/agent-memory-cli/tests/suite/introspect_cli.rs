@@ -371,3 +371,93 @@ fn errors_name_the_cli_commands_and_ranges_in_words() {
         stderr(&zero)
     );
 }
+
+/// Issue 29 (codex #17496): `block --cwd DIR` holds the global profile and the memories of
+/// the project DIR is in; another project's rule is left out of it and found by search.
+#[test]
+fn block_for_a_working_directory_leaves_other_projects_to_search() {
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("memories");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(
+        root.join("memory_summary.md"),
+        "v1\n## User Profile\nWorks on alpha and beta.\n\n## User preferences\n\
+         - Squash before merging.\n- Tag releases by hand. (alpha)\n\n## What's in Memory\n\
+         ### alpha (`/work/alpha`)\n- Release tooling (success)\n\n### beta (`/work/beta`)\n\
+         - Flaky timer test (success)\n",
+    )
+    .unwrap();
+    let beta = agent_memory(home.path(), &["block", "--cwd", "/work/beta/src"]);
+    let text = stdout(&beta);
+    assert!(beta.status.success(), "{}", stderr(&beta));
+    assert!(text.contains("Squash before merging."), "{text}");
+    assert!(text.contains("Flaky timer test"), "{text}");
+    assert!(!text.contains("Tag releases by hand"), "{text}");
+    assert!(!text.contains("Release tooling"), "{text}");
+    assert!(
+        text.contains("lines about 1 other project(s) left out"),
+        "{text}"
+    );
+    let found = agent_memory(home.path(), &["search", "tag", "releases"]);
+    assert!(
+        stdout(&found).contains("Tag releases by hand. (alpha)"),
+        "{}",
+        stdout(&found)
+    );
+    let whole = stdout(&agent_memory(home.path(), &["block"]));
+    assert!(whole.contains("Tag releases by hand"), "{whole}");
+}
+
+/// Issue 29 (basic-memory #625): `note --replace` and `--delete` need the version `read`
+/// showed; an older one is refused and the note is left as it is.
+#[test]
+fn a_note_is_replaced_or_deleted_only_with_the_version_read() {
+    let home = tempfile::tempdir().unwrap();
+    let saved = json_exit(
+        &agent_memory(
+            home.path(),
+            &["note", "Deploys go out on Tuesdays", "--json"],
+        ),
+        0,
+    );
+    let path = saved["path"].as_str().unwrap().to_owned();
+    let read = json_exit(&agent_memory(home.path(), &["read", &path, "--json"]), 0);
+    let version = read["version"].as_str().unwrap().to_owned();
+    let replaced = agent_memory(
+        home.path(),
+        &[
+            "note",
+            "--replace",
+            &path,
+            "--version",
+            &version,
+            "Deploys go out on Fridays",
+        ],
+    );
+    assert!(stdout(&replaced).starts_with(&format!("replaced {path} (now version ")));
+    let stale = agent_memory(
+        home.path(),
+        &["note", "--delete", &path, "--version", &version],
+    );
+    assert_eq!(stale.status.code(), Some(1), "{}", stderr(&stale));
+    assert!(
+        stderr(&stale).contains("changed since version"),
+        "{}",
+        stderr(&stale)
+    );
+    let text = std::fs::read_to_string(home.path().join("memories").join(&path)).unwrap();
+    assert!(text.contains("Fridays"), "{text}");
+    let read = json_exit(&agent_memory(home.path(), &["read", &path, "--json"]), 0);
+    let deleted = agent_memory(
+        home.path(),
+        &[
+            "note",
+            "--delete",
+            &path,
+            "--version",
+            read["version"].as_str().unwrap(),
+        ],
+    );
+    assert_eq!(stdout(&deleted), format!("deleted {path}\n"));
+    assert!(!home.path().join("memories").join(&path).exists());
+}

@@ -1,9 +1,11 @@
 //! Integration tests of the `agent-memory` binary, one module per command.
 
+mod claude_code_cli;
 mod compact_cli;
 mod consolidate_cli;
 mod goal_cli;
 mod goal_hook_cli;
+mod hook_cli;
 mod introspect_cli;
 mod json_cli;
 mod mcp_cli;

@@ -9,6 +9,7 @@
 
 mod list;
 mod note;
+mod note_edit;
 mod read;
 mod search;
 mod status;

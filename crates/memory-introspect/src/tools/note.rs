@@ -1,4 +1,5 @@
-//! `memory_note`: a note added to `notes/`, synchronously.
+//! `memory_note`: a note added to `notes/`, synchronously (replacing or deleting one is
+//! `note_edit.rs`).
 //!
 //! The note is cleaned (control characters), redacted, checked against the size and daily
 //! budgets, written atomically (temporary file, fsync, rename, folder fsync) under a lock that
@@ -24,7 +25,7 @@ use crate::tools::{failure, invalid_input, resolve_failure, unavailable};
 /// Longest topic, in characters.
 const MAX_TOPIC_CHARS: usize = 80;
 /// Lock file in `notes/` held while counting and writing.
-const LOCK_FILE: &str = ".lock";
+pub(crate) const LOCK_FILE: &str = ".lock";
 
 impl Introspector {
     /// Adds a note (see the module docs), as an agent's.
@@ -42,42 +43,19 @@ impl Introspector {
         if self.config().effective_mode() != MemoryMode::Writable {
             return Err(read_only());
         }
-        let text = clean(&request.text);
-        if text.is_empty() {
-            return Err(invalid_input("the note is blank".to_owned()));
+        if let Some(id) = request.id.as_deref() {
+            return self.edit_note(id, request, author);
         }
-        let topic = request
-            .topic
-            .as_deref()
-            .map(|topic| {
-                one_line(topic)
-                    .chars()
-                    .take(MAX_TOPIC_CHARS)
-                    .collect::<String>()
-            })
-            .map(|topic| topic.trim().to_owned())
-            .filter(|topic| !topic.is_empty());
-        let redacted_text = redact_secrets(&text);
-        let redacted_topic = topic.as_deref().map(redact_secrets);
-        let redacted = redacted_text != text
-            || redacted_topic
-                .as_ref()
-                .zip(topic.as_deref())
-                .is_some_and(|(after, before)| after != before);
-        let max = self.config().note_max_bytes;
-        let size = u32::try_from(redacted_text.len()).unwrap_or(u32::MAX);
-        if size > max {
-            return Err(MemoryToolFailure {
-                warning: Some("Tell the user the note was not saved.".to_owned()),
-                action: Some(format!(
-                    "Shorten the note to at most {max} bytes (one fact per note) and retry."
-                )),
-                ..failure(
-                    MemoryFailureCode::BudgetExceeded,
-                    format!("the note is {size} bytes; a note holds at most {max}"),
-                )
-            });
+        if request.version.is_some() || request.delete {
+            return Err(invalid_input(
+                "`version` and `delete` go with `id`, the note to replace or delete".to_owned(),
+            ));
         }
+        let Prepared {
+            text: redacted_text,
+            topic: redacted_topic,
+            redacted,
+        } = prepare(self, request)?;
 
         let notes_dir = self.notes_dir()?;
         let _lock = lock(&notes_dir).map_err(|error| {
@@ -108,7 +86,14 @@ impl Introspector {
                 )
             });
         }
-        let body = render_note(redacted_topic.as_deref(), now, &redacted_text, author);
+        let cwd = self.cwd().map(|cwd| cwd.to_string_lossy());
+        let body = render_note(
+            redacted_topic.as_deref(),
+            now,
+            &redacted_text,
+            author,
+            cwd.as_deref(),
+        );
         let name = (0..u32::from(u16::MAX))
             .map(|attempt| format!("{}.md", note_stem(now, seed().wrapping_add(attempt))))
             .find(|name| !notes_dir.join(name).exists())
@@ -126,8 +111,24 @@ impl Introspector {
         })?;
         let path = format!("{NOTES_DIR}/{name}");
 
-        // Index it now, so a search right after finds it.
-        let (indexed, warning) = match scan(self.root()) {
+        let (indexed, warning) = self.index_note(&path);
+        Ok(MemoryNoteResult {
+            path,
+            bytes: u32::try_from(body.len()).unwrap_or(u32::MAX),
+            redacted,
+            indexed,
+            notes_today: today + 1,
+            daily_limit: limit,
+            warning,
+            version: Some(crate::version_of(body.as_bytes())),
+            deleted: false,
+        })
+    }
+
+    /// Brings the index up to date after `path` was written or deleted, so a search right
+    /// after sees it: whether that worked, and a warning when it did not.
+    pub(crate) fn index_note(&self, path: &str) -> (bool, Option<String>) {
+        match scan(self.root()) {
             Ok(after) => match self.with_index(|index| index.refresh(self.root(), &after)) {
                 Ok(report) if !report.unreadable.iter().any(|(p, _)| *p == path) => (true, None),
                 Ok(_) => (
@@ -150,21 +151,12 @@ impl Introspector {
                     crate::io_reason(&error)
                 )),
             ),
-        };
-        Ok(MemoryNoteResult {
-            path,
-            bytes: u32::try_from(body.len()).unwrap_or(u32::MAX),
-            redacted,
-            indexed,
-            notes_today: today + 1,
-            daily_limit: limit,
-            warning,
-        })
+        }
     }
 
     /// `notes/`, created (with the root) when missing; a symlinked or non-folder `notes` is
     /// refused.
-    fn notes_dir(&self) -> Result<std::path::PathBuf, MemoryToolFailure> {
+    pub(crate) fn notes_dir(&self) -> Result<std::path::PathBuf, MemoryToolFailure> {
         let root = self.root();
         let relative = RelativePath::root().join(NOTES_DIR);
         match resolve(root, &relative) {
@@ -194,6 +186,63 @@ impl Introspector {
             Err(error) => Err(resolve_failure(self, NOTES_DIR, &error)),
         }
     }
+}
+
+/// A note's text and topic as they will be written: cleaned, redacted, within the size
+/// budget.
+pub(crate) struct Prepared {
+    pub(crate) text: String,
+    pub(crate) topic: Option<String>,
+    /// True when secrets were replaced.
+    pub(crate) redacted: bool,
+}
+
+/// Cleans, redacts and checks the size of a note's text and topic.
+pub(crate) fn prepare(
+    memory: &Introspector,
+    request: &MemoryNoteRequest,
+) -> Result<Prepared, MemoryToolFailure> {
+    let text = clean(&request.text);
+    if text.is_empty() {
+        return Err(invalid_input("the note is blank".to_owned()));
+    }
+    let topic = request
+        .topic
+        .as_deref()
+        .map(|topic| {
+            one_line(topic)
+                .chars()
+                .take(MAX_TOPIC_CHARS)
+                .collect::<String>()
+        })
+        .map(|topic| topic.trim().to_owned())
+        .filter(|topic| !topic.is_empty());
+    let redacted_text = redact_secrets(&text);
+    let redacted_topic = topic.as_deref().map(redact_secrets);
+    let redacted = redacted_text != text
+        || redacted_topic
+            .as_ref()
+            .zip(topic.as_deref())
+            .is_some_and(|(after, before)| after != before);
+    let max = memory.config().note_max_bytes;
+    let size = u32::try_from(redacted_text.len()).unwrap_or(u32::MAX);
+    if size > max {
+        return Err(MemoryToolFailure {
+            warning: Some("Tell the user the note was not saved.".to_owned()),
+            action: Some(format!(
+                "Shorten the note to at most {max} bytes (one fact per note) and retry."
+            )),
+            ..failure(
+                MemoryFailureCode::BudgetExceeded,
+                format!("the note is {size} bytes; a note holds at most {max}"),
+            )
+        });
+    }
+    Ok(Prepared {
+        text: redacted_text.into_owned(),
+        topic: redacted_topic.map(std::borrow::Cow::into_owned),
+        redacted,
+    })
 }
 
 fn read_only() -> MemoryToolFailure {
@@ -247,7 +296,7 @@ fn seed() -> u32 {
 }
 
 /// Holds an exclusive lock on `notes/.lock` until dropped.
-fn lock(notes_dir: &Path) -> std::io::Result<File> {
+pub(crate) fn lock(notes_dir: &Path) -> std::io::Result<File> {
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -258,7 +307,7 @@ fn lock(notes_dir: &Path) -> std::io::Result<File> {
 }
 
 /// Writes `text` to `dir/name` through a temporary file, fsyncing the file and the folder.
-fn write_atomically(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_atomically(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
     let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut file = OpenOptions::new()

@@ -74,6 +74,7 @@ impl Introspector {
                 &self.display_root(),
             )
         })?;
+        let version = crate::version_of(&bytes);
         let text = String::from_utf8(bytes)
             .map_err(|_| unavailable(format!("`{path}`: not valid UTF-8"), &self.display_root()))?;
         let lines: Vec<&str> = text.lines().collect();
@@ -113,6 +114,7 @@ impl Introspector {
             total_lines: total,
             content,
             truncated,
+            version,
         };
         let read = MemoryRead {
             path,

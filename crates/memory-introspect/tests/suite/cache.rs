@@ -34,6 +34,7 @@ fn the_block_changes_only_when_memory_changes() {
         .note(&MemoryNoteRequest {
             text: "The CI runs on Fridays.".to_owned(),
             topic: None,
+            ..MemoryNoteRequest::default()
         })
         .unwrap();
     let changed = at(NOW + 3_600);

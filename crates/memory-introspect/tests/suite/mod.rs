@@ -3,8 +3,10 @@
 
 mod budgets;
 mod cache;
+mod editing;
 mod home;
 mod index;
+mod project_scope;
 mod provenance;
 mod reads;
 mod recall_search;

@@ -20,6 +20,7 @@ fn note(introspector: &Introspector, text: &str) -> Option<String> {
         .note(&MemoryNoteRequest {
             text: text.to_owned(),
             topic: None,
+            ..MemoryNoteRequest::default()
         })
         .ok()
         .map(|result| result.path)

@@ -23,6 +23,7 @@ fn note(introspector: &Introspector, text: &str) -> String {
         .note(&MemoryNoteRequest {
             text: text.to_owned(),
             topic: None,
+            ..MemoryNoteRequest::default()
         })
         .unwrap()
         .path

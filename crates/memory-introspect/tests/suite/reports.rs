@@ -37,6 +37,7 @@ fn report_claude_code_36973_the_root_shown_is_where_memory_is_read_and_written()
         .note(&MemoryNoteRequest {
             text: "Deploys go through `just release`.".to_owned(),
             topic: None,
+            ..MemoryNoteRequest::default()
         })
         .unwrap();
     assert!(std::path::Path::new(&root).join(&note.path).is_file());
@@ -163,6 +164,7 @@ fn report_graphiti_1707_a_note_reported_saved_stays_saved() {
         .note(&MemoryNoteRequest {
             text: "The user's timezone is Europe/Lisbon.".to_owned(),
             topic: Some("user".to_owned()),
+            ..MemoryNoteRequest::default()
         })
         .unwrap();
     assert!(saved.indexed);
@@ -233,6 +235,7 @@ fn report_codex_21010_a_symlinked_parent_folder_cannot_escape_the_root() {
         .note(&MemoryNoteRequest {
             text: "written through a link?".to_owned(),
             topic: None,
+            ..MemoryNoteRequest::default()
         })
         .unwrap_err();
     assert_eq!(write.code, MemoryFailureCode::PathRefused);

@@ -420,6 +420,7 @@ fn a_note_is_written_redacted_and_found_by_read_and_search_at_once() {
                    sk-proj-EXAMPLEonlyNotARealKey0123456789."
                 .to_owned(),
             topic: Some("statements".to_owned()),
+            ..MemoryNoteRequest::default()
         })
         .unwrap();
     assert!(note.path.starts_with("notes/2026-03-14T09-40-02Z-") && note.path.ends_with(".md"));
@@ -470,6 +471,7 @@ fn note_text(
     introspector.note(&MemoryNoteRequest {
         text: text.to_owned(),
         topic: None,
+        ..MemoryNoteRequest::default()
     })
 }
 
@@ -509,7 +511,8 @@ fn notes_stay_within_their_size_and_daily_budgets() {
         tomorrow
             .note(&MemoryNoteRequest {
                 text: "fourth".to_owned(),
-                topic: None
+                topic: None,
+                ..MemoryNoteRequest::default()
             })
             .is_ok()
     );

@@ -49,6 +49,7 @@ fn examples_follow_the_prompts_folder_layout() {
         "working_memory/",
         "goals/",
         "introspect/",
+        "hooks/",
     ];
     for (name, _) in fixtures::rendered_examples().unwrap() {
         assert!(

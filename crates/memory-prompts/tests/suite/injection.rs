@@ -99,6 +99,7 @@ fn every_template_with_untrusted_slots_exposes_them_to_the_test() {
         "introspect/recall_hit.md",
         "introspect/state_line.md",
         "introspect/environment.md",
+        "hooks/before_compaction.md",
     ]
     .into();
     assert_eq!(with_slots, expected);

@@ -56,7 +56,10 @@ fn the_header_says_what_who_where_how_full_mode_tools_and_when() {
 #[test]
 fn each_source_says_who_wrote_it_and_how_far_it_reaches() {
     let mut ctx = MemorySourceContext {
-        kind: SourceKind::Summary { cut: false },
+        kind: SourceKind::Summary {
+            cut: false,
+            other_projects: 0,
+        },
         path: UntrustedText::new("memory_summary.md"),
         scope: MemoryScope::Global,
         text: UntrustedText::new("likes tabs"),
@@ -76,12 +79,14 @@ fn each_source_says_who_wrote_it_and_how_far_it_reaches() {
         "[unreviewed agent note: notes/a.md; written by an agent with memory_note at 15 Mar 2026 \
          08:02 UTC, not reviewed or consolidated yet; scope: this project]\nlikes tabs\n"
     );
-    ctx.kind = SourceKind::Summary { cut: true };
-    assert!(
-        memory_source(&ctx)
-            .unwrap()
-            .contains("from past sessions, cut to its budget; scope: this project]")
-    );
+    ctx.kind = SourceKind::Summary {
+        cut: true,
+        other_projects: 2,
+    };
+    assert!(memory_source(&ctx).unwrap().contains(
+        "from past sessions, cut to its budget; scope: this project; lines about 2 other \
+                 project(s) left out, memory_search finds them]"
+    ));
     ctx.kind = SourceKind::HostInstructions;
     ctx.path = UntrustedText::new("/src/app/AGENTS.md");
     assert!(

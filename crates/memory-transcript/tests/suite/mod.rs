@@ -1,2 +1,3 @@
+mod claude_code;
 mod filter;
 mod reader;

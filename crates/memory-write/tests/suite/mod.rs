@@ -6,6 +6,7 @@ mod fault_harness;
 mod fleet;
 mod forgetting;
 mod guard;
+mod hand_edits;
 mod lease_owner;
 mod memory_root;
 mod phase_one;

@@ -1,0 +1,741 @@
+//! The agent loop, one library call per step.
+//!
+//! A session, as [`Host::run_session`] runs it:
+//!
+//! 1. **Start.** The project's memory (`memory_introspect::Introspector` over the project's
+//!    own agent-memory home) renders the memory block for the working directory; the pinned
+//!    instruction file (`AGENTS.md`) is read; the user's goal is set in
+//!    `goal_steering::GoalStore`; the rollout file is created with its `session_meta` line.
+//! 2. **Each turn.** The user's message gets this turn's recall fence in front
+//!    (`Introspector::recall`), or, on a goal continuation turn, the hidden continuation
+//!    `GoalStore::steering_for` hands out is sent instead. Then, step by step: compact when the
+//!    conversation crosses its threshold (`memory_compaction::compaction::should_compact`, then
+//!    `compact` with the offline summarizer); build the request (pinned preamble plus the
+//!    session's live view); check the seam invariants on it; send it; run the tool calls. At
+//!    the end of the turn its tokens and time are charged to the goal (`GoalStore::record_turn`).
+//! 3. **After a compaction.** The goal is restated (`SteeringEvent::Compacted`) as a hidden
+//!    message, and the memory block is rendered again; the pinned files are in every system
+//!    prompt anyway.
+//!    A citation block in the final answer is recorded as a use of each cited memory
+//!    (`memory_write::citations::record_citations`).
+//! 4. **End.** The rollout is read back as the write path reads it, and the write pipeline
+//!    (`memory_write::runner::Runner` with the offline engine) turns the session into memories,
+//!    so the next session in that project recalls it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use goal_steering::{GoalConfig, GoalStore, NewGoal, SteeringEvent, TurnTokens, TurnUsage};
+use memory_compaction::compaction::{
+    CompactionOptions, CompactionOutcome, CompactionReason, CompactionSettings, Session, compact,
+    should_compact,
+};
+use memory_introspect::{
+    BlockOptions, HostEnvironment, IntrospectConfig, Introspector, RenderedBlock,
+};
+use memory_offline::OfflineEngine;
+use memory_protocol::ModelClient;
+use memory_protocol::compaction::{
+    AssistantBlock, CompactionDetails, ConversationEntry, ConversationMessage,
+};
+use memory_protocol::goal::{GoalTurnTrigger, ThreadGoalStatus};
+use memory_protocol::introspect::MemoryScope;
+use memory_protocol::{RolloutItem, TokenUsage};
+use memory_sanitize::{TokenCounter, display_safe, escape_xml_text, o200k, redact_secrets};
+use memory_write::citations::record_citations;
+use memory_write::config::MemoriesConfig;
+use memory_write::memory_root::MemoryRoot;
+use memory_write::runner::{RolloutFolder, RunLimits, RunModels, RunOptions, Runner};
+use memory_write::store::SharedStore;
+use memory_write::store_selection::{StoreSelection, open_store};
+
+use crate::context::{Preamble, build_request, host_tools, request_text, request_tokens};
+use crate::error::{HostError, Result};
+use crate::model::{HostModel, HostRequest, ModelReply};
+use crate::rollout::RolloutWriter;
+use crate::script::{GoalAction, Script, SessionScript, TurnScript};
+use crate::seams::{Seam, Violation, lost_modified_files, unpaired_calls};
+use crate::tools::ToolBox;
+
+/// Most model requests in one turn: a model that never stops calling tools ends its turn here.
+pub const MAX_STEPS_PER_TURN: usize = 64;
+/// Most passages recalled into one user message.
+pub const RECALL_HITS: usize = 3;
+/// The pinned instruction file a project may hold.
+pub const PINNED_FILE: &str = "AGENTS.md";
+
+/// How a host run is set up.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostOptions {
+    /// Where everything lives: `work/<project>` is a project's working directory,
+    /// `memory/<project>` its agent-memory home (state, memory root, rollouts).
+    pub home: PathBuf,
+    /// The model's context window.
+    pub window_tokens: u64,
+    /// Compaction settings (the conversation's share of the window is what the preamble
+    /// leaves).
+    pub compaction: CompactionSettings,
+}
+
+impl HostOptions {
+    /// The options a script asks for, under `home`.
+    pub fn for_script(script: &Script, home: &Path) -> HostOptions {
+        HostOptions {
+            home: home.to_owned(),
+            window_tokens: script.window_tokens,
+            compaction: CompactionSettings {
+                keep_recent_tokens: script.keep_recent_tokens,
+                threshold_percent: script.threshold_percent,
+                ..CompactionSettings::default()
+            },
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostReport {
+    /// Requests sent to the conversation model.
+    pub requests: u64,
+    /// Compactions applied to the conversation.
+    pub compactions: u64,
+    /// Compactions whose summary would not have made the context smaller, so the host did
+    /// not apply them.
+    pub compactions_not_applied: u64,
+    /// The status the last session with a goal left its goal in.
+    pub goal: Option<ThreadGoalStatus>,
+    /// Memory uses recorded from citation blocks in the model's final answers.
+    pub citations_recorded: usize,
+    /// Stage-one memories the write pipeline extracted, over every session.
+    pub memories: usize,
+    /// Every broken invariant.
+    pub violations: Vec<Violation>,
+    /// User goal actions the goal store refused (an illegal transition, say).
+    pub refused_actions: Vec<String>,
+    /// The first request sent after the run's third compaction, as sent.
+    pub after_third_compaction: Option<HostRequest>,
+    /// The rollout files written, one per session.
+    pub rollouts: Vec<PathBuf>,
+}
+
+impl HostReport {
+    /// Violations of one seam.
+    pub fn count(&self, seam: Seam) -> usize {
+        self.violations.iter().filter(|v| v.seam == seam).count()
+    }
+
+    /// The one summary line: `HOST requests=N compactions=N goal=STATUS memories=N
+    /// violations=N`.
+    pub fn line(&self) -> String {
+        let goal = self
+            .goal
+            .map_or_else(|| "none".to_owned(), |status| format!("{status:?}"))
+            .to_lowercase();
+        format!(
+            "HOST requests={} compactions={} goal={goal} memories={} violations={}",
+            self.requests,
+            self.compactions,
+            self.memories,
+            self.violations.len()
+        )
+    }
+}
+
+/// The reference host: a conversation model, an offline summarizer and write-path engine, and
+/// the report of what happened.
+pub struct Host<M: HostModel> {
+    options: HostOptions,
+    model: M,
+    engine: Arc<dyn ModelClient>,
+    counter: &'static dyn TokenCounter,
+    report: HostReport,
+    /// Every project's private facts, to check that no other project's request holds them.
+    private_facts: BTreeMap<String, Vec<String>>,
+}
+
+/// One running session's state.
+struct Live<'a> {
+    index: usize,
+    thread_id: String,
+    project: String,
+    cwd: PathBuf,
+    memory: Introspector,
+    store: SharedStore,
+    goals: GoalStore,
+    rollout: RolloutWriter,
+    session: Session,
+    preamble: Preamble,
+    tools: Vec<memory_protocol::tools::ToolDefinition>,
+    compacted: bool,
+    last_details: Option<CompactionDetails>,
+    expect_recalled: &'a [String],
+    recalled: Vec<bool>,
+}
+
+impl<M: HostModel> Host<M> {
+    /// A host over `options.home` talking to `model`. The offline engine summarizes
+    /// compactions and runs the write path: no network is needed.
+    pub fn new(options: HostOptions, model: M) -> Host<M> {
+        Host {
+            options,
+            model,
+            engine: Arc::new(OfflineEngine::new()),
+            counter: o200k(),
+            report: HostReport::default(),
+            private_facts: BTreeMap::new(),
+        }
+    }
+
+    /// Runs every session of `script`, in order, and returns the report.
+    pub async fn run_script(mut self, script: &Script) -> Result<HostReport> {
+        self.private_facts = script
+            .projects
+            .iter()
+            .map(|(name, project)| (name.clone(), project.private_facts.clone()))
+            .collect();
+        for (name, project) in &script.projects {
+            let cwd = self.project_cwd(name);
+            for (path, text) in &project.files {
+                let file = cwd.join(path);
+                if let Some(dir) = file.parent() {
+                    std::fs::create_dir_all(dir).map_err(|error| HostError::Io {
+                        path: dir.to_owned(),
+                        error,
+                    })?;
+                }
+                std::fs::write(&file, text).map_err(|error| HostError::Io { path: file, error })?;
+            }
+            std::fs::create_dir_all(&cwd).map_err(|error| HostError::Io { path: cwd, error })?;
+        }
+        for (index, session) in script.sessions.iter().enumerate() {
+            self.run_session(index + 1, session).await?;
+        }
+        Ok(self.report)
+    }
+
+    fn project_cwd(&self, project: &str) -> PathBuf {
+        self.options.home.join("work").join(project)
+    }
+
+    /// The project's own agent-memory home: its memory never reaches another project.
+    fn project_home(&self, project: &str) -> PathBuf {
+        self.options.home.join("memory").join(project)
+    }
+
+    /// Runs one session (see the module docs).
+    pub async fn run_session(&mut self, index: usize, script: &SessionScript) -> Result<()> {
+        let project = script.project.clone();
+        let cwd = self.project_cwd(&project);
+        let home = self.project_home(&project);
+        // The thread id is derived from the session's position so a run is reproducible.
+        let thread_id = format!("00000000-0000-4000-8000-{index:012}");
+        let rollout_path = home
+            .join("sessions")
+            .join(format!("rollout-{index:04}-{thread_id}.jsonl"));
+        let rollout = RolloutWriter::create(&rollout_path, &thread_id, &cwd)?;
+        self.report.rollouts.push(rollout_path);
+
+        // One home per project, scoped to it: the block and recall read only this project's
+        // memory root, which is what keeps one project's memory out of another's requests.
+        let memory = Introspector::open(
+            &home,
+            IntrospectConfig {
+                scope: MemoryScope::Project,
+                ..IntrospectConfig::default()
+            },
+        )?;
+        // The write path's store: citations in final answers are recorded there as uses.
+        let store = open_store(&home, &StoreSelection::default()).await?;
+        let mut goals = GoalStore::open_home(&home, GoalConfig::default())?;
+        if let Some(goal) = &script.goal {
+            goals.set_goal(
+                &thread_id,
+                &NewGoal {
+                    objective: goal.objective.clone(),
+                    token_budget: goal.token_budget,
+                    replace: true,
+                    expected_goal_id: None,
+                },
+            )?;
+        }
+        let pinned = match std::fs::read_to_string(cwd.join(PINNED_FILE)) {
+            Ok(text) => vec![(PINNED_FILE.to_owned(), text)],
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(error) => {
+                return Err(HostError::Io {
+                    path: cwd.join(PINNED_FILE),
+                    error,
+                });
+            }
+        };
+        let tools = host_tools(memory.tool_definitions());
+        let mut live = Live {
+            index,
+            thread_id,
+            project,
+            cwd,
+            memory,
+            store,
+            goals,
+            rollout,
+            session: Session::new(Vec::new())?,
+            preamble: Preamble {
+                pinned,
+                memory_block: String::new(),
+            },
+            tools,
+            compacted: false,
+            last_details: None,
+            expect_recalled: &script.expect_recalled,
+            recalled: vec![false; script.expect_recalled.len()],
+        };
+        live.preamble.memory_block = render_block(&live)?.text;
+
+        for turn in &script.turns {
+            self.run_turn(&mut live, turn).await?;
+        }
+
+        for (fact, recalled) in live.expect_recalled.iter().zip(&live.recalled) {
+            if !recalled {
+                self.violate(
+                    &live,
+                    Seam::Recall,
+                    None,
+                    format!("{fact:?} was never recalled"),
+                );
+            }
+        }
+        if let Some(goal) = live.goals.get(&live.thread_id)? {
+            self.report.goal = Some(goal.status);
+        }
+        self.check_rollout(&live)?;
+        self.remember(&live).await
+    }
+
+    async fn run_turn(&mut self, live: &mut Live<'_>, turn: &TurnScript) -> Result<()> {
+        let started = Instant::now();
+        if let Some(action) = &turn.goal_action {
+            self.goal_action(live, action)?;
+        }
+        if turn.compact {
+            self.compact(live, CompactionReason::Manual).await?;
+        }
+        live.rollout.turn_context(&live.cwd, &self.model.name())?;
+        let continuation = if turn.continue_goal {
+            live.goals
+                .steering_for(&live.thread_id, SteeringEvent::Idle)?
+        } else {
+            None
+        };
+        let trigger = if continuation.is_some() {
+            GoalTurnTrigger::Continuation
+        } else {
+            GoalTurnTrigger::User
+        };
+        let message = match (continuation, &turn.user) {
+            (Some(steering), _) => steering.text,
+            (None, Some(user)) => {
+                // Recall for this turn goes in front of the user's words, fenced.
+                let recall = live.memory.recall(user, RECALL_HITS)?;
+                if recall.text.is_empty() {
+                    user.clone()
+                } else {
+                    format!("{}\n\n{user}", recall.text)
+                }
+            }
+            (None, None) => "Continue.".to_owned(),
+        };
+        push_message(live, ConversationMessage::User { text: message })?;
+
+        let mut usage = TokenUsage::default();
+        let mut tool_calls = 0i64;
+        for _ in 0..MAX_STEPS_PER_TURN {
+            if self.due(live) {
+                self.compact(live, CompactionReason::Threshold).await?;
+            }
+            let request = build_request(&live.preamble, &live.session, &live.tools);
+            let input_tokens = self.check_request(live, &request);
+            let reply = self.model.respond(&request).await?;
+            usage.input_tokens += input_tokens;
+            usage.output_tokens += reply.output_tokens.unwrap_or(0);
+            let calls = reply.tool_calls.clone();
+            let text = reply.text.clone();
+            record_reply(live, reply)?;
+            if calls.is_empty() {
+                // The final answer's citation block counts as a use of each cited memory,
+                // which ranks it higher in the next consolidation.
+                let root = MemoryRoot::under_home(&self.project_home(&live.project));
+                let usage = record_citations(live.store.as_ref(), &root, &text).await?;
+                self.report.citations_recorded += usage.recorded;
+                break;
+            }
+            for call in &calls {
+                let answer = ToolBox {
+                    cwd: &live.cwd,
+                    memory: &live.memory,
+                    goals: &mut live.goals,
+                    thread_id: &live.thread_id,
+                }
+                .run(call);
+                if !answer.goal_tool {
+                    tool_calls += 1;
+                }
+                live.rollout
+                    .function_output(&call.call_id, &answer.output)?;
+                push_message(
+                    live,
+                    ConversationMessage::ToolResult {
+                        tool_call_id: call.call_id.clone(),
+                        tool_name: call.name.clone(),
+                        text: answer.output,
+                        is_error: false,
+                        useless: false,
+                    },
+                )?;
+            }
+        }
+
+        // Goal accounting: the turn's tokens and time, charged once per turn id.
+        if live.goals.get(&live.thread_id)?.is_some() {
+            let turn_id = format!("{}-turn-{}", live.thread_id, live.session.entries().len());
+            live.goals.record_turn(
+                &live.thread_id,
+                None,
+                &TurnUsage {
+                    turn_id,
+                    trigger,
+                    plan_mode: false,
+                    tokens: TurnTokens::Breakdown {
+                        input: i64::try_from(usage.input_tokens).unwrap_or(i64::MAX),
+                        cached_input: 0,
+                        output: i64::try_from(usage.output_tokens).unwrap_or(i64::MAX),
+                    },
+                    seconds: i64::try_from(started.elapsed().as_secs()).unwrap_or(i64::MAX),
+                    tool_calls,
+                    error: None,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// A user action on the goal. A refused action (pausing a paused goal, say) is the user's
+    /// to see; the session goes on.
+    fn goal_action(&mut self, live: &mut Live<'_>, action: &GoalAction) -> Result<()> {
+        let thread = live.thread_id.clone();
+        let done = match action {
+            GoalAction::Pause => live.goals.pause(&thread, None),
+            GoalAction::Resume => live.goals.resume(&thread, None),
+            GoalAction::Edit(objective) => live.goals.edit_objective(&thread, None, objective),
+        };
+        match done {
+            Ok(_) => {}
+            Err(error) => {
+                self.report
+                    .refused_actions
+                    .push(format!("{action:?}: {error}"));
+                return Ok(());
+            }
+        }
+        if matches!(action, GoalAction::Edit(_) | GoalAction::Resume) {
+            // The model learns of the new objective (or that the goal runs again, with its
+            // objective and budget) now, not at the next idle continuation: a compaction while
+            // the goal was paused restated nothing.
+            if let Some(steering) = live.goals.steering_for(&thread, SteeringEvent::Idle)? {
+                push_message(
+                    live,
+                    ConversationMessage::User {
+                        text: steering.text,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The conversation's share of the window: what the pinned preamble and the tool
+    /// definitions leave.
+    fn conversation_window(&self, live: &Live<'_>) -> u64 {
+        let empty = HostRequest {
+            system: live.preamble.system(),
+            messages: Vec::new(),
+            tools: live.tools.clone(),
+        };
+        self.options
+            .window_tokens
+            .saturating_sub(request_tokens(&empty, self.counter))
+    }
+
+    fn due(&self, live: &Live<'_>) -> bool {
+        let size = live.session.context_size(self.counter);
+        should_compact(
+            self.conversation_window(live),
+            &size,
+            &self.options.compaction,
+        )
+    }
+
+    /// Compacts the conversation. A new entry is appended to the session and, as a `compacted`
+    /// line, to the rollout; then the goal is restated and the memory block rendered again.
+    async fn compact(&mut self, live: &mut Live<'_>, reason: CompactionReason) -> Result<()> {
+        let options = CompactionOptions {
+            settings: self.options.compaction.clone(),
+            window_tokens: self.conversation_window(live),
+            reason,
+            ..CompactionOptions::default()
+        };
+        let outcome = compact(&live.session, self.engine.as_ref(), &options, self.counter).await?;
+        let CompactionOutcome::Compacted(compaction) = outcome else {
+            return Ok(());
+        };
+        let entry = compaction.entry;
+        if entry.tokens_after >= entry.tokens_before {
+            // A summary as large as what it replaces (a small context compacted on request)
+            // would leave the context larger: the entry is not applied, and the conversation
+            // goes on uncompacted.
+            self.report.compactions_not_applied += 1;
+            return Ok(());
+        }
+        if let Some(previous) = &live.last_details {
+            let lost = lost_modified_files(previous, &entry.details);
+            if !lost.is_empty() {
+                self.violate(
+                    live,
+                    Seam::ModifiedFilesGrow,
+                    None,
+                    format!("modified files lost: {lost:?}"),
+                );
+            }
+        }
+        let before = live.session.context_tokens(self.counter);
+        live.last_details = Some(entry.details.clone());
+        live.rollout.compacted(&entry.summary)?;
+        live.session.push_compaction(entry)?;
+        let after = live.session.context_tokens(self.counter);
+        if after > before {
+            self.violate(
+                live,
+                Seam::CompactionShrinks,
+                None,
+                format!("the context grew from {before} to {after} tokens"),
+            );
+        }
+        live.compacted = true;
+        self.report.compactions += 1;
+
+        // What the compaction dropped from the conversation comes back: the goal as a hidden
+        // message, the memory block in the system prompt (pinned files are there already).
+        if let Some(steering) = live
+            .goals
+            .steering_for(&live.thread_id, SteeringEvent::Compacted)?
+        {
+            push_message(
+                live,
+                ConversationMessage::User {
+                    text: steering.text,
+                },
+            )?;
+        }
+        live.preamble.memory_block = render_block(live)?.text;
+        Ok(())
+    }
+
+    /// Checks the seam invariants on `request` before it is sent; returns its size.
+    fn check_request(&mut self, live: &mut Live<'_>, request: &HostRequest) -> u64 {
+        self.report.requests += 1;
+        let number = self.report.requests;
+        if self.report.compactions >= 3 && self.report.after_third_compaction.is_none() {
+            self.report.after_third_compaction = Some(request.clone());
+        }
+        let tokens = request_tokens(request, self.counter);
+        if tokens > self.options.window_tokens {
+            self.violate(
+                live,
+                Seam::FitsWindow,
+                Some(number),
+                format!(
+                    "{tokens} tokens for a {}-token window",
+                    self.options.window_tokens
+                ),
+            );
+        }
+        for problem in unpaired_calls(request) {
+            self.violate(live, Seam::ToolPairing, Some(number), problem);
+        }
+        let text = request_text(request);
+        for (path, pinned) in &live.preamble.pinned {
+            if !text.contains(pinned.trim_end()) {
+                self.violate(
+                    live,
+                    Seam::PinnedInstructions,
+                    Some(number),
+                    format!("{path} is missing"),
+                );
+            }
+        }
+        if live.compacted
+            && let Ok(Some(goal)) = live.goals.get(&live.thread_id)
+            && goal.status == ThreadGoalStatus::Active
+        {
+            let objective =
+                escape_xml_text(&display_safe(&redact_secrets(&goal.objective))).into_owned();
+            let budget_shown = goal.token_budget.is_none() || text.contains("Tokens remaining:");
+            if !text.contains(&objective) || !budget_shown {
+                self.violate(
+                    live,
+                    Seam::GoalAfterCompaction,
+                    Some(number),
+                    "the active goal's objective or remaining budget is missing".to_owned(),
+                );
+            }
+        }
+        let foreign: Vec<String> = self
+            .private_facts
+            .iter()
+            .filter(|(project, _)| **project != live.project)
+            .flat_map(|(_, facts)| facts.iter())
+            .filter(|fact| text.contains(fact.as_str()))
+            .cloned()
+            .collect();
+        for fact in foreign {
+            self.violate(
+                live,
+                Seam::ProjectIsolation,
+                Some(number),
+                format!("another project's fact {fact:?} is in the request"),
+            );
+        }
+        for (fact, recalled) in live.expect_recalled.iter().zip(live.recalled.iter_mut()) {
+            *recalled |= text.contains(fact.as_str());
+        }
+        tokens
+    }
+
+    /// Reads the rollout back as the write path does: no bad line, no unknown line type.
+    fn check_rollout(&mut self, live: &Live<'_>) -> Result<()> {
+        let read = memory_transcript::read_rollout_path(
+            live.rollout.path(),
+            &memory_transcript::ReaderOptions::default(),
+        )?;
+        for diagnostic in &read.diagnostics {
+            self.violate(
+                live,
+                Seam::RolloutReadBack,
+                None,
+                format!("bad rollout line: {diagnostic:?}"),
+            );
+        }
+        for line in &read.lines {
+            if let RolloutItem::Other(other) = &line.item {
+                self.violate(
+                    live,
+                    Seam::RolloutReadBack,
+                    None,
+                    format!("unknown rollout line type {:?}", other.item_type),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The write pipeline over the project's sessions: phase 1 extracts this session, phase 2
+    /// consolidates the project's memory root, both with the offline engine.
+    async fn remember(&mut self, live: &Live<'_>) -> Result<()> {
+        let home = self.project_home(&live.project);
+        let config = MemoriesConfig {
+            // The session just ended; the host knows it is finished.
+            min_rollout_idle_hours: 0,
+            ..MemoriesConfig::default()
+        };
+        let sessions = home.join("sessions");
+        let runner = Runner::prepare(&home, &StoreSelection::default(), &config, &sessions).await?;
+        if !runner.scan().unreadable.is_empty() {
+            self.violate(
+                live,
+                Seam::RolloutReadBack,
+                None,
+                format!(
+                    "the write path could not read {:?}",
+                    runner.scan().unreadable
+                ),
+            );
+        }
+        let models = RunModels {
+            extract: Arc::clone(&self.engine),
+            context_window: memory_protocol::ContextWindow {
+                tokens: None,
+                source: memory_protocol::ContextWindowSource::Default,
+            },
+            consolidate: Arc::clone(&self.engine),
+        };
+        let options = RunOptions {
+            root: MemoryRoot::under_home(&home),
+            limits: RunLimits::new(RolloutFolder::Given, None, None, &config),
+            consolidation_wait: Duration::from_secs(30),
+            retry_failed: false,
+        };
+        let report = runner.run(&models, &options, None).await?;
+        self.report.memories += report.phase_one.succeeded;
+        if let Some(error) = report.phase_two_error {
+            return Err(error.into());
+        }
+        Ok(())
+    }
+
+    fn violate(&mut self, live: &Live<'_>, seam: Seam, request: Option<u64>, detail: String) {
+        self.report.violations.push(Violation {
+            seam,
+            session: live.index,
+            request,
+            detail,
+        });
+    }
+}
+
+/// The memory block for the session's working directory, recorded as injected.
+fn render_block(live: &Live<'_>) -> Result<RenderedBlock> {
+    let block = live.memory.render_block(&BlockOptions {
+        environment: Some(HostEnvironment {
+            host: "reference-host".to_owned(),
+            host_state_dir: live.memory.home().display().to_string(),
+            project_root: live.cwd.display().to_string(),
+            os: std::env::consts::OS.to_owned(),
+            shell: Some("sh".to_owned()),
+        }),
+        ..BlockOptions::default()
+    })?;
+    live.memory.record_injection(&block.snapshot)?;
+    Ok(block)
+}
+
+/// Appends a message to the session and the rollout.
+fn push_message(live: &mut Live<'_>, message: ConversationMessage) -> Result<()> {
+    if let ConversationMessage::User { text } = &message {
+        live.rollout.user_message(text)?;
+    }
+    let id = live.session.fresh_id("m");
+    live.session
+        .push_message(ConversationEntry { id, message })?;
+    Ok(())
+}
+
+/// The model's reply as an assistant message (text, then tool calls) in both records.
+fn record_reply(live: &mut Live<'_>, reply: ModelReply) -> Result<()> {
+    let mut content = Vec::new();
+    if !reply.text.is_empty() {
+        live.rollout.assistant_message(&reply.text)?;
+        content.push(AssistantBlock::Text { text: reply.text });
+    }
+    for call in reply.tool_calls {
+        live.rollout
+            .function_call(&call.call_id, &call.name, &call.arguments.to_string())?;
+        content.push(AssistantBlock::ToolCall {
+            id: call.call_id,
+            name: call.name,
+            arguments: call.arguments,
+        });
+    }
+    push_message(live, ConversationMessage::Assistant { content })
+}

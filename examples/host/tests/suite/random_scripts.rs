@@ -1,0 +1,163 @@
+//! Property test: whatever the script (several calls per reply, giant outputs, goal edits,
+//! pauses and resumes, compactions requested at any turn, thresholds crossed at any step), the
+//! host breaks no seam invariant.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use reference_host::script::{
+    GoalAction, GoalScript, ProjectScript, Reply, ScriptedCall, SessionScript, TurnScript,
+};
+use reference_host::{Host, HostOptions, Script, ScriptedModel};
+use serde_json::json;
+
+fn tool_call() -> impl Strategy<Value = ScriptedCall> {
+    let call = |name: &str, arguments: serde_json::Value| ScriptedCall {
+        name: name.to_owned(),
+        arguments,
+    };
+    prop_oneof![
+        (0u32..50).prop_map(move |n| call(
+            "shell",
+            json!({ "command": format!("mkdir -p src && echo {n} >> src/f{}.rs", n % 7) })
+        )),
+        // A giant output: far more than a window.
+        (20_000u32..60_000)
+            .prop_map(move |n| call("shell", json!({ "command": format!("seq 1 {n}") }))),
+        Just(call("get_goal", json!({}))),
+        Just(call(
+            "update_goal",
+            json!({ "status": "complete", "reason": "done" })
+        )),
+        Just(call(
+            "update_goal",
+            json!({ "status": "blocked", "reason": "no access" })
+        )),
+        Just(call("memory_search", json!({ "query": "ledger rounding" }))),
+        Just(call("memory_status", json!({}))),
+        Just(call("no_such_tool", json!({}))),
+    ]
+}
+
+fn turn() -> impl Strategy<Value = TurnScript> {
+    let action = prop_oneof![
+        6 => Just(None),
+        1 => Just(Some(GoalAction::Pause)),
+        1 => Just(Some(GoalAction::Resume)),
+        1 => "[a-z ]{5,40}".prop_map(|text| Some(GoalAction::Edit(format!("Objective {text}")))),
+    ];
+    (
+        action,
+        "[a-zA-Z ]{1,80}",
+        any::<bool>(),
+        prop::bool::weighted(0.15),
+        prop::collection::vec(prop::collection::vec(tool_call(), 1..4), 0..4),
+    )
+        .prop_map(|(goal_action, user, continue_goal, compact, calls)| {
+            let mut replies: Vec<Reply> = calls
+                .into_iter()
+                .map(|tool_calls| Reply {
+                    text: "working".to_owned(),
+                    tool_calls,
+                })
+                .collect();
+            replies.push(Reply {
+                text: "done".to_owned(),
+                tool_calls: Vec::new(),
+            });
+            TurnScript {
+                goal_action,
+                user: Some(user),
+                continue_goal,
+                compact,
+                replies,
+            }
+        })
+}
+
+fn script() -> impl Strategy<Value = Script> {
+    (
+        8_000u64..20_000,
+        200u64..3_000,
+        prop::option::of(30u8..95),
+        prop::collection::vec(
+            (
+                any::<bool>(),
+                prop::option::of(1_000i64..5_000_000),
+                prop::collection::vec(turn(), 1..10),
+            ),
+            1..3,
+        ),
+    )
+        .prop_map(
+            |(window_tokens, keep_recent_tokens, threshold_percent, sessions)| Script {
+                window_tokens,
+                keep_recent_tokens,
+                threshold_percent,
+                projects: BTreeMap::from([(
+                    "alpha".to_owned(),
+                    ProjectScript {
+                        files: BTreeMap::from([(
+                            "AGENTS.md".to_owned(),
+                            "Keep every change small.\n".to_owned(),
+                        )]),
+                        private_facts: Vec::new(),
+                    },
+                )]),
+                sessions: sessions
+                    .into_iter()
+                    .map(|(with_goal, token_budget, turns)| SessionScript {
+                        project: "alpha".to_owned(),
+                        goal: with_goal.then(|| GoalScript {
+                            objective: "Make the ledger round half to even".to_owned(),
+                            token_budget,
+                        }),
+                        expect_recalled: Vec::new(),
+                        turns,
+                    })
+                    .collect(),
+            },
+        )
+}
+
+#[test]
+fn random_scripts_break_no_seam_invariant() {
+    let config = Config {
+        cases: 8,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]);
+    let mut runner = TestRunner::new_with_rng(config, rng);
+    let compactions = std::cell::Cell::new(0u64);
+    runner
+        .run(&script(), |script| {
+            script
+                .validate()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let home = tempfile::tempdir().unwrap();
+            let host = Host::new(
+                HostOptions::for_script(&script, home.path()),
+                ScriptedModel::new(script.replies()),
+            );
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let report = runtime
+                .block_on(host.run_script(&script))
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!(report.requests > 0);
+            compactions.set(compactions.get() + report.compactions);
+            prop_assert!(
+                report.violations.is_empty(),
+                "violations: {:#?}",
+                report.violations
+            );
+            Ok(())
+        })
+        .unwrap();
+    // The cases compact: the property is not only checked on short conversations.
+    assert!(compactions.get() >= 4, "{} compactions", compactions.get());
+}
