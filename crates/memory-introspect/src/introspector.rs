@@ -66,6 +66,25 @@ impl Introspector {
         })
     }
 
+    /// The same home's state and settings over another memory root (made absolute), such as
+    /// the one codex reads (`$CODEX_HOME/memories`). That root gets its own search index in
+    /// the home, named after its path, so switching roots never re-indexes the home's own.
+    pub fn with_root(mut self, root: &Path) -> Result<Introspector> {
+        let root = std::path::absolute(root).map_err(|error| Error::Home {
+            path: root.to_owned(),
+            error,
+        })?;
+        let stem = crate::version_of(root.as_os_str().as_encoded_bytes());
+        let own = crate::index_file(&self.home)?;
+        let name = format!(
+            "{}.{stem}.sqlite",
+            own.file_stem().unwrap_or_default().to_string_lossy()
+        );
+        self.index_path = own.with_file_name(name);
+        self.root = root;
+        Ok(self)
+    }
+
     /// Uses `clock` (Unix seconds) instead of the system clock, for reproducible output.
     pub fn with_clock(mut self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> Introspector {
         self.clock = Arc::new(clock);

@@ -22,6 +22,9 @@ pub mod memory_root {
     /// Folder of the notes agents add with `memory_note`, one file each; phase 2 reads them as
     /// input of every consolidation.
     pub const NOTES_DIR: &str = "notes";
+    /// Folder of the notes codex's `add_ad_hoc_note` tool writes (one file each, never edited
+    /// in place); phase 2 reads them like [`NOTES_DIR`]'s.
+    pub const AD_HOC_NOTES_DIR: &str = "extensions/ad_hoc/notes";
     /// In [`NOTES_DIR`], on a machine that shares its memory through a store: the file names
     /// of the notes that came from other machines, one a line (a dot file, so listings and
     /// searches pass over it). They are read and searched like any note but do not count

@@ -120,6 +120,24 @@ pub enum Error {
     /// The store foundation failed in a way none of the variants above names.
     #[error("{0}")]
     Store(memory_store::Error),
+    /// Codex is set to read a memory layout agent-memory does not write.
+    #[error(
+        "codex is set to memories.version = \"v2\" in {path}: codex then reads memories_v2/, \
+         and agent-memory writes codex's v1 layout (memories/); remove that setting or set it \
+         to \"v1\""
+    )]
+    CodexMemoriesV2 {
+        /// Codex's config file.
+        path: PathBuf,
+    },
+    /// Codex's config file cannot be read or is not TOML.
+    #[error("cannot read codex's config {path}: {message}")]
+    CodexConfig {
+        /// Codex's config file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// Work on the blocking pool panicked or was cancelled.
     #[error("a blocking task did not finish: {0}")]
     Task(#[from] tokio::task::JoinError),

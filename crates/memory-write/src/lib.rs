@@ -12,6 +12,7 @@
 
 mod blocking;
 pub mod citations;
+pub mod codex_home;
 pub mod config;
 pub mod consolidation_guard;
 pub mod consolidation_prompt;

@@ -6,7 +6,9 @@
 //! - `MEMORY.md`: the consolidated handbook;
 //! - `memory_summary.md`: the always-on summary, `v1` on its first line;
 //! - `notes/`: notes agents added with `memory_note` (written by `memory-introspect`), read
-//!   here as phase-2 input.
+//!   here as phase-2 input;
+//! - `extensions/ad_hoc/notes/`: notes codex's `add_ad_hoc_note` tool writes when the root is
+//!   codex's, read as phase-2 input like `notes/`.
 //!
 //! Text is made display-safe ([`memory_sanitize::display_safe`]) on its way in: no control
 //! character but newline and tab, no bidirectional control. Files are read only when they are
@@ -39,6 +41,9 @@ const HASH4_RANGE: u64 = 14_776_336;
 const BASE62: &[u8; 62] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 /// Marker in the names of temp files, so a crashed write's leftovers can be recognised.
 const TEMP_MARKER: &str = ".tmp-";
+/// The folders phase 2 reads notes from: the notes agents add with `memory_note`, and the
+/// notes codex's `add_ad_hoc_note` tool writes when codex shares this root.
+const NOTE_DIRS: [&str; 2] = [names::NOTES_DIR, names::AD_HOC_NOTES_DIR];
 
 /// Called after a temp file is written and synced, just before it is renamed over `target`.
 /// Returning an error simulates a crash at that point: the write stops, the temp file stays
@@ -238,66 +243,81 @@ impl MemoryRoot {
         damage
     }
 
-    /// When the newest note in `notes/` was last modified (Unix seconds); `None` without notes.
+    /// When the newest note in `notes/` or codex's `extensions/ad_hoc/notes/` was last
+    /// modified (Unix seconds); `None` without notes.
     pub fn newest_note_mtime(&self) -> Result<Option<i64>> {
-        let dir = self.dir.join(names::NOTES_DIR);
-        let entries = match fs::read_dir(&dir) {
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(io_error(&dir, source)),
-            Ok(entries) => entries,
-        };
         let mut newest = None;
-        for entry in entries {
-            let entry = entry.map_err(|source| io_error(&dir, source))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || !name.ends_with(".md") {
+        for relative in NOTE_DIRS {
+            let Some(dir) = self.real_dir(relative)? else {
                 continue;
+            };
+            for entry in fs::read_dir(&dir).map_err(|source| io_error(&dir, source))? {
+                let entry = entry.map_err(|source| io_error(&dir, source))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') || !name.ends_with(".md") {
+                    continue;
+                }
+                let modified = entry
+                    .metadata()
+                    .ok()
+                    .filter(fs::Metadata::is_file)
+                    .and_then(|meta| meta.modified().ok())
+                    .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+                    .and_then(|since| i64::try_from(since.as_secs()).ok());
+                newest = newest.max(modified);
             }
-            let modified = entry
-                .metadata()
-                .ok()
-                .filter(fs::Metadata::is_file)
-                .and_then(|meta| meta.modified().ok())
-                .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
-                .and_then(|since| i64::try_from(since.as_secs()).ok());
-            newest = newest.max(modified);
         }
         Ok(newest)
     }
 
-    /// The notes of `notes/`, sorted by path: every `.md` file directly in it (links and hidden
-    /// files skipped). None when the folder does not exist. A `notes` that is a symlink or a
-    /// file is refused, so phase 2 reads nothing from outside the root.
+    /// The notes of `notes/` and of codex's `extensions/ad_hoc/notes/`, sorted by path: every
+    /// `.md` file directly in either (links and hidden files skipped). None when neither
+    /// folder exists. A folder on the way that is a symlink or a file is refused, so phase 2
+    /// reads nothing from outside the root.
     pub fn read_notes(&self) -> Result<Vec<ConsolidationNote>> {
-        let dir = self.dir.join(names::NOTES_DIR);
-        match fs::symlink_metadata(&dir) {
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(io_error(&dir, source)),
-            Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
-                return Err(Error::UnsafeMemoryRoot {
-                    path: dir,
-                    reason: "expected a real folder, not a symlink or a file".to_owned(),
+        let mut notes = Vec::new();
+        for relative in NOTE_DIRS {
+            let Some(dir) = self.real_dir(relative)? else {
+                continue;
+            };
+            for entry in fs::read_dir(&dir).map_err(|source| io_error(&dir, source))? {
+                let entry = entry.map_err(|source| io_error(&dir, source))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
+                if !is_file || name.starts_with('.') || !name.ends_with(".md") {
+                    continue;
+                }
+                let path = entry.path();
+                let bytes = fs::read(&path).map_err(|source| io_error(&path, source))?;
+                notes.push(ConsolidationNote {
+                    path: format!("{relative}/{name}"),
+                    text: String::from_utf8_lossy(&bytes).into_owned(),
                 });
             }
-            Ok(_) => {}
-        }
-        let mut notes = Vec::new();
-        for entry in fs::read_dir(&dir).map_err(|source| io_error(&dir, source))? {
-            let entry = entry.map_err(|source| io_error(&dir, source))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let is_file = entry.file_type().is_ok_and(|kind| kind.is_file());
-            if !is_file || name.starts_with('.') || !name.ends_with(".md") {
-                continue;
-            }
-            let path = entry.path();
-            let bytes = fs::read(&path).map_err(|source| io_error(&path, source))?;
-            notes.push(ConsolidationNote {
-                path: format!("{}/{name}", names::NOTES_DIR),
-                text: String::from_utf8_lossy(&bytes).into_owned(),
-            });
         }
         notes.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(notes)
+    }
+
+    /// The folder `relative` (`/`-separated) under the root when every folder on the way is a
+    /// real folder; `None` when one is missing. A symlink or a file on the way is refused.
+    fn real_dir(&self, relative: &str) -> Result<Option<PathBuf>> {
+        let mut dir = self.dir.clone();
+        for part in relative.split('/') {
+            dir.push(part);
+            match fs::symlink_metadata(&dir) {
+                Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(source) => return Err(io_error(&dir, source)),
+                Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+                    return Err(Error::UnsafeMemoryRoot {
+                        path: dir,
+                        reason: "expected a real folder, not a symlink or a file".to_owned(),
+                    });
+                }
+                Ok(_) => {}
+            }
+        }
+        Ok(Some(dir))
     }
 
     /// Writes `MEMORY.md` atomically. Returns whether the content changed.

@@ -367,7 +367,7 @@ fn inspect_rollout(
         .and_then(|m| m.extra.get("memory_mode"))
         .and_then(|v| v.as_str())
     {
-        Some("disabled") => MemoryMode::Disabled,
+        Some("disabled") => MemoryMode::DisabledBySession,
         Some("polluted") => MemoryMode::Polluted,
         _ if content.external_context => MemoryMode::Polluted,
         _ => options.new_thread_mode,

@@ -24,6 +24,9 @@ pub enum SkipReason {
     Excluded,
     /// Its memory is disabled (forgotten, or turned off for the thread).
     Disabled,
+    /// The session stamped itself `"memory_mode": "disabled"`: codex does so for every session
+    /// while its `[memories] generate_memories` is false.
+    DisabledBySession,
     /// Extracted already at its current content.
     UpToDate,
     /// Another process is extracting it now.
@@ -42,9 +45,10 @@ pub enum SkipReason {
 
 impl SkipReason {
     /// Every reason, in the order reports list them.
-    pub const ALL: [SkipReason; 9] = [
+    pub const ALL: [SkipReason; 10] = [
         SkipReason::Excluded,
         SkipReason::Disabled,
+        SkipReason::DisabledBySession,
         SkipReason::UpToDate,
         SkipReason::Running,
         SkipReason::BackingOff,
@@ -59,6 +63,9 @@ impl SkipReason {
         match self {
             SkipReason::Excluded => "never extracted",
             SkipReason::Disabled => "memory disabled",
+            SkipReason::DisabledBySession => {
+                "memory disabled by the session (codex's generate_memories = false)"
+            }
             SkipReason::UpToDate => "up to date",
             SkipReason::Running => "being extracted elsewhere",
             SkipReason::BackingOff => "backing off after a failure",
@@ -104,8 +111,10 @@ pub fn classify(
     if thread.skip_reason.is_some() {
         return SkipReason::Excluded;
     }
-    if thread.memory_mode != MemoryMode::Enabled {
-        return SkipReason::Disabled;
+    match thread.memory_mode {
+        MemoryMode::Enabled => {}
+        MemoryMode::DisabledBySession => return SkipReason::DisabledBySession,
+        MemoryMode::Disabled | MemoryMode::Polluted => return SkipReason::Disabled,
     }
     let extracted = extracted_watermark.is_some_and(|at| at >= watermark)
         || job
@@ -335,6 +344,14 @@ mod tests {
             ..idle
         };
         assert_eq!(classify_at(&disabled, None, None), SkipReason::Disabled);
+        let stamped = ThreadRecord {
+            memory_mode: MemoryMode::DisabledBySession,
+            ..disabled
+        };
+        assert_eq!(
+            classify_at(&stamped, None, None),
+            SkipReason::DisabledBySession
+        );
     }
 
     #[test]
@@ -355,6 +372,7 @@ mod tests {
             [
                 "backing_off",
                 "disabled",
+                "disabled_by_session",
                 "excluded",
                 "gave_up",
                 "not_idle",
@@ -364,6 +382,6 @@ mod tests {
                 "up_to_date"
             ]
         );
-        assert_eq!(counts.total(), 9);
+        assert_eq!(counts.total(), 10);
     }
 }

@@ -5,10 +5,12 @@
 //! agent-memory writes (`memory_summary.md` starting `v1`, `MEMORY.md`, `raw_memories.md`,
 //! `rollout_summaries/`), so `agent-memory run --codex` fills it and codex's own read path
 //! picks it up unchanged. The state database and config stay in the agent-memory home.
+//! Codex's `[memories] version = "v2"` (it then reads `memories_v2/`) is refused.
 
 use std::path::{Path, PathBuf};
 
 use agent_memory::protocol::names::memory_root as names;
+use agent_memory::write::codex_home::check_memories_version;
 use agent_memory::write::memory_root::MemoryRoot;
 use anyhow::bail;
 
@@ -29,10 +31,13 @@ pub(crate) struct RootArgs {
 }
 
 impl RootArgs {
-    /// The memory root: codex's with `--codex`, else the one under `home`.
+    /// The memory root: codex's with `--codex` (refused when codex is set to read another
+    /// layout), else the one under `home`.
     pub(crate) fn memory_root(&self, home: &Path) -> anyhow::Result<MemoryRoot> {
         if self.codex {
-            Ok(MemoryRoot::at(codex_home()?.join(names::DIR)))
+            let codex_home = codex_home()?;
+            check_memories_version(&codex_home)?;
+            Ok(MemoryRoot::at(codex_home.join(names::DIR)))
         } else {
             Ok(MemoryRoot::under_home(home))
         }

@@ -34,10 +34,13 @@ pub(crate) struct MemoryArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) store: super::store::StoreArgs,
+    #[command(flatten)]
+    pub(crate) root: super::codex::RootArgs,
 }
 
 /// The home's memory, as every introspection command and the MCP server see it: one
-/// [`Introspector`], so they agree on the root, the state and the mode.
+/// [`Introspector`], so they agree on the root, the state and the mode. With `--codex` the
+/// root is codex's (`$CODEX_HOME/memories`) and the state stays the home's.
 pub(crate) fn open_memory(args: &MemoryArgs) -> anyhow::Result<Introspector> {
     let home = resolve_home(args.home.as_deref())?;
     let loaded = load_config(args.config.as_deref(), &home)?;
@@ -45,7 +48,11 @@ pub(crate) fn open_memory(args: &MemoryArgs) -> anyhow::Result<Introspector> {
         enabled: loaded.memories.use_memories,
         ..loaded.config.section::<IntrospectConfig>()?.value
     };
-    Ok(Introspector::open(&home, config)?)
+    let memory = Introspector::open(&home, config)?;
+    if args.root.codex {
+        return Ok(memory.with_root(args.root.memory_root(&home)?.dir())?);
+    }
+    Ok(memory)
 }
 
 /// The exit code of a command that showed memory in `state`.

@@ -19,6 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_memory::prompts::introspect::format_utc;
+use agent_memory::write::codex_home::{CodexLease, hold_consolidation_lease};
+use agent_memory::write::store::now_unix;
 use agent_memory::write::phase_one::{JobOutcome, JobReport};
 use agent_memory::write::runner::{
     RolloutFolder, RunLimits, RunModels, RunOptions, RunProgress, RunReport, Runner,
@@ -106,6 +108,11 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         None => (codex::sessions_dir()?, RolloutFolder::CodexSessions),
     };
     let root = RootArgs { codex: args.codex }.memory_root(&home)?;
+    // Codex's own start-up consolidation would undo what this run writes into its folder.
+    let codex_lease = match args.codex {
+        true => Some(hold_consolidation_lease(&codex::codex_home()?, now_unix())?),
+        false => None,
+    };
     let limits = RunLimits::new(folder, args.limit, args.max_age_days, config);
     let spec = args
         .common
@@ -164,11 +171,18 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
         );
     }
     if args.json {
-        print_json(serde_json::to_value(&report)?);
+        let mut value = serde_json::to_value(&report)?;
+        if let (Some(lease), Some(object)) = (&codex_lease, value.as_object_mut()) {
+            object.insert("codex_consolidation".to_owned(), lease_json(lease));
+        }
+        print_json(value);
     } else {
         print_safe(&summary_text(&report));
         if args.codex {
             print_safe(&format!("memory root: {}\n", root.dir().display()));
+        }
+        if let Some(lease) = &codex_lease {
+            print_safe(&lease_text(lease));
         }
     }
     let phase_one = &report.phase_one;
@@ -191,6 +205,29 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
     } else {
         Finished::Clean
     })
+}
+
+/// What `run --codex` says about codex's consolidation lease.
+fn lease_text(lease: &CodexLease) -> String {
+    match lease {
+        CodexLease::Held(db) => format!(
+            "codex's own consolidation: held off (agent-memory holds its lease in {})\n",
+            db.display()
+        ),
+        CodexLease::NoDatabase(db) => format!(
+            "codex's own consolidation: {} does not exist yet; codex's first start-up with \
+             memories on may rewrite the folder once: run `agent-memory run --codex` again after it\n",
+            db.display()
+        ),
+    }
+}
+
+/// The `codex_consolidation` member of `run --codex --json`.
+fn lease_json(lease: &CodexLease) -> serde_json::Value {
+    match lease {
+        CodexLease::Held(db) => serde_json::json!({"lease": "held", "database": db}),
+        CodexLease::NoDatabase(db) => serde_json::json!({"lease": "no_database", "database": db}),
+    }
 }
 
 /// A progress bar on stderr, shown only on a terminal.

@@ -53,6 +53,7 @@ fn execute(args: &ShowArgs) -> anyhow::Result<()> {
             config: args.config.clone(),
             json: false,
             store: super::store::StoreArgs::default(),
+            root: args.root.clone(),
         })?;
         print_safe(&injection(&memory)?.text);
         return Ok(());

@@ -1,6 +1,7 @@
 //! Integration tests of the `agent-memory` binary, one module per command.
 
 mod claude_code_cli;
+mod codex_cli;
 mod compact_cli;
 mod consolidate_cli;
 mod goal_cli;

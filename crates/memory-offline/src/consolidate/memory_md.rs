@@ -76,8 +76,10 @@ fn render_group(group: &Group<'_>, out: &mut String) {
         if let Some(file) = entry.summary_file {
             let _ = write!(
                 out,
-                "### rollout_summary_files\n- {} (cwd={cwd}, updated_at={}, thread_id={thread})\n\n",
+                "### rollout_summary_files\n- {} (cwd={cwd}, rollout_path={}, updated_at={}, \
+                 thread_id={thread})\n\n",
                 one_line(file),
+                one_line(&entry.record.rollout_path),
                 rfc3339(entry.record.source_updated_at),
             );
         }

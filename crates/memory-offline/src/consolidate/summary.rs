@@ -2,7 +2,8 @@
 //!
 //! `v1`, then a user profile (projects, languages, recent activity, outcomes), the user's
 //! preferences (each with its project), general tips (failure lessons and the checks that
-//! pass per project), and what is in memory: the last three memory days by project and day,
+//! pass per project; both sections are there even when empty, as codex's format asks), and
+//! what is in memory: the last three memory days by project and day,
 //! then older topics. It fits its token budget by dropping, in order, older topics, tips, the
 //! oldest recent entries and the last preferences; the profile goes last.
 
@@ -26,6 +27,8 @@ const MAX_TIPS: usize = 10;
 const MAX_NOTE_CHARS: usize = 160;
 /// Longest line of the summary, in characters: the details are in `MEMORY.md`.
 const MAX_SUMMARY_LINE_CHARS: usize = 280;
+/// The line of a section with nothing in it yet.
+const NONE_YET: &str = "- None yet.\n";
 
 /// The summary's parts, each a list of lines that can be dropped one by one.
 struct Parts {
@@ -93,15 +96,16 @@ impl Parts {
         for line in &self.profile {
             let _ = writeln!(out, "{line}");
         }
-        if !self.preferences.is_empty() {
-            out.push_str("\n## User preferences\n");
-            for line in &self.preferences {
-                let _ = writeln!(out, "- {line}");
+        // Codex's summary format has both sections even when there is nothing to put in them.
+        for (heading, lines) in [
+            ("User preferences", &self.preferences),
+            ("General Tips", &self.tips),
+        ] {
+            let _ = writeln!(out, "\n## {heading}");
+            if lines.is_empty() {
+                out.push_str(NONE_YET);
             }
-        }
-        if !self.tips.is_empty() {
-            out.push_str("\n## General Tips\n");
-            for line in &self.tips {
+            for line in lines {
                 let _ = writeln!(out, "- {line}");
             }
         }

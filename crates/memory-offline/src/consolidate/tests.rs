@@ -98,7 +98,7 @@ fn task_groups_index_every_task_and_merge_repeated_items() {
         md.contains("## Task 2: Fix the build\noutcome: success"),
         "{md}"
     );
-    assert!(md.contains("### rollout_summary_files\n- rollout_summaries/t1.md (cwd=/repo/a, updated_at=2025-06-15T15:06:40Z, thread_id=t1)"), "{md}");
+    assert!(md.contains("### rollout_summary_files\n- rollout_summaries/t1.md (cwd=/repo/a, rollout_path=/r/t1.jsonl, updated_at=2025-06-15T15:06:40Z, thread_id=t1)"), "{md}");
     assert!(md.contains("### keywords\n- cargo, build\n"), "{md}");
     assert_eq!(md.matches(SHARED).count(), 1, "{md}");
     assert!(md.contains(&format!("- {SHARED} [Tasks 1, 2]")), "{md}");
@@ -125,6 +125,30 @@ fn task_groups_index_every_task_and_merge_repeated_items() {
         "{summary}"
     );
     assert!(summary.contains("### repo (`/repo/a`)\n#### 2025-10-09\n- Add the parser test (partial); keywords: parser"), "{summary}");
+}
+
+#[test]
+fn a_summary_of_one_plain_session_still_has_every_section_codex_requires() {
+    let output = consolidate(&input(
+        "",
+        vec![record("t1", "/repo", 1_750_000_000, "- looked around")],
+    ));
+    let summary = &output.memory_summary_md;
+    let headings: Vec<&str> = summary.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(
+        headings,
+        [
+            "## User Profile",
+            "## User preferences",
+            "## General Tips",
+            "## What's in Memory"
+        ],
+        "{summary}"
+    );
+    assert!(
+        summary.contains("## General Tips\n- None yet.\n"),
+        "{summary}"
+    );
 }
 
 #[test]

@@ -14,9 +14,11 @@ use crate::error::Result;
 pub enum MemoryMode {
     /// Extracted.
     Enabled,
-    /// Never extracted (`generate_memories = false` when it was first seen, or the session
-    /// said so).
+    /// Never extracted (`generate_memories = false` when it was first seen, or forgotten).
     Disabled,
+    /// Never extracted: the session stamped itself `"memory_mode": "disabled"` (codex does so
+    /// for every session while its `generate_memories` is false).
+    DisabledBySession,
     /// The session used external context; never extracted.
     Polluted,
 }
@@ -27,6 +29,7 @@ impl MemoryMode {
         match self {
             MemoryMode::Enabled => "enabled",
             MemoryMode::Disabled => "disabled",
+            MemoryMode::DisabledBySession => "disabled_by_session",
             MemoryMode::Polluted => "polluted",
         }
     }
@@ -36,6 +39,7 @@ impl MemoryMode {
         match text {
             "enabled" => MemoryMode::Enabled,
             "polluted" => MemoryMode::Polluted,
+            "disabled_by_session" => MemoryMode::DisabledBySession,
             _ => MemoryMode::Disabled,
         }
     }

@@ -642,6 +642,63 @@ async fn notes_alone_are_worth_a_first_pass() {
 }
 
 #[tokio::test]
+async fn codex_ad_hoc_notes_are_consolidated_like_our_own() {
+    let home = Home::new();
+    home.output("t1", "fact one");
+    std::fs::create_dir_all(home.root.dir().join(names::NOTES_DIR)).unwrap();
+    std::fs::write(home.root.dir().join("notes/a.md"), "our note").unwrap();
+    let ad_hoc = home.root.dir().join(names::AD_HOC_NOTES_DIR);
+    std::fs::create_dir_all(&ad_hoc).unwrap();
+    // As codex's add_ad_hoc_note writes it: the note text alone, a timestamped name.
+    std::fs::write(
+        ad_hoc.join("2026-12-04T07-00-00-deploys-need-vpn.md"),
+        "Deploys to staging need the VPN up first.",
+    )
+    .unwrap();
+    // codex's instructions for the extension are not a note.
+    std::fs::write(
+        home.root.dir().join("extensions/ad_hoc/instructions.md"),
+        "instructions",
+    )
+    .unwrap();
+    let model = FakeModel::new(|input| {
+        let notes: String = input.notes.iter().map(|note| note.text.clone()).collect();
+        answer(&format!("# Memory\n{notes}"), "## Notes", &[])
+    });
+    let report = home.run(&model, &eager()).await.unwrap();
+    assert_eq!(report.model_calls, 1);
+    let request = model.requests.lock().unwrap()[0].clone();
+    let input: ConsolidationInput = serde_json::from_value(request.structured_input).unwrap();
+    let paths: Vec<&str> = input.notes.iter().map(|note| note.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "extensions/ad_hoc/notes/2026-12-04T07-00-00-deploys-need-vpn.md",
+            "notes/a.md"
+        ]
+    );
+    assert!(
+        home.read(names::MEMORY_FILE)
+            .unwrap()
+            .contains("need the VPN up first")
+    );
+
+    // A new ad-hoc note is new input, as a new note of ours is.
+    home.run(&model, &eager()).await.unwrap();
+    assert_eq!(model.calls(), 1);
+    std::fs::write(ad_hoc.join("2026-12-05T07-00-00-second.md"), "second").unwrap();
+    home.run(&model, &eager()).await.unwrap();
+    assert_eq!(model.calls(), 2);
+
+    // A symlinked folder on the way is refused, not followed out of the root.
+    std::fs::remove_dir_all(home.root.dir().join("extensions")).unwrap();
+    let outside = home.dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("ad_hoc/notes")).unwrap();
+    std::os::unix::fs::symlink(&outside, home.root.dir().join("extensions")).unwrap();
+    assert!(home.root.read_notes().is_err());
+}
+
+#[tokio::test]
 async fn usage_is_recorded() {
     let home = Home::new();
     home.output("t1", "fact");

@@ -213,7 +213,8 @@ async fn sources_broken_files_and_memory_modes_are_classified() {
     let vscode = store.thread("vs").await.unwrap().unwrap();
     assert_eq!(
         (vscode.skip_reason, vscode.memory_mode),
-        (None, MemoryMode::Disabled)
+        (None, MemoryMode::DisabledBySession),
+        "codex's stamp is told apart from our own disabling, so a run can say why"
     );
     let garbage = store
         .thread("0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee")
