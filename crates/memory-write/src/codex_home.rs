@@ -54,10 +54,12 @@ pub fn check_memories_version(codex_home: &Path) -> Result<()> {
             });
         }
     };
-    let table: toml::Table = text.parse().map_err(|error: toml::de::Error| Error::CodexConfig {
-        path: path.clone(),
-        message: error.message().to_owned(),
-    })?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|error: toml::de::Error| Error::CodexConfig {
+            path: path.clone(),
+            message: error.message().to_owned(),
+        })?;
     let version = table
         .get("memories")
         .and_then(|memories| memories.get("version"))
@@ -124,7 +126,15 @@ mod tests {
             "SELECT status, ownership_token, lease_until, retry_at, last_error FROM jobs
              WHERE kind = 'memory_consolidate_global' AND job_key = 'global'",
             [],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)),
+            |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
+            },
         )
         .unwrap()
     }
@@ -194,6 +204,9 @@ mod tests {
         );
         std::fs::write(&config, "[memories\n").unwrap();
         let message = check_memories_version(home.path()).unwrap_err().to_string();
-        assert!(message.starts_with("cannot read codex's config"), "{message}");
+        assert!(
+            message.starts_with("cannot read codex's config"),
+            "{message}"
+        );
     }
 }

@@ -20,12 +20,12 @@ use std::time::Duration;
 
 use agent_memory::prompts::introspect::format_utc;
 use agent_memory::write::codex_home::{CodexLease, hold_consolidation_lease};
-use agent_memory::write::store::now_unix;
 use agent_memory::write::phase_one::{JobOutcome, JobReport};
 use agent_memory::write::runner::{
     RolloutFolder, RunLimits, RunModels, RunOptions, RunProgress, RunReport, Runner,
 };
 use agent_memory::write::skip_reason::SkipReason;
+use agent_memory::write::store::now_unix;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use agent_memory::models::DEFAULT_MODEL_SPEC;
