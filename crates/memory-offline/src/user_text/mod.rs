@@ -444,6 +444,10 @@ mod tests {
             title(&["Hi.", "The nightly import crashes with a missing column."]).as_deref(),
             Some("The nightly import crashes with a missing column")
         );
+        assert_eq!(
+            title(&["# Work in uploader: make the retry back off"]).as_deref(),
+            Some("Work in uploader: make the retry back off")
+        );
     }
 
     proptest! {
@@ -454,7 +458,16 @@ mod tests {
                 prop_assert!(rule.chars().count() <= MAX_LINE_CHARS + 1);
                 prop_assert!(rule.ends_with(['.', '…']));
             }
-            let _ = title_from_requests(&message.requests, 100);
+            if let Some(title) = title_from_requests(&message.requests, 100) {
+                prop_assert!(!title.starts_with(['#', '>', '*', '-', ' ']), "{}", title);
+            }
+        }
+
+        #[test]
+        fn no_title_starts_with_markup(requests in prop::collection::vec("([#>*_ -]|\\PC){0,40}", 1..4)) {
+            if let Some(title) = title_from_requests(&requests, 100) {
+                prop_assert!(!title.starts_with(['#', '>', '*', '-', '_', ' ']), "{}", title);
+            }
         }
     }
 }
