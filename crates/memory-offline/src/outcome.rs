@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use memory_protocol::memory_format::TaskOutcome;
 
 use super::tasks::Task;
+use super::text::sentences;
 use super::tool_output::RunStatus;
 use super::transcript::{Event, Run, Transcript};
 use super::user_text::{Reaction, asks_for_information};
@@ -143,35 +144,6 @@ fn admits_failure(answer: &str) -> bool {
             Some(end) => !resolved_after(sentence.get(end..).unwrap_or_default()),
             None => false,
         })
-}
-
-/// The sentences of `text`: a sentence ends at a line break, or at `.`, `!` or `?` before a
-/// space or the end; code in backticks (`pip install -e .`) is one word.
-fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut in_code = false;
-    let mut chars = text.chars().peekable();
-    while let Some(ch) = chars.next() {
-        if ch == '`' {
-            in_code = !in_code;
-            current.push_str(if in_code { " code" } else { " " });
-            continue;
-        }
-        if in_code {
-            continue;
-        }
-        let ends = ch == '\n'
-            || (matches!(ch, '.' | '!' | '?')
-                && chars.peek().is_none_or(|next| next.is_whitespace()));
-        if ends {
-            out.push(std::mem::take(&mut current));
-        } else {
-            current.push(ch);
-        }
-    }
-    out.push(current);
-    out
 }
 
 /// Whether a clause of `rest` after its first break reports the problem solved.
