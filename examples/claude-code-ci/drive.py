@@ -273,10 +273,11 @@ def main():
     check(summary["succeeded"] == 1 and summary["failed"] == 0,
           f"run --claude: {summary['succeeded']} session extracted, {summary['failed']} failed")
     written = session_memory(home / "memories", SESSION)
-    lesson = [PREFERENCE, "`python3 check.py` failed"]
-    check(all(words in written for words in lesson),
-          f"the memory written holds the session's lesson: {lesson}",
-          excerpt(written, "description: "))
+    lesson = [PREFERENCE, "`python3 check.py` failed",
+              f"passed after adding `if not lines:` / `return []` to {project / 'ledger.py'}"]
+    check(all(words in written for words in lesson) and "likely flaky" not in written,
+          "the memory written holds the session's lesson: the preference, and the failing "
+          "check fixed by the Edit", excerpt(written, "`python3 check.py` failed"))
     injected = [SEEDED_MEMORY_WORD, OBJECTIVE, "kestrel", CLAUDE_MD_RULE, "<memory", "memory-recall",
                 "agent_memory_internal_context", "Stop hook", "earlier context was summarized",
                 "keep these intact", "system-reminder"]
