@@ -114,7 +114,8 @@ pub struct HostReport {
     pub violations: Vec<Violation>,
     /// User goal actions the goal store refused (an illegal transition, say).
     pub refused_actions: Vec<String>,
-    /// The first request sent after the run's third compaction, as sent.
+    /// The first request sent after the run's third compaction while a goal was active, as
+    /// sent.
     pub after_third_compaction: Option<HostRequest>,
     /// The rollout files written, one per session.
     pub rollouts: Vec<PathBuf>,
@@ -546,7 +547,14 @@ impl<M: HostModel> Host<M> {
     fn check_request(&mut self, live: &mut Live<'_>, request: &HostRequest) -> u64 {
         self.report.requests += 1;
         let number = self.report.requests;
-        if self.report.compactions >= 3 && self.report.after_third_compaction.is_none() {
+        let goal_running = match live.goals.get(&live.thread_id) {
+            Ok(Some(goal)) => goal.status == ThreadGoalStatus::Active,
+            _ => false,
+        };
+        if self.report.compactions >= 3
+            && goal_running
+            && self.report.after_third_compaction.is_none()
+        {
             self.report.after_third_compaction = Some(request.clone());
         }
         let tokens = request_tokens(request, self.counter);
