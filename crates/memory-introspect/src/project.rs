@@ -142,11 +142,34 @@ pub(crate) fn scope_summary(
             left_out.extend(owners);
         }
     }
+    // A heading whose every line went to other projects would only announce nothing.
+    let kept = drop_emptied_headings(&kept, !left_out.is_empty());
     let mut text = kept.join("\n");
     if summary.ends_with('\n') {
         text.push('\n');
     }
     ScopedSummary { text, left_out }
+}
+
+/// `lines` without the headings followed by nothing but blank lines before the next heading of
+/// their level or above (or the end), when `emptied` (lines were left out); as they are
+/// otherwise.
+fn drop_emptied_headings<'a>(lines: &[&'a str], emptied: bool) -> Vec<&'a str> {
+    if !emptied {
+        return lines.to_vec();
+    }
+    let mut kept: Vec<&'a str> = Vec::with_capacity(lines.len());
+    for (at, line) in lines.iter().enumerate() {
+        if let Some(level) = heading_level(line) {
+            let next = lines[at + 1..].iter().find(|next| !next.trim().is_empty());
+            let empty = next.is_none_or(|next| heading_level(next).is_some_and(|l| l <= level));
+            if empty {
+                continue;
+            }
+        }
+        kept.push(line);
+    }
+    kept
 }
 
 /// The project folder a note names on its `cwd:` header line (before its first blank line).
@@ -232,7 +255,8 @@ mod tests {
         assert!(scoped.text.contains("Prefers strict parsers."));
         assert!(scoped.text.contains("Always run `just ci`"));
         assert!(scoped.text.contains("- March import (success)"));
-        assert!(scoped.text.contains("### Older Memory Topics"));
+        // Its only line was the other project's.
+        assert!(!scoped.text.contains("### Older Memory Topics"));
         for other in [
             "staging deploy",
             "go test",
@@ -259,6 +283,18 @@ mod tests {
         assert!(!scoped.text.contains("just ci"));
         assert!(!scoped.text.contains("March import"));
         assert_eq!(scoped.left_out.len(), 2);
+        // Headings with nothing left under them go; those with lines stay.
+        assert!(!scoped.text.contains("## General Tips"), "{}", scoped.text);
+        assert!(
+            !scoped.text.contains("### Older Memory Topics"),
+            "{}",
+            scoped.text
+        );
+        assert!(
+            scoped
+                .text
+                .contains("## User preferences\n- Prefers strict parsers.")
+        );
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub(crate) struct CompactArgs {
     #[arg(
         long,
         value_name = "N",
-        value_parser = clap::value_parser!(u64).range(MIN_WINDOW_TOKENS..),
+        value_parser = super::home::at_least(MIN_WINDOW_TOKENS),
         help = format!(
             "The context window to plan for, in tokens, at least {MIN_WINDOW_TOKENS} (default: \
              the model's, from --context-window, model_context_window, the server or a known \

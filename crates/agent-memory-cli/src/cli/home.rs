@@ -39,15 +39,25 @@ pub(crate) struct CommonArgs {
     pub(crate) config: Option<PathBuf>,
     /// The model's context window in tokens (default: the config's `model_context_window`,
     /// else what the server reports, else a table of known models, else unknown).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = at_least(1))]
     pub(crate) context_window: Option<u64>,
     /// Reasoning effort to send: minimal, low, medium or high (default: the config's
     /// `model_reasoning_effort`, else none is sent).
     #[arg(long, value_parser = parse_effort)]
     pub(crate) reasoning_effort: Option<ReasoningEffort>,
     /// Limit on one HTTP request to the model, in seconds (default 300).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = at_least(1))]
     pub(crate) request_timeout: Option<u64>,
+}
+
+/// A parser for a whole number of at least `min`, whose refusal says so in plain words (clap's
+/// own range check prints the range up to `u64::MAX`).
+pub(crate) fn at_least(min: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
+    move |text: &str| match text.trim().parse::<u64>() {
+        Ok(value) if value >= min => Ok(value),
+        Ok(_) => Err(format!("must be at least {min}, found {text}")),
+        Err(_) => Err(format!("`{text}` is not a whole number (at least {min})")),
+    }
 }
 
 fn parse_effort(text: &str) -> Result<ReasoningEffort, String> {

@@ -57,7 +57,7 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     json: bool,
     /// Most rollouts to extract in this run.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = super::home::at_least(1))]
     limit: Option<u64>,
     /// Only rollouts active within this many days.
     #[arg(long)]

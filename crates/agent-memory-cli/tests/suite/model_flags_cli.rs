@@ -143,7 +143,18 @@ fn compact_refuses_a_window_too_small_to_hold_a_summary() {
     let text = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{text}");
     assert!(text.contains("--window"), "{text}");
-    assert!(text.contains("4096"), "{text}");
+    // In plain words, not clap's range up to u64::MAX.
+    assert!(text.contains("must be at least 4096, found 100"), "{text}");
+    assert!(!text.contains("18446744073709551615"), "{text}");
+    for (flag, value) in [("--context-window", "0"), ("--window", "many")] {
+        let output = agent_memory(&["compact", &rollout(), flag, value])
+            .output()
+            .unwrap();
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{text}");
+        assert!(!text.contains("18446744073709551615"), "{text}");
+        assert!(text.contains("at least"), "{text}");
+    }
 }
 
 #[test]

@@ -10,7 +10,7 @@ use memory_protocol::{ModelError, TaskKind};
 use memory_sanitize::{ByteEstimate, TokenCounter};
 
 use super::support::{
-    Scripted, chat, extend, input_of, numbered, result, say, session, shell_call, turns, user,
+    Scripted, call, chat, extend, input_of, numbered, result, say, session, shell_call, turns, user,
 };
 
 fn options(window: u64, keep: u64) -> CompactionOptions {
@@ -461,4 +461,56 @@ async fn the_plan_reports_what_cleaning_did() {
         !plan.split_turn,
         "the turn of m20 starts at the pinned latest request"
     );
+}
+
+/// A pinet review (#705): read and modified files were dropped after the first compaction.
+/// Here the files of the first compaction's span are still listed after two more compactions
+/// whose spans touch no file, in the entry's details and in the summary's files block.
+#[tokio::test]
+async fn files_of_the_first_compaction_survive_the_next_ones_pinet_705() {
+    let mut s = session(vec![
+        user("make the lexer accept raw strings"),
+        call("r1", "read", serde_json::json!({"path": "src/parser.rs"})),
+        result("r1", &"fn parse() {}\n".repeat(200)),
+        call(
+            "e1",
+            "edit",
+            serde_json::json!({"path": "src/lexer.rs", "old_string": "a", "new_string": "b"}),
+        ),
+        result("e1", "applied"),
+        say(&"the lexer now reads raw strings ".repeat(200)),
+    ]);
+    let model = numbered();
+    for round in 0..3 {
+        if round > 0 {
+            extend(
+                &mut s,
+                vec![
+                    user(&format!("round {round}: run the tests again")),
+                    shell_call(&format!("t{round}"), "cargo test -p lexer"),
+                    result(&format!("t{round}"), &"test ok\n".repeat(300)),
+                    say(&"all green again ".repeat(300)),
+                ],
+            );
+        }
+        let c = compacted(run(&s, &model, &options(200_000, 500)).await.unwrap());
+        assert_eq!(
+            c.entry.details.modified_files,
+            ["src/lexer.rs"],
+            "round {round}"
+        );
+        assert_eq!(
+            c.entry.details.read_files,
+            ["src/parser.rs"],
+            "round {round}"
+        );
+        for path in ["src/lexer.rs", "src/parser.rs"] {
+            assert!(
+                c.entry.summary.contains(path),
+                "round {round}: {}",
+                c.entry.summary
+            );
+        }
+        s.push_compaction(c.entry).unwrap();
+    }
 }

@@ -29,10 +29,15 @@ pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
     let new = normalize_body(content);
     // The keys of the rewrite's items, one a line: snippets are looked for in them.
     let new_keys: String = items(&new).map(|item| item_key(item) + "\n").collect();
+    let missing = dropped_items(old, &new_keys);
+    if missing.is_empty() {
+        return Verdict::unchanged(op);
+    }
+    // Word sets only when some snippet is missing: most rewrites keep every item.
     let new_words: Vec<HashSet<String>> = items(&new)
         .map(|item| words(strip_status_tags(item)))
         .collect();
-    let dropped: Vec<&str> = dropped_items(old, &new_keys)
+    let dropped: Vec<&str> = missing
         .into_iter()
         .filter(|item| !is_reworded(item, &new_words))
         .collect();
