@@ -71,13 +71,7 @@ pub fn host_tools(memory_tools: Vec<ToolDefinition>) -> Vec<ToolDefinition> {
         output_schema: None,
     }];
     tools.extend(memory_tools);
-    // `goal_tools()` lists the working memory's update tool too; this host keeps its context
-    // with compaction, so it offers only the tools it can run.
-    tools.extend(
-        memory_protocol::tools::goal_tools()
-            .into_iter()
-            .filter(|tool| tool.name != memory_protocol::working_memory::UPDATE_TOOL_NAME),
-    );
+    tools.extend(memory_protocol::tools::goal_tools());
     tools
 }
 

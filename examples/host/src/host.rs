@@ -101,8 +101,8 @@ pub struct HostReport {
     pub requests: u64,
     /// Compactions applied to the conversation.
     pub compactions: u64,
-    /// Compactions whose summary would not have made the context smaller, so the host did
-    /// not apply them.
+    /// Compactions the library refused because their summary would not have made the
+    /// context smaller.
     pub compactions_not_applied: u64,
     /// The status the last session with a goal left its goal in.
     pub goal: Option<ThreadGoalStatus>,
@@ -487,18 +487,18 @@ impl<M: HostModel> Host<M> {
             reason,
             ..CompactionOptions::default()
         };
-        let outcome = compact(&live.session, self.engine.as_ref(), &options, self.counter).await?;
-        let CompactionOutcome::Compacted(compaction) = outcome else {
-            return Ok(());
-        };
-        let entry = compaction.entry;
-        if entry.tokens_after >= entry.tokens_before {
-            // A summary as large as what it replaces (a small context compacted on request)
-            // would leave the context larger: the entry is not applied, and the conversation
-            // goes on uncompacted.
-            self.report.compactions_not_applied += 1;
-            return Ok(());
-        }
+        // `compact` returns an entry only when it makes the context smaller: a summary as
+        // large as what it replaces (a small context compacted on request) is refused, and
+        // the conversation goes on uncompacted.
+        let entry =
+            match compact(&live.session, self.engine.as_ref(), &options, self.counter).await? {
+                CompactionOutcome::Compacted(compaction) => compaction.entry,
+                CompactionOutcome::WouldNotShrink(_) => {
+                    self.report.compactions_not_applied += 1;
+                    return Ok(());
+                }
+                CompactionOutcome::NothingToSummarize(_) => return Ok(()),
+            };
         if let Some(previous) = &live.last_details {
             let lost = lost_modified_files(previous, &entry.details);
             if !lost.is_empty() {
@@ -515,12 +515,12 @@ impl<M: HostModel> Host<M> {
         live.rollout.compacted(&entry.summary)?;
         live.session.push_compaction(entry)?;
         let after = live.session.context_tokens(self.counter);
-        if after > before {
+        if after >= before {
             self.violate(
                 live,
                 Seam::CompactionShrinks,
                 None,
-                format!("the context grew from {before} to {after} tokens"),
+                format!("the context went from {before} to {after} tokens"),
             );
         }
         live.compacted = true;

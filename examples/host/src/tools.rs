@@ -40,10 +40,9 @@ pub struct ToolAnswer {
 impl ToolBox<'_> {
     /// Runs `call`.
     pub fn run(&mut self, call: &ToolCall) -> ToolAnswer {
-        let is_goal_tool = call.name != memory_protocol::working_memory::UPDATE_TOOL_NAME
-            && memory_protocol::tools::goal_tools()
-                .iter()
-                .any(|tool| tool.name == call.name);
+        let is_goal_tool = memory_protocol::tools::goal_tools()
+            .iter()
+            .any(|tool| tool.name == call.name);
         let output = if call.name == SHELL_TOOL {
             self.shell(&call.arguments)
         } else if is_goal_tool {
