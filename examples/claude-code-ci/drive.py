@@ -12,7 +12,6 @@ the transcripts. Every assertion reads the server's request log or the memory wr
 prints one line; the first that fails ends the run with exit 1.
 """
 
-import datetime
 import json
 import os
 import pathlib
@@ -268,10 +267,14 @@ def main():
           f"Stop hook: no request after the goal was paused ({len(after)} requests, "
           f"goal {goal['status']})", json.dumps(goal.get("statusReason")))
 
-    age_transcripts(config / "projects", hours=12)
+    ended = [json.loads(line) for line in (home / "hooks/claude-code/ended.jsonl").open()]
+    check([end["session_id"] for end in ended] == [SESSION] * 3,
+          "SessionEnd: each of the three runs marked the session ended", json.dumps(ended[-1]))
+    # Extracted right away: the session ended, so the idle rule does not hold it back.
     summary = json.loads(memory("run", "--claude", "--json"))
     check(summary["succeeded"] == 1 and summary["failed"] == 0,
-          f"run --claude: {summary['succeeded']} session extracted, {summary['failed']} failed")
+          f"run --claude, right after the session: {summary['succeeded']} session extracted, "
+          f"{summary['failed']} failed", json.dumps(summary.get("skipped_by_reason")))
     written = session_memory(home / "memories", SESSION)
     lesson = [PREFERENCE, "`python3 check.py` failed",
               f"passed after adding `if not lines:` / `return []` to {project / 'ledger.py'}"]
@@ -284,21 +287,6 @@ def main():
     leaked = [words for words in injected if words.lower() in written.lower()]
     check(not leaked, f"the memory written holds none of the injected text (checked {len(injected)} "
           f"markers; found {leaked})")
-
-
-def age_transcripts(projects, hours):
-    """Moves every timestamp in the transcripts `hours` back, as if the session had ended then:
-    `run` extracts only sessions idle for some hours (`min_rollout_idle_hours`)."""
-    shift = datetime.timedelta(hours=hours)
-    for path in projects.rglob("*.jsonl"):
-        lines = []
-        for line in path.read_text().splitlines():
-            entry = json.loads(line)
-            if "timestamp" in entry:
-                stamp = datetime.datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
-                entry["timestamp"] = (stamp - shift).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-            lines.append(json.dumps(entry))
-        path.write_text("\n".join(lines) + "\n")
 
 
 def session_memory(memories, session):
