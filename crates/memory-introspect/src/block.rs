@@ -37,6 +37,7 @@ use crate::paths::{RelativePath, open_file};
 use crate::probe::Probe;
 use crate::project::{Projects, note_folder, note_in_scope, scope_summary};
 use crate::query::{Purpose, parse};
+use crate::scan::Walk;
 
 /// Most characters of one recalled passage.
 const RECALL_PASSAGE_CHARS: usize = 600;
@@ -168,7 +169,7 @@ pub struct RenderedRecall {
 impl Introspector {
     /// Renders this turn's memory injection (see the module docs).
     pub fn render_block(&self, options: &BlockOptions) -> Result<RenderedBlock> {
-        let probe = self.probe();
+        let probe = self.probe(Walk::Full);
         let state = probe.state;
         let previous = match options.previous_state {
             Some(previous) => Some(previous),
@@ -263,7 +264,7 @@ impl Introspector {
         max_hits: usize,
         already: &BTreeSet<String>,
     ) -> Result<RenderedRecall> {
-        let probe = self.probe();
+        let probe = self.probe(Walk::Cached);
         let mut rendered = RenderedRecall {
             text: String::new(),
             state: probe.state,

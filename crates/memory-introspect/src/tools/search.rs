@@ -22,6 +22,7 @@ use crate::introspector::Introspector;
 use crate::paths::{RelativePath, ResolveError, resolve};
 use crate::probe::Probe;
 use crate::query::{Purpose, Query, parse};
+use crate::scan::Walk;
 use crate::tools::{disabled, failure, invalid_input, refusal, resolve_failure, unavailable};
 
 /// Hits returned when the request names no number.
@@ -52,7 +53,7 @@ impl Introspector {
                 Some(RelativePath::parse(shown).map_err(|refused| refusal(shown, refused))?)
             }
         };
-        let probe = self.probe();
+        let probe = self.probe(Walk::Cached);
         match probe.state {
             MemoryState::Disabled => return Err(disabled()),
             MemoryState::Unavailable => {
