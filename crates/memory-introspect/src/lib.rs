@@ -29,6 +29,7 @@ mod grams;
 mod index;
 mod introspector;
 mod notes;
+mod passage_scope;
 mod paths;
 mod probe;
 mod project;
