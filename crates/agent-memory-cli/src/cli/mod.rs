@@ -403,7 +403,7 @@ mod tests {
             .lines()
             .filter_map(|line| line.strip_prefix("| "))
             .filter_map(|line| line.split(" |").next())
-            .flat_map(|cell| numbers(cell))
+            .flat_map(numbers)
             .collect();
         let in_help: Vec<u8> = super::EXIT_CODES_HELP
             .lines()
