@@ -258,15 +258,16 @@ fn execute(args: &CompactArgs) -> anyhow::Result<()> {
                 args.file.display()
             )
         })?;
-    let (plan, entry) = match outcome {
+    let (plan, entry, would_not_shrink) = match outcome {
         CompactionOutcome::Compacted(compaction) => {
             let compaction = *compaction;
             session
                 .push_compaction(compaction.entry.clone())
                 .context("the new entry does not fit the session")?;
-            (compaction.plan, Some(compaction.entry))
+            (compaction.plan, Some(compaction.entry), false)
         }
-        CompactionOutcome::NothingToSummarize(plan) => (plan, None),
+        CompactionOutcome::NothingToSummarize(plan) => (plan, None, false),
+        CompactionOutcome::WouldNotShrink(plan) => (plan, None, true),
     };
     if let Some(out) = &args.out {
         write_atomically(out, &session.to_jsonl()?)?;
@@ -293,6 +294,17 @@ fn execute(args: &CompactArgs) -> anyhow::Result<()> {
                 print_safe(&format!("\n{short}\n"));
             }
             print_safe(&format!("\n{}\n", entry.summary));
+        }
+        None if would_not_shrink => {
+            print_safe(&format!(
+                "not compacted: the summary and the kept messages of {} would hold {} tokens, no fewer than the {} before\n",
+                args.file.display(),
+                plan.tokens_after.unwrap_or_default(),
+                plan.tokens_before,
+            ));
+            if let Some(out) = &args.out {
+                print_safe(&format!("wrote {} (unchanged)\n", out.display()));
+            }
         }
         None => {
             print_safe(&format!(

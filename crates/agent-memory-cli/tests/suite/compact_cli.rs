@@ -146,6 +146,52 @@ fn nothing_to_summarize_is_not_an_error() {
     assert!(stdout.starts_with("nothing to summarize in "), "{stdout}");
 }
 
+/// codex #40619: two one-line turns summarized offline would leave the context larger, so no
+/// entry is written and the report says why.
+#[test]
+fn a_compaction_that_would_not_shrink_the_context_writes_no_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("tiny.jsonl");
+    std::fs::write(
+        &session,
+        concat!(
+            r#"{"type":"message","id":"m1","message":{"role":"user","text":"Step 1."}}"#,
+            "\n",
+            r#"{"type":"message","id":"m2","message":{"role":"assistant","content":[{"type":"text","text":"Done 1."}]}}"#,
+            "\n",
+            r#"{"type":"message","id":"m3","message":{"role":"user","text":"Step 2."}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let file = session.to_str().unwrap();
+    let out = compact(&[
+        file,
+        "--keep-recent",
+        "1",
+        "--home",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("not compacted: "), "{stdout}");
+    assert!(stdout.contains("no fewer than the"), "{stdout}");
+    let report = json(&compact(&[
+        file,
+        "--keep-recent",
+        "1",
+        "--home",
+        dir.path().to_str().unwrap(),
+        "--json",
+    ]));
+    assert!(report["entry"].is_null(), "{report}");
+    let plan = &report["plan"];
+    assert!(
+        plan["tokens_after"].as_u64() >= plan["tokens_before"].as_u64(),
+        "{report}"
+    );
+}
+
 #[test]
 fn a_file_with_no_conversation_is_an_error_not_nothing_to_summarize() {
     let dir = tempfile::tempdir().unwrap();
