@@ -241,7 +241,7 @@ impl Introspector {
     }
 
     /// What is wrong with the home folder itself, naming it; `None` when it is a folder.
-    fn home_problem(&self) -> Option<String> {
+    pub(crate) fn home_problem(&self) -> Option<String> {
         let home = self.home().display();
         match std::fs::metadata(self.home()) {
             Ok(metadata) if metadata.is_dir() => None,

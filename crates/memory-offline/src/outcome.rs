@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use memory_protocol::memory_format::TaskOutcome;
 
 use super::tasks::Task;
+use super::text::sentences;
 use super::tool_output::RunStatus;
 use super::transcript::{Event, Run, Transcript};
 use super::user_text::{Reaction, asks_for_information};
@@ -113,9 +114,59 @@ pub(crate) fn judge(task: &Task, transcript: &Transcript) -> (TaskOutcome, Strin
     )
 }
 
+/// Words that report a problem solved. An admission that a later clause of its sentence
+/// resolves ("could not import the package; after `pip install -e .` all tests pass") tells
+/// the cause, not the end; within the admission's own clause the word is under its negation
+/// ("unable to make the tests pass").
+const RESOLUTIONS: [&str; 10] = [
+    "pass",
+    "passes",
+    "passed",
+    "works",
+    "worked",
+    "fixed",
+    "resolved",
+    "succeeds",
+    "succeeded",
+    "green",
+];
+
+/// Where a later clause, one that reports what happened next, starts (a colon or a comma only
+/// explains: "could not reproduce it: `npm run lint` passes here").
+const CLAUSE_BREAKS: [&str; 5] = [";", " but ", " after ", " then ", " now "];
+
+/// Whether the answer admits the task is not done: some sentence holds an admission that no
+/// later clause of that sentence resolves.
 fn admits_failure(answer: &str) -> bool {
-    let lower = answer.to_ascii_lowercase();
-    ADMISSIONS.iter().any(|phrase| lower.contains(phrase))
+    sentences(&answer.to_lowercase())
+        .iter()
+        .any(|sentence| match last_admission(sentence) {
+            Some(end) => !resolved_after(sentence.get(end..).unwrap_or_default()),
+            None => false,
+        })
+}
+
+/// Whether a clause of `rest` after its first break reports the problem solved.
+fn resolved_after(rest: &str) -> bool {
+    let Some(next_clause) = CLAUSE_BREAKS
+        .iter()
+        .filter_map(|mark| rest.find(mark).map(|at| at + mark.len()))
+        .min()
+    else {
+        return false;
+    };
+    rest.get(next_clause..)
+        .unwrap_or_default()
+        .split(|ch: char| !ch.is_alphanumeric())
+        .any(|word| RESOLUTIONS.contains(&word))
+}
+
+/// Where the sentence's last admission ends.
+fn last_admission(sentence: &str) -> Option<usize> {
+    ADMISSIONS
+        .iter()
+        .filter_map(|phrase| sentence.rfind(phrase).map(|at| at + phrase.len()))
+        .max()
 }
 
 /// What the task's events show.
@@ -227,5 +278,46 @@ pub(crate) fn check_statuses(run: &Run) -> Vec<(CommandKey, RunStatus)> {
             .map(|s| (s.key(), RunStatus::Failed(code)))
             .collect(),
         RunStatus::Unknown => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn an_admission_is_read_within_its_sentence_and_clause() {
+        assert!(admits_failure(
+            "I could not deploy: the SSH key is rejected."
+        ));
+        assert!(admits_failure("I was unable to make the tests pass."));
+        assert!(admits_failure(
+            "The build works. I could not get the linter to run, so I stopped."
+        ));
+        assert!(admits_failure("Tests pass, but the crash is not fixed."));
+        assert!(admits_failure(
+            "I could not reproduce the lint failure locally: `npm run lint` passes here."
+        ));
+        assert!(!admits_failure(
+            "The tests could not import the package because it was not installed; after `pip install -e .` all 41 tests pass."
+        ));
+        assert!(!admits_failure(
+            "It was unable to find the config at first, but now it works."
+        ));
+        assert!(!admits_failure("Done: all 12 tests pass."));
+    }
+
+    proptest! {
+        #[test]
+        fn any_answer_is_judged_without_panicking(answer in "(\\PC|[.;,:!?\n]| but | could not | pass ){0,80}") {
+            let _ = admits_failure(&answer);
+            // An answer without any admission phrase never admits.
+            let clean: String = answer.replace("could not", "could");
+            let lowered = clean.to_lowercase();
+            if !ADMISSIONS.iter().any(|phrase| lowered.contains(phrase)) {
+                prop_assert!(!admits_failure(&clean));
+            }
+        }
     }
 }

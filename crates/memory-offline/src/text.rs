@@ -32,8 +32,8 @@ pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
     head
 }
 
-/// The sentences of a text: split at line breaks and at `.`, `!` or `?` followed by a space,
-/// keeping the terminator. Inline code spans and paths (`src/a.rs`, `v1.2`) are not split.
+/// The sentences of a text: split at line breaks, at `.`, `!` or `?` followed by a space and at
+/// the full-width `。`, `！` and `？`, keeping the terminator. Inline code spans and paths (`src/a.rs`, `v1.2`) are not split.
 pub(crate) fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines() {
@@ -49,9 +49,10 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
             if ch == '`' {
                 in_code = !in_code;
             }
-            let ends = matches!(ch, '.' | '!' | '?')
-                && !in_code
-                && chars.peek().is_none_or(|next| next.is_whitespace());
+            let ends = !in_code
+                && (matches!(ch, '。' | '！' | '？')
+                    || (matches!(ch, '.' | '!' | '?')
+                        && chars.peek().is_none_or(|next| next.is_whitespace())));
             if ends {
                 let sentence = current.trim().to_owned();
                 if !sentence.is_empty() {

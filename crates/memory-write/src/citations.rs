@@ -406,7 +406,8 @@ fn task_number(heading: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
-/// Task numbers named on a line: `[Task 2]`, `[Tasks 1, 3]`.
+/// Task numbers named on a line: `[Task 2]`, `[Tasks 1, 3]`, `[Tasks 1, 2; 7 sessions]`,
+/// `[Tasks 1, 2, 3, 4, 5, 6 and 9 more; 15 sessions]` (the numbers listed).
 fn task_refs(line: &str) -> Vec<usize> {
     let Some(open) = line.rfind("[Task") else {
         return Vec::new();
@@ -415,11 +416,15 @@ fn task_refs(line: &str) -> Vec<usize> {
         .get(open + 1..)
         .and_then(|rest| rest.split_once(']'))
         .map_or("", |(inner, _)| inner);
-    inner
+    let numbers = inner.split(';').next().unwrap_or_default();
+    numbers
         .trim_start_matches("Tasks")
         .trim_start_matches("Task")
         .split(',')
-        .filter_map(|n| n.trim().parse().ok())
+        .filter_map(|n| {
+            let digits: String = n.trim().chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
         .collect()
 }
 
@@ -484,6 +489,16 @@ mod tests {
         assert_eq!(index.threads(Some(1..=2)), ["t1", "t2"]);
         assert_eq!(index.threads(Some(14..=15)), ["t3"]);
         assert_eq!(index.threads(None), ["t1", "t2", "t3"]);
+    }
+
+    #[test]
+    fn items_that_count_their_sessions_resolve_to_the_tasks_they_list() {
+        assert_eq!(task_refs("- rule [Task 1; 100 sessions]"), [1]);
+        assert_eq!(task_refs("- rule [Tasks 1, 3; 2 sessions]"), [1, 3]);
+        assert_eq!(
+            task_refs("- rule [Tasks 1, 2, 3, 4, 5, 6 and 9 more; 15 sessions]"),
+            [1, 2, 3, 4, 5, 6]
+        );
     }
 
     #[test]

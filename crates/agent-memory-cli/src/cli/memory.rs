@@ -16,9 +16,6 @@ use super::exit::{report_error_as, say, warn_safe};
 use super::home::{load_config, resolve_home};
 use super::json::ErrorJson;
 
-/// Exit code when memory is disabled or cannot be read.
-pub(crate) const EXIT_MEMORY_UNAVAILABLE: u8 = 3;
-
 /// The options every introspection command takes.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct MemoryArgs {
@@ -51,7 +48,9 @@ pub(crate) fn open_memory(args: &MemoryArgs) -> anyhow::Result<Introspector> {
 /// The exit code of a command that showed memory in `state`.
 pub(crate) fn state_exit(state: MemoryState) -> ExitCode {
     match state {
-        MemoryState::Disabled | MemoryState::Unavailable => ExitCode::from(EXIT_MEMORY_UNAVAILABLE),
+        MemoryState::Disabled | MemoryState::Unavailable => {
+            ExitCode::from(super::exit::UNAVAILABLE_OR_REFUSED)
+        }
         MemoryState::Empty | MemoryState::Ready | MemoryState::Degraded => ExitCode::SUCCESS,
     }
 }
@@ -98,7 +97,7 @@ pub(crate) fn report_failure(failure: &MemoryToolFailure, json: bool) -> ExitCod
         print_json(&ErrorJson::new(&code, message, action));
     }
     if failure.disabled || failure.unavailable {
-        ExitCode::from(EXIT_MEMORY_UNAVAILABLE)
+        ExitCode::from(super::exit::UNAVAILABLE_OR_REFUSED)
     } else {
         ExitCode::FAILURE
     }

@@ -218,6 +218,15 @@ fn group_name(memory: &RawMemory, cwd: &str) -> String {
     one_line(name).chars().take(60).collect()
 }
 
+/// `text` for comparison: lowercase, words only, single spaces.
+pub(crate) fn comparable(text: &str) -> String {
+    text.split(|ch: char| !ch.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A value on one line: control characters become spaces.
 pub(crate) fn one_line(text: &str) -> String {
     text.chars()

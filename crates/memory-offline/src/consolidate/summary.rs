@@ -16,7 +16,7 @@ use memory_sanitize::{TokenCounter, TruncationPolicy, o200k, truncate_middle};
 use super::super::stage_one::PASSED_PREFIX;
 use memory_protocol::consolidation::ConsolidationNote;
 
-use super::{Entry, Group, note_line, one_line};
+use super::{Entry, Group, comparable, note_line, one_line};
 
 /// Memory days shown in full under "What's in Memory"; older tasks are listed as topics.
 const RECENT_DAYS: usize = 3;
@@ -306,8 +306,12 @@ fn recent(groups: &[Group<'_>]) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     for group in groups {
         let heading = format!("{} (`{}`)", one_line(&group.name), one_line(&group.cwd));
+        // A task repeated over sessions is listed once, on its newest day.
+        let mut listed = BTreeSet::new();
         for entry in group.entries.iter().filter(|e| days.contains(&e.date)) {
-            out.push((heading.clone(), entry.date.clone(), entry_line(entry)));
+            if listed.insert(comparable(&entry.task.title)) {
+                out.push((heading.clone(), entry.date.clone(), entry_line(entry)));
+            }
         }
     }
     out
@@ -319,11 +323,25 @@ fn older(groups: &[Group<'_>]) -> Vec<String> {
     groups
         .iter()
         .filter_map(|group| {
-            let topics: Vec<String> = group
-                .entries
-                .iter()
-                .filter(|e| !days.contains(&e.date))
-                .map(|e| format!("{} ({})", one_line(&e.task.title), e.date))
+            // A task repeated over sessions is one topic, dated by its newest session.
+            let mut topics: Vec<(String, String, usize)> = Vec::new();
+            for entry in group.entries.iter().filter(|e| !days.contains(&e.date)) {
+                let key = comparable(&entry.task.title);
+                match topics.iter_mut().find(|(known, _, _)| *known == key) {
+                    Some((_, _, count)) => *count += 1,
+                    None => topics.push((
+                        key,
+                        format!("{} ({}", one_line(&entry.task.title), entry.date),
+                        1,
+                    )),
+                }
+            }
+            let topics: Vec<String> = topics
+                .into_iter()
+                .map(|(_, topic, count)| match count {
+                    1 => format!("{topic})"),
+                    _ => format!("{topic}, {count} sessions)"),
+                })
                 .collect();
             (!topics.is_empty())
                 .then(|| format!("{}: {}", one_line(&group.name), topics.join("; ")))

@@ -1,6 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use memory_md::MAX_MEMORY_MD_BYTES;
 use memory_protocol::consolidation::{ConsolidationNote, SelectionChanges};
 use memory_sanitize::{TokenCounter, o200k};
 
@@ -101,7 +102,10 @@ fn task_groups_index_every_task_and_merge_repeated_items() {
     assert!(md.contains("### rollout_summary_files\n- rollout_summaries/t1.md (cwd=/repo/a, updated_at=2025-06-15T15:06:40Z, thread_id=t1)"), "{md}");
     assert!(md.contains("### keywords\n- cargo, build\n"), "{md}");
     assert_eq!(md.matches(SHARED).count(), 1, "{md}");
-    assert!(md.contains(&format!("- {SHARED} [Tasks 1, 2]")), "{md}");
+    assert!(
+        md.contains(&format!("- {SHARED} [Tasks 1, 2; 2 sessions]")),
+        "{md}"
+    );
     assert!(md.contains("## Failures and how to do differently\n- `cargo test` still failed at the end. [Task 1]\n- `make` failed"), "{md}");
     assert!(
         md.contains("## Task 1: Summary t3"),
@@ -305,4 +309,108 @@ fn notes_get_their_own_section_and_leave_it_when_removed() {
         missing.is_empty(),
         "the phase-2 guard would refuse: {missing:?}"
     );
+}
+
+/// codex #29818: `MEMORY.md` grew to 2,450 lines with 133 near-duplicate task entries.
+#[test]
+fn codex_29818_a_hundred_sessions_of_one_lesson_are_one_entry_with_a_count_of_100() {
+    let lesson =
+        "The scheduler test is flaky under load: run it with `-count=20` before blaming a change.";
+    let selected: Vec<_> = (0..100)
+        .map(|i| {
+            // The same task, worded as sessions word it.
+            let title = match i % 3 {
+                0 => "Fix the flaky scheduler test",
+                1 => "fix the flaky scheduler test.",
+                _ => "Fix  the flaky Scheduler test!",
+            };
+            let outcome = if i % 10 == 0 { "fail" } else { "success" };
+            record(
+                &format!("thread-{i:03}"),
+                "/repo/sched",
+                1_700_000_000 + i * 3_600,
+                &raw(title, outcome, SHARED, lesson, "scheduler, flaky"),
+            )
+        })
+        .collect();
+    let output = consolidate(&input("", selected));
+    let md = &output.memory_md;
+    assert_eq!(md.matches("## Task ").count(), 1, "{md}");
+    assert!(
+        md.contains("sessions: 100 (2023-11-14 to 2023-11-19); outcomes: 90 success, 10 fail"),
+        "{md}"
+    );
+    assert_eq!(md.matches(lesson).count(), 1, "{md}");
+    assert!(
+        md.contains(&format!("- {lesson} [Task 1; 100 sessions]")),
+        "{md}"
+    );
+    assert!(
+        md.contains("- and 95 older session(s) of this task"),
+        "{md}"
+    );
+    assert!(
+        md.lines().count() < 40,
+        "{} lines: {md}",
+        md.lines().count()
+    );
+    let summary = &output.memory_summary_md;
+    assert_eq!(
+        summary
+            .to_lowercase()
+            .matches("fix the flaky scheduler test")
+            .count(),
+        3,
+        "in the profile's latest session, once among the recent days, once among older topics: {summary}"
+    );
+    assert!(summary.contains("(2023-11-16, 50 sessions)"), "{summary}");
+    let again = consolidate(&input(md, input("", Vec::new()).selected));
+    assert!(
+        !again.memory_md.contains(lesson),
+        "regenerated from the selection"
+    );
+}
+
+#[test]
+fn memory_md_stays_under_its_bound_condensing_the_least_used_first() {
+    let long = "x".repeat(300);
+    let mut selected: Vec<_> = (0..1_500)
+        .map(|i| {
+            record(
+                &format!("thread-{i:04}"),
+                &format!("/repo/p{}", i % 7),
+                1_700_000_000 + i * 600,
+                &raw(
+                    &format!("task number {i} on `src/mod_{i}.rs`"),
+                    "success",
+                    &format!("rule {i} {long}"),
+                    &format!("lesson {i} {long}"),
+                    &format!("kw{i}"),
+                ),
+            )
+        })
+        .collect();
+    // The oldest task is the one agents cite.
+    selected[0].usage_count = 50;
+    let first = consolidate(&input("", selected.clone()));
+    let md = &first.memory_md;
+    assert!(md.len() <= MAX_MEMORY_MD_BYTES, "{} bytes", md.len());
+    assert!(
+        md.contains("left out to keep this file under 64 KiB"),
+        "{md}"
+    );
+    assert!(
+        md.contains("task number 0 on `src/mod_0.rs`\noutcome: success; updated_at: 2023-11-14; thread_id: `thread-0000`"),
+        "the most-used task stays, however old: {md}"
+    );
+    assert!(md.contains("task number 1499"), "the newest task is kept");
+    assert!(
+        !md.contains("task number 1 on"),
+        "an old unused task goes first"
+    );
+    // The phase-2 guard accepts the bounded file after the full one.
+    let second = consolidate(&input(md, selected));
+    let missing = missing_anchors(md, &second.memory_md, &second.obsolete);
+    assert!(missing.is_empty(), "{missing:?}");
+    assert_eq!(second.memory_md, first.memory_md, "stable when rerun");
 }

@@ -12,9 +12,9 @@ mod phrases;
 mod requests;
 
 use self::phrases::{
-    ABANDON, ANYWHERE, CONTRASTS, CORRECTIONS, HARD_FOLLOW_UPS, IMPERATIVES, LEAD_INS, NEGATIVE,
-    NEW_TASKS, NOT_RULES, POSITIVE, QUESTION_LEADS, SCOPE_LEADS, SCOPES, SOFT_FOLLOW_UPS,
-    STRONG_STARTS, UNDO, WEAK_STARTS,
+    ABANDON, ANYWHERE, CJK_RULE_ANYWHERE, CJK_RULE_STARTS, CONTRASTS, CORRECTIONS, HARD_FOLLOW_UPS,
+    IMPERATIVES, LEAD_INS, NEGATIVE, NEW_TASKS, NOT_RULES, POSITIVE, QUESTION_LEADS, SCOPE_LEADS,
+    SCOPES, SOFT_FOLLOW_UPS, STRONG_STARTS, UNDO, WEAK_STARTS,
 };
 pub(crate) use self::requests::{asks_for_information, title_from_requests};
 use super::text::{MAX_LINE_CHARS, capitalize, content_words, one_line, sentences};
@@ -192,6 +192,9 @@ pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
     if sentence.chars().count() < 8 {
         return None;
     }
+    if let Some(rule) = cjk_preference(sentence) {
+        return Some(rule);
+    }
     let lower = sentence.to_ascii_lowercase();
     if NOT_RULES.iter().any(|phrase| lower.contains(phrase)) {
         return None;
@@ -277,6 +280,36 @@ pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
         rule.push('.');
     }
     Some(rule)
+}
+
+/// A rule stated in Chinese, Japanese or Korean: a sentence in those scripts that opens with a
+/// rule word (after a polite 请) or holds a liking phrase. Questions are not rules.
+fn cjk_preference(sentence: &str) -> Option<String> {
+    if !sentence.chars().any(memory_sanitize::is_cjk) && !sentence.chars().any(is_hangul) {
+        return None;
+    }
+    let body = sentence.trim_start_matches(['请', ' ']);
+    let question = sentence.ends_with(['?', '？', '吗']);
+    let rule = !question
+        && (CJK_RULE_STARTS.iter().any(|start| body.starts_with(start))
+            || CJK_RULE_ANYWHERE
+                .iter()
+                .any(|phrase| sentence.contains(phrase)));
+    if !rule {
+        return None;
+    }
+    let mut rule = one_line(
+        sentence.trim_end_matches(['。', '.', '！', '!', ' ']),
+        MAX_LINE_CHARS,
+    );
+    if !rule.ends_with(['.', '…']) {
+        rule.push('.');
+    }
+    Some(rule)
+}
+
+fn is_hangul(ch: char) -> bool {
+    matches!(ch, '\u{AC00}'..='\u{D7A3}' | '\u{1100}'..='\u{11FF}' | '\u{3130}'..='\u{318F}')
 }
 
 /// `Why do you keep adding X?` and `why are you always X?` ask the agent to stop doing X.
@@ -399,6 +432,30 @@ mod tests {
     }
 
     #[test]
+    fn rules_stated_in_chinese_japanese_and_korean_count() {
+        assert_eq!(
+            prefs("用户偏好使用制表符缩进。"),
+            ["用户偏好使用制表符缩进."]
+        );
+        assert_eq!(
+            prefs("修复这个测试。以后都用制表符缩进！"),
+            ["以后都用制表符缩进."]
+        );
+        assert_eq!(prefs("请不要修改生成的文件。"), ["请不要修改生成的文件."]);
+        assert_eq!(
+            prefs("常に日本語で答えてください。"),
+            ["常に日本語で答えてください."]
+        );
+        assert_eq!(
+            prefs("항상 테스트를 먼저 실행하세요."),
+            ["항상 테스트를 먼저 실행하세요."]
+        );
+        assert!(prefs("这个函数为什么失败？").is_empty());
+        assert!(prefs("我不要这个功能，删掉它。").is_empty());
+        assert!(prefs("以后会用到这个函数吗？").is_empty());
+    }
+
+    #[test]
     fn reactions_and_requests_are_told_apart() {
         let message = read_user_message("Great. From now on, always put new variants at the end.");
         assert_eq!(message.leading_reactions, [Reaction::Positive]);
@@ -444,6 +501,10 @@ mod tests {
             title(&["Hi.", "The nightly import crashes with a missing column."]).as_deref(),
             Some("The nightly import crashes with a missing column")
         );
+        assert_eq!(
+            title(&["# Work in uploader: make the retry back off"]).as_deref(),
+            Some("Work in uploader: make the retry back off")
+        );
     }
 
     proptest! {
@@ -454,7 +515,16 @@ mod tests {
                 prop_assert!(rule.chars().count() <= MAX_LINE_CHARS + 1);
                 prop_assert!(rule.ends_with(['.', '…']));
             }
-            let _ = title_from_requests(&message.requests, 100);
+            if let Some(title) = title_from_requests(&message.requests, 100) {
+                prop_assert!(!title.starts_with(['#', '>', '*', '-', ' ']), "{}", title);
+            }
+        }
+
+        #[test]
+        fn no_title_starts_with_markup(requests in prop::collection::vec("([#>*_ -]|\\PC){0,40}", 1..4)) {
+            if let Some(title) = title_from_requests(&requests, 100) {
+                prop_assert!(!title.starts_with(['#', '>', '*', '-', '_', ' ']), "{}", title);
+            }
         }
     }
 }

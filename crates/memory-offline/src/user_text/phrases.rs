@@ -409,3 +409,44 @@ pub(super) const REQUEST_LEADS: [&str; 26] = [
     "ok, ",
     "so ",
 ];
+
+/// Openings that state a rule in Chinese, Japanese or Korean ("always", "never", "do not",
+/// "from now on", "make sure", "remember to"), after an optional polite 请.
+pub(super) const CJK_RULE_STARTS: [&str; 22] = [
+    "总是",
+    "始终",
+    "永远",
+    "一律",
+    "不要",
+    "别再",
+    "请勿",
+    "禁止",
+    "以后",
+    "今后",
+    "每次",
+    "务必",
+    "一定要",
+    "记得",
+    "常に",
+    "必ず",
+    "今後",
+    "いつも",
+    "항상",
+    "절대",
+    "앞으로",
+    "반드시",
+];
+
+/// Phrases anywhere in a sentence that state a liking in Chinese, Japanese or Korean
+/// ("prefer", "I like to use", "use X first", "please do not").
+pub(super) const CJK_RULE_ANYWHERE: [&str; 9] = [
+    "偏好",
+    "更喜欢",
+    "我喜欢用",
+    "优先使用",
+    "优先用",
+    "しないでください",
+    "を使ってください",
+    "하지 마세요",
+    "선호",
+];

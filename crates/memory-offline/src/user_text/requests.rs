@@ -49,8 +49,15 @@ pub(crate) fn title_from_requests(requests: &[String], max_chars: usize) -> Opti
     } else {
         title.to_owned()
     };
-    let title = one_line(&title, max_chars);
+    let title = one_line(without_markup(&title), max_chars);
     (!title.is_empty()).then_some(title)
+}
+
+/// `text` without the Markdown that opens a line (`# `, `> `, `- `, `**`): a title is words.
+fn without_markup(text: &str) -> &str {
+    text.trim_start_matches(|ch: char| {
+        matches!(ch, '#' | '>' | '*' | '-' | '+' | '_' | '=' | '~' | '|') || ch.is_whitespace()
+    })
 }
 
 /// True when a task's requests ask for information (a question, `tell me`, `which ...`) and

@@ -688,3 +688,57 @@ proptest! {
         prop_assert!(slug.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'), "{}", slug);
     }
 }
+
+/// Issue 31's case: tests failed, `pip install -e .` fixed them, and the final answer explains
+/// the cause with "could not" before saying they pass.
+#[tokio::test]
+async fn a_failure_the_answer_explains_as_fixed_is_a_success() {
+    let items = vec![
+        user("Run the test suite and fix whatever breaks."),
+        exec("c1", "python -m pytest"),
+        output(
+            "c1",
+            "Process exited with code 2\nOutput:\nE   ModuleNotFoundError: No module named 'tally'\n1 error during collection",
+        ),
+        exec("c2", "pip install -e ."),
+        output(
+            "c2",
+            "Process exited with code 0\nOutput:\nSuccessfully installed tally-0.3.0",
+        ),
+        exec("c3", "python -m pytest"),
+        output(
+            "c3",
+            "Process exited with code 0\nOutput:\n41 passed in 2.13s",
+        ),
+        assistant(
+            "The tests could not import the package because it was not installed; after `pip install -e .` all 41 tests pass.",
+        ),
+    ];
+    let out = run(&input(items)).await;
+    assert!(
+        out.raw_memory.contains("task_outcome: success\n"),
+        "{}",
+        out.raw_memory
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_ends_on_what_still_fails_is_not_a_success() {
+    let items = vec![
+        user("Run the test suite and fix whatever breaks."),
+        exec("c1", "python -m pytest"),
+        output(
+            "c1",
+            "Process exited with code 0\nOutput:\n41 passed in 2.13s",
+        ),
+        assistant(
+            "The suite passes here, but I could not reproduce the crash you reported, so it is not fixed.",
+        ),
+    ];
+    let out = run(&input(items)).await;
+    assert!(
+        !out.raw_memory.contains("task_outcome: success\n"),
+        "{}",
+        out.raw_memory
+    );
+}
