@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod handshake;
 mod server;
 mod shared;
 
