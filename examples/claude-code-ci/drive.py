@@ -201,9 +201,14 @@ def main():
             raise SystemExit(f"FAILED: agent-memory {' '.join(args)}: {done.stderr}{done.stdout}")
         return done.stdout
 
-    # A memory from an earlier session, so that the block has something to inject.
-    repo = pathlib.Path(__file__).resolve().parents[2]
-    memory("run", str(repo / "fixtures/claude-code/projects"))
+    # A memory from an earlier session in this project (block and recall are scoped to the
+    # session's project): the checked-in Claude Code fixture, moved to this folder.
+    fixture = pathlib.Path(__file__).resolve().parents[2] / "fixtures/claude-code/projects"
+    for source in fixture.rglob("*.jsonl"):
+        target = work / "seed" / source.relative_to(fixture)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(source.read_text().replace("/home/dev/tidewater", str(project)))
+    memory("run", str(work / "seed"))
     print(memory("hook", "install", "claude-code").strip().replace("\n", "; "))
 
     model = ScriptedModel(project, lambda: memory("goal", "pause", SESSION))
