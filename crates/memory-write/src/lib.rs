@@ -7,6 +7,47 @@
 //! `[memories]` config table, the memory-root files themselves, the read path, usage signals
 //! (citations), which store a host selects ([`store_selection`]) and the [`runner::Runner`]
 //! that drives a whole run (prune, scan, phase 1, phase 2) with progress callbacks.
+//!
+//! # Example
+//!
+//! The main job: a folder of finished rollouts in, memory files out, here with the built-in
+//! offline engine (a host passes its own model the same way).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use memory_offline::OfflineEngine;
+//! use memory_protocol::{ContextWindow, ContextWindowSource};
+//! use memory_write::config::MemoriesConfig;
+//! use memory_write::memory_root::MemoryRoot;
+//! use memory_write::runner::{RolloutFolder, RunLimits, RunModels, RunOptions, Runner};
+//! use memory_write::store_selection::StoreSelection;
+//!
+//! let home = tempfile::tempdir()?;
+//! let rollouts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rollouts");
+//! let config = MemoriesConfig { min_rollout_idle_hours: 0, ..MemoriesConfig::default() };
+//! let engine = Arc::new(OfflineEngine::new());
+//! let models = RunModels {
+//!     extract: engine.clone(),
+//!     consolidate: engine,
+//!     context_window: ContextWindow { tokens: None, source: ContextWindowSource::Default },
+//! };
+//! let options = RunOptions {
+//!     root: MemoryRoot::under_home(home.path()),
+//!     limits: RunLimits::new(RolloutFolder::Given, None, None, &config),
+//!     consolidation_wait: Duration::from_secs(30),
+//!     retry_failed: false,
+//! };
+//! let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+//! let report = runtime.block_on(async {
+//!     let runner = Runner::prepare(home.path(), &StoreSelection::default(), &config, &rollouts).await?;
+//!     runner.run(&models, &options, None).await
+//! })?;
+//! assert!(report.phase_one.succeeded >= 4, "{report:?}");
+//! assert!(options.root.file("MEMORY.md").is_file());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![deny(missing_docs)]
 
