@@ -8,6 +8,12 @@ export type MemoryReadResult = {
   end_line: number;
   /** The heading of the returned section, when one was asked for. */
   heading?: string | null;
+  /**
+   * When `heading` matched more than one heading of the file: the other sections, in file
+   * order (this result is the first); read one by its `start_line` and `end_line`. Empty
+   * otherwise.
+   */
+  other_sections?: MemoryLineRange[];
   /** The file read. */
   path: string;
   /** Line number of the first returned line, 1-based. */
@@ -21,4 +27,12 @@ export type MemoryReadResult = {
    * or delete a note, and refuses when the note changed since.
    */
   version: string;
+};
+
+/** Lines `start_line..=end_line` (1-based) of a memory file. */
+export type MemoryLineRange = {
+  /** Last line, inclusive. */
+  end_line: number;
+  /** First line, 1-based. */
+  start_line: number;
 };

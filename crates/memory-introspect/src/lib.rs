@@ -53,6 +53,7 @@ mod grams;
 mod index;
 mod introspector;
 mod notes;
+mod passage_scope;
 mod paths;
 mod probe;
 mod project;
@@ -75,7 +76,9 @@ pub use crate::fence::{FenceKind, fence, strip_fence};
 pub use crate::index::MemoryRead;
 pub use crate::introspector::Introspector;
 pub use crate::notes::NoteAuthor;
-pub use crate::tools::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, ToolOutcome};
+pub use crate::tools::{
+    DEFAULT_LIST_DEPTH, DEFAULT_SEARCH_RESULTS, MAX_LIST_DEPTH, MAX_SEARCH_RESULTS, ToolOutcome,
+};
 
 /// The memory root of an agent-memory home: `<home>/memories`, with a relative home made
 /// absolute against the current directory. The block, `memory_status`, the tools and the MCP

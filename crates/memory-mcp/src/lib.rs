@@ -47,6 +47,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod handshake;
 mod server;
 mod shared;
 

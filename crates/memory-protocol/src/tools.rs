@@ -271,7 +271,8 @@ pub fn memory_tools() -> Vec<ToolDefinition> {
             "memory_read",
             "Read a memory file relative to the memory root: the whole file, a line range \
              (`start_line`, `end_line`, 1-based and inclusive) or the section under one Markdown \
-             `heading`. Long reads are cut; continue from `end_line + 1` when `truncated`. A \
+             `heading` (the first, when several match; `other_sections` gives the others' \
+             lines). Long reads are cut; continue from `end_line + 1` when `truncated`. A \
              missing file or heading is a not_found failure, never an empty result. `version` \
              identifies what you read (memory_note needs it to change a note). If the call \
              fails with disabled or unavailable set, tell the user that memory is off or could \
