@@ -34,6 +34,12 @@ export type MemorySearchHit = {
    * all that hold every term.
    */
   all_terms: boolean;
+  /**
+   * Other places (`path:line`) whose matching line says the same as this one's (the same
+   * sentence kept in the handbook, the raw memories and a session summary), merged into
+   * this hit; empty when there are none.
+   */
+  also_in?: string[];
   /** The Markdown heading the hit sits under, when there is one. */
   heading?: string | null;
   /** Line of the first match, 1-based. */

@@ -627,6 +627,7 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                     heading: Some("Build and test".to_owned()),
                     snippet: "- `cargo test -p parser`".to_owned(),
                     all_terms: true,
+                    also_in: vec!["raw_memories.md:31".to_owned()],
                 }],
                 truncated: false,
                 state: MemoryState::Ready,

@@ -368,6 +368,11 @@ pub struct MemorySearchHit {
     /// True when the block holds every term of the query; hits holding only some come after
     /// all that hold every term.
     pub all_terms: bool,
+    /// Other places (`path:line`) whose matching line says the same as this one's (the same
+    /// sentence kept in the handbook, the raw memories and a session summary), merged into
+    /// this hit; empty when there are none.
+    #[serde(default)]
+    pub also_in: Vec<String>,
 }
 
 /// Result of `memory_search`.

@@ -5,7 +5,7 @@
 //! so); 1 for any other error (bad input, not found, a refused path, a broken config). With
 //! `--json`, a failure is the one error object on stdout (`{"error": {code, message, action}}`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_memory::introspect::{IntrospectConfig, Introspector};
@@ -135,8 +135,22 @@ pub(crate) fn run_tool<T: Serialize>(
     tool: impl FnOnce(&Introspector) -> Result<T, MemoryToolFailure>,
     print: impl FnOnce(&T),
 ) -> ExitCode {
+    run_tool_in(args, None, tool, print)
+}
+
+/// [`run_tool`] with memory scoped to the project of working directory `cwd`, when given.
+pub(crate) fn run_tool_in<T: Serialize>(
+    args: &MemoryArgs,
+    cwd: Option<&Path>,
+    tool: impl FnOnce(&Introspector) -> Result<T, MemoryToolFailure>,
+    print: impl FnOnce(&T),
+) -> ExitCode {
     sync_shared(args);
-    let memory = match open_memory(args) {
+    let opened = open_memory(args).and_then(|memory| match cwd {
+        Some(cwd) => Ok(memory.with_cwd(cwd)?),
+        None => Ok(memory),
+    });
+    let memory = match opened {
         Ok(memory) => memory,
         Err(error) => return report_error_as(&error, args.json),
     };

@@ -11,6 +11,7 @@ mod list;
 mod note;
 mod note_edit;
 mod read;
+mod repeats;
 mod search;
 mod status;
 
