@@ -104,6 +104,8 @@ fn the_quick_start_runs_as_written_and_leaves_the_real_home_alone() {
     // The installed binary is this build's; the user's home is a fresh folder that must stay
     // untouched.
     let user = tempfile::tempdir().unwrap();
+    // `mktemp -d` makes the throw-away home in here, removed with the test.
+    let scratch = tempfile::tempdir().unwrap();
     let binaries = Path::new(env!("CARGO_BIN_EXE_agent-memory"))
         .parent()
         .unwrap();
@@ -117,6 +119,7 @@ fn the_quick_start_runs_as_written_and_leaves_the_real_home_alone() {
         .current_dir(workspace())
         .env("PATH", path)
         .env("HOME", user.path())
+        .env("TMPDIR", scratch.path())
         .env_remove("AGENT_MEMORY_HOME")
         .env_remove("AGENT_MEMORY_STORE")
         .output()
