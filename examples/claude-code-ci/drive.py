@@ -12,7 +12,6 @@ the transcripts. Every assertion reads the server's request log or the memory wr
 prints one line; the first that fails ends the run with exit 1.
 """
 
-import datetime
 import json
 import os
 import pathlib
@@ -202,9 +201,14 @@ def main():
             raise SystemExit(f"FAILED: agent-memory {' '.join(args)}: {done.stderr}{done.stdout}")
         return done.stdout
 
-    # A memory from an earlier session, so that the block has something to inject.
-    repo = pathlib.Path(__file__).resolve().parents[2]
-    memory("run", str(repo / "fixtures/claude-code/projects"))
+    # A memory from an earlier session in this project (block and recall are scoped to the
+    # session's project): the checked-in Claude Code fixture, moved to this folder.
+    fixture = pathlib.Path(__file__).resolve().parents[2] / "fixtures/claude-code/projects"
+    for source in fixture.rglob("*.jsonl"):
+        target = work / "seed" / source.relative_to(fixture)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(source.read_text().replace("/home/dev/tidewater", str(project)))
+    memory("run", str(work / "seed"))
     print(memory("hook", "install", "claude-code").strip().replace("\n", "; "))
 
     model = ScriptedModel(project, lambda: memory("goal", "pause", SESSION))
@@ -268,36 +272,26 @@ def main():
           f"Stop hook: no request after the goal was paused ({len(after)} requests, "
           f"goal {goal['status']})", json.dumps(goal.get("statusReason")))
 
-    age_transcripts(config / "projects", hours=12)
+    ended = [json.loads(line) for line in (home / "hooks/claude-code/ended.jsonl").open()]
+    check([end["session_id"] for end in ended] == [SESSION] * 3,
+          "SessionEnd: each of the three runs marked the session ended", json.dumps(ended[-1]))
+    # Extracted right away: the session ended, so the idle rule does not hold it back.
     summary = json.loads(memory("run", "--claude", "--json"))
     check(summary["succeeded"] == 1 and summary["failed"] == 0,
-          f"run --claude: {summary['succeeded']} session extracted, {summary['failed']} failed")
+          f"run --claude, right after the session: {summary['succeeded']} session extracted, "
+          f"{summary['failed']} failed", json.dumps(summary.get("skipped_by_reason")))
     written = session_memory(home / "memories", SESSION)
-    lesson = [PREFERENCE, "`python3 check.py` failed"]
-    check(all(words in written for words in lesson),
-          f"the memory written holds the session's lesson: {lesson}",
-          excerpt(written, "description: "))
+    lesson = [PREFERENCE, "`python3 check.py` failed",
+              f"passed after adding `if not lines:` / `return []` to {project / 'ledger.py'}"]
+    check(all(words in written for words in lesson) and "likely flaky" not in written,
+          "the memory written holds the session's lesson: the preference, and the failing "
+          "check fixed by the Edit", excerpt(written, "`python3 check.py` failed"))
     injected = [SEEDED_MEMORY_WORD, OBJECTIVE, "kestrel", CLAUDE_MD_RULE, "<memory", "memory-recall",
                 "agent_memory_internal_context", "Stop hook", "earlier context was summarized",
                 "keep these intact", "system-reminder"]
     leaked = [words for words in injected if words.lower() in written.lower()]
     check(not leaked, f"the memory written holds none of the injected text (checked {len(injected)} "
           f"markers; found {leaked})")
-
-
-def age_transcripts(projects, hours):
-    """Moves every timestamp in the transcripts `hours` back, as if the session had ended then:
-    `run` extracts only sessions idle for some hours (`min_rollout_idle_hours`)."""
-    shift = datetime.timedelta(hours=hours)
-    for path in projects.rglob("*.jsonl"):
-        lines = []
-        for line in path.read_text().splitlines():
-            entry = json.loads(line)
-            if "timestamp" in entry:
-                stamp = datetime.datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
-                entry["timestamp"] = (stamp - shift).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-            lines.append(json.dumps(entry))
-        path.write_text("\n".join(lines) + "\n")
 
 
 def session_memory(memories, session):

@@ -1,4 +1,5 @@
-//! Generated files: JSON Schemas, sample instances and rendered prompts.
+//! Generated files: JSON Schemas and their TypeScript declarations, sample instances (as JSON
+//! and as a TypeScript file `tsc` checks) and rendered prompts.
 //!
 //! Every generated file is produced in memory by [`generated_files`]; `Write` mode writes the
 //! ones that changed and deletes stale ones, `Check` mode only compares. A `#[test]` runs the
@@ -22,7 +23,12 @@ pub(crate) enum Mode {
 }
 
 /// Folders whose every file is generated (stale files in them are drift too).
-const GENERATED_DIRS: [&str; 3] = ["schemas", "fixtures/protocol", "fixtures/prompts"];
+const GENERATED_DIRS: [&str; 4] = [
+    "schemas",
+    "fixtures/protocol",
+    "fixtures/typescript",
+    "fixtures/prompts",
+];
 
 pub(crate) fn run(mode: Mode) -> Result<()> {
     let root = project_root();
@@ -74,12 +80,22 @@ pub(crate) fn run(mode: Mode) -> Result<()> {
 /// Every generated file, by path relative to the workspace root.
 pub(crate) fn generated_files() -> Result<BTreeMap<PathBuf, String>> {
     let mut files = BTreeMap::new();
-    for (name, schema) in crate::samples::schemas() {
+    let schemas = crate::samples::schemas();
+    for (name, schema) in &schemas {
         files.insert(
             PathBuf::from(format!("schemas/{name}.schema.json")),
-            pretty(&schema)?,
+            pretty(schema)?,
+        );
+        files.insert(
+            PathBuf::from(format!("schemas/{name}.d.ts")),
+            crate::typescript::declarations(name, schema)?,
         );
     }
+    let names: Vec<&str> = schemas.iter().map(|(name, _)| *name).collect();
+    files.insert(
+        PathBuf::from("schemas/index.d.ts"),
+        crate::typescript::index(&names),
+    );
     for tool in memory_protocol::tools::all_tools() {
         files.insert(
             PathBuf::from(format!("schemas/tools/{}.openai.json", tool.name)),
@@ -90,12 +106,17 @@ pub(crate) fn generated_files() -> Result<BTreeMap<PathBuf, String>> {
             pretty(&tool.mcp_tool())?,
         );
     }
-    for (name, instances) in crate::samples::instances()? {
+    let instances = crate::samples::instances()?;
+    for (name, values) in &instances {
         files.insert(
             PathBuf::from(format!("fixtures/protocol/{name}.json")),
-            pretty(&serde_json::Value::Array(instances))?,
+            pretty(&serde_json::Value::Array(values.clone()))?,
         );
     }
+    files.insert(
+        PathBuf::from("fixtures/typescript/samples.ts"),
+        crate::typescript::samples(&instances)?,
+    );
     for (name, text) in memory_prompts::fixtures::rendered_examples()? {
         files.insert(PathBuf::from(format!("fixtures/prompts/{name}")), text);
     }

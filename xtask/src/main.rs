@@ -1,8 +1,9 @@
 //! Project automation for agent-memory.
 //!
-//! - `cargo xtask codegen [--check]`: writes the JSON Schemas (`schemas/`), the sample
-//!   instances (`fixtures/protocol/`) and the rendered prompt examples (`fixtures/prompts/`);
-//!   with `--check` it writes nothing and fails when a committed file differs.
+//! - `cargo xtask codegen [--check]`: writes the JSON Schemas (`schemas/`) and their
+//!   TypeScript declarations, the sample instances (`fixtures/protocol/`, typed for `tsc` in
+//!   `fixtures/typescript/`) and the rendered prompt examples (`fixtures/prompts/`); with
+//!   `--check` it writes nothing and fails when a committed file differs.
 //! - `cargo xtask bench <name>`: runs a benchmark and prints its figures.
 //! - `cargo xtask eval <name>`: runs an evaluation against labelled fixtures and prints its
 //!   scores.
@@ -18,6 +19,7 @@ mod samples;
 mod smoke_llm;
 #[cfg(test)]
 mod tidy;
+mod typescript;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -14,11 +14,11 @@ use memory_protocol::goal::{
     ThreadGoalStatus, UpdateGoalArgs, UpdateGoalStatus,
 };
 use memory_protocol::introspect::{
-    MemoryEntryType, MemoryFailureCode, MemoryIndexState, MemoryIndexStatus, MemoryListEntry,
-    MemoryListRequest, MemoryListResult, MemoryMode, MemoryNoteRequest, MemoryNoteResult,
-    MemoryNotesStatus, MemoryReadRequest, MemoryReadResult, MemoryScope, MemorySearchHit,
-    MemorySearchRequest, MemorySearchResult, MemorySnapshot, MemoryState, MemoryStatusRequest,
-    MemoryStatusResult, MemorySummaryUse, MemoryToolFailure,
+    MemoryEntryType, MemoryFailureCode, MemoryIndexState, MemoryIndexStatus, MemoryLineRange,
+    MemoryListEntry, MemoryListRequest, MemoryListResult, MemoryMode, MemoryNoteRequest,
+    MemoryNoteResult, MemoryNotesStatus, MemoryReadRequest, MemoryReadResult, MemoryScope,
+    MemorySearchHit, MemorySearchRequest, MemorySearchResult, MemorySnapshot, MemoryState,
+    MemoryStatusRequest, MemoryStatusResult, MemorySummaryUse, MemoryToolFailure,
 };
 use memory_protocol::model::{ReasoningEffort, TaskKind};
 use memory_protocol::rollout::{ContentItem, ResponseItem, RolloutLine, SessionMeta};
@@ -602,6 +602,10 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                 content: "### Build and test\n- `cargo test -p parser`\n".to_owned(),
                 truncated: false,
                 version: "5d41402abc4b2a76".to_owned(),
+                other_sections: vec![MemoryLineRange {
+                    start_line: 41,
+                    end_line: 46,
+                }],
             }])?,
         ),
         (
@@ -623,6 +627,7 @@ pub(crate) fn instances() -> Result<Vec<(&'static str, Vec<Value>)>> {
                     heading: Some("Build and test".to_owned()),
                     snippet: "- `cargo test -p parser`".to_owned(),
                     all_terms: true,
+                    also_in: vec!["raw_memories.md:31".to_owned()],
                 }],
                 truncated: false,
                 state: MemoryState::Ready,

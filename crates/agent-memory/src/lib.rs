@@ -25,6 +25,57 @@
 //! It holds no behaviour of its own. The `agent-memory` command-line tool lives in the
 //! `agent-memory-cli` crate, so depending on this facade never compiles a CLI parser or a
 //! progress bar, and `default-features = false` leaves out the HTTP client too.
+//!
+//! # Example: a host loop
+//!
+//! What a host does around its own model: the memory block in the system prompt, recall in front
+//! of each user message, and, when the conversation outgrows its budget, a compaction after
+//! which the goal is restated. (`examples/host` is the whole loop: tools, rollout, write path.)
+//!
+//! ```
+//! use agent_memory::compaction::compaction::{self, CompactionOptions, CompactionOutcome, Session};
+//! use agent_memory::goals::{GoalConfig, GoalStore, NewGoal, SteeringEvent};
+//! use agent_memory::introspect::{BlockOptions, IntrospectConfig, Introspector};
+//! use agent_memory::protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
+//! use agent_memory::{offline::OfflineEngine, sanitize::ByteEstimate};
+//!
+//! fn push(session: &mut Session, message: ConversationMessage) -> compaction::Result<()> {
+//!     let id = session.fresh_id("m");
+//!     session.push_message(ConversationEntry { id, message })
+//! }
+//!
+//! let home = tempfile::tempdir()?;
+//! let memory = Introspector::open(home.path(), IntrospectConfig::default())?;
+//! let mut goals = GoalStore::open_home(home.path(), GoalConfig::default())?;
+//! let objective = "Port the ledger to integer cents".to_owned();
+//! let goal = NewGoal { objective, token_budget: None, replace: false, expected_goal_id: None };
+//! goals.set_goal("t1", &goal)?;
+//! // The memory block goes into every request's system prompt.
+//! let system = memory.render_block(&BlockOptions::default())?.text;
+//! let (mut session, runtime) = (Session::new(Vec::new())?, tokio::runtime::Runtime::new()?);
+//! for step in 0..60 {
+//!     let user = format!("Step {step}: port module {step}.");
+//!     let recall = memory.recall(&user, 3)?.text; // this turn's recall fence, if any
+//!     push(&mut session, ConversationMessage::User { text: format!("{recall}{user}") })?;
+//!     // Here the host sends `system` and `session.live()` to its model; a stand-in answers.
+//!     let text = format!("Ported module {step}; tests pass. {}", "details ".repeat(400));
+//!     push(&mut session, ConversationMessage::Assistant { content: vec![AssistantBlock::Text { text }] })?;
+//!     if session.context_tokens(&ByteEstimate) > 30_000 {
+//!         let (engine, options) = (OfflineEngine::new(), CompactionOptions::default());
+//!         let outcome = runtime.block_on(compaction::compact(&session, &engine, &options, &ByteEstimate))?;
+//!         if let CompactionOutcome::Compacted(compaction) = outcome {
+//!             session.push_compaction(compaction.entry)?;
+//!             // What the summary dropped comes back: the goal, as a hidden message.
+//!             let goal = goals.steering_for("t1", SteeringEvent::Compacted)?.expect("an active goal");
+//!             push(&mut session, ConversationMessage::User { text: goal.text })?;
+//!         }
+//!     }
+//! }
+//! assert!(!system.is_empty() && session.latest_compaction().is_some());
+//! let restated = |e: &&ConversationEntry| matches!(&e.message, ConversationMessage::User { text } if text.contains("integer cents"));
+//! assert!(session.live().messages.iter().any(restated));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![deny(missing_docs)]
 

@@ -29,6 +29,37 @@
 //!
 //! The wire types live in [`memory_protocol::goal`]; the prompt templates in
 //! `memory_prompts::goals`. `docs/goals.md` has the transition table.
+//!
+//! # Example
+//!
+//! The user sets a goal; when the thread goes idle, and again after a compaction, the host gets a
+//! hidden continuation that restates the objective; the model reads the goal through its tool.
+//!
+//! ```
+//! use goal_steering::{GoalConfig, GoalStore, GoalToolContext, NewGoal, SteeringEvent};
+//!
+//! let mut goals = GoalStore::open_in_memory(GoalConfig::default())?;
+//! goals.set_goal(
+//!     "thread-1",
+//!     &NewGoal {
+//!         objective: "Port the ledger to integer cents".to_owned(),
+//!         token_budget: Some(200_000),
+//!         replace: false,
+//!         expected_goal_id: None,
+//!     },
+//! )?;
+//! for event in [SteeringEvent::Idle, SteeringEvent::Compacted] {
+//!     let steering = goals.steering_for("thread-1", event)?.expect("the goal is active");
+//!     assert!(steering.text.contains("Port the ledger to integer cents"));
+//! }
+//! let answer = goals.call_goal_tool(
+//!     &GoalToolContext::thread("thread-1"),
+//!     "get_goal",
+//!     &serde_json::json!({}),
+//! )?;
+//! assert!(answer.to_json().to_string().contains("200000"));
+//! # Ok::<(), goal_steering::Error>(())
+//! ```
 
 #![deny(missing_docs)]
 

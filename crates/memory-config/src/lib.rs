@@ -17,6 +17,33 @@
 //! [goals]
 //! max_token_budget = 100000000
 //! ```
+//!
+//! # Example
+//!
+//! An owner's settings as a serde struct: its table is read from the file, and a misspelt key
+//! is an error naming the key, not a silently ignored line.
+//!
+//! ```
+//! use memory_config::{Config, Origin, Place, Section};
+//!
+//! #[derive(Debug, Default, serde::Deserialize)]
+//! #[serde(default, deny_unknown_fields)]
+//! struct Search {
+//!     max_hits: u32,
+//! }
+//!
+//! impl Section for Search {
+//!     const PLACE: Place = Place::Table("search");
+//! }
+//!
+//! let config = Config::parse("model = \"gpt-5\"\n[search]\nmax_hits = 8\n", Origin::Text)?;
+//! assert_eq!(config.section::<Search>()?.value.max_hits, 8);
+//!
+//! let typo = Config::parse("[search]\nmax_hit = 8\n", Origin::Text)?;
+//! let error = typo.section::<Search>().unwrap_err();
+//! assert!(error.to_string().contains("search.max_hit"), "{error}");
+//! # Ok::<(), memory_config::Error>(())
+//! ```
 
 mod config;
 mod de;

@@ -8,6 +8,30 @@
 //!
 //! The crate sits above `memory-introspect` and `goal-steering` (a hook needs both), beside
 //! `memory-mcp`; the CLI's `agent-memory hook` parses arguments and prints what it returns.
+//!
+//! # Example
+//!
+//! Claude Code starts a session: the hook answers with the memory block, here a fresh home's,
+//! which says memory is empty.
+//!
+//! ```
+//! use memory_hooks::claude_code::{HookContext, answer};
+//! use memory_introspect::{IntrospectConfig, Introspector};
+//!
+//! let home = tempfile::tempdir()?;
+//! let memory = Introspector::open(home.path(), IntrospectConfig::default())?;
+//! let mut context = HookContext {
+//!     memory: &memory,
+//!     goals: None,
+//!     state_dir: home.path().join("hooks/claude-code"),
+//!     claude_config_dir: None,
+//! };
+//! let stdin = r#"{"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"}"#;
+//! let printed = answer(stdin, &mut context)?;
+//! assert!(printed.contains("agent-memory"), "{printed}");
+//! assert!(answer("not json", &mut context).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![deny(missing_docs)]
 

@@ -33,10 +33,12 @@ use crate::error::Result;
 use crate::fence::{FenceKind, fence};
 use crate::introspector::Introspector;
 use crate::notes::{note_body, note_files, written_at};
+use crate::passage_scope::{PassageScope, Standing};
 use crate::paths::{RelativePath, open_file};
 use crate::probe::Probe;
-use crate::project::{Projects, note_folder, note_in_scope, scope_summary};
+use crate::project::{Projects, folder_in_scope, note_folder, scope_summary};
 use crate::query::{Purpose, parse};
+use crate::scan::Walk;
 
 /// Most characters of one recalled passage.
 const RECALL_PASSAGE_CHARS: usize = 600;
@@ -168,7 +170,7 @@ pub struct RenderedRecall {
 impl Introspector {
     /// Renders this turn's memory injection (see the module docs).
     pub fn render_block(&self, options: &BlockOptions) -> Result<RenderedBlock> {
-        let probe = self.probe();
+        let probe = self.probe(Walk::Full);
         let state = probe.state;
         let previous = match options.previous_state {
             Some(previous) => Some(previous),
@@ -263,7 +265,7 @@ impl Introspector {
         max_hits: usize,
         already: &BTreeSet<String>,
     ) -> Result<RenderedRecall> {
-        let probe = self.probe();
+        let probe = self.probe(Walk::Cached);
         let mut rendered = RenderedRecall {
             text: String::new(),
             state: probe.state,
@@ -325,17 +327,35 @@ impl Introspector {
                         *matched >= required && !already.contains(&passage_key(hit))
                     })
                     .collect();
+                // Scoped to a working directory: other projects' passages are left to search.
+                let mut other_projects = 0usize;
+                if let Some(scope) = self.project_scope(&probe) {
+                    let mut passages = scope.passages();
+                    hits.retain(|(_, hit)| {
+                        let lines = hit.text.lines().count();
+                        let standing = passages
+                            .standing(&hit.path, hit.start_line, lines, |rel| read_text(self, rel));
+                        let other = standing == Standing::OtherProject;
+                        other_projects += usize::from(other);
+                        !other
+                    });
+                }
                 // Stable: equal counts keep the index's BM25 order.
                 hits.sort_by_key(|(matched, _)| std::cmp::Reverse(*matched));
                 hits.truncate(max_hits);
                 if hits.is_empty() {
-                    let why = format!(
+                    let mut why = format!(
                         "no passage holds {required} of the message's {} key terms (index {}, {} \
                          files searched)",
                         query.terms.len(),
                         probe.index.state.as_str(),
                         probe.scan.file_count()
                     );
+                    if other_projects > 0 {
+                        why.push_str(&format!(
+                            " in this project; {other_projects} about other projects left out"
+                        ));
+                    }
                     rendered.note = Some(match simplified {
                         Some(simplified) => format!("{why}; {simplified}"),
                         None => why,
@@ -449,7 +469,7 @@ impl Introspector {
                 continue;
             };
             if let (Some(scope), Some(folder)) = (&scope, note_folder(&text))
-                && !note_in_scope(folder, scope.project.as_deref(), &scope.cwd)
+                && !folder_in_scope(folder, scope.project.as_deref(), &scope.cwd)
             {
                 continue;
             }
@@ -480,8 +500,8 @@ impl Introspector {
     }
 }
 
-/// The project a scoped block is for.
-struct ProjectScope {
+/// The project a scoped block, recall or search is for.
+pub(crate) struct ProjectScope {
     /// The working directory.
     cwd: std::path::PathBuf,
     /// The projects memory knows.
@@ -490,10 +510,17 @@ struct ProjectScope {
     project: Option<String>,
 }
 
+impl ProjectScope {
+    /// Finds which of this scope's passages are about its project.
+    pub(crate) fn passages(&self) -> PassageScope<'_> {
+        PassageScope::new(&self.cwd, &self.projects, self.project.as_deref())
+    }
+}
+
 impl Introspector {
     /// The project scope of this block, when the memory is scoped to a working directory: the
     /// projects are named by the summary and the handbook.
-    fn project_scope(&self, probe: &Probe) -> Option<ProjectScope> {
+    pub(crate) fn project_scope(&self, probe: &Probe) -> Option<ProjectScope> {
         let cwd = self.cwd()?.to_path_buf();
         let summary = probe
             .summary
@@ -507,6 +534,13 @@ impl Introspector {
             projects,
             project,
         })
+    }
+}
+
+impl Introspector {
+    /// A memory file's text (`rel` from the root); `None` when it cannot be read.
+    pub(crate) fn read_memory_text(&self, rel: &str) -> Option<String> {
+        read_text(self, rel)
     }
 }
 

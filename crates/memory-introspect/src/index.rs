@@ -55,21 +55,6 @@ pub(crate) struct RefreshReport {
     pub(crate) unreadable: Vec<(String, String)>,
 }
 
-/// A digest of the indexable files of a scan: their paths, sizes, modification times and
-/// inodes, the same stats a refresh compares.
-fn files_digest(scan: &RootScan) -> [u8; 32] {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    for file in scan.files.iter().filter(|file| file.indexable()) {
-        hasher.update(file.rel.as_bytes());
-        hasher.update([0]);
-        hasher.update(file.size.to_le_bytes());
-        hasher.update(file.mtime_ns.to_le_bytes());
-        hasher.update(file.inode.to_le_bytes());
-    }
-    hasher.finalize().into()
-}
-
 /// One block that matched.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct IndexHit {
@@ -110,6 +95,8 @@ pub(crate) struct MemoryIndex {
     /// `data_version` after it and a digest of the files it saw. While neither changed, the
     /// files are as indexed and the manifest need not be read again.
     in_line_with: Option<(i64, [u8; 32])>,
+    /// [`MemoryIndex::counts`] as of a `data_version`, until this connection writes.
+    counted: Option<(i64, (u32, u64))>,
 }
 
 impl std::fmt::Debug for MemoryIndex {
@@ -146,6 +133,7 @@ impl MemoryIndex {
             conn,
             path: path.to_owned(),
             in_line_with: None,
+            counted: None,
         };
         index.migrate().map_err(|error| {
             fail(
@@ -171,6 +159,7 @@ impl MemoryIndex {
             conn,
             path: path.clone(),
             in_line_with: None,
+            counted: None,
         };
         index.migrate().map_err(store_error)?;
         Ok(index)
@@ -230,12 +219,13 @@ impl MemoryIndex {
         let error = |error| index_error(&path, error);
         // Every search refreshes first; on a large root, reading the whole manifest each time
         // would cost more than the search. Another connection's commit changes `data_version`.
-        let files = files_digest(scan);
+        let files = scan.indexed_digest();
         let version = self.data_version().map_err(error)?;
         if self.in_line_with == Some((version, files)) {
             return Ok(RefreshReport::default());
         }
         self.in_line_with = None;
+        self.counted = None;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -353,8 +343,17 @@ impl MemoryIndex {
     }
 
     /// Files and blocks indexed.
-    pub(crate) fn counts(&self) -> Result<(u32, u64)> {
-        self.conn
+    pub(crate) fn counts(&mut self) -> Result<(u32, u64)> {
+        let version = self
+            .data_version()
+            .map_err(|error| index_error(&self.path, error))?;
+        if let Some((at, counts)) = self.counted
+            && at == version
+        {
+            return Ok(counts);
+        }
+        let counts = self
+            .conn
             .query_row(
                 "SELECT count(*), coalesce(sum(blocks), 0) FROM indexed_files",
                 [],
@@ -367,7 +366,9 @@ impl MemoryIndex {
                     ))
                 },
             )
-            .map_err(|error| index_error(&self.path, error))
+            .map_err(|error| index_error(&self.path, error))?;
+        self.counted = Some((version, counts));
+        Ok(counts)
     }
 
     /// The best `limit` blocks matching `expression`, optionally only under `prefix` (a file

@@ -9,6 +9,7 @@ use memory_protocol::introspect::{MemoryIndexState, MemorySnapshot};
 use crate::config::IntrospectConfig;
 use crate::error::{Error, Result};
 use crate::index::{MemoryIndex, MemoryRead, OpenError};
+use crate::scan::{RootScan, Walk, WalkCache};
 
 type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
@@ -29,6 +30,8 @@ pub struct Introspector {
     config: IntrospectConfig,
     clock: Clock,
     index: Mutex<Option<MemoryIndex>>,
+    /// What earlier walks of the root saw, for [`Walk::Cached`].
+    walks: Mutex<WalkCache>,
     cwd: Option<PathBuf>,
 }
 
@@ -62,6 +65,7 @@ impl Introspector {
             config,
             clock: Arc::new(now_unix),
             index: Mutex::new(None),
+            walks: Mutex::new(WalkCache::default()),
             cwd: None,
         })
     }
@@ -134,6 +138,14 @@ impl Introspector {
     /// The current time, Unix seconds.
     pub(crate) fn now(&self) -> i64 {
         (self.clock)()
+    }
+
+    /// Walks the root as `walk` says (see [`crate::scan::Walk`]).
+    pub(crate) fn walk(&self, walk: Walk) -> std::io::Result<std::sync::Arc<RootScan>> {
+        self.walks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .scan(&self.root, walk, SystemTime::now())
     }
 
     /// Runs `call` on the index file, opening it first when needed. A failed call drops the

@@ -17,6 +17,30 @@
 //!
 //! One function computes the memory root ([`memory_root`]); the block, `memory_status`, the
 //! tools and the MCP server all go through an [`Introspector`] built on it.
+//!
+//! # Example
+//!
+//! A fresh home's memory says it is empty (so the model knows an absence means nothing); a note
+//! the model saves is recalled into a later turn that asks about it.
+//!
+//! ```
+//! use memory_introspect::{BlockOptions, IntrospectConfig, Introspector};
+//! use memory_protocol::introspect::{MemoryNoteRequest, MemoryState};
+//!
+//! let home = tempfile::tempdir()?;
+//! let memory = Introspector::open(home.path(), IntrospectConfig::default())?;
+//! let block = memory.render_block(&BlockOptions::default())?;
+//! assert_eq!(block.state, MemoryState::Empty);
+//!
+//! let note = MemoryNoteRequest {
+//!     text: "The staging database listens on port 6543.".to_owned(),
+//!     ..MemoryNoteRequest::default()
+//! };
+//! memory.note(&note).map_err(|failure| format!("{failure:?}"))?;
+//! let recall = memory.recall("Which port does the staging database listen on?", 3)?;
+//! assert!(recall.text.contains("6543"), "{}", recall.text);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![deny(missing_docs)]
 
@@ -29,6 +53,7 @@ mod grams;
 mod index;
 mod introspector;
 mod notes;
+mod passage_scope;
 mod paths;
 mod probe;
 mod project;
@@ -51,7 +76,9 @@ pub use crate::fence::{FenceKind, fence, strip_fence};
 pub use crate::index::MemoryRead;
 pub use crate::introspector::Introspector;
 pub use crate::notes::NoteAuthor;
-pub use crate::tools::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, ToolOutcome};
+pub use crate::tools::{
+    DEFAULT_LIST_DEPTH, DEFAULT_SEARCH_RESULTS, MAX_LIST_DEPTH, MAX_SEARCH_RESULTS, ToolOutcome,
+};
 
 /// The memory root of an agent-memory home: `<home>/memories`, with a relative home made
 /// absolute against the current directory. The block, `memory_status`, the tools and the MCP

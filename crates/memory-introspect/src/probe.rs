@@ -25,7 +25,7 @@ use crate::index::MemoryIndex;
 use crate::introspector::Introspector;
 use crate::notes::note_files;
 use crate::paths::{RelativePath, ResolveError, open_file};
-use crate::scan::{RootScan, scan};
+use crate::scan::{RootScan, Walk};
 
 /// Longest state-line problem, in characters.
 const SHORT_PROBLEM_CHARS: usize = 80;
@@ -48,7 +48,7 @@ pub(crate) struct Probe {
     /// What is wrong, one entry per problem, most important first.
     pub(crate) problems: Vec<String>,
     pub(crate) as_of: i64,
-    pub(crate) scan: RootScan,
+    pub(crate) scan: std::sync::Arc<RootScan>,
     /// The summary, when it exists and could be read.
     pub(crate) summary: Option<Summary>,
     pub(crate) index: MemoryIndexStatus,
@@ -71,7 +71,7 @@ impl Probe {
             state,
             problems: Vec::new(),
             as_of,
-            scan: RootScan::default(),
+            scan: std::sync::Arc::default(),
             summary: None,
             index: MemoryIndexStatus {
                 state: MemoryIndexState::Missing,
@@ -164,8 +164,9 @@ impl Probe {
 }
 
 impl Introspector {
-    /// Probes memory now (see the module docs). Refreshes the search index on the way.
-    pub(crate) fn probe(&self) -> Probe {
+    /// Probes memory now (see the module docs), walking the root as `walk` says. Refreshes the
+    /// search index on the way.
+    pub(crate) fn probe(&self, walk: Walk) -> Probe {
         let as_of = self.now();
         if !self.config().enabled {
             return Probe::new(MemoryState::Disabled, as_of);
@@ -190,7 +191,7 @@ impl Introspector {
             }
             Ok(_) => {}
         }
-        probe.scan = match scan(root) {
+        probe.scan = match self.walk(walk) {
             Ok(scan) => scan,
             Err(error) => {
                 return probe.root_unreadable(format!("memory root: {}", crate::io_reason(&error)));
@@ -240,7 +241,7 @@ impl Introspector {
     }
 
     /// What is wrong with the home folder itself, naming it; `None` when it is a folder.
-    fn home_problem(&self) -> Option<String> {
+    pub(crate) fn home_problem(&self) -> Option<String> {
         let home = self.home().display();
         match std::fs::metadata(self.home()) {
             Ok(metadata) if metadata.is_dir() => None,

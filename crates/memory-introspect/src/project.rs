@@ -120,22 +120,7 @@ pub(crate) fn scope_summary(
 ) -> ScopedSummary {
     let mut kept = Vec::new();
     let mut left_out = BTreeSet::new();
-    // The open project section: its heading level and folder.
-    let mut section: Option<(usize, String)> = None;
-    for line in summary.lines() {
-        let level = heading_level(line);
-        if let Some(level) = level
-            && section.as_ref().is_some_and(|(open, _)| level <= *open)
-        {
-            section = None;
-        }
-        if let (Some(level), Some((_, folder))) = (level, project_heading(line)) {
-            section = Some((level, folder.to_owned()));
-        }
-        let owners: BTreeSet<String> = match &section {
-            Some((_, folder)) => BTreeSet::from([folder.clone()]),
-            None => projects.folders_named_by(line),
-        };
+    for (line, owners) in summary.lines().zip(line_owners(summary, projects)) {
         if owners.is_empty() || project.is_some_and(|project| owners.contains(project)) {
             kept.push(line);
         } else {
@@ -149,6 +134,32 @@ pub(crate) fn scope_summary(
         text.push('\n');
     }
     ScopedSummary { text, left_out }
+}
+
+/// The project folders each line of the summary is about, empty for a global line: a line in
+/// a project's section (opened by a heading holding its folder in backticks, run to the next
+/// heading of its level or above) is that project's; another line, the projects it names.
+pub(crate) fn line_owners(summary: &str, projects: &Projects) -> Vec<BTreeSet<String>> {
+    // The open project section: its heading level and folder.
+    let mut section: Option<(usize, String)> = None;
+    summary
+        .lines()
+        .map(|line| {
+            let level = heading_level(line);
+            if let Some(level) = level
+                && section.as_ref().is_some_and(|(open, _)| level <= *open)
+            {
+                section = None;
+            }
+            if let (Some(level), Some((_, folder))) = (level, project_heading(line)) {
+                section = Some((level, folder.to_owned()));
+            }
+            match &section {
+                Some((_, folder)) => BTreeSet::from([folder.clone()]),
+                None => projects.folders_named_by(line),
+            }
+        })
+        .collect()
 }
 
 /// `lines` without the headings followed by nothing but blank lines before the next heading of
@@ -181,10 +192,12 @@ pub(crate) fn note_folder(note: &str) -> Option<&str> {
         .filter(|folder| !folder.is_empty())
 }
 
-/// True when a note about `folder` belongs in the block of `project` (the project folder of
-/// the block's working directory, `None` for a directory in no known project) at `cwd`.
-pub(crate) fn note_in_scope(folder: &str, project: Option<&str>, cwd: &Path) -> bool {
-    within(cwd, Path::new(folder)) || project.is_some_and(|project| project == folder)
+/// True when a memory about `folder` belongs to working directory `cwd` in `project` (the
+/// project folder of `cwd`, `None` for a directory in no known project): `cwd` is in
+/// `folder`, or `folder` is in the project (a session in one of its subfolders).
+pub(crate) fn folder_in_scope(folder: &str, project: Option<&str>, cwd: &Path) -> bool {
+    within(cwd, Path::new(folder))
+        || project.is_some_and(|project| within(Path::new(folder), Path::new(project)))
 }
 
 /// `path` made absolute and plain (`.` and `..` resolved by name), for comparing folders.
@@ -315,12 +328,16 @@ mod tests {
         let note = "# Agent note\nwritten_at: x\ncwd: /src/ledger\n\ncwd: /elsewhere\n";
         assert_eq!(note_folder(note), Some("/src/ledger"));
         assert_eq!(note_folder("# Agent note\n\ncwd: /src/ledger\n"), None);
-        assert!(note_in_scope(
+        assert!(folder_in_scope(
             "/src/ledger",
             None,
             Path::new("/src/ledger/sub")
         ));
-        assert!(!note_in_scope("/src/ledger", None, Path::new("/src/tides")));
+        assert!(!folder_in_scope(
+            "/src/ledger",
+            None,
+            Path::new("/src/tides")
+        ));
         assert_eq!(
             plain(Path::new("/src/ledger/../tides/./x")).unwrap(),
             PathBuf::from("/src/tides/x")

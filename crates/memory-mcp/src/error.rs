@@ -13,6 +13,15 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// The client's first messages could not be read or answered.
+    #[error("reading the client's first messages on {transport}")]
+    Handshake {
+        /// The transport, as a host would name it (`stdio`, `a stream`).
+        transport: &'static str,
+        /// What failed.
+        #[source]
+        source: std::io::Error,
+    },
     /// The server could not start on its transport (the client never initialized).
     #[error("starting the MCP server on {transport}")]
     Start {

@@ -17,10 +17,37 @@
 //! a memory tool when the last sync is more than a few seconds old, and right after a saved
 //! note, so the note reaches the other machines. A failed sync is a warning on stderr (stdout
 //! may be the protocol) and the server goes on with this machine's copy.
+//!
+//! # Example
+//!
+//! The server on one end of an in-process pipe and an MCP client (rmcp's) on the other, as an
+//! agent would mount it over stdio with [`MemoryServer::serve_stdio`].
+//!
+//! ```
+//! use memory_introspect::{IntrospectConfig, Introspector};
+//! use memory_mcp::MemoryServer;
+//! use rmcp::ServiceExt;
+//!
+//! let home = tempfile::tempdir()?;
+//! let server = MemoryServer::new(Introspector::open(home.path(), IntrospectConfig::default())?, None, None)?;
+//! let runtime = tokio::runtime::Runtime::new()?;
+//! let names = runtime.block_on(async {
+//!     let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+//!     let (server_read, server_write) = tokio::io::split(server_end);
+//!     tokio::spawn(server.serve(server_read, server_write));
+//!     let client = ().serve(tokio::io::split(client_end)).await?;
+//!     let tools = client.list_all_tools().await?;
+//!     client.cancel().await?;
+//!     Ok::<_, Box<dyn std::error::Error>>(tools.into_iter().map(|tool| tool.name.to_string()).collect::<Vec<_>>())
+//! })?;
+//! assert!(names.iter().any(|name| name == "memory_search"), "{names:?}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![deny(missing_docs)]
 
 mod error;
+mod handshake;
 mod server;
 mod shared;
 

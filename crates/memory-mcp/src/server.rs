@@ -136,7 +136,14 @@ impl MemoryServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let running = ServiceExt::serve(self, transport)
+        let (reader, mut writer) = transport;
+        let reader = crate::handshake::until_initialize(reader, &mut writer)
+            .await
+            .map_err(|source| Error::Handshake {
+                transport: name,
+                source,
+            })?;
+        let running = ServiceExt::serve(self, (reader, writer))
             .await
             .map_err(|source| Error::Start {
                 transport: name,

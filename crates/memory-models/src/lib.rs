@@ -9,6 +9,23 @@
 //!   same layer; the caller constructs it and hands it to [`build_model`] for the `offline`
 //!   spec, so neither crate depends on the other.
 //! - [`config`]: the top-level `model_*` keys of `config.toml` ([`config::ModelConfig`]).
+//!
+//! # Example
+//!
+//! Choosing a model from a spec string, as `--model` and `config.toml` give it; a near miss is
+//! refused rather than sent to a server as a model name.
+//!
+//! ```
+//! use memory_models::ModelSpec;
+//!
+//! assert_eq!(ModelSpec::parse("offline")?, ModelSpec::Offline);
+//! assert!(matches!(
+//!     ModelSpec::parse("openai-chat:gpt-4o-mini")?,
+//!     ModelSpec::OpenAi { name, .. } if name == "gpt-4o-mini"
+//! ));
+//! assert!(ModelSpec::parse("opnai:gpt-5").is_err());
+//! # Ok::<(), memory_models::Error>(())
+//! ```
 
 #![deny(missing_docs)]
 

@@ -34,6 +34,40 @@
 //! later run passed) and the user's corrections, open issues from questions no reply followed
 //! and failures nothing fixed, facts from stated rules and explained decisions. A create
 //! request gets the whole document; an update gets one operation per section.
+//!
+//! # Example
+//!
+//! A compaction summary, written offline from the request's structured input.
+//!
+//! ```
+//! use memory_offline::OfflineEngine;
+//! use memory_protocol::compaction::{ConversationMessage, SummaryInput};
+//! use memory_protocol::{ModelClient, ModelRequest, TaskKind};
+//!
+//! let input = SummaryInput {
+//!     messages: vec![ConversationMessage::User {
+//!         text: "Port the ledger module to integer cents.".to_owned(),
+//!     }],
+//!     previous_summary: None,
+//!     focus: None,
+//!     additional_context: Vec::new(),
+//!     max_output_tokens: 2_000,
+//! };
+//! let request = ModelRequest {
+//!     task: TaskKind::CompactionSummary,
+//!     instructions: String::new(),
+//!     input: String::new(),
+//!     structured_input: serde_json::to_value(&input)?,
+//!     output_schema: None,
+//!     reasoning_effort: None,
+//!     max_output_tokens: Some(2_000),
+//! };
+//! let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+//! let answer = runtime.block_on(OfflineEngine::new().complete(request))?;
+//! assert!(answer.text.starts_with("## Goal"), "{}", answer.text);
+//! assert!(answer.text.contains("integer cents"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![deny(missing_docs)]
 

@@ -1,5 +1,5 @@
-//! Reading patches in the `apply_patch` format: which files they touch and, for a small edit,
-//! exactly what changed.
+//! Reading patches in the `apply_patch` format, and the replacements of file tools (Claude
+//! Code's `Edit`): which files they touch and, for a small edit, exactly what changed.
 
 use std::collections::BTreeSet;
 
@@ -28,6 +28,8 @@ pub(crate) enum ChangeKind {
     Updated,
     /// `*** Delete File:`.
     Deleted,
+    /// Written whole by a file tool (`Write`), new or not.
+    Written,
 }
 
 impl ChangeKind {
@@ -36,6 +38,7 @@ impl ChangeKind {
             ChangeKind::Added => "added",
             ChangeKind::Updated => "updated",
             ChangeKind::Deleted => "deleted",
+            ChangeKind::Written => "written",
         }
     }
 }
@@ -112,10 +115,43 @@ pub(crate) fn small_edit(patch: &str) -> Option<SmallEdit> {
             list.push(one_line(body, MAX_EDIT_LINE_CHARS));
         }
     }
+    path.and_then(|path| small(path, removed, added))
+}
+
+/// The edit of a file tool that replaced `old` with `new` in `path` (lines both sides share at
+/// the start and the end are context, not the change); `None` when it is not small.
+pub(crate) fn replacement_edit(path: &str, old: &str, new: &str) -> Option<SmallEdit> {
+    let lines = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .map(|line| one_line(line, MAX_EDIT_LINE_CHARS))
+            .collect()
+    };
+    let (mut removed, mut added) = (lines(old), lines(new));
+    let head = removed
+        .iter()
+        .zip(&added)
+        .take_while(|(a, b)| a == b)
+        .count();
+    removed.drain(..head);
+    added.drain(..head);
+    let tail = removed
+        .iter()
+        .rev()
+        .zip(added.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    removed.truncate(removed.len() - tail);
+    added.truncate(added.len() - tail);
+    small(path.to_owned(), removed, added)
+}
+
+fn small(path: String, removed: Vec<String>, added: Vec<String>) -> Option<SmallEdit> {
     let small = removed.len() <= MAX_EDIT_LINES
         && added.len() <= MAX_EDIT_LINES
         && !(removed.is_empty() && added.is_empty());
-    small.then_some(()).and(path).map(|path| SmallEdit {
+    small.then_some(SmallEdit {
         path,
         removed,
         added,
@@ -162,7 +198,31 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_replacement_is_quoted_without_its_context_lines() {
+        let edit = replacement_edit(
+            "ledger.py",
+            "    header = lines[0]\n",
+            "    if not lines:\n        return []\n    header = lines[0]\n",
+        )
+        .unwrap();
+        assert_eq!(edit.removed, Vec::<String>::new());
+        assert_eq!(edit.added, ["if not lines:", "return []"]);
+        let swapped = replacement_edit("a.rs", "let x = 1;\nlet y = 2;", "let x = 3;\nlet y = 2;");
+        assert_eq!(swapped.unwrap().removed, ["let x = 1;"]);
+        assert_eq!(replacement_edit("a", "same", "same"), None);
+        assert_eq!(replacement_edit("a", "", "1\n2\n3"), None);
+    }
+
     proptest! {
+        #[test]
+        fn replacement_edits_never_panic(old in "(\\PC|\n){0,60}", new in "(\\PC|\n){0,60}") {
+            if let Some(edit) = replacement_edit("f", &old, &new) {
+                prop_assert!(edit.removed.len() <= MAX_EDIT_LINES && edit.added.len() <= MAX_EDIT_LINES);
+                prop_assert!(!(edit.removed.is_empty() && edit.added.is_empty()));
+            }
+        }
+
         #[test]
         fn patch_readers_never_panic(text in "(\\PC|\\*\\*\\* Update File: |\\*\\*\\* Add File: |\n\\+|\n-|\n){0,40}") {
             for change in patch_changes(&text) {

@@ -1,13 +1,18 @@
 //! A transcript's timeline: user and assistant messages, command runs with how they ended,
-//! patches and web searches, in order, with every tool call paired with its output.
+//! patches and web searches, in order, with every tool call paired with its output. A file
+//! tool's change (Claude Code's `Edit`, `Write`, `MultiEdit`) counts as a patch: the files
+//! come from [`memory_transcript::file_ops`], the rule every reader of tool calls shares.
 
 use std::collections::BTreeMap;
 
 use memory_protocol::rollout::{ContentItem, ResponseItem, ToolOutput};
+use memory_transcript::file_ops::FileOps;
 use memory_transcript::strip_injected;
 use serde_json::Value;
 
-use super::patches::{FileChange, SmallEdit, is_patch, patch_changes, small_edit};
+use super::patches::{
+    ChangeKind, FileChange, SmallEdit, is_patch, patch_changes, replacement_edit, small_edit,
+};
 use super::text::{MAX_LINE_CHARS, one_line};
 use super::tool_output::{RunStatus, error_line, exit_code_and_text, run_status};
 use memory_transcript::shell::{CommandLine, command_from_args, command_from_argv};
@@ -68,6 +73,8 @@ pub(crate) struct Transcript {
 enum Pending {
     Run(usize),
     Patch(String),
+    /// A file tool's call: what it changes once it succeeds.
+    FileEdit(Patch),
 }
 
 impl Transcript {
@@ -120,7 +127,14 @@ impl Transcript {
                         (_, Some(command)) => {
                             transcript.start_run(&mut pending, &call.call_id, command, workdir);
                         }
-                        _ => {}
+                        _ => {
+                            if let Some(edit) = args
+                                .as_ref()
+                                .and_then(|args| file_tool_edit(&call.name, args))
+                            {
+                                pending.insert(call.call_id.clone(), Pending::FileEdit(edit));
+                            }
+                        }
                     }
                 }
                 ResponseItem::LocalShellCall(call) => {
@@ -162,8 +176,10 @@ impl Transcript {
         // A patch whose output was never recorded most likely applied: codex records the call
         // before it runs, and a session can end before the output line is written.
         for call in std::mem::take(&mut pending).into_values() {
-            if let Pending::Patch(text) = call {
-                transcript.apply_patch(&text);
+            match call {
+                Pending::Patch(text) => transcript.apply_patch(&text),
+                Pending::FileEdit(edit) => transcript.push_patch(edit),
+                Pending::Run(_) => {}
             }
         }
         transcript
@@ -193,10 +209,14 @@ impl Transcript {
         if changes.is_empty() {
             return;
         }
-        self.patches.push(Patch {
+        self.push_patch(Patch {
             changes,
             edit: small_edit(text),
         });
+    }
+
+    fn push_patch(&mut self, patch: Patch) {
+        self.patches.push(patch);
         self.events.push(Event::Patch(self.patches.len() - 1));
     }
 
@@ -228,20 +248,67 @@ impl Transcript {
                 }
                 run.status = status;
             }
-            Pending::Patch(patch) => {
-                let failed = matches!(exit_code, Some(code) if code != 0)
-                    || text.to_ascii_lowercase().contains("verification failed")
-                    || (exit_code.is_none()
-                        && matches!(run_status(None, &text), RunStatus::Failed(_)));
-                if failed {
-                    let error =
-                        error_line(&text).unwrap_or_else(|| "the patch did not apply".into());
-                    self.events.push(Event::FailedPatch(error));
-                } else {
-                    self.apply_patch(&patch);
-                }
-            }
+            Pending::Patch(patch) => match change_error(exit_code, &text) {
+                Some(error) => self.events.push(Event::FailedPatch(error)),
+                None => self.apply_patch(&patch),
+            },
+            Pending::FileEdit(edit) => match change_error(exit_code, &text) {
+                Some(error) => self.events.push(Event::FailedPatch(error)),
+                None => self.push_patch(edit),
+            },
         }
+    }
+}
+
+/// Why a change did not apply, when its output says it did not.
+fn change_error(exit_code: Option<i64>, text: &str) -> Option<String> {
+    let failed = matches!(exit_code, Some(code) if code != 0)
+        || text.to_ascii_lowercase().contains("verification failed")
+        || (exit_code.is_none() && matches!(run_status(None, text), RunStatus::Failed(_)));
+    failed.then(|| error_line(text).unwrap_or_else(|| "the change did not apply".into()))
+}
+
+/// What a file tool's call changes, as a patch: the files [`FileOps`] reads as modified by it
+/// (none for a read or an unknown tool), and the exact change of a small single replacement.
+fn file_tool_edit(tool: &str, arguments: &Value) -> Option<Patch> {
+    let mut ops = FileOps::default();
+    ops.scan_call(tool, arguments);
+    let kind = change_kind(tool);
+    let changes: Vec<FileChange> = ops
+        .modified()
+        .into_iter()
+        .map(|path| FileChange {
+            path: one_line(&path, MAX_LINE_CHARS),
+            kind,
+        })
+        .collect();
+    let edit = match changes.as_slice() {
+        [] => return None,
+        [only] if kind == ChangeKind::Updated => replacement(&only.path, arguments),
+        _ => None,
+    };
+    Some(Patch { changes, edit })
+}
+
+/// The small edit of a replacing call (`old_string` and `new_string`, or `old_str` and
+/// `new_str`).
+fn replacement(path: &str, arguments: &Value) -> Option<SmallEdit> {
+    let text = |keys: [&str; 2]| keys.iter().find_map(|key| arguments.get(*key)?.as_str());
+    replacement_edit(
+        path,
+        text(["old_string", "old_str"])?,
+        text(["new_string", "new_str"])?,
+    )
+}
+
+/// What a file tool does to the files it modifies, by its name (as [`FileOps`] reads it, the
+/// last segment of a namespaced name).
+fn change_kind(tool: &str) -> ChangeKind {
+    let tool = tool.rsplit(['.', '/', ':']).next().unwrap_or(tool);
+    match tool.to_ascii_lowercase().as_str() {
+        "write" | "write_file" | "create_file" | "create" => ChangeKind::Written,
+        "delete_file" => ChangeKind::Deleted,
+        _ => ChangeKind::Updated,
     }
 }
 

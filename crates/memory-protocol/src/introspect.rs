@@ -319,6 +319,21 @@ pub struct MemoryReadResult {
     /// The whole file's version (a hash of its bytes): `memory_note` asks for it to replace
     /// or delete a note, and refuses when the note changed since.
     pub version: String,
+    /// When `heading` matched more than one heading of the file: the other sections, in file
+    /// order (this result is the first); read one by its `start_line` and `end_line`. Empty
+    /// otherwise.
+    #[serde(default)]
+    pub other_sections: Vec<MemoryLineRange>,
+}
+
+/// Lines `start_line..=end_line` (1-based) of a memory file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryLineRange {
+    /// First line, 1-based.
+    pub start_line: u32,
+    /// Last line, inclusive.
+    pub end_line: u32,
 }
 
 /// `memory_search`: full-text search of the memory root.
@@ -353,6 +368,11 @@ pub struct MemorySearchHit {
     /// True when the block holds every term of the query; hits holding only some come after
     /// all that hold every term.
     pub all_terms: bool,
+    /// Other places (`path:line`) whose matching line says the same as this one's (the same
+    /// sentence kept in the handbook, the raw memories and a session summary), merged into
+    /// this hit; empty when there are none.
+    #[serde(default)]
+    pub also_in: Vec<String>,
 }
 
 /// Result of `memory_search`.

@@ -19,6 +19,25 @@
 //! - [`names`]: the memory-root layout, table names, boundary tags and the redaction marker.
 //!
 //! It depends only on serde, serde_json, schemars, thiserror and async-trait.
+//!
+//! # Example
+//!
+//! A rollout line is read whatever codex version wrote it; an item type this version has never
+//! seen is kept as it is, not refused.
+//!
+//! ```
+//! use memory_protocol::{RolloutItem, RolloutLine};
+//!
+//! let line = RolloutLine::parse(
+//!     r#"{"timestamp":"2025-11-03T09:12:40.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Fix the build"}]}}"#,
+//! )?;
+//! assert!(matches!(line.item, RolloutItem::ResponseItem(_)));
+//!
+//! let newer = RolloutLine::parse(r#"{"type":"brand_new_item","payload":{"x":1}}"#)?;
+//! assert_eq!(newer.item.item_type(), "brand_new_item");
+//! assert!(RolloutLine::parse("[1, 2]").is_err());
+//! # Ok::<(), memory_protocol::Error>(())
+//! ```
 
 #![deny(missing_docs)]
 

@@ -244,6 +244,7 @@ pub const UPDATE_GOAL_TOOL: &str = "update_goal";
 pub fn all_tools() -> Vec<ToolDefinition> {
     let mut tools = memory_tools();
     tools.extend(goal_tools());
+    tools.extend(working_memory_tools());
     tools
 }
 
@@ -270,7 +271,8 @@ pub fn memory_tools() -> Vec<ToolDefinition> {
             "memory_read",
             "Read a memory file relative to the memory root: the whole file, a line range \
              (`start_line`, `end_line`, 1-based and inclusive) or the section under one Markdown \
-             `heading`. Long reads are cut; continue from `end_line + 1` when `truncated`. A \
+             `heading` (the first, when several match; `other_sections` gives the others' \
+             lines). Long reads are cut; continue from `end_line + 1` when `truncated`. A \
              missing file or heading is a not_found failure, never an empty result. `version` \
              identifies what you read (memory_note needs it to change a note). If the call \
              fails with disabled or unavailable set, tell the user that memory is off or could \
@@ -301,22 +303,27 @@ pub fn memory_tools() -> Vec<ToolDefinition> {
     ]
 }
 
-/// The goal tools.
+/// The goal tools: the ones a goal store answers.
 pub fn goal_tools() -> Vec<ToolDefinition> {
     vec![
         ToolDefinition::goal_tool::<NoArgs>(GET_GOAL_TOOL, GET_GOAL),
         ToolDefinition::goal_tool::<CreateGoalArgs>(CREATE_GOAL_TOOL, CREATE_GOAL),
         ToolDefinition::goal_tool::<UpdateGoalArgs>(UPDATE_GOAL_TOOL, UPDATE_GOAL),
-        ToolDefinition {
-            name: UPDATE_TOOL_NAME,
-            description: "Edit the session's working memory: give one operation for each of its \
+    ]
+}
+
+/// The working-memory tools, for a host that keeps its context with the seven-section working
+/// memory rather than (or besides) compaction.
+pub fn working_memory_tools() -> Vec<ToolDefinition> {
+    vec![ToolDefinition {
+        name: UPDATE_TOOL_NAME,
+        description: "Edit the session's working memory: give one operation for each of its \
                 seven sections. KEEP leaves a section as it is, APPEND adds bullet items, UPDATE \
                 replaces the section's body and must carry over everything still true. Guards \
                 refuse edits that would lose facts; the result lists what they changed.",
-            parameters: WorkingMemoryUpdate::output_schema(),
-            output_schema: Some(schema_for!(WorkingMemoryMergeResult).to_value()),
-        },
-    ]
+        parameters: WorkingMemoryUpdate::output_schema(),
+        output_schema: Some(schema_for!(WorkingMemoryMergeResult).to_value()),
+    }]
 }
 
 const GET_GOAL: &str = "Read this thread's goal: its objective, status and the reason for it, the \

@@ -9,6 +9,31 @@
 //!   tokio-postgres connections, its URLs and schema option;
 //! - [`names`]: table names, schema owners and advisory-lock keys; [`valid_identifier`];
 //!   [`ddl::Dialect`], so a table shared by both backends is defined once.
+//!
+//! # Example
+//!
+//! An owner's tables, created and versioned by the one migrator; a second run finds nothing to
+//! do, and a build that knows fewer migrations than the file holds refuses it.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use memory_store::migrate::{Schema, migrate_sqlite};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let mut conn = memory_store::sqlite::open(&dir.path().join("state.sqlite"), Duration::from_secs(5))?;
+//! let migrations = vec!["CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)".to_owned()];
+//! let schema = Schema { owner: "doc-example", migrations: &migrations, legacy_user_version: false };
+//! assert_eq!(migrate_sqlite(&mut conn, &schema, |_, _| Ok(()))?, 1);
+//! assert_eq!(migrate_sqlite(&mut conn, &schema, |_, _| Ok(()))?, 1);
+//!
+//! let older = Schema { migrations: &[], ..schema };
+//! assert!(matches!(
+//!     migrate_sqlite(&mut conn, &older, |_, _| Ok(())),
+//!     Err(memory_store::Error::SchemaTooNew { found: 1, .. })
+//! ));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod ddl;
 mod error;

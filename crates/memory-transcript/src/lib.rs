@@ -16,6 +16,28 @@
 //! its redaction for the paths it reports. It does no I/O beyond reading what it is handed
 //! ([`read_rollout_path`] opens the one file it is given; [`claude_code::subagent_files`] lists
 //! the subagents beside a session's file) and never panics on any input.
+//!
+//! # Example
+//!
+//! A rollout as the write path reads it: a bad line becomes a diagnostic with its number, and
+//! only what memory may see of the rest is kept (no developer messages, no reasoning).
+//!
+//! ```
+//! use memory_transcript::{ReaderOptions, filter_for_memory, read_rollout, serialize_for_memory};
+//!
+//! let rollout = concat!(
+//!     r#"{"type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"sandbox rules"}]}}"#, "\n",
+//!     "not json\n",
+//!     r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Fix the build"}]}}"#, "\n",
+//! );
+//! let read = read_rollout(rollout.as_bytes(), &ReaderOptions::default());
+//! assert_eq!(read.diagnostics.len(), 1);
+//! assert_eq!(read.diagnostics[0].line_number, 2);
+//! let kept = filter_for_memory(read.items());
+//! assert_eq!(kept.len(), 1);
+//! let json = serialize_for_memory(&kept);
+//! assert!(json.contains("Fix the build") && !json.contains("sandbox rules"));
+//! ```
 
 #![deny(missing_docs)]
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memory_protocol::{ContextWindow, ModelClient, StructuredOutputMode};
+use memory_transcript::claude_code::ended::{ENDED_SESSIONS_FILE, read_ended};
 use serde::Serialize;
 
 use crate::config::MemoriesConfig;
@@ -21,7 +22,7 @@ use crate::memory_root::MemoryRoot;
 use crate::phase_one::{JobOutcome, JobReport, PhaseOneHooks, PhaseOneObserver};
 use crate::phase_two::{PhaseTwoOptions, PhaseTwoReport, run_phase_two};
 use crate::skip_reason::{SkipCounts, SkipReason, count_skips};
-use crate::store::{ClaimParams, SharedStore, now_unix};
+use crate::store::{ClaimParams, SharedStore, WriteStore, now_unix};
 use crate::store_selection::{StoreSelection, open_store};
 use crate::{
     Error, PhaseOneOptions, PhaseOneReport, Result, ScanOptions, ScanReport, run_phase_one,
@@ -237,6 +238,7 @@ impl Runner {
                 // A shared store's workers take any machine's threads (from their stored
                 // items); a local run keeps to the folder it scanned.
                 rollout_prefix: (!self.store.is_shared()).then(|| self.scan.rollout_prefix()),
+                ended_thread_ids: ended_threads(self.store.as_ref(), &self.home).await?,
                 max_running: options.limits.max_running,
                 ..ClaimParams::default()
             },
@@ -316,6 +318,28 @@ impl Runner {
             phase_two_error,
         })
     }
+}
+
+/// The threads a Claude Code `SessionEnd` hook reported ended (the home's
+/// [`ENDED_SESSIONS_FILE`]) and that saw no activity after their end: a resumed session waits
+/// for its next end, or for the idle rule.
+async fn ended_threads(store: &dyn WriteStore, home: &Path) -> Result<Vec<String>> {
+    let path = home.join(ENDED_SESSIONS_FILE);
+    let ended = read_ended(&path).map_err(|error| Error::Io { path, error })?;
+    if ended.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(store
+        .threads()
+        .await?
+        .into_iter()
+        .filter(|thread| {
+            ended
+                .get(&thread.id)
+                .is_some_and(|&ended_at| ended_at >= thread.last_activity_at)
+        })
+        .map(|thread| thread.id)
+        .collect())
 }
 
 /// What a run did. Its serde form is the `run --json` object: the phase-1 counts, `skipped`,

@@ -137,7 +137,7 @@ pub fn classify(
         }
     }
     let idle_cutoff = now.saturating_sub(params.min_idle_hours.saturating_mul(3600));
-    if thread.last_activity_at > idle_cutoff {
+    if thread.last_activity_at > idle_cutoff && !params.ended_thread_ids.contains(&thread.id) {
         return SkipReason::NotIdle;
     }
     let too_old = params

@@ -25,6 +25,42 @@
 //! prompt reads them too. The same merge serves every write path: an update, a recovered
 //! update, a created document ([`merge_created`]) and the fallback that re-creates the
 //! document from the previous one.
+//!
+//! # Example
+//!
+//! The model rewrites Files & Context and forgets a file it had listed; the guard puts it back
+//! and says so.
+//!
+//! ```
+//! use working_memory::{MergeOptions, merge_text, read_arguments};
+//!
+//! let old = [
+//!     ("Session Title", "Ledger port"),
+//!     ("Current State", "Started."),
+//!     ("Task & Goals", "- Port the ledger"),
+//!     ("Key Facts & Decisions", "- Money is integer cents."),
+//!     ("Files & Context", "- src/ledger.rs"),
+//!     ("Errors & Corrections", ""),
+//!     ("Open Issues", ""),
+//! ]
+//! .map(|(header, body)| format!("## {header}\n{body}\n"))
+//! .join("\n");
+//! let arguments = r#"{"sections": {
+//!     "Session Title": {"op": "KEEP"},
+//!     "Current State": {"op": "UPDATE", "content": "Rounding done."},
+//!     "Task & Goals": {"op": "KEEP"},
+//!     "Key Facts & Decisions": {"op": "KEEP"},
+//!     "Files & Context": {"op": "UPDATE", "content": "- src/rounding.rs"},
+//!     "Errors & Corrections": {"op": "KEEP"},
+//!     "Open Issues": {"op": "KEEP"}
+//! }}"#;
+//! let ops = read_arguments(arguments).expect("the arguments are readable").ops;
+//! let outcome = merge_text(&old, &ops, &MergeOptions::default());
+//! let document = outcome.document.render();
+//! assert!(document.contains("src/rounding.rs") && document.contains("src/ledger.rs"));
+//! assert!(document.contains("Rounding done."));
+//! assert!(!outcome.guards.is_empty());
+//! ```
 
 #![deny(missing_docs)]
 

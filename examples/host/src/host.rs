@@ -101,8 +101,8 @@ pub struct HostReport {
     pub requests: u64,
     /// Compactions applied to the conversation.
     pub compactions: u64,
-    /// Compactions whose summary would not have made the context smaller, so the host did
-    /// not apply them.
+    /// Compactions the library refused because their summary would not have made the
+    /// context smaller.
     pub compactions_not_applied: u64,
     /// The status the last session with a goal left its goal in.
     pub goal: Option<ThreadGoalStatus>,
@@ -114,7 +114,8 @@ pub struct HostReport {
     pub violations: Vec<Violation>,
     /// User goal actions the goal store refused (an illegal transition, say).
     pub refused_actions: Vec<String>,
-    /// The first request sent after the run's third compaction, as sent.
+    /// The first request sent after the run's third compaction while a goal was active, as
+    /// sent.
     pub after_third_compaction: Option<HostRequest>,
     /// The rollout files written, one per session.
     pub rollouts: Vec<PathBuf>,
@@ -486,18 +487,18 @@ impl<M: HostModel> Host<M> {
             reason,
             ..CompactionOptions::default()
         };
-        let outcome = compact(&live.session, self.engine.as_ref(), &options, self.counter).await?;
-        let CompactionOutcome::Compacted(compaction) = outcome else {
-            return Ok(());
-        };
-        let entry = compaction.entry;
-        if entry.tokens_after >= entry.tokens_before {
-            // A summary as large as what it replaces (a small context compacted on request)
-            // would leave the context larger: the entry is not applied, and the conversation
-            // goes on uncompacted.
-            self.report.compactions_not_applied += 1;
-            return Ok(());
-        }
+        // `compact` returns an entry only when it makes the context smaller: a summary as
+        // large as what it replaces (a small context compacted on request) is refused, and
+        // the conversation goes on uncompacted.
+        let entry =
+            match compact(&live.session, self.engine.as_ref(), &options, self.counter).await? {
+                CompactionOutcome::Compacted(compaction) => compaction.entry,
+                CompactionOutcome::WouldNotShrink(_) => {
+                    self.report.compactions_not_applied += 1;
+                    return Ok(());
+                }
+                CompactionOutcome::NothingToSummarize(_) => return Ok(()),
+            };
         if let Some(previous) = &live.last_details {
             let lost = lost_modified_files(previous, &entry.details);
             if !lost.is_empty() {
@@ -514,12 +515,12 @@ impl<M: HostModel> Host<M> {
         live.rollout.compacted(&entry.summary)?;
         live.session.push_compaction(entry)?;
         let after = live.session.context_tokens(self.counter);
-        if after > before {
+        if after >= before {
             self.violate(
                 live,
                 Seam::CompactionShrinks,
                 None,
-                format!("the context grew from {before} to {after} tokens"),
+                format!("the context went from {before} to {after} tokens"),
             );
         }
         live.compacted = true;
@@ -546,7 +547,14 @@ impl<M: HostModel> Host<M> {
     fn check_request(&mut self, live: &mut Live<'_>, request: &HostRequest) -> u64 {
         self.report.requests += 1;
         let number = self.report.requests;
-        if self.report.compactions >= 3 && self.report.after_third_compaction.is_none() {
+        let goal_running = match live.goals.get(&live.thread_id) {
+            Ok(Some(goal)) => goal.status == ThreadGoalStatus::Active,
+            _ => false,
+        };
+        if self.report.compactions >= 3
+            && goal_running
+            && self.report.after_third_compaction.is_none()
+        {
             self.report.after_third_compaction = Some(request.clone());
         }
         let tokens = request_tokens(request, self.counter);

@@ -1,8 +1,7 @@
 //! `agent-memory compact`: compacts one conversation (a codex rollout or a session JSONL) and
 //! prints the plan, the new compaction entry and its short summary; `--out` writes the
 //! compacted session so compactions can be repeated. On failure it exits non-zero and writes
-//! nothing. `--check` only says whether the conversation is due (exit 0) or not (exit 1), and
-//! why. Settings come from the flags, else the `[compaction]` table of the config file.
+//! nothing. `--check` only says whether the conversation is due or not, and why. Settings come from the flags, else the `[compaction]` table of the config file.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -75,8 +74,8 @@ pub(crate) struct CompactArgs {
     /// given more than once.
     #[arg(long, value_name = "TEXT|@FILE")]
     context: Vec<String>,
-    /// Only say whether FILE is due for compaction and why: exit 0 when due, 1 when not, 2 on
-    /// an error. Calls no model and writes nothing.
+    /// Only say whether FILE is due for compaction and why (`due: ...` or `not due: ...`;
+    /// `"due"` in --json). Calls no model and writes nothing.
     #[arg(long, conflicts_with_all = ["plan_only", "out"])]
     check: bool,
     /// Plan only: print what would be summarized and kept, call no model, write nothing.
@@ -110,13 +109,11 @@ struct CheckReport {
 
 pub(crate) fn run(args: CompactArgs) -> ExitCode {
     if args.check {
+        // Due or not, the answer is printed and the command succeeded: exit codes mean the same
+        // on every command, so "not due" is no error.
         return match check(&args) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::from(1),
-            Err(error) => {
-                report_error_as(&error, args.json);
-                ExitCode::from(2)
-            }
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => report_error_as(&error, args.json),
         };
     }
     match execute(&args) {
@@ -156,8 +153,8 @@ fn additional_context(values: &[String]) -> anyhow::Result<Vec<String>> {
         .collect()
 }
 
-/// `--check`: prints whether the conversation is due and why; true when due.
-fn check(args: &CompactArgs) -> anyhow::Result<bool> {
+/// `--check`: prints whether the conversation is due and why.
+fn check(args: &CompactArgs) -> anyhow::Result<()> {
     let mut session = load_conversation(&args.file)?;
     if let Some(previous) = &args.previous {
         let earlier = read_session(previous)?;
@@ -185,7 +182,7 @@ fn check(args: &CompactArgs) -> anyhow::Result<bool> {
         let verdict = if report.due { "due" } else { "not due" };
         print_safe(&format!("{verdict}: {reason}\n"));
     }
-    Ok(report.due)
+    Ok(())
 }
 
 fn execute(args: &CompactArgs) -> anyhow::Result<()> {
@@ -261,15 +258,16 @@ fn execute(args: &CompactArgs) -> anyhow::Result<()> {
                 args.file.display()
             )
         })?;
-    let (plan, entry) = match outcome {
+    let (plan, entry, would_not_shrink) = match outcome {
         CompactionOutcome::Compacted(compaction) => {
             let compaction = *compaction;
             session
                 .push_compaction(compaction.entry.clone())
                 .context("the new entry does not fit the session")?;
-            (compaction.plan, Some(compaction.entry))
+            (compaction.plan, Some(compaction.entry), false)
         }
-        CompactionOutcome::NothingToSummarize(plan) => (plan, None),
+        CompactionOutcome::NothingToSummarize(plan) => (plan, None, false),
+        CompactionOutcome::WouldNotShrink(plan) => (plan, None, true),
     };
     if let Some(out) = &args.out {
         write_atomically(out, &session.to_jsonl()?)?;
@@ -296,6 +294,17 @@ fn execute(args: &CompactArgs) -> anyhow::Result<()> {
                 print_safe(&format!("\n{short}\n"));
             }
             print_safe(&format!("\n{}\n", entry.summary));
+        }
+        None if would_not_shrink => {
+            print_safe(&format!(
+                "not compacted: the summary and the kept messages of {} would hold {} tokens, no fewer than the {} before\n",
+                args.file.display(),
+                plan.tokens_after.unwrap_or_default(),
+                plan.tokens_before,
+            ));
+            if let Some(out) = &args.out {
+                print_safe(&format!("wrote {} (unchanged)\n", out.display()));
+            }
         }
         None => {
             print_safe(&format!(
@@ -334,10 +343,18 @@ fn load_conversation(path: &Path) -> anyhow::Result<Session> {
             ))
         );
     }
-    if read.lines.is_empty() {
-        bail!("{} holds no rollout or session lines", path.display());
+    let session = session_from_rollout(&read.lines, &ByteEstimate)?;
+    // Lines that are all unrecognised (or all metadata) are no conversation: saying "nothing to
+    // summarize" would hide that the file is not what the user meant.
+    if session.entries().is_empty() {
+        bail!(
+            "{} holds no conversation: none of its {} line(s) is a message of a codex rollout \
+             or a session JSONL (written by `compact --out`)",
+            path.display(),
+            text.lines().filter(|line| !line.trim().is_empty()).count()
+        );
     }
-    Ok(session_from_rollout(&read.lines, &ByteEstimate)?)
+    Ok(session)
 }
 
 fn read_session(path: &Path) -> anyhow::Result<Session> {

@@ -3,9 +3,10 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | done |
-//! | 1 | an error stopped the command (bad config, unusable model, state store, consolidation) |
+//! | 1 | an error (bad config, unusable model, state store, consolidation, not found); `run` also
+//! |   | when it finished but some jobs failed (a later run retries them) |
 //! | 2 | bad command line (from clap) |
-//! | 3 | `run` finished, but one or more jobs failed (they are retried by a later run) |
+//! | 3 | memory is disabled or unavailable, or a tool refused the call (`goal update`) |
 //! | 130 | stopped by Ctrl-C (SIGINT), after giving its leases back |
 //! | 141 | standard output was closed by its reader (`... \| head -1`), the SIGPIPE convention |
 //! | 143 | stopped by SIGTERM, after giving its leases back |
@@ -17,8 +18,8 @@ use agent_memory::sanitize::{display_safe, redact_json_strings, redact_secrets};
 
 /// An error stopped the command.
 pub(crate) const FAILURE: u8 = 1;
-/// `run` finished and printed its summary, but at least one job failed.
-pub(crate) const JOBS_FAILED: u8 = 3;
+/// Memory is disabled or unavailable, or a tool refused the call.
+pub(crate) const UNAVAILABLE_OR_REFUSED: u8 = 3;
 /// Stopped by SIGINT (128 + 2, the shell convention).
 pub(crate) const INTERRUPTED: u8 = 130;
 /// Stopped by SIGTERM (128 + 15).

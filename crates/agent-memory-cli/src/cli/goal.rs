@@ -15,7 +15,8 @@ use agent_memory::goals::{
     SteeringEvent, TurnTokens, TurnUsage,
 };
 use agent_memory::protocol::goal::{
-    GoalAccountResult, GoalSteering, GoalTurnError, GoalTurnTrigger, ThreadGoal,
+    GoalAccountResult, GoalSteering, GoalTurnError, GoalTurnTrigger, MAX_OBJECTIVE_CHARS,
+    ThreadGoal,
 };
 use agent_memory::protocol::tools::UPDATE_GOAL_TOOL;
 use agent_memory::sanitize::{display_safe, redact_json_strings, redact_secrets};
@@ -28,9 +29,6 @@ use super::home::{CONFIG_FILE_NAME, load_config, resolve_home};
 use agent_memory::write::store_selection::StoreSelection;
 
 use super::store::StoreArgs;
-
-/// Exit status when the `update_goal` tool refused the call (its answer is still printed).
-const REFUSED_EXIT_STATUS: u8 = 3;
 
 /// Arguments of `agent-memory goal`.
 #[derive(Debug, clap::Args)]
@@ -65,7 +63,7 @@ enum GoalCommand {
     Set {
         /// The thread.
         thread: String,
-        /// What to achieve (at most 4,000 characters).
+        #[arg(help = format!("What to achieve (at most {MAX_OBJECTIVE_CHARS} characters)"))]
         objective: String,
         /// Token budget (at most `[goals] max_token_budget`); none when omitted.
         #[arg(long)]
@@ -91,7 +89,7 @@ enum GoalCommand {
     Edit {
         /// The thread.
         thread: String,
-        /// The new objective.
+        #[arg(help = format!("The new objective (at most {MAX_OBJECTIVE_CHARS} characters)"))]
         objective: String,
         /// The goal id you last saw on the thread: refused, naming the current id, when the
         /// thread now holds another goal.
@@ -460,7 +458,8 @@ fn execute(args: GoalArgs) -> anyhow::Result<ExitCode> {
                 emit(&text)?;
             }
             Ok(if outcome.is_refused() {
-                ExitCode::from(REFUSED_EXIT_STATUS)
+                // The tool refused the call; its answer is still printed.
+                ExitCode::from(super::exit::UNAVAILABLE_OR_REFUSED)
             } else {
                 ExitCode::SUCCESS
             })

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use agent_memory::introspect::{DEFAULT_LIST_DEPTH, MAX_LIST_DEPTH};
 use agent_memory::protocol::introspect::{MemoryEntryType, MemoryListRequest, MemoryListResult};
 
 use super::exit::{say, warn_safe};
@@ -12,8 +13,11 @@ use super::memory::{MemoryArgs, run_tool};
 pub(crate) struct ListArgs {
     /// Folder relative to the memory root (default: the root).
     path: Option<String>,
-    /// Levels to descend (1 to 6; default 2).
-    #[arg(long)]
+    #[arg(
+        long,
+        value_parser = parse_depth,
+        help = format!("Levels to descend (1 to {MAX_LIST_DEPTH}; default {DEFAULT_LIST_DEPTH})")
+    )]
     depth: Option<u32>,
     #[command(flatten)]
     memory: MemoryArgs,
@@ -25,6 +29,14 @@ pub(crate) fn run(args: ListArgs) -> ExitCode {
         depth: args.depth,
     };
     run_tool(&args.memory, |memory| memory.list(&request), print)
+}
+
+/// `--depth`: a whole number within the library's range.
+fn parse_depth(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(depth) if (1..=MAX_LIST_DEPTH).contains(&depth) => Ok(depth),
+        _ => Err(format!("give a whole number from 1 to {MAX_LIST_DEPTH}")),
+    }
 }
 
 fn print(result: &MemoryListResult) {

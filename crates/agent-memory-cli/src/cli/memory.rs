@@ -5,7 +5,7 @@
 //! so); 1 for any other error (bad input, not found, a refused path, a broken config). With
 //! `--json`, a failure is the one error object on stdout (`{"error": {code, message, action}}`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use agent_memory::introspect::{IntrospectConfig, Introspector};
@@ -15,9 +15,6 @@ use serde::Serialize;
 use super::exit::{report_error_as, say, warn_safe};
 use super::home::{load_config, resolve_home};
 use super::json::ErrorJson;
-
-/// Exit code when memory is disabled or cannot be read.
-pub(crate) const EXIT_MEMORY_UNAVAILABLE: u8 = 3;
 
 /// The options every introspection command takes.
 #[derive(Debug, Clone, clap::Args)]
@@ -58,7 +55,9 @@ pub(crate) fn open_memory(args: &MemoryArgs) -> anyhow::Result<Introspector> {
 /// The exit code of a command that showed memory in `state`.
 pub(crate) fn state_exit(state: MemoryState) -> ExitCode {
     match state {
-        MemoryState::Disabled | MemoryState::Unavailable => ExitCode::from(EXIT_MEMORY_UNAVAILABLE),
+        MemoryState::Disabled | MemoryState::Unavailable => {
+            ExitCode::from(super::exit::UNAVAILABLE_OR_REFUSED)
+        }
         MemoryState::Empty | MemoryState::Ready | MemoryState::Degraded => ExitCode::SUCCESS,
     }
 }
@@ -105,7 +104,7 @@ pub(crate) fn report_failure(failure: &MemoryToolFailure, json: bool) -> ExitCod
         print_json(&ErrorJson::new(&code, message, action));
     }
     if failure.disabled || failure.unavailable {
-        ExitCode::from(EXIT_MEMORY_UNAVAILABLE)
+        ExitCode::from(super::exit::UNAVAILABLE_OR_REFUSED)
     } else {
         ExitCode::FAILURE
     }
@@ -143,8 +142,22 @@ pub(crate) fn run_tool<T: Serialize>(
     tool: impl FnOnce(&Introspector) -> Result<T, MemoryToolFailure>,
     print: impl FnOnce(&T),
 ) -> ExitCode {
+    run_tool_in(args, None, tool, print)
+}
+
+/// [`run_tool`] with memory scoped to the project of working directory `cwd`, when given.
+pub(crate) fn run_tool_in<T: Serialize>(
+    args: &MemoryArgs,
+    cwd: Option<&Path>,
+    tool: impl FnOnce(&Introspector) -> Result<T, MemoryToolFailure>,
+    print: impl FnOnce(&T),
+) -> ExitCode {
     sync_shared(args);
-    let memory = match open_memory(args) {
+    let opened = open_memory(args).and_then(|memory| match cwd {
+        Some(cwd) => Ok(memory.with_cwd(cwd)?),
+        None => Ok(memory),
+    });
+    let memory = match opened {
         Ok(memory) => memory,
         Err(error) => return report_error_as(&error, args.json),
     };

@@ -34,9 +34,10 @@ mod wm;
 /// The exit codes, the same on every command (the README has the same table).
 const EXIT_CODES_HELP: &str = "Exit codes:
   0    success
-  1    an error stopped the command; something asked for was not found
+  1    an error: the command failed, something asked for was not found, or `run` finished
+       with failed jobs (a later run retries them)
   2    bad command line
-  3    memory disabled or unavailable, a refusal (`goal update`), or `run` finished with failed jobs
+  3    memory disabled or unavailable, or a goal tool refused the call (`goal update`)
   130  stopped by Ctrl-C (143: SIGTERM), after giving held leases back
   141  standard output closed by its reader (`... | head -1`)";
 
@@ -125,8 +126,13 @@ mod tests {
     use agent_memory::compaction::compaction::{
         DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW_TOKENS,
     };
-    use agent_memory::introspect::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS};
-    use clap::CommandFactory;
+    use agent_memory::introspect::{
+        DEFAULT_LIST_DEPTH, DEFAULT_SEARCH_RESULTS, MAX_LIST_DEPTH, MAX_SEARCH_RESULTS,
+    };
+    use agent_memory::models::openai::{DEFAULT_BASE_URL, OpenAiConfig};
+    use agent_memory::protocol::goal::MAX_OBJECTIVE_CHARS;
+    use agent_memory::write::store::STATE_FILE_NAME;
+    use clap::{CommandFactory, Parser};
 
     use super::Cli;
 
@@ -236,6 +242,23 @@ mod tests {
                 format!("[default: {}]", super::run::DEFAULT_CONSOLIDATION_WAIT_SECS),
             ),
         ];
+        let expected = expected.into_iter().chain([
+            (
+                "list",
+                "depth",
+                format!("1 to {MAX_LIST_DEPTH}; default {DEFAULT_LIST_DEPTH}"),
+            ),
+            (
+                "goal set",
+                "objective",
+                format!("at most {MAX_OBJECTIVE_CHARS} characters"),
+            ),
+            (
+                "goal edit",
+                "objective",
+                format!("at most {MAX_OBJECTIVE_CHARS} characters"),
+            ),
+        ]);
         for (path, id, default) in expected {
             let text = flag_help(&helps, path, id);
             assert!(
@@ -243,6 +266,197 @@ mod tests {
                 "{path} --{id}: {text:?} lacks {default:?}"
             );
         }
+        // Flags shared by many commands: each one's help, wherever it appears.
+        let shared = [
+            ("base_url", format!("else {DEFAULT_BASE_URL})")),
+            (
+                "request_timeout",
+                format!(
+                    "(default {})",
+                    OpenAiConfig::new("any").request_timeout.as_secs()
+                ),
+            ),
+            ("store", format!("else <home>/{STATE_FILE_NAME})")),
+        ];
+        for (id, default) in shared {
+            let mut seen = 0;
+            for (path, command, _) in &helps {
+                if command.get_arguments().any(|arg| arg.get_id() == id) {
+                    seen += 1;
+                    let text = flag_help(&helps, path, id);
+                    assert!(
+                        text.contains(&default),
+                        "{path} --{id}: {text:?} lacks {default:?}"
+                    );
+                }
+            }
+            assert!(seen > 3, "--{id} on {seen} commands");
+        }
+    }
+
+    fn readme() -> String {
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+            .unwrap_or_default()
+    }
+
+    /// The README's section that starts with `heading`, up to the next heading.
+    fn readme_section(readme: &str, heading: &str) -> String {
+        let start = readme
+            .find(heading)
+            .unwrap_or_else(|| panic!("no {heading}"));
+        let rest = &readme[start + heading.len()..];
+        let end = rest.find("\n#").unwrap_or(rest.len());
+        rest[..end].to_owned()
+    }
+
+    /// Words of a README command, split as a shell would (double quotes group), with optional
+    /// parts (`[--project]`) given.
+    fn shell_words(line: &str) -> Vec<String> {
+        let mut words = Vec::new();
+        let mut word = String::new();
+        let mut quoted = false;
+        for ch in line.replace(['[', ']'], "").chars() {
+            match ch {
+                '"' => quoted = !quoted,
+                ch if ch.is_whitespace() && !quoted => {
+                    if !word.is_empty() {
+                        words.push(std::mem::take(&mut word));
+                    }
+                }
+                ch => word.push(ch),
+            }
+        }
+        if !word.is_empty() {
+            words.push(word);
+        }
+        words
+    }
+
+    #[test]
+    fn every_command_the_readme_shows_parses() {
+        let readme = readme();
+        // Shell blocks, and the inline commands of "Use it with your agent".
+        let mut commands: Vec<String> = readme
+            .split("```sh\n")
+            .skip(1)
+            .filter_map(|block| block.split("```").next())
+            .flat_map(str::lines)
+            .map(|line| line.split(" #").next().unwrap_or(line).trim().to_owned())
+            .filter(|line| line.starts_with("agent-memory "))
+            .collect();
+        let agents = readme_section(&readme, "### Use it with your agent");
+        let flat = agents.replace("\n  ", " ").replace('\n', " ");
+        commands.extend(
+            flat.split('`')
+                .skip(1)
+                .step_by(2)
+                .filter(|span| span.starts_with("agent-memory "))
+                .map(str::to_owned),
+        );
+        assert!(commands.len() > 12, "{commands:?}");
+        let mut failures = Vec::new();
+        for command in &commands {
+            let words = shell_words(command);
+            if let Err(error) = Cli::try_parse_from(&words) {
+                failures.push(format!("{command}: {error}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn the_readme_lists_every_command_once() {
+        let readme = readme();
+        let table = readme_section(&readme, "## CLI");
+        let rows: Vec<&str> = table
+            .lines()
+            .filter(|line| line.starts_with("| `agent-memory "))
+            .filter_map(|line| line.split(" | ").next())
+            .collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for row in &rows {
+            assert!(seen.insert(*row), "listed twice: {row}");
+        }
+        for command in Cli::command().get_subcommands() {
+            let name = format!("| `agent-memory {}", command.get_name());
+            if command.get_name() == "help" {
+                continue;
+            }
+            assert!(
+                rows.iter()
+                    .any(|row| row.starts_with(&format!("{name} ")) || row == &format!("{name}`")),
+                "the README's table has no row for {name}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_help_and_the_readme_give_the_same_exit_codes() {
+        let readme = readme();
+        let table = readme_section(&readme, "### Exit codes");
+        let numbers = |text: &str| -> std::collections::BTreeSet<u8> {
+            text.split(|ch: char| !ch.is_ascii_digit())
+                .filter_map(|word| word.parse().ok())
+                .collect()
+        };
+        let in_readme: Vec<u8> = table
+            .lines()
+            .filter_map(|line| line.strip_prefix("| "))
+            .filter_map(|line| line.split(" |").next())
+            .flat_map(numbers)
+            .collect();
+        let in_help: Vec<u8> = super::EXIT_CODES_HELP
+            .lines()
+            .skip(1)
+            .filter_map(|line| line.split_whitespace().next())
+            .filter_map(|word| word.parse().ok())
+            .collect();
+        assert_eq!(in_readme, [0, 1, 2, 3, 130, 143, 141]);
+        assert_eq!(in_help, [0, 1, 2, 3, 130, 141]);
+        assert!(super::EXIT_CODES_HELP.contains("143: SIGTERM"));
+        // Each code means one thing: the words that define it appear in both, and only there.
+        let row = |code: u8| {
+            table
+                .lines()
+                .find(|line| line.starts_with(&format!("| {code} |")))
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let help = |code: u8| {
+            super::EXIT_CODES_HELP
+                .split(&format!("\n  {code} "))
+                .nth(1)
+                .and_then(|rest| rest.split("\n  1").next())
+                .and_then(|rest| rest.split("\n  2").next())
+                .and_then(|rest| rest.split("\n  3").next())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        for (code, words) in [
+            (1, "not found"),
+            (1, "`run` finished"),
+            (3, "disabled or unavailable"),
+            (3, "refused the call"),
+        ] {
+            assert!(row(code).contains(words), "README {code}: {}", row(code));
+            assert!(help(code).contains(words), "--help {code}: {}", help(code));
+            let other = if code == 1 { 3 } else { 1 };
+            assert!(
+                !row(other).contains(words),
+                "README {other}: {}",
+                row(other)
+            );
+            assert!(
+                !help(other).contains(words),
+                "--help {other}: {}",
+                help(other)
+            );
+        }
+        assert_eq!(
+            super::exit::UNAVAILABLE_OR_REFUSED,
+            3,
+            "the code the tables give"
+        );
     }
 
     #[test]

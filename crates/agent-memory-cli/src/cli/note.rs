@@ -7,7 +7,7 @@ use agent_memory::introspect::NoteAuthor;
 use agent_memory::protocol::introspect::{MemoryNoteRequest, MemoryNoteResult};
 
 use super::exit::{say, warn_safe};
-use super::memory::{MemoryArgs, run_tool};
+use super::memory::{MemoryArgs, run_tool_in};
 
 /// Arguments of `agent-memory note`.
 #[derive(Debug, clap::Args)]
@@ -37,6 +37,10 @@ pub(crate) struct NoteArgs {
     /// The version `agent-memory read NOTE --json` showed: refused when the note changed since.
     #[arg(long)]
     version: Option<String>,
+    /// The working directory the note is about: it is saved as that project's note, kept out
+    /// of other projects' blocks and recall (see `agent-memory block --cwd`).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<std::path::PathBuf>,
     #[command(flatten)]
     memory: MemoryArgs,
 }
@@ -51,8 +55,9 @@ pub(crate) fn run(args: NoteArgs) -> ExitCode {
     };
     let replaced = request.id.is_some() && !request.delete;
     // Written from the command line, the note is the user's own word.
-    let code = run_tool(
+    let code = run_tool_in(
         &args.memory,
+        args.cwd.as_deref(),
         |memory| memory.note_by(&request, NoteAuthor::User),
         |result| print(result, replaced),
     );

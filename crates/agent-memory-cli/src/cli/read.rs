@@ -15,7 +15,8 @@ pub(crate) struct ReadArgs {
     /// Lines `A:B` (1-based, inclusive); `A:` to the end, `:B` from the start, `A` one line.
     #[arg(long, value_parser = parse_lines, conflicts_with = "heading")]
     lines: Option<(Option<u32>, Option<u32>)>,
-    /// Only the section under this Markdown heading.
+    /// Only the section under this Markdown heading (case and `#` marks ignored); when several
+    /// match, the first, and a notice on stderr gives the others' lines.
     #[arg(long)]
     heading: Option<String>,
     #[command(flatten)]
@@ -38,6 +39,20 @@ fn print(result: &MemoryReadResult) {
         warn_safe!("({} is empty)", result.path);
     } else {
         say!("{}", result.content);
+    }
+    if !result.other_sections.is_empty() {
+        let others: Vec<String> = result
+            .other_sections
+            .iter()
+            .map(|range| format!("--lines {}:{}", range.start_line, range.end_line))
+            .collect();
+        warn_safe!(
+            "(heading `{}` matches {} sections; this is the first, at line {}; the others: {})",
+            result.heading.as_deref().unwrap_or_default(),
+            result.other_sections.len() + 1,
+            result.start_line,
+            others.join(", ")
+        );
     }
     if result.truncated {
         warn_safe!(

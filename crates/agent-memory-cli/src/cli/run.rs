@@ -83,7 +83,6 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
     let json = args.json;
     match execute(args) {
         Ok(Finished::Clean) => ExitCode::SUCCESS,
-        Ok(Finished::JobsFailed) => ExitCode::from(exit::JOBS_FAILED),
         Ok(Finished::FailedAfterReport(error)) => exit::report_error(&error),
         Err(e) => exit::report_error_as(&e, json),
     }
@@ -92,9 +91,8 @@ pub(crate) fn run(args: RunArgs) -> ExitCode {
 /// How a run that printed its summary ended.
 enum Finished {
     Clean,
-    /// At least one job failed (exit code [`exit::JOBS_FAILED`]).
-    JobsFailed,
-    /// The run stopped on an error after its report was printed (exit code 1).
+    /// The run stopped on an error, or some of its jobs failed, after its report was printed
+    /// (exit code 1).
     FailedAfterReport(anyhow::Error),
 }
 
@@ -200,11 +198,14 @@ fn execute(args: RunArgs) -> anyhow::Result<Finished> {
             anyhow::Error::new(error).context("phase 2 (consolidation) failed"),
         ));
     }
-    Ok(if phase_one.failed > 0 {
-        Finished::JobsFailed
-    } else {
-        Finished::Clean
-    })
+    if phase_one.failed > 0 {
+        return Ok(Finished::FailedAfterReport(anyhow::anyhow!(
+            "{} job(s) failed: `agent-memory status` lists them with their errors; a later run \
+             retries them after their back-off, `run --retry-failed` at once",
+            phase_one.failed
+        )));
+    }
+    Ok(Finished::Clean)
 }
 
 /// What `run --codex` says about codex's consolidation lease.

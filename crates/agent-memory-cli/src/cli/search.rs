@@ -6,7 +6,7 @@ use agent_memory::introspect::{DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS};
 use agent_memory::protocol::introspect::{MemorySearchRequest, MemorySearchResult};
 
 use super::exit::{say, warn_safe};
-use super::memory::{MemoryArgs, run_tool};
+use super::memory::{MemoryArgs, run_tool_in};
 
 /// Arguments of `agent-memory search`.
 #[derive(Debug, clap::Args)]
@@ -26,6 +26,10 @@ pub(crate) struct SearchArgs {
         )
     )]
     max_results: Option<u32>,
+    /// The working directory of the session: hits from the project this folder is in come
+    /// first (see `agent-memory block --cwd`).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<std::path::PathBuf>,
     #[command(flatten)]
     memory: MemoryArgs,
 }
@@ -36,7 +40,12 @@ pub(crate) fn run(args: SearchArgs) -> ExitCode {
         path: args.path,
         max_results: args.max_results,
     };
-    run_tool(&args.memory, |memory| memory.search(&request), print)
+    run_tool_in(
+        &args.memory,
+        args.cwd.as_deref(),
+        |memory| memory.search(&request),
+        print,
+    )
 }
 
 /// `--max-results`: a whole number within the library's range.
@@ -75,6 +84,9 @@ fn print(result: &MemorySearchResult) {
             hit.score
         );
         say!("    {}", hit.snippet);
+        if !hit.also_in.is_empty() {
+            say!("    (also in {})", hit.also_in.join(", "));
+        }
     }
     if result.truncated {
         say!("(more hits: raise --max-results)");

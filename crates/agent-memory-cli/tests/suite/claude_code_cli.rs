@@ -112,3 +112,78 @@ fn run_claude_reads_the_config_folder_with_the_startup_limits() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no Claude Code sessions"), "{stderr}");
 }
+
+#[test]
+fn a_session_the_hook_marked_ended_is_extracted_without_the_idle_wait() {
+    const SESSION: &str = "7c3e0a52-1f4b-4d1e-9a60-2b8f5d0c9e11";
+    let home = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let folder = config.path().join("projects/-home-dev-tidewater");
+    std::fs::create_dir_all(&folder).unwrap();
+    // The fixture's session as if it had just run: without its timestamps the file's time is its
+    // last activity.
+    let fixture = config_dir().join(format!("projects/-home-dev-tidewater/{SESSION}.jsonl"));
+    let lines: Vec<String> = std::fs::read_to_string(fixture)
+        .unwrap()
+        .lines()
+        .map(
+            |line| match serde_json::from_str::<serde_json::Value>(line) {
+                Ok(serde_json::Value::Object(mut entry)) => {
+                    entry.remove("timestamp");
+                    serde_json::Value::Object(entry).to_string()
+                }
+                _ => line.to_owned(),
+            },
+        )
+        .collect();
+    let transcript = folder.join(format!("{SESSION}.jsonl"));
+    std::fs::write(&transcript, lines.join("\n") + "\n").unwrap();
+    let projects = config.path().join("projects");
+    let run = || {
+        let output = agent_memory(
+            home.path(),
+            &["run", projects.to_str().unwrap(), "--json"],
+            config.path(),
+        );
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()
+    };
+    let report = run();
+    assert_eq!(report["succeeded"], 0, "{report}");
+    assert_eq!(report["skipped_by_reason"]["not_idle"], 1, "{report}");
+
+    let mut hook = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+        .args(["hook", "claude-code", "--home"])
+        .arg(home.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let payload = serde_json::json!({"session_id": SESSION, "hook_event_name": "SessionEnd",
+        "transcript_path": transcript, "cwd": "/home/dev/tidewater", "reason": "other"});
+    std::io::Write::write_all(
+        &mut hook.stdin.take().unwrap(),
+        payload.to_string().as_bytes(),
+    )
+    .unwrap();
+    assert!(hook.wait_with_output().unwrap().status.success());
+    let report = run();
+    assert_eq!(report["succeeded"], 1, "{report}");
+
+    // Resumed after its end, the session is active again: it waits for its next end.
+    let resumed = serde_json::json!({"type": "user", "sessionId": SESSION, "uuid": "u-900",
+        "parentUuid": null, "timestamp": "2999-01-01T00:00:00.000Z", "cwd": "/home/dev/tidewater",
+        "message": {"role": "user", "content": "One more thing: add a test for a blank line."}});
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    std::io::Write::write_all(&mut file, format!("{resumed}\n").as_bytes()).unwrap();
+    let report = run();
+    assert_eq!(report["succeeded"], 0, "{report}");
+    assert_eq!(report["skipped_by_reason"]["not_idle"], 1, "{report}");
+}

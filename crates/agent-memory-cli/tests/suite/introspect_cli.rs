@@ -188,6 +188,54 @@ fn read_takes_a_line_range_or_a_heading() {
 }
 
 #[test]
+fn a_heading_that_matches_several_sections_says_which_one_it_read() {
+    let home = home_with_memory();
+    std::fs::write(
+        home.path().join("memories/projects.md"),
+        "# Projects\n## `/a`\n### Tests\n- nextest\n## `/b`\n### tests\n- cargo test\n",
+    )
+    .unwrap();
+    let read = json_exit(
+        &agent_memory(
+            home.path(),
+            &["read", "projects.md", "--heading", "TESTS", "--json"],
+        ),
+        0,
+    );
+    assert_eq!(read["content"], "### Tests\n- nextest", "{read}");
+    assert_eq!(
+        read["other_sections"],
+        serde_json::json!([{"start_line": 6, "end_line": 7}]),
+        "{read}"
+    );
+
+    let text = agent_memory(home.path(), &["read", "projects.md", "--heading", "tests"]);
+    assert!(text.status.success(), "{}", stderr(&text));
+    assert_eq!(stdout(&text), "### Tests\n- nextest\n");
+    assert!(
+        stderr(&text).contains(
+            "heading `tests` matches 2 sections; this is the first, at line 3; the others: \
+             --lines 6:7"
+        ),
+        "{}",
+        stderr(&text)
+    );
+    let other = agent_memory(home.path(), &["read", "projects.md", "--lines", "6:7"]);
+    assert_eq!(stdout(&other), "### tests\n- cargo test\n");
+
+    let unique = json_exit(
+        &agent_memory(
+            home.path(),
+            &["read", "MEMORY.md", "--heading", "Tests", "--json"],
+        ),
+        0,
+    );
+    assert_eq!(unique["other_sections"], serde_json::json!([]), "{unique}");
+    let unique = agent_memory(home.path(), &["read", "MEMORY.md", "--heading", "Tests"]);
+    assert!(stderr(&unique).is_empty(), "{}", stderr(&unique));
+}
+
+#[test]
 fn errors_exit_1_and_are_never_empty_results() {
     let home = home_with_memory();
     for (args, message) in [
@@ -300,6 +348,37 @@ fn an_unreadable_summary_is_unavailable_never_empty() {
     );
 }
 
+/// A mistyped `--home` is memory that cannot be read (exit 3), never an empty memory (exit 0),
+/// and nothing is created there.
+#[test]
+fn a_home_that_does_not_exist_exits_3_and_is_never_empty() {
+    let parent = tempfile::tempdir().unwrap();
+    let missing = parent.path().join("hmoe");
+    let named = format!("the home {} does not exist", missing.display());
+    let status = agent_memory(&missing, &["status"]);
+    assert_eq!(status.status.code(), Some(3));
+    assert!(
+        stdout(&status).contains("state: unavailable"),
+        "{}",
+        stdout(&status)
+    );
+    assert!(stdout(&status).contains(&named), "{}", stdout(&status));
+    for args in [
+        &["status", "--json"][..],
+        &["search", "cargo", "--json"][..],
+        &["list", "--json"][..],
+        &["read", "MEMORY.md", "--json"][..],
+    ] {
+        let value = json_exit(&agent_memory(&missing, args), 3);
+        assert!(value.to_string().contains(&named), "{args:?}: {value}");
+        assert_ne!(value["state"], "empty", "{args:?}: {value}");
+    }
+    let search = agent_memory(&missing, &["search", "cargo"]);
+    assert_eq!(search.status.code(), Some(3));
+    assert!(stdout(&search).is_empty(), "{}", stdout(&search));
+    assert!(!missing.exists(), "nothing is created at a mistyped home");
+}
+
 #[test]
 fn search_takes_several_words_without_quotes() {
     let home = home_with_memory();
@@ -370,6 +449,14 @@ fn errors_name_the_cli_commands_and_ranges_in_words() {
         "{}",
         stderr(&zero)
     );
+    let deep = agent_memory(home.path(), &["list", "--depth", "7"]);
+    assert_eq!(deep.status.code(), Some(2));
+    assert!(
+        stderr(&deep).contains("give a whole number from 1 to 6"),
+        "{}",
+        stderr(&deep)
+    );
+    assert!(!stderr(&deep).contains("..="), "{}", stderr(&deep));
 }
 
 /// Issue 29 (codex #17496): `block --cwd DIR` holds the global profile and the memories of

@@ -190,3 +190,115 @@ fn a_missing_thing_is_an_error_with_the_code_not_found() {
     assert_eq!(value["error"]["code"], "not_found");
     assert_eq!(value["error"]["message"], "thread nope has no goal");
 }
+
+/// Every key of `value`, with its path, recursively.
+fn keys(value: &Value, path: &str, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                out.push(format!("{path}.{key}"));
+                keys(inner, &format!("{path}.{key}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                keys(item, &format!("{path}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn last_key(path: &str) -> &str {
+    path.rsplit('.').next().unwrap_or(path)
+}
+
+/// The CLI's own `--json` objects use snake_case keys; `goal --json` prints codex's goal wire
+/// types, camelCase by that protocol (the README says so). Each command is run to success.
+#[test]
+fn the_cli_s_own_json_uses_snake_case_keys_and_goal_json_is_codex_s_camel_case() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path().join("home");
+    let home = home.to_str().unwrap();
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let rollouts = workspace.join("examples/rollouts");
+    let rollouts = rollouts.to_str().unwrap();
+    let rollout = workspace.join(
+        "examples/rollouts/2025/11/03/rollout-2025-11-03T09-12-40-019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001.jsonl",
+    );
+    let rollout = rollout.to_str().unwrap();
+    let session = temp.path().join("session");
+    std::fs::create_dir(&session).unwrap();
+    std::fs::copy(
+        workspace.join("examples/sessions/tidewater/messages.jsonl"),
+        session.join("messages.jsonl"),
+    )
+    .unwrap();
+    let session = session.to_str().unwrap();
+    let snake: Vec<Vec<String>> = vec![
+        strings(&["run", rollouts, "--json", "--home", home]),
+        strings(&["consolidate", "--now", "--json", "--home", home]),
+        strings(&["status", "--json", "--home", home]),
+        strings(&["search", "cargo", "test", "--json", "--home", home]),
+        strings(&["list", "--json", "--home", home]),
+        strings(&["read", "MEMORY.md", "--json", "--home", home]),
+        strings(&["note", "prefer tabs", "--json", "--home", home]),
+        strings(&["block", "--query", "deploy", "--json", "--home", home]),
+        strings(&["migrate", "--json", "--home", home]),
+        strings(&["cite", "--json", "--home", home]),
+        strings(&["compact", rollout, "--plan-only", "--json", "--home", home]),
+        strings(&["compact", rollout, "--check", "--json", "--home", home]),
+        strings(&["wm", "show", session, "--json"]),
+        strings(&["wm", "assemble", session, "--budget", "4000", "--json"]),
+    ];
+    let camel: Vec<Vec<String>> = vec![
+        strings(&["goal", "set", "t1", "ship it", "--json", "--home", home]),
+        strings(&["goal", "show", "t1", "--json", "--home", home]),
+    ];
+    let mut failures = Vec::new();
+    for (args, camel_case) in snake
+        .iter()
+        .map(|args| (args, false))
+        .chain(camel.iter().map(|args| (args, true)))
+    {
+        let output = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
+            .args(args)
+            .env_remove("AGENT_MEMORY_HOME")
+            .env_remove("AGENT_MEMORY_STORE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let shown = args.join(" ");
+        if !output.status.success() {
+            failures.push(format!(
+                "{shown}: exit {:?}: {}",
+                output.status.code(),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+            continue;
+        }
+        let value: Value = match serde_json::from_slice(&output.stdout) {
+            Ok(value) => value,
+            Err(error) => {
+                failures.push(format!("{shown}: not one JSON value: {error}"));
+                continue;
+            }
+        };
+        let mut found = Vec::new();
+        keys(&value, "", &mut found);
+        assert!(!found.is_empty(), "{shown}: no keys");
+        for path in found {
+            let key = last_key(&path);
+            let ok = if camel_case {
+                !key.contains('_') && key.starts_with(|ch: char| ch.is_ascii_lowercase())
+            } else {
+                key.chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+            };
+            if !ok {
+                failures.push(format!("{shown}: key {path}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

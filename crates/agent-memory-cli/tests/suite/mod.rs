@@ -14,6 +14,7 @@ mod memory_cli;
 mod model_flags_cli;
 mod model_server;
 mod output_cli;
+mod readme_cli;
 mod redact_cli;
 mod reliability_cli;
 mod run_cli;

@@ -45,7 +45,7 @@ fn stdout_json(output: &Output) -> Value {
 }
 
 #[test]
-fn run_exits_3_after_its_summary_when_a_job_failed() {
+fn run_exits_1_after_its_summary_when_a_job_failed() {
     let dir = tempfile::tempdir().unwrap();
     let rollouts = dir.path().join("rollouts");
     copy_dir(&examples(), &rollouts);
@@ -61,7 +61,7 @@ fn run_exits_3_after_its_summary_when_a_job_failed() {
         .arg("--json")
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
     let report = stdout_json(&output);
     assert_eq!(report["failed"], 1, "{report}");
     assert_eq!(report["succeeded"], 4, "{report}");
@@ -77,8 +77,13 @@ fn run_exits_3_after_its_summary_when_a_job_failed() {
         .arg(dir.path().join("home2"))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stdout).contains("1 failed"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("error: 1 job(s) failed: `agent-memory status` lists them"),
+        "{stderr}"
+    );
     // A clean run exits 0; a bad command line exits 2.
     let clean = binary()
         .arg("run")

@@ -342,3 +342,25 @@ fn the_model_sees_the_objective_redacted_and_display_safe_on_every_path() {
         assert_safe("completion", &done.goal.unwrap().objective);
     });
 }
+
+/// A host that mounts `goal_tools()` must be able to run every one of them: the list holds
+/// only tools the goal store answers (the working memory's update tool is listed apart).
+#[test]
+fn every_tool_goal_tools_lists_is_one_the_store_answers() {
+    on_every_backend(|| {
+        let (mut store, _) = store();
+        let context = GoalToolContext::thread(THREAD);
+        let names: Vec<&str> = memory_protocol::tools::goal_tools()
+            .iter()
+            .map(|tool| tool.name)
+            .collect();
+        assert_eq!(names, ["get_goal", "create_goal", "update_goal"]);
+        for name in names {
+            let answer = store.call_goal_tool(&context, name, &json!({}));
+            assert!(
+                !matches!(answer, Err(Error::UnknownTool(_))),
+                "{name}: {answer:?}"
+            );
+        }
+    });
+}

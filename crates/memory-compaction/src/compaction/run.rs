@@ -7,8 +7,9 @@
 //! own, appends the tracked files, and writes a short summary of the kept messages.
 //!
 //! A compaction is atomic: any failure, in any window, returns an error and produces no entry,
-//! so the session is left as it was. A context-overflow answer halves what was sent and
-//! replans that window; below the input floor it is an error.
+//! so the session is left as it was. A summary that would leave the context no smaller than it
+//! was produces no entry either ([`CompactionOutcome::WouldNotShrink`]). A context-overflow
+//! answer halves what was sent and replans that window; below the input floor it is an error.
 
 use std::collections::VecDeque;
 
@@ -140,6 +141,11 @@ pub enum CompactionOutcome {
     /// Every live message is kept: the previous summary, if any, stays as it is and no entry
     /// is written.
     NothingToSummarize(CompactionPlan),
+    /// The summary and the kept messages would hold at least as many tokens as the context
+    /// held before (a small context summarized on request, say): applying the entry would not
+    /// shrink the context, so none is returned and the session stays as it is. The plan's
+    /// `tokens_after` is what the entry would have left.
+    WouldNotShrink(CompactionPlan),
 }
 
 /// Plans a compaction of `session` for a summarizer with a `summarizer_window`-token context.
@@ -387,6 +393,11 @@ pub async fn compact(
     plan.dropped_useless = run.stats.dropped_useless;
     plan.truncated_tool_results = run.stats.truncated_tool_results;
     plan.redactions = run.stats.redactions;
+    // A compaction exists to make room: one that leaves the context as large or larger is
+    // refused here, so no host has to know to check.
+    if tokens_after >= plan.tokens_before {
+        return Ok(CompactionOutcome::WouldNotShrink(plan));
+    }
     let entry = CompactionEntry {
         id: options
             .entry_id

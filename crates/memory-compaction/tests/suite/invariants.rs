@@ -10,7 +10,7 @@ use memory_sanitize::ByteEstimate;
 use proptest::prelude::*;
 use serde_json::json;
 
-use super::support::{call, extend, numbered, result, say, session, user};
+use super::support::{Scripted, call, extend, numbered, result, say, session, user};
 
 /// About `tokens` tokens of text (bytes/4).
 fn text(tokens: usize) -> String {
@@ -221,31 +221,45 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     /// Over generated sessions (empty, one turn, orphan calls and results, giant messages at
-    /// any position, any script), twice in a row: a compaction never fails or panics, leaves
-    /// the context within `window - reserve`, and keeps every kept result with its call.
+    /// any position, any script) and summaries of any length, twice in a row: a compaction
+    /// never fails or panics, leaves the context within `window - reserve`, keeps every kept
+    /// result with its call, and is applied only when it makes the context smaller (codex
+    /// #40619).
     #[test]
-    fn every_compaction_fits_the_window_and_keeps_calls_with_results(
+    fn every_compaction_fits_the_window_shrinks_it_and_keeps_calls_with_results(
         first in proptest::collection::vec(any_message(), 0..24),
         later in proptest::collection::vec(any_message(), 0..8),
         window in prop_oneof![Just(16_000u64), Just(64_000u64), Just(200_000u64)],
         keep in 500u64..30_000,
+        summary_words in prop_oneof![Just(0usize), 0usize..4_000],
     ) {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let options = options(window, keep);
+        let summarizer = Scripted::new(move |call, _| {
+            Ok(format!("## Goal\n- summary {call} {}", "word ".repeat(summary_words)))
+        });
         let mut s = session(first);
         for round in 0..2 {
             if round == 1 {
                 extend(&mut s, later.clone());
             }
+            let before = s.context_tokens(&ByteEstimate);
             let outcome = runtime
-                .block_on(compact(&s, &numbered(), &options, &ByteEstimate))
+                .block_on(compact(&s, &summarizer, &options, &ByteEstimate))
                 .unwrap();
             match outcome {
                 CompactionOutcome::Compacted(c) => {
                     let after = c.plan.tokens_after.unwrap();
                     prop_assert!(after <= limit(&options), "round {round}: {after} > {}", limit(&options));
+                    prop_assert!(after < before, "round {round}: {after} >= {before}");
                     s.push_compaction(c.entry).unwrap();
                     prop_assert_eq!(s.context_tokens(&ByteEstimate), after);
+                }
+                CompactionOutcome::WouldNotShrink(plan) => {
+                    // Refused: the session is as it was given (orphans and all).
+                    let after = plan.tokens_after.unwrap();
+                    prop_assert!(after >= before, "round {round}: {after} < {before}");
+                    continue;
                 }
                 CompactionOutcome::NothingToSummarize(_) => {
                     if s.latest_compaction().is_none() {

@@ -293,6 +293,29 @@ async fn nothing_to_summarize_calls_no_model_and_keeps_the_previous_summary() {
     assert!(model.requests().is_empty());
 }
 
+/// codex #40619: a summary longer than the few short messages it would replace is refused,
+/// with both figures in the plan, instead of leaving the context larger.
+#[tokio::test]
+async fn a_summary_that_would_not_shrink_the_context_is_refused() {
+    let s = session(chat(6, 20));
+    let wordy = Scripted::new(|_, _| Ok(format!("## Goal\n- {}", "detail ".repeat(400))));
+    let outcome = run(&s, &wordy, &options(200_000, 30)).await.unwrap();
+    let CompactionOutcome::WouldNotShrink(plan) = outcome else {
+        panic!("expected a refusal, got {outcome:?}");
+    };
+    let after = plan.tokens_after.unwrap();
+    assert_eq!(plan.tokens_before, s.context_tokens(&ByteEstimate));
+    assert!(
+        after >= plan.tokens_before,
+        "{after} < {}",
+        plan.tokens_before
+    );
+    assert!(plan.messages_summarized > 0);
+    // The same session with a terse summary is compacted, and smaller.
+    let c = compacted(run(&s, &numbered(), &options(200_000, 30)).await.unwrap());
+    assert!(c.entry.tokens_after < c.entry.tokens_before);
+}
+
 #[tokio::test]
 async fn a_split_turn_gets_its_own_turn_prefix_summary() {
     let mut messages = vec![user("first request"), say("done with the first")];

@@ -1,9 +1,9 @@
 //! What one session already received, kept in the home between hook runs.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use memory_transcript::claude_code::ended::{EndedSession, append_ended};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 
 /// Folder of the per-session files, under the state folder.
 const SESSIONS_DIR: &str = "sessions";
-/// The list of ended sessions, under the state folder.
+/// The list of ended sessions, under the state folder (`<home>/hooks/claude-code`, so the
+/// list is at [`memory_transcript::claude_code::ended::ENDED_SESSIONS_FILE`] in the home).
 const ENDED_FILE: &str = "ended.jsonl";
 
 /// What a session holds from us since its last compaction.
@@ -64,7 +65,8 @@ pub(crate) fn path(state_dir: &Path, session: &str) -> PathBuf {
     state_dir.join(SESSIONS_DIR).join(format!("{name}.json"))
 }
 
-/// Appends an ended session to the list of ended sessions.
+/// Appends an ended session, ended now, to the list of ended sessions
+/// ([`memory_transcript::claude_code::ended`], which the write path reads).
 pub(crate) fn record_ended(
     state_dir: &Path,
     session: &str,
@@ -72,22 +74,18 @@ pub(crate) fn record_ended(
     reason: Option<&str>,
 ) -> Result<()> {
     let path = state_dir.join(ENDED_FILE);
-    let io = |error| Error::Io {
-        path: path.clone(),
-        error,
+    let ended_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+        });
+    let end = EndedSession {
+        session_id: session,
+        transcript_path: transcript,
+        reason,
+        ended_at,
     };
-    std::fs::create_dir_all(state_dir).map_err(io)?;
-    let line = serde_json::json!({
-        "session_id": session,
-        "transcript_path": transcript,
-        "reason": reason,
-    });
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(io)?;
-    file.write_all(format!("{line}\n").as_bytes()).map_err(io)
+    append_ended(&path, &end).map_err(|error| Error::Io { path, error })
 }
 
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {

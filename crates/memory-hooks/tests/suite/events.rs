@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use goal_steering::{GoalConfig, GoalStore, NewGoal};
 use memory_hooks::claude_code::{HookContext, MAX_OUTPUT_CHARS, answer};
 use memory_introspect::{IntrospectConfig, Introspector};
+use memory_transcript::claude_code::ended::{ENDED_SESSIONS_FILE, read_ended};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -191,8 +192,18 @@ fn session_end_lists_the_transcript_and_a_resume_still_knows_the_block() {
         home.hook(json!({"hook_event_name": "SessionStart", "source": "resume"})),
         ""
     );
-    let ended = std::fs::read_to_string(home.path().join("hooks/claude-code/ended.jsonl")).unwrap();
-    assert!(ended.contains(SESSION), "{ended}");
+    // The write path reads the end from the home's list of ended sessions.
+    let ended = read_ended(&home.path().join(ENDED_SESSIONS_FILE)).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!(
+        ended
+            .get(SESSION)
+            .is_some_and(|at| (now - 60..=now).contains(at)),
+        "{ended:?}"
+    );
     assert_eq!(
         home.hook(json!({"hook_event_name": "PostToolUse", "tool_name": "Bash"})),
         ""

@@ -11,9 +11,9 @@ use crate::paths::{RelativePath, ResolveError, resolve};
 use crate::tools::{invalid_input, refusal, resolve_failure};
 
 /// Levels listed when the request names none.
-const DEFAULT_DEPTH: u32 = 2;
+pub const DEFAULT_DEPTH: u32 = 2;
 /// Most levels a request may ask for.
-const MAX_DEPTH: u32 = 6;
+pub const MAX_DEPTH: u32 = 6;
 /// Most entries listed.
 const MAX_ENTRIES: usize = 500;
 
@@ -41,8 +41,10 @@ impl Introspector {
         };
         let (dir, metadata) = match resolve(self.root(), &relative) {
             Ok(found) => found,
-            // No root yet: memory is empty, and listing the root says so.
-            Err(ResolveError::NotFound(missing)) if missing.is_empty() && relative.is_root() => {
+            // No root yet in a home that exists: memory is empty, and listing the root says so.
+            Err(ResolveError::NotFound(missing))
+                if missing.is_empty() && relative.is_root() && self.home_problem().is_none() =>
+            {
                 return Ok(empty);
             }
             Err(error) => return Err(resolve_failure(self, shown, &error)),

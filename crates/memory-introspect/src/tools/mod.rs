@@ -11,6 +11,7 @@ mod list;
 mod note;
 mod note_edit;
 mod read;
+mod repeats;
 mod search;
 mod status;
 
@@ -26,6 +27,7 @@ use serde_json::Value;
 use crate::introspector::Introspector;
 use crate::paths::{Refusal, ResolveError};
 
+pub use crate::tools::list::{DEFAULT_DEPTH as DEFAULT_LIST_DEPTH, MAX_DEPTH as MAX_LIST_DEPTH};
 pub use crate::tools::search::{
     DEFAULT_RESULTS as DEFAULT_SEARCH_RESULTS, MAX_RESULTS as MAX_SEARCH_RESULTS,
 };
@@ -191,8 +193,13 @@ pub(crate) fn resolve_failure(
     error: &ResolveError,
 ) -> MemoryToolFailure {
     match error {
+        // No memory root: empty memory in a home that exists, unreadable memory otherwise (a
+        // mistyped home must not look like a memory with nothing in it).
         ResolveError::NotFound(missing) if missing.is_empty() => {
-            not_found(format!("`{path}` does not exist: memory has no files yet"))
+            match introspector.home_problem() {
+                Some(problem) => unavailable(problem, &introspector.display_root()),
+                None => not_found(format!("`{path}` does not exist: memory has no files yet")),
+            }
         }
         ResolveError::NotFound(missing) => not_found(format!(
             "`{path}` does not exist (no `{missing}` in memory)"

@@ -4,7 +4,7 @@
 use std::io::Read;
 
 use memory_protocol::introspect::{
-    MemoryFailureCode, MemoryReadRequest, MemoryReadResult, MemoryToolFailure,
+    MemoryFailureCode, MemoryLineRange, MemoryReadRequest, MemoryReadResult, MemoryToolFailure,
 };
 
 use crate::blocks::heading_text;
@@ -80,22 +80,28 @@ impl Introspector {
         let lines: Vec<&str> = text.lines().collect();
         let total = count(lines.len());
 
+        let mut other_sections = Vec::new();
         let (first, last) = match heading {
-            Some(wanted) => section(&lines, wanted).ok_or_else(|| {
-                let known: Vec<&str> = lines
-                    .iter()
-                    .filter_map(|line| heading_text(line).map(|(_, title)| title))
-                    .take(HEADINGS_SHOWN)
-                    .collect();
-                not_found(format!(
-                    "no heading `{wanted}` in `{path}`; its headings: {}",
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ))
-            })?,
+            Some(wanted) => {
+                let mut found = sections(&lines, wanted).into_iter();
+                let first = found.next().ok_or_else(|| {
+                    let known: Vec<&str> = lines
+                        .iter()
+                        .filter_map(|line| heading_text(line).map(|(_, title)| title))
+                        .take(HEADINGS_SHOWN)
+                        .collect();
+                    not_found(format!(
+                        "no heading `{wanted}` in `{path}`; its headings: {}",
+                        if known.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            known.join(", ")
+                        }
+                    ))
+                })?;
+                other_sections = found.collect();
+                (first.start_line, first.end_line)
+            }
             None if total == 0 && start == 1 => (1, 0),
             None if start > total => {
                 return Err(invalid_input(format!(
@@ -115,6 +121,7 @@ impl Introspector {
             content,
             truncated,
             version,
+            other_sections,
         };
         let read = MemoryRead {
             path,
@@ -158,22 +165,31 @@ fn take_lines(lines: &[&str], first: u32, last: u32) -> (String, u32, bool) {
     (content, end, false)
 }
 
-/// The line range of the section under the first heading whose text is `wanted` (ignoring
-/// case and `#` marks): up to the next heading of the same or a higher level.
-fn section(lines: &[&str], wanted: &str) -> Option<(u32, u32)> {
+/// The line ranges (1-based) of the sections under every heading whose text is `wanted`
+/// (ignoring case and `#` marks), in file order: each runs up to the next heading of the same
+/// or a higher level.
+fn sections(lines: &[&str], wanted: &str) -> Vec<MemoryLineRange> {
     let wanted = heading_text(wanted).map_or(wanted, |(_, title)| title);
-    let (start, level) = lines.iter().enumerate().find_map(|(index, line)| {
-        heading_text(line)
-            .filter(|(_, title)| title.eq_ignore_ascii_case(wanted))
-            .map(|(level, _)| (index, level))
-    })?;
-    let end = lines
+    lines
         .iter()
         .enumerate()
-        .skip(start + 1)
-        .find(|(_, line)| heading_text(line).is_some_and(|(other, _)| other <= level))
-        .map_or(lines.len(), |(index, _)| index);
-    Some((count(start + 1), count(end)))
+        .filter_map(|(start, line)| {
+            let (level, title) = heading_text(line)?;
+            if !title.eq_ignore_ascii_case(wanted) {
+                return None;
+            }
+            let end = lines
+                .iter()
+                .enumerate()
+                .skip(start + 1)
+                .find(|(_, line)| heading_text(line).is_some_and(|(other, _)| other <= level))
+                .map_or(lines.len(), |(index, _)| index);
+            Some(MemoryLineRange {
+                start_line: count(start + 1),
+                end_line: count(end),
+            })
+        })
+        .collect()
 }
 
 fn count(value: usize) -> u32 {
@@ -229,10 +245,36 @@ mod tests {
             "## Style",
             "- tabs",
         ];
-        assert_eq!(section(&lines, "build"), Some((2, 5)));
-        assert_eq!(section(&lines, "## Style"), Some((6, 7)));
-        assert_eq!(section(&lines, "Flags"), Some((4, 5)));
-        assert_eq!(section(&lines, "Deploy"), None);
+        let range = |start_line, end_line| MemoryLineRange {
+            start_line,
+            end_line,
+        };
+        assert_eq!(sections(&lines, "build"), [range(2, 5)]);
+        assert_eq!(sections(&lines, "## Style"), [range(6, 7)]);
+        assert_eq!(sections(&lines, "Flags"), [range(4, 5)]);
+        assert_eq!(sections(&lines, "Deploy"), []);
+    }
+
+    #[test]
+    fn every_section_under_a_repeated_heading_is_found_in_order() {
+        let lines = [
+            "# Memory",
+            "## Project `/a`",
+            "### Notes",
+            "- a",
+            "## Project `/b`",
+            "### notes",
+            "- b",
+            "- b2",
+            "### Build",
+            "### NOTES",
+        ];
+        let found = sections(&lines, "Notes");
+        let starts: Vec<(u32, u32)> = found
+            .iter()
+            .map(|range| (range.start_line, range.end_line))
+            .collect();
+        assert_eq!(starts, [(3, 4), (6, 8), (10, 10)]);
     }
 
     #[test]

@@ -22,6 +22,8 @@ use crate::introspector::Introspector;
 use crate::paths::{RelativePath, ResolveError, resolve};
 use crate::probe::Probe;
 use crate::query::{Purpose, Query, parse};
+use crate::scan::Walk;
+use crate::tools::repeats::merge_repeats;
 use crate::tools::{disabled, failure, invalid_input, refusal, resolve_failure, unavailable};
 
 /// Hits returned when the request names no number.
@@ -30,6 +32,11 @@ pub const DEFAULT_RESULTS: u32 = 10;
 pub const MAX_RESULTS: u32 = 50;
 /// Longest snippet, in characters.
 const SNIPPET_CHARS: usize = 240;
+/// With a working directory, blocks ranked (its project's first) per hit asked for.
+const SCOPED_CANDIDATES: usize = 4;
+/// Most blocks fetched to fill a page whose hits repeat each other, as a multiple of the
+/// first fetch.
+const MAX_REFETCH_FACTOR: usize = 16;
 
 impl Introspector {
     /// Searches memory for `request.query`.
@@ -52,7 +59,7 @@ impl Introspector {
                 Some(RelativePath::parse(shown).map_err(|refused| refusal(shown, refused))?)
             }
         };
-        let probe = self.probe();
+        let probe = self.probe(Walk::Cached);
         match probe.state {
             MemoryState::Disabled => return Err(disabled()),
             MemoryState::Unavailable => {
@@ -76,34 +83,41 @@ impl Introspector {
             .filter(|prefix| !prefix.is_root())
             .map(|prefix| spelled_as_indexed(&prefix.display(), &probe, case_rule(self.root())));
         let wanted = limit as usize;
-        let failed = |problem| {
-            failure(
-                memory_protocol::introspect::MemoryFailureCode::Failed,
-                problem,
-            )
+        // Hits that repeat an earlier one's sentence are merged into it, so a page may need
+        // more blocks than hits: fetch again, more each time, until the page is full or the
+        // index has no more. With a working directory, the blocks of its project come first
+        // among the best `SCOPED_CANDIDATES` times as many.
+        let scope = self.project_scope(&probe);
+        let mut fetch = match scope {
+            Some(_) => wanted.saturating_mul(SCOPED_CANDIDATES),
+            None => wanted + 1,
         };
-        let mut hits: Vec<(IndexHit, bool)> = self
-            .search_blocks(&probe, &query.all(), prefix.as_deref(), wanted + 1)
-            .map_err(failed)?
-            .into_iter()
-            .map(|hit| (hit, true))
-            .collect();
-        if hits.len() <= wanted && query.terms.len() > 1 {
-            let some = self
-                .search_blocks(
-                    &probe,
-                    &query.any(),
-                    prefix.as_deref(),
-                    wanted + 1 + hits.len(),
-                )
-                .map_err(failed)?;
-            for hit in some {
-                if !hits.iter().any(|(all, _)| all.rowid == hit.rowid) {
-                    hits.push((hit, false));
-                }
+        let most = fetch.saturating_mul(MAX_REFETCH_FACTOR);
+        let (hits, truncated) = loop {
+            let mut blocks = self.ranked_blocks(&probe, &query, prefix.as_deref(), fetch)?;
+            let exhausted = blocks.len() < fetch;
+            if let Some(scope) = &scope {
+                let mut passages = scope.passages();
+                blocks.sort_by_cached_key(|(hit, all_terms)| {
+                    let lines = hit.text.lines().count();
+                    let standing = passages.standing(&hit.path, hit.start_line, lines, |rel| {
+                        self.read_memory_text(rel)
+                    });
+                    (!*all_terms, standing)
+                });
             }
-        }
-        let truncated = hits.len() > wanted;
+            let hits = merge_repeats(
+                blocks
+                    .into_iter()
+                    .map(|(hit, all_terms)| to_hit(hit, all_terms, &query))
+                    .collect(),
+            );
+            if hits.len() > wanted || exhausted || fetch >= most {
+                let truncated = hits.len() > wanted || !exhausted;
+                break (hits, truncated);
+            }
+            fetch = fetch.saturating_mul(4).min(most);
+        };
         let mut warning = warning(&probe);
         if let Some(note) = query.simplified_note() {
             warning = Some(match warning {
@@ -113,16 +127,47 @@ impl Introspector {
         }
         Ok(MemorySearchResult {
             query: request.query.clone(),
-            hits: hits
-                .into_iter()
-                .take(wanted)
-                .map(|(hit, all_terms)| to_hit(hit, all_terms, &query))
-                .collect(),
+            hits: hits.into_iter().take(wanted).collect(),
             truncated,
             state: probe.state,
             index: probe.index.state,
             warning,
         })
+    }
+
+    /// The best `fetch` blocks for `query`, each with whether it holds every term: blocks
+    /// holding all terms first, then (when fewer than `fetch` do) blocks holding some.
+    fn ranked_blocks(
+        &self,
+        probe: &Probe,
+        query: &Query,
+        prefix: Option<&str>,
+        fetch: usize,
+    ) -> Result<Vec<(IndexHit, bool)>, MemoryToolFailure> {
+        let failed = |problem| {
+            failure(
+                memory_protocol::introspect::MemoryFailureCode::Failed,
+                problem,
+            )
+        };
+        let mut hits: Vec<(IndexHit, bool)> = self
+            .search_blocks(probe, &query.all(), prefix, fetch)
+            .map_err(failed)?
+            .into_iter()
+            .map(|hit| (hit, true))
+            .collect();
+        if hits.len() < fetch && query.terms.len() > 1 {
+            let some = self
+                .search_blocks(probe, &query.any(), prefix, fetch + hits.len())
+                .map_err(failed)?;
+            for hit in some {
+                if !hits.iter().any(|(all, _)| all.rowid == hit.rowid) {
+                    hits.push((hit, false));
+                }
+            }
+        }
+        hits.truncate(fetch);
+        Ok(hits)
     }
 
     fn empty_result(
@@ -302,21 +347,24 @@ fn warning(probe: &Probe) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(". "))
 }
 
-fn to_hit(hit: IndexHit, all_terms: bool, query: &Query) -> MemorySearchHit {
+/// The hit for an index match, with its whole matching line (to find repeats).
+fn to_hit(hit: IndexHit, all_terms: bool, query: &Query) -> (MemorySearchHit, String) {
     let (offset, column) = if hit.marked {
         (hit.match_offset, hit.match_column)
     } else {
         unspaced_match(&hit.text, &query.unspaced)
     };
     let line = hit.text.lines().nth(offset as usize).unwrap_or("");
-    MemorySearchHit {
+    let shown = MemorySearchHit {
         snippet: snippet(line, column),
         line: hit.start_line.saturating_add(offset),
-        path: hit.path,
+        path: hit.path.clone(),
         score: hit.score,
-        heading: hit.heading,
+        heading: hit.heading.clone(),
         all_terms,
-    }
+        also_in: Vec::new(),
+    };
+    (shown, line.to_owned())
 }
 
 /// Line offset and byte column of the first line holding one of `runs` (a match through the

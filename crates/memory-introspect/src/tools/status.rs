@@ -4,12 +4,13 @@ use memory_protocol::introspect::{MemoryNotesStatus, MemoryState, MemoryStatusRe
 
 use crate::introspector::Introspector;
 use crate::notes::{note_files, notes_on_day};
+use crate::scan::Walk;
 
 impl Introspector {
     /// Probes memory and reports it. Never fails: a problem is the `unavailable` or
     /// `degraded` state with `problem` set.
     pub fn status(&self) -> MemoryStatusResult {
-        let probe = self.probe();
+        let probe = self.probe(Walk::Full);
         let config = self.config();
         let notes = note_files(&probe.scan);
         let consolidated_at = probe.summary.as_ref().map_or(i64::MIN, |s| s.written_at);

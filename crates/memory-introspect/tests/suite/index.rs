@@ -210,3 +210,60 @@ fn a_small_limit_is_the_head_of_a_larger_one() {
     assert!(few.truncated);
     assert_eq!(few.hits, many.hits[..3]);
 }
+
+/// Sets folder `dir`'s modification time an hour back, as if nothing had changed in it since.
+fn settle(dir: &std::path::Path) {
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(dir)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+}
+
+/// Writes `text` to `rel` the way memory-write and `memory_note` do: a temporary file in the
+/// same folder, renamed into place.
+fn write_by_rename(home: &Home, rel: &str, text: &str) {
+    let path = home.root().join(rel);
+    let temp = path.with_file_name(".incoming.tmp-1");
+    std::fs::write(&temp, text).unwrap();
+    std::fs::rename(&temp, &path).unwrap();
+}
+
+/// A search does not walk every file (4,501 at the scale `bench search` measures): it trusts a
+/// folder below the root while the folder's modification time holds, since what is written
+/// there is renamed into place. A file renamed in, a file replaced by rename, a file removed
+/// and an in-place edit of the root's own files are each found by the very next search.
+#[test]
+fn a_file_renamed_into_a_folder_that_was_still_is_found_by_the_next_search() {
+    let home = Home::new();
+    home.consolidated();
+    let summaries = home.root().join("rollout_summaries");
+    settle(&summaries);
+    let introspector = home.introspector();
+    assert!(search(&introspector, "lighthouse").hits.is_empty());
+
+    write_by_rename(
+        &home,
+        "rollout_summaries/new.md",
+        "# Session\n\nlighthouse beacon\n",
+    );
+    assert_eq!(
+        paths(&search(&introspector, "lighthouse")),
+        vec!["rollout_summaries/new.md"]
+    );
+    settle(&summaries);
+    assert_eq!(search(&introspector, "lighthouse").hits.len(), 1);
+    write_by_rename(&home, "rollout_summaries/new.md", "# Session\n\nfoghorn\n");
+    assert!(search(&introspector, "lighthouse").hits.is_empty());
+    assert_eq!(search(&introspector, "foghorn").hits.len(), 1);
+    settle(&summaries);
+    search(&introspector, "foghorn");
+    std::fs::remove_file(summaries.join("new.md")).unwrap();
+    assert!(search(&introspector, "foghorn").hits.is_empty());
+
+    home.write(
+        "MEMORY.md",
+        "# Memory\n\n- the buoy drifts at spring tide\n",
+    );
+    assert_eq!(paths(&search(&introspector, "buoy")), vec!["MEMORY.md"]);
+}

@@ -131,3 +131,99 @@ fn a_note_saved_in_one_project_stays_out_of_the_others_block() {
         "{found:?}"
     );
 }
+
+/// Session summaries and raw memories of both projects, as phase 2 leaves them.
+fn with_sessions(home: &Home) {
+    home.write(
+        "rollout_summaries/2026-03-13-alpha.md",
+        "thread_id: a-1\ncwd: /work/alpha/tools\n\n# Release checklist automation\n\n\
+         - The release label job reads the changelog before tagging.\n",
+    );
+    home.write(
+        "rollout_summaries/2026-03-12-beta.md",
+        "thread_id: b-1\ncwd: /work/beta\n\n# Scheduler flake\n\n\
+         - The scheduler tick test fails when the release clock drifts.\n",
+    );
+    home.write(
+        "raw_memories.md",
+        "# Raw Memories\n\n## Thread `a-1`\ncwd: /work/alpha/tools\n\n\
+         - The release label job is slow on Mondays.\n\n\
+         ## Thread `b-1`\ncwd: /work/beta\n\n- The release clock of beta is UTC.\n",
+    );
+}
+
+/// codex #17496 for recall: a message in project B recalls B's passages and global ones,
+/// never A's (its handbook group, its session summary, its raw memories, its note); A's are
+/// still found by search, after B's.
+#[test]
+fn recall_in_project_b_leaves_project_as_passages_out_and_search_ranks_bs_first() {
+    let home = two_projects();
+    with_sessions(&home);
+    home.write(
+        "notes/2026-03-14-alpha.md",
+        "# Agent note\ncwd: /work/alpha\n\nThe release label needs a signed tag.\n",
+    );
+    let beta = home.introspector().with_cwd(Path::new(BETA)).unwrap();
+    let recall = beta.recall("release label clock", 10).unwrap();
+    assert!(recall.hits > 0, "{recall:?}");
+    for passage in &recall.passages {
+        assert!(
+            !passage.contains("alpha") && !passage.starts_with("MEMORY.md:"),
+            "A's passage {passage} recalled in B: {}",
+            recall.text
+        );
+    }
+    assert!(recall.text.contains("release clock"), "{}", recall.text);
+    assert!(
+        !recall.text.contains("release label job"),
+        "{}",
+        recall.text
+    );
+    assert!(!recall.text.contains("signed tag"), "{}", recall.text);
+    assert!(
+        !recall.text.contains("Never push to main"),
+        "{}",
+        recall.text
+    );
+
+    // Unscoped, the same message recalls A's passages too.
+    let everywhere = home
+        .introspector()
+        .recall("release label clock", 10)
+        .unwrap();
+    assert!(
+        everywhere.text.contains("release label job"),
+        "{}",
+        everywhere.text
+    );
+
+    // In A, A's passages are recalled and B's left out.
+    let alpha = home
+        .introspector()
+        .with_cwd(Path::new(ALPHA).join("tools").as_path())
+        .unwrap();
+    let recall = alpha.recall("release label clock", 10).unwrap();
+    assert!(recall.text.contains("release label job"), "{}", recall.text);
+    assert!(!recall.text.contains("release clock"), "{}", recall.text);
+
+    // Search finds every project's passages, the working directory's project first.
+    let found = beta
+        .search(&MemorySearchRequest {
+            query: "release".to_owned(),
+            max_results: Some(50),
+            ..MemorySearchRequest::default()
+        })
+        .unwrap();
+    let paths: Vec<&str> = found.hits.iter().map(|hit| hit.path.as_str()).collect();
+    let first_alpha = paths
+        .iter()
+        .position(|path| path.contains("alpha") || *path == "MEMORY.md")
+        .expect("A's passages are found by search");
+    assert!(paths[..first_alpha].contains(&"rollout_summaries/2026-03-12-beta.md"));
+    assert!(
+        paths[first_alpha..]
+            .iter()
+            .all(|path| !path.contains("beta")),
+        "{paths:?}"
+    );
+}

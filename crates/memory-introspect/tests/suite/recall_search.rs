@@ -192,3 +192,60 @@ fn an_empty_result_says_whether_the_index_is_fresh() {
             .contains("index fresh, 4 files searched")
     );
 }
+
+/// Issue 34: consolidation keeps one lesson in the handbook (tagged `[Task 1]`), the raw
+/// memories and the session summary; search showed it three times. It is one hit naming the
+/// other two places, and the page is filled with other hits after it.
+#[test]
+fn a_sentence_kept_in_three_files_is_one_hit_naming_the_others() {
+    let home = Home::new();
+    let lesson = "`cargo test -q` failed with E0583; it passed after adding `mod empty_table;`.";
+    home.write(
+        "MEMORY.md",
+        format!("# Task Group: tides\n\n## Failures\n- {lesson} [Task 1]\n"),
+    );
+    home.write(
+        "raw_memories.md",
+        format!("# Raw Memories\n\n## Thread `t-1`\n\n- {lesson}\n"),
+    );
+    home.write(
+        "rollout_summaries/2026-03-14-tides.md",
+        format!("# Empty tide table\n\nKey steps:\n- {lesson}\n"),
+    );
+    home.write(
+        "notes/2026-03-14-e0583.md",
+        "# Note\n\nE0583 also shows when a test file is misnamed.\n",
+    );
+    let result = home
+        .introspector()
+        .search(&MemorySearchRequest {
+            query: "E0583".to_owned(),
+            max_results: Some(2),
+            ..MemorySearchRequest::default()
+        })
+        .unwrap();
+    assert_eq!(result.hits.len(), 2, "{result:?}");
+    let merged = result
+        .hits
+        .iter()
+        .find(|hit| hit.snippet.contains("mod empty_table"))
+        .unwrap();
+    let mut places = merged.also_in.clone();
+    places.push(format!("{}:{}", merged.path, merged.line));
+    places.sort();
+    assert_eq!(
+        places,
+        [
+            "MEMORY.md:4",
+            "raw_memories.md:5",
+            "rollout_summaries/2026-03-14-tides.md:4"
+        ]
+    );
+    assert!(
+        result
+            .hits
+            .iter()
+            .any(|hit| hit.path == "notes/2026-03-14-e0583.md")
+    );
+    assert!(!result.truncated, "{result:?}");
+}

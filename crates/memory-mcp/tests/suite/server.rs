@@ -223,3 +223,42 @@ async fn disabled_memory_answers_every_call_with_a_disabled_failure() {
     }
     client.cancel().await.unwrap();
 }
+
+/// mem0 #2790: a request before `initialize` is answered at once with a plain "initialize
+/// first" error (not a protocol error about `_meta`), and the connection stays open: the same
+/// client then initializes and is served.
+#[tokio::test]
+async fn a_request_before_initialize_is_told_to_initialize_first_and_can_then_initialize() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let home = tempfile::tempdir().unwrap();
+    let memory = Introspector::open(home.path(), IntrospectConfig::default()).unwrap();
+    let server = MemoryServer::new(memory, None, None).unwrap();
+    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    tokio::spawn(server.serve(server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client_end);
+    let mut client_read = BufReader::new(client_read);
+    client_write
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{}}\n")
+        .await
+        .unwrap();
+    client_write
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/list\"}\n")
+        .await
+        .unwrap();
+    let mut line = String::new();
+    client_read.read_line(&mut line).await.unwrap();
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer["id"], 41, "{answer}");
+    assert_eq!(answer["error"]["code"], -32002, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("initialize first: `tools/list` came before"),
+        "{message}"
+    );
+
+    let client = ().serve((client_read, client_write)).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), MEMORY_TOOLS.len());
+}

@@ -524,6 +524,106 @@ async fn the_reference_fixture_reads_commands_patches_and_searches() {
     assert_eq!(out.rollout_slug.as_deref(), Some("fix-failing-parser-test"));
 }
 
+/// A call of one of Claude Code's tools and its result, as its transcript reader gives them.
+fn claude_tool(
+    call_id: &str,
+    name: &str,
+    input: Value,
+    output: &str,
+    ok: bool,
+) -> Vec<ResponseItem> {
+    vec![
+        item(
+            json!({"type": "function_call", "name": name, "call_id": call_id,
+            "arguments": input.to_string()}),
+        ),
+        item(json!({"type": "function_call_output", "call_id": call_id,
+            "output": {"content": output, "success": ok}})),
+    ]
+}
+
+#[tokio::test]
+async fn a_claude_code_edit_between_a_failure_and_the_pass_is_the_fix() {
+    let check = json!({"command": "python3 check.py"});
+    let ledger = "/home/dev/ledger/ledger.py";
+    let mut items = vec![user("The ledger parser crashes on an empty file; fix it.")];
+    items.extend(claude_tool(
+        "t1",
+        "Bash",
+        check.clone(),
+        "Exit code 1\nTraceback (most recent call last):\nIndexError: list index out of range",
+        false,
+    ));
+    items.extend(claude_tool(
+        "t2",
+        "Read",
+        json!({"file_path": ledger}),
+        "1\tdef parse(text):",
+        true,
+    ));
+    items.extend(claude_tool(
+        "t3",
+        "Edit",
+        json!({"file_path": ledger,
+        "old_string": "    header = lines[0]\n",
+        "new_string": "    if not lines:\n        return []\n    header = lines[0]\n"}),
+        "The file has been updated successfully.",
+        true,
+    ));
+    items.extend(claude_tool("t4", "Bash", check, "check passed", true));
+    items.extend(claude_tool(
+        "t5",
+        "Write",
+        json!({"file_path": "/home/dev/ledger/NOTES.md",
+        "content": "empty files parse to []"}),
+        "File created successfully",
+        true,
+    ));
+    items.push(assistant("Fixed: an empty file parses to an empty list."));
+    let out = run(&input(items)).await;
+    let memory = &out.raw_memory;
+    assert!(!memory.contains("likely flaky"), "{memory}");
+    assert!(
+        memory.contains(
+            "it passed after adding `if not lines:` / `return []` to /home/dev/ledger/ledger.py."
+        ),
+        "{memory}"
+    );
+    let summary = &out.rollout_summary;
+    assert!(
+        summary.contains("updated /home/dev/ledger/ledger.py")
+            && summary.contains("written /home/dev/ledger/NOTES.md"),
+        "{summary}"
+    );
+}
+
+#[tokio::test]
+async fn the_claude_code_fixture_counts_its_edit_as_the_change_that_made_the_test_pass() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../../fixtures/claude-code/projects/-home-dev-tidewater/7c3e0a52-1f4b-4d1e-9a60-2b8f5d0c9e11.jsonl",
+    );
+    let transcript =
+        memory_transcript::claude_code::parse_transcript(&std::fs::read_to_string(path).unwrap());
+    let items: Vec<ResponseItem> = transcript
+        .to_rollout()
+        .items()
+        .filter_map(|item| match item {
+            RolloutItem::ResponseItem(item) => Some(item),
+            _ => None,
+        })
+        .collect();
+    let out = run(&input(items)).await;
+    let memory = &out.raw_memory;
+    assert!(!memory.contains("likely flaky"), "{memory}");
+    assert!(
+        memory.contains(
+            "it passed after changing `lines[0]` in /home/dev/tidewater/src/ledger.rs to \
+             `lines.first().ok_or(ParseError::Empty)?`."
+        ),
+        "{memory}"
+    );
+}
+
 #[tokio::test]
 async fn the_legacy_fixture_reads_shell_argv_and_object_outputs() {
     let (_, items) = fixture_items("codex-legacy-format.jsonl");

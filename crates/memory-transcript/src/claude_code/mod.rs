@@ -14,8 +14,10 @@
 //! A subagent writes its own file under `<session>/subagents/` ([`subagent_files`]);
 //! [`Transcript::attach_sidechain`] reads it as part of its session. [`Transcript::to_rollout`]
 //! gives the session in the form the write path reads codex rollouts in, so extraction,
-//! filtering and redaction are the same for both agents.
+//! filtering and redaction are the same for both agents. [`ended`] is the list of sessions the
+//! `SessionEnd` hook reported ended.
 
+pub mod ended;
 mod files;
 mod parse;
 mod rollout;

@@ -31,6 +31,9 @@ pub struct ClaimParams {
     pub rollout_prefix: Option<String>,
     /// Never this thread (the host's live session).
     pub exclude_thread_id: Option<String>,
+    /// Threads their agent reported ended with no activity since (Claude Code's `SessionEnd`
+    /// hook): eligible without the idle wait.
+    pub ended_thread_ids: Vec<String>,
     /// Lease length in seconds; an unfinished job can be reclaimed after it.
     pub lease_seconds: i64,
     /// Cap on jobs running at once across every process; `None` for no cap.
@@ -46,6 +49,7 @@ impl Default for ClaimParams {
             max_age_days: Some(crate::config::DEFAULT_MAX_ROLLOUT_AGE_DAYS),
             rollout_prefix: None,
             exclude_thread_id: None,
+            ended_thread_ids: Vec::new(),
             lease_seconds: 3600,
             max_running: None,
             max_attempts: DEFAULT_MAX_ATTEMPTS,
@@ -76,11 +80,13 @@ pub struct ClaimedJob {
 }
 
 /// The eligibility rule shared by claiming and counting (named parameters `:now`,
-/// `:idle_cutoff`, `:age_cutoff`, `:prefix`, `:exclude`, `:max_attempts`).
+/// `:idle_cutoff`, `:ended` (a JSON array of thread ids), `:age_cutoff`, `:prefix`,
+/// `:exclude`, `:max_attempts`).
 fn candidate_filter() -> String {
     format!(
         "t.skip_reason IS NULL AND t.memory_mode = 'enabled'
-         AND t.last_activity_at <= :idle_cutoff
+         AND (t.last_activity_at <= :idle_cutoff
+             OR t.id IN (SELECT value FROM json_each(:ended)))
          AND (:age_cutoff IS NULL OR t.last_activity_at >= :age_cutoff)
          AND (:prefix IS NULL OR substr(t.rollout_path, 1, length(:prefix)) = :prefix)
          AND (:exclude IS NULL OR t.id <> :exclude)
@@ -182,6 +188,7 @@ impl Db {
                 named_params! {
                     ":now": now,
                     ":idle_cutoff": idle_cutoff,
+                    ":ended": ended_json(params),
                     ":age_cutoff": age_cutoff,
                     ":prefix": prefix,
                     ":exclude": params.exclude_thread_id,
@@ -255,6 +262,7 @@ impl Db {
             named_params! {
                 ":now": now,
                 ":idle_cutoff": idle_cutoff,
+                ":ended": ended_json(params),
                 ":age_cutoff": age_cutoff,
                 ":prefix": prefix,
                 ":exclude": params.exclude_thread_id,
@@ -454,6 +462,11 @@ fn stored_prefix(params: &ClaimParams) -> Option<String> {
         .rollout_prefix
         .as_deref()
         .map(|prefix| stored_paths::storable(prefix).into_owned())
+}
+
+/// [`ClaimParams::ended_thread_ids`] as the JSON array `json_each` reads.
+fn ended_json(params: &ClaimParams) -> String {
+    serde_json::Value::from(params.ended_thread_ids.clone()).to_string()
 }
 
 fn cutoffs(params: &ClaimParams, now: i64) -> (i64, Option<i64>) {

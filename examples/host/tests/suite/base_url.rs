@@ -114,6 +114,8 @@ fn base_url_runs_the_loop_against_a_loopback_chat_server() {
         for name in ["shell", "memory_search", "update_goal"] {
             assert!(tools.contains(&name), "{tools:?}");
         }
+        // Only tools the host runs are offered (it compacts; it keeps no working memory).
+        assert!(!tools.contains(&"update_working_memory"), "{tools:?}");
     }
     // The second request carries the call and the shell's real output as its result.
     let second = bodies[1]["messages"].as_array().unwrap();

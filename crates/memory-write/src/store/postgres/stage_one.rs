@@ -28,7 +28,8 @@ const CLAIM_TRIES: usize = 8;
 const RUNNING_CAP_LOCK: i64 = 0x6167_656e_7463_6170;
 
 /// The eligibility rule shared by claiming and counting; parameters `$1` now, `$2` idle
-/// cutoff, `$3` age cutoff, `$4` path prefix, `$5` excluded thread, `$6` max attempts. Only a
+/// cutoff, `$3` age cutoff, `$4` path prefix, `$5` excluded thread, `$6` max attempts, `$7`
+/// the threads reported ended (exempt from the idle cutoff). Only a
 /// thread whose stored items match its registration is eligible: the worker extracts from
 /// them, wherever the file is.
 fn candidate_filter() -> String {
@@ -47,7 +48,7 @@ fn candidate_conditions() -> String {
     format!(
         "t.skip_reason IS NULL AND t.memory_mode = 'enabled'
          AND t.source_watermark > t.done_watermark
-         AND t.last_activity_at <= $2
+         AND (t.last_activity_at <= $2 OR t.id = ANY($7::TEXT[]))
          AND ($3::BIGINT IS NULL OR t.last_activity_at >= $3::BIGINT)
          AND ($4::TEXT IS NULL OR left(t.rollout_path, length($4::TEXT)) = $4::TEXT)
          AND ($5::TEXT IS NULL OR t.id <> $5::TEXT)
@@ -69,6 +70,7 @@ struct FilterArgs {
     prefix: Option<String>,
     exclude: Option<String>,
     max_attempts: i64,
+    ended: Vec<String>,
 }
 
 impl FilterArgs {
@@ -85,10 +87,11 @@ impl FilterArgs {
                 .map(|prefix| stored_paths::storable(prefix).into_owned()),
             exclude: params.exclude_thread_id.clone(),
             max_attempts: i64::from(params.max_attempts),
+            ended: params.ended_thread_ids.clone(),
         }
     }
 
-    fn values(&self) -> [&(dyn ToSql + Sync); 6] {
+    fn values(&self) -> [&(dyn ToSql + Sync); 7] {
         [
             &self.now,
             &self.idle_cutoff,
@@ -96,6 +99,7 @@ impl FilterArgs {
             &self.prefix,
             &self.exclude,
             &self.max_attempts,
+            &self.ended,
         ]
     }
 }
@@ -120,8 +124,8 @@ enum Attempt {
 /// The claim as one statement: pick the newest eligible thread, skipping rows other claimers
 /// hold (`FOR UPDATE SKIP LOCKED`), and take its job with an upsert whose `WHERE` re-checks the
 /// job row under its lock, so a claimer whose snapshot predates another's commit cannot lease
-/// the same job. Parameters `$1` to `$6` as in [`candidate_filter`], then `$7` the ownership
-/// token, `$8` the lease end, `$9` to `$11` the owner's host, pid and start. One row when a
+/// the same job. Parameters `$1` to `$7` as in [`candidate_filter`], then `$8` the ownership
+/// token, `$9` the lease end, `$10` to `$12` the owner's host, pid and start. One row when a
 /// thread was picked, whose last column says whether its job was taken; none when nothing is
 /// eligible.
 ///
@@ -166,8 +170,8 @@ fn claim_statement() -> String {
             INSERT INTO {STAGE_ONE_JOBS} AS j (thread_id, status, owner_token,
                lease_expires_at, attempts, input_watermark, started_at, owner_host,
                owner_pid, owner_started)
-            SELECT p.id, 'running', $7::TEXT, $8::BIGINT, 0, p.source_watermark, $1::BIGINT,
-               $9::TEXT, $10::BIGINT, $11::TEXT
+            SELECT p.id, 'running', $8::TEXT, $9::BIGINT, 0, p.source_watermark, $1::BIGINT,
+               $10::TEXT, $11::BIGINT, $12::TEXT
             FROM pick p
             ON CONFLICT (thread_id) DO UPDATE SET
                status = 'running',
@@ -331,14 +335,15 @@ impl PgStore {
         let owner_token = uuid::Uuid::new_v4().to_string();
         let lease_expires_at = args.now.saturating_add(params.lease_seconds);
         let pid = i64::from(self.owner.pid);
-        let [now, idle, age, prefix, exclude, attempts] = args.values();
-        let values: [&(dyn ToSql + Sync); 11] = [
+        let [now, idle, age, prefix, exclude, attempts, ended] = args.values();
+        let values: [&(dyn ToSql + Sync); 12] = [
             now,
             idle,
             age,
             prefix,
             exclude,
             attempts,
+            ended,
             &owner_token,
             &lease_expires_at,
             &self.owner.host,

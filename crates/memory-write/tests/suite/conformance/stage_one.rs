@@ -513,6 +513,63 @@ async fn filters_and_the_running_cap_apply() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_reported_ended_is_claimed_without_the_idle_wait() {
+    for backend in backends("ended") {
+        let name = backend.name();
+        let store = backend.open().await;
+        register(
+            &*store,
+            &[
+                thread("ended", NOW - 60, "f"),
+                thread("running", NOW - 30, "f"),
+            ],
+            NOW,
+        )
+        .await;
+        assert_eq!(
+            store
+                .count_stage_one_candidates(&params(), NOW)
+                .await
+                .unwrap(),
+            0,
+            "{name}"
+        );
+        assert!(
+            store
+                .claim_next_stage_one_job(&params(), NOW)
+                .await
+                .unwrap()
+                .is_none(),
+            "{name}"
+        );
+        let ended = ClaimParams {
+            ended_thread_ids: vec!["ended".to_owned(), "not-registered".to_owned()],
+            ..params()
+        };
+        assert_eq!(
+            store.count_stage_one_candidates(&ended, NOW).await.unwrap(),
+            1,
+            "{name}"
+        );
+        let job = store
+            .claim_next_stage_one_job(&ended, NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(job.thread_id, "ended", "{name}");
+        // The other rules still hold: an ended thread already claimed is not claimed twice.
+        assert!(
+            store
+                .claim_next_stage_one_job(&ended, NOW)
+                .await
+                .unwrap()
+                .is_none(),
+            "{name}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_claimers_on_separate_handles_never_share_a_job() {
     for backend in backends("concurrent") {
