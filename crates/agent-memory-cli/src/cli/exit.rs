@@ -121,16 +121,8 @@ pub(crate) fn write_stdout(bytes: &[u8]) {
     }
 }
 
-/// `print!` through [`write_stdout`]: the text as it is (no redaction), ending quietly on a
+/// `println!` through [`write_stdout`]: the text as it is (no redaction), ending quietly on a
 /// closed pipe.
-macro_rules! out {
-    ($($arg:tt)*) => {
-        $crate::cli::exit::write_stdout(format!($($arg)*).as_bytes())
-    };
-}
-pub(crate) use out;
-
-/// `println!` through [`write_stdout`], like [`out!`].
 macro_rules! outln {
     () => {
         $crate::cli::exit::write_stdout(b"\n")

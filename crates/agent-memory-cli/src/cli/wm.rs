@@ -29,7 +29,7 @@ use agent_memory::working_memory::{MergeOptions, RecoveryPath, merge_text, read_
 use anyhow::{Context, bail};
 use serde_json::json;
 
-use super::exit::{out, outln};
+use super::exit::{print_json, print_safe, say, warn_safe};
 use super::home::{CommonArgs, runtime};
 
 /// Arguments of `agent-memory wm`.
@@ -168,12 +168,12 @@ fn merge(old: &Path, ops: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
         );
     };
     if recovery.path == RecoveryPath::Empty {
-        eprintln!(
+        warn_safe!(
             "warning: {} holds no operation: every section is kept",
             ops.display()
         );
     } else if recovery.path != RecoveryPath::Exact {
-        eprintln!(
+        warn_safe!(
             "note: {} was not well-formed tool arguments; read as {}",
             ops.display(),
             path_name(recovery.path)
@@ -182,11 +182,11 @@ fn merge(old: &Path, ops: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     let outcome = merge_text(&document, &recovery.ops, &MergeOptions::default());
     let result = outcome.to_result();
     if as_json {
-        outln!("{}", serde_json::to_string_pretty(&result)?);
+        print_json(serde_json::to_value(&result)?);
     } else {
-        out!("{}", result.document);
+        print_safe(&result.document);
         for record in &result.guards {
-            eprintln!("{}", guard_line(record));
+            warn_safe!("{}", guard_line(record));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -230,10 +230,10 @@ fn recover(file: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             "problems": problems,
             "arguments": arguments,
         });
-        outln!("{}", serde_json::to_string_pretty(&out)?);
+        print_json(serde_json::to_value(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    outln!("read as: {}", path_name(recovery.path));
+    say!("read as: {}", path_name(recovery.path));
     for (section, op) in arguments.sections.iter() {
         let described = match (recovery.ops.get(section), op) {
             (None, _) => "not recovered (kept)".to_owned(),
@@ -249,7 +249,7 @@ fn recover(file: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             .and_then(|read| read.problem.as_deref())
             .map(|problem| format!("; {problem}"))
             .unwrap_or_default();
-        outln!("{section}: {described}{problem}");
+        say!("{section}: {described}{problem}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -285,9 +285,9 @@ fn commit(
         if let Some(map) = value.as_object_mut() {
             map.insert("model".into(), model.name().into());
         }
-        outln!("{}", serde_json::to_string_pretty(&value)?);
+        print_json(serde_json::to_value(&value)?);
     } else {
-        out!("{}", commit_text(&report, &model.name()));
+        print_safe(&commit_text(&report, &model.name()));
     }
     Ok(match report.status {
         CommitStatus::Failed => ExitCode::FAILURE,
@@ -359,9 +359,9 @@ fn append(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             "pending_tokens": outcome.pending_tokens,
             "commit_due": outcome.commit_due,
         });
-        outln!("{}", serde_json::to_string_pretty(&value)?);
+        print_json(serde_json::to_value(&value)?);
     } else {
-        outln!(
+        say!(
             "appended {count} message(s): {} live, pending tokens {}{}",
             session.messages().len(),
             outcome.pending_tokens,
@@ -379,20 +379,20 @@ fn assemble(dir: &Path, budget: u64, as_json: bool) -> anyhow::Result<ExitCode> 
     let session = open_session(dir)?;
     let assembly = session.assemble(budget)?;
     if as_json {
-        outln!("{}", serde_json::to_string_pretty(&assembly)?);
+        print_json(serde_json::to_value(&assembly)?);
         return Ok(ExitCode::SUCCESS);
     }
     match &assembly.instructions {
         Some(instructions) => {
-            outln!("=== instructions ===");
-            out!("{instructions}");
+            say!("=== instructions ===");
+            print_safe(instructions);
         }
-        None => outln!("=== no instructions: the session has no working memory yet ==="),
+        None => say!("=== no instructions: the session has no working memory yet ==="),
     }
-    outln!("\n=== messages ({}) ===", assembly.messages.len());
-    outln!("{}", format_messages(&assembly.messages));
+    say!("\n=== messages ({}) ===", assembly.messages.len());
+    say!("{}", format_messages(&assembly.messages));
     let stats = &assembly.stats;
-    outln!(
+    say!(
         "\n=== budget ===\nbudget {}, reserved for the reply {}, instructions {} (working memory {}, {} item(s) trimmed{}), messages {} archived + {} live ({} dropped), total {}",
         stats.budget,
         stats.reserved_for_reply,
@@ -409,7 +409,7 @@ fn assemble(dir: &Path, budget: u64, as_json: bool) -> anyhow::Result<ExitCode> 
         stats.dropped_messages,
         stats.estimated_tokens
     );
-    out!("{}", left_out_text(&assembly.left_out));
+    print_safe(&left_out_text(&assembly.left_out));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -503,16 +503,16 @@ fn show(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             "archives": archives,
             "working_memory": working_memory,
         });
-        super::exit::print_json(value);
+        print_json(value);
         return Ok(ExitCode::SUCCESS);
     }
-    outln!("session: {}", dir.display());
-    outln!(
+    say!("session: {}", dir.display());
+    say!(
         "live messages: {} ({} estimated tokens)",
         session.messages().len(),
         session.messages().iter().map(|m| m.tokens).sum::<u64>()
     );
-    outln!(
+    say!(
         "pending tokens: {} (a commit is due at {}{})",
         state.pending_tokens,
         session.options().token_budget / 2,
@@ -522,8 +522,8 @@ fn show(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             ""
         }
     );
-    outln!("keep recent: {}", state.keep_recent_count);
-    outln!(
+    say!("keep recent: {}", state.keep_recent_count);
+    say!(
         "cursor: {}",
         state
             .cursor
@@ -531,7 +531,7 @@ fn show(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             .unwrap_or("(none: nothing summarized yet)")
     );
     let archives = session.archives()?;
-    outln!("archives: {}", archives.len());
+    say!("archives: {}", archives.len());
     for archive in &archives {
         let count = archive
             .meta()?
@@ -547,14 +547,14 @@ fn show(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
         {
             line.push_str(&format!(": {}", failure.error));
         }
-        outln!("{line}");
+        say!("{line}");
     }
     match session.working_memory()? {
         Some((archive, overview)) => {
-            outln!("\nworking memory (from {}):\n", archive.name());
-            out!("{overview}");
+            say!("\nworking memory (from {}):\n", archive.name());
+            print_safe(&overview);
         }
-        None => outln!("\nno working memory yet: run `agent-memory wm commit`"),
+        None => say!("\nno working memory yet: run `agent-memory wm commit`"),
     }
     Ok(ExitCode::SUCCESS)
 }

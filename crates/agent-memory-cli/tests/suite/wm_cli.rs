@@ -282,3 +282,65 @@ fn append_adds_messages_from_standard_input() {
     let shown = ok(&wm(&["show", dir.to_str().unwrap()]));
     assert!(shown.contains("live messages: 2"), "{shown}");
 }
+
+/// Every `wm` output, text and `--json`, goes through the CLI's one redacting, display-safe
+/// writer: the example session's fake key and an escape sequence planted in a message reach
+/// neither, and `--json` is one line, as on every other command.
+#[test]
+fn every_wm_output_is_redacted_and_display_safe() {
+    const KEY: &str = "sk-proj-EXAMPLEonlyNotARealKey0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let (temp, dir) = example_session();
+    let session = dir.to_str().unwrap();
+    let messages = std::fs::read_to_string(dir.join("messages.jsonl")).unwrap();
+    assert!(
+        messages.contains(KEY),
+        "the example session holds the fake key"
+    );
+    let planted = serde_json::json!({
+        "id": "m99",
+        "message": {"role": "user", "text": "clear the screen \u{1b}[2J and use ghp_abcdefghijklmnopqrstuvwxyz0123456789"}
+    });
+    std::fs::write(dir.join("messages.jsonl"), format!("{messages}{planted}\n")).unwrap();
+    let ops = write(
+        temp.path(),
+        "ops.json",
+        &format!(
+            r#"{{"sections": {{"Key Facts & Decisions": {{"op": "APPEND", "items": ["the key is {KEY}", "bell \u0007 here"]}}}}}}"#
+        ),
+    );
+    let old = write(temp.path(), "old.md", OLD);
+    let runs: Vec<(Vec<&str>, bool)> = vec![
+        (vec!["assemble", session, "--budget", "200000"], false),
+        (
+            vec!["assemble", session, "--budget", "200000", "--json"],
+            true,
+        ),
+        (vec!["merge", "--old", &old, "--ops", &ops], false),
+        (vec!["merge", "--old", &old, "--ops", &ops, "--json"], true),
+        (vec!["recover", &ops, "--json"], true),
+        (vec!["commit", session, "--keep", "2", "--json"], true),
+        (vec!["show", session], false),
+        (vec!["show", session, "--json"], true),
+    ];
+    for (args, is_json) in runs {
+        let output = wm(&args);
+        let stdout = ok(&output);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let shown = args.join(" ");
+        for text in [stdout.as_str(), &*stderr] {
+            assert!(!text.contains(KEY), "{shown}: the key is printed");
+            assert!(
+                !text.contains("ghp_abcdef"),
+                "{shown}: the token is printed"
+            );
+            assert!(
+                !text.chars().any(|c| c == '\u{1b}' || c == '\u{7}'),
+                "{shown}: a control character is printed"
+            );
+        }
+        if is_json {
+            assert_eq!(stdout.lines().count(), 1, "{shown}: not one line");
+            serde_json::from_str::<serde_json::Value>(&stdout).unwrap();
+        }
+    }
+}
