@@ -19,6 +19,9 @@
 //!
 //! Terms match case-insensitively, ignoring backticks. `--verbose` prints every raw memory;
 //! `--dir DIR` scores another folder of labelled transcripts (a subset, a new batch).
+//! `fixtures/eval/extract/` is the set the engine was tuned on; `fixtures/eval/extract-held-back/`
+//! was written and labelled before the engine ever ran on it and is never tuned against, so
+//! `--dir fixtures/eval/extract-held-back` measures unseen sessions.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -341,9 +344,10 @@ mod tests {
         labels("noop = true\n")
     }
 
-    #[test]
-    fn every_fixture_has_valid_labels() {
-        let dir = crate::project_root().join("fixtures/eval/extract");
+    /// Checks that every transcript in `folder` has labels the scorer accepts and is made of
+    /// JSON lines; returns how many transcripts the folder holds.
+    fn check_folder(folder: &str) -> usize {
+        let dir = crate::project_root().join(folder);
         let mut count = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -358,10 +362,30 @@ mod tests {
                         "{}",
                         path.display()
                     );
+                    assert!(!task.title_terms.is_empty(), "{}", path.display());
+                }
+                for item in labels.preference.iter().chain(&labels.lesson) {
+                    assert!(!item.terms.is_empty(), "{}", path.display());
+                }
+                for (number, line) in std::fs::read_to_string(&path).unwrap().lines().enumerate() {
+                    let parsed: Result<serde_json::Value, _> = serde_json::from_str(line);
+                    assert!(parsed.is_ok(), "{}:{}", path.display(), number + 1);
                 }
                 count += 1;
             }
         }
+        count
+    }
+
+    #[test]
+    fn every_fixture_has_valid_labels() {
+        let count = check_folder("fixtures/eval/extract");
         assert!(count >= 20, "{count} transcripts");
+    }
+
+    #[test]
+    fn every_held_back_fixture_has_valid_labels() {
+        let count = check_folder("fixtures/eval/extract-held-back");
+        assert!(count >= 30, "{count} transcripts");
     }
 }
