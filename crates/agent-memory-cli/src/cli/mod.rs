@@ -74,7 +74,8 @@ enum Command {
     /// Where memory stands: state, mode, root, counts, index, budget, notes (exit 3 when
     /// disabled or unavailable).
     Status(status::StatusArgs),
-    /// Search memory (every word must appear; '"double quotes"' for a phrase).
+    /// Search memory (passages with every word first, then with some; '"double quotes"' for a
+    /// phrase).
     Search(search::SearchArgs),
     /// List the memory root as a tree with sizes.
     List(list::ListArgs),
