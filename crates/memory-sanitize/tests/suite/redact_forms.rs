@@ -508,3 +508,30 @@ fn bare_shape_prefixes_in_code_are_kept() {
         assert_eq!(redact_secrets(text), text);
     }
 }
+
+/// People write a URL password with `@` or `:` in it as it is, not percent-encoded; URL
+/// readers (libpq, Python's urllib, most drivers) split the user info at the LAST `@` before the
+/// host. A rule stopping at the first `@` left the rest of the password in the memory
+/// (`admin:[REDACTED_SECRET]@Harb0r!@db.internal`, found by the held-back extraction eval).
+#[test]
+fn a_url_password_holding_at_signs_or_colons_is_redacted_whole() {
+    check(&[
+        (
+            "psql postgres://admin:Wint3r@Harb0r!@db.internal:5432/ledger",
+            "psql postgres://admin:[REDACTED_SECRET]@db.internal:5432/ledger",
+        ),
+        (
+            "REDIS_URL=redis://:p@ss:w0rd@cache.local:6379/0",
+            "REDIS_URL=redis://:[REDACTED_SECRET]@cache.local:6379/0",
+        ),
+        (
+            "amqp://queue:s3cr3t@@broker/vhost then mail ops@example.org",
+            "amqp://queue:[REDACTED_SECRET]@broker/vhost then mail ops@example.org",
+        ),
+        // Encoded as the standard asks: one value, as before.
+        (
+            "mysql://root:Wint3r%40Harb0r@127.0.0.1/app",
+            "mysql://root:[REDACTED_SECRET]@127.0.0.1/app",
+        ),
+    ]);
+}

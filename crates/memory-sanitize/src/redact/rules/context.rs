@@ -112,7 +112,7 @@ pub(super) const RULES: &[Rule] = &[
              `amqp://`, `redis://:password@`, `https://user:token@`)",
             "detect-secrets:BasicAuthDetector, gitleaks:sidekiq-sensitive-url",
             &["://"],
-            r#"(?i)[a-z][a-z0-9+.-]{1,20}://[^\s:/@"'\\\[\]<>]{0,64}:([^\s:/@"'\\\[\]<>]{3,128})@"#,
+            r#"(?i)[a-z][a-z0-9+.-]{1,20}://[^\s:/@"'\\\[\]<>]{0,64}:([^\s/"'\\\[\]<>]{3,128})@"#,
             "`postgres://user:` + password + `@host/db`",
             "(postgres|mysql|mongodb\\+srv|redis|amqp|https)://[a-z]{3,10}:[A-Za-z0-9!*_-]{8,24}@[a-z]{3,10}\\.example\\.com",
         )
