@@ -393,6 +393,9 @@ impl Facts {
                     {
                         push_unique(&mut facts.passed_over, quote_request(&previous));
                     }
+                    for decision in user_decisions(&cleaned) {
+                        push_unique(&mut facts.decisions, decision);
+                    }
                     facts.opened_with_reply.get_or_insert(false);
                     facts.pending_question = Some(cleaned.trim().to_owned());
                     facts.requests.push(cleaned);
@@ -531,17 +534,21 @@ impl Facts {
     }
 
     /// Requests that state work, one line each: not acknowledgements ("ok, go ahead") and not
-    /// questions (a pending question is quoted under Critical Context instead).
+    /// questions (a pending question is quoted under Critical Context instead). The sentences of
+    /// a request that state a rule or a decision are left out (they have their own sections), so
+    /// a request that opens with a rule still gives the work it asks for.
     fn goals(&self) -> Vec<String> {
         self.requests
             .iter()
-            .map(|r| one_line(r, MAX_ITEM_CHARS))
+            .map(|r| work_part(r))
+            .map(|r| one_line(&r, MAX_ITEM_CHARS))
             .map(|r| without_acknowledgement(&r).to_owned())
             .filter(|r| r.split_whitespace().count() >= MIN_GOAL_WORDS)
             .filter(|r| {
                 let first = first_sentence_of(r);
                 !opens_with_question(r)
                     && correction(r).is_none()
+                    && !is_user_decision(first)
                     && number_rules(first).is_empty()
                     && read_user_message(first).preferences.is_empty()
             })
@@ -1005,6 +1012,57 @@ fn decisions(text: &str) -> Vec<String> {
         })
         .map(|sentence| one_line(sentence, MAX_ITEM_CHARS))
         .collect()
+}
+
+/// Openings with which a user records a decision already taken (not a request to act).
+const USER_DECISION_OPENINGS: [&str; 6] = [
+    "we decided",
+    "we have decided",
+    "we chose",
+    "we agreed",
+    "we're going with",
+    "decision:",
+];
+
+/// Sentences of a user message that record a decision already taken ("We decided to keep X
+/// because Y"): Decisions, not the goal.
+fn user_decisions(text: &str) -> Vec<String> {
+    sentences(text)
+        .filter(|sentence| is_user_decision(sentence))
+        .map(|sentence| one_line(sentence, MAX_ITEM_CHARS))
+        .collect()
+}
+
+fn is_user_decision(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    USER_DECISION_OPENINGS
+        .iter()
+        .any(|opening| lower.starts_with(opening))
+}
+
+/// A request without its sentences that state a standing rule, a number to respect or a
+/// decision already taken; the request as it is when none does, or when nothing else is left.
+fn work_part(request: &str) -> String {
+    let all: Vec<&str> = sentences(request).collect();
+    let work: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|sentence| {
+            !is_user_decision(sentence)
+                && number_rules(sentence).is_empty()
+                && read_user_message(sentence).preferences.is_empty()
+        })
+        .collect();
+    if work.len() == all.len() || work.is_empty() {
+        return request.to_owned();
+    }
+    work.iter()
+        .map(|sentence| {
+            let sentence = sentence.trim_end_matches('.');
+            format!("{sentence}.")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Sentences of the assistant's last text that say what it will do next.

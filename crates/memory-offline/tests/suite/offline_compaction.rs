@@ -681,3 +681,45 @@ async fn a_correction_that_reads_as_a_rule_is_listed_once() {
     );
     assert_eq!(constraints.matches("/api/v2/jobs").count(), 1, "{text}");
 }
+
+/// Found compacting a 400-turn rollout of our own five times with `--out` chaining: a first
+/// request that opens with standing rules ("Never touch migrations/ ... The test
+/// settle::rounding_half_even fails on main; start there.") lost its task with its rules, and
+/// the next request, a decision the user reported ("We decided to keep rust_decimal ..."), was
+/// taken for the goal. The rules go to Constraints, the work to Goal, the decision to Key
+/// Decisions.
+#[tokio::test]
+async fn a_request_opening_with_rules_keeps_its_task_and_a_reported_decision_is_a_decision() {
+    let mut messages = vec![
+        user(
+            "Never touch migrations/ without asking me first. Settlement batches must stay \
+             under 5000 rows. The test settle::rounding_half_even fails on main; start there.",
+        ),
+        say("Looking at the rounding test first."),
+        user(
+            "We decided to keep rust_decimal instead of f64 because cents drifted in the \
+             March close.",
+        ),
+    ];
+    messages.extend(shell(
+        "e1",
+        "cargo test -p ledgerd fx::",
+        "Process exited with code 0",
+    ));
+    let text = ask(TaskKind::CompactionSummary, &input(messages, None)).await;
+    let goal = section_items(&text, GOAL).join("\n");
+    assert!(
+        goal.contains("settle::rounding_half_even fails on main"),
+        "{text}"
+    );
+    assert!(!goal.contains("Never touch migrations"), "{text}");
+    assert!(!goal.contains("rust_decimal"), "{text}");
+    let constraints = section_items(&text, CONSTRAINTS).join("\n");
+    assert!(constraints.contains("Never touch migrations/"), "{text}");
+    assert!(constraints.contains("under 5000 rows"), "{text}");
+    let decisions = section_items(&text, KEY_DECISIONS).join("\n");
+    assert!(
+        decisions.contains("We decided to keep rust_decimal instead of f64"),
+        "{text}"
+    );
+}
