@@ -220,6 +220,7 @@ fn observe_user(seen: &mut Observed, text: &str) {
     // The request is the first sentence that asks for something: not an acknowledgement
     // ("Great.", "Thanks!") and not a stated rule, which goes to the facts.
     let request = sentences(&text)
+        .iter()
         .map(|sentence| sentence.trim_end_matches(['.', '!']))
         .find(|sentence| {
             sentence.split_whitespace().count() >= MIN_REQUEST_WORDS
@@ -251,7 +252,7 @@ fn observe_user(seen: &mut Observed, text: &str) {
         {
             let rule = format!(
                 "User rule: {}",
-                ensure_period(&one_line(sentence, MAX_LINE_CHARS))
+                ensure_period(&one_line(&sentence, MAX_LINE_CHARS))
             );
             push_distinct(&mut seen.requirements, rule);
         }
@@ -259,7 +260,7 @@ fn observe_user(seen: &mut Observed, text: &str) {
     for sentence in sentences(&text) {
         if sentence.ends_with('?') {
             seen.questions
-                .push((one_line(sentence, MAX_LINE_CHARS), false));
+                .push((one_line(&sentence, MAX_LINE_CHARS), false));
         }
     }
 }
@@ -276,7 +277,7 @@ fn observe_reply(seen: &mut Observed, text: &str) {
         if DECISION_CUES.iter().any(|cue| lower.contains(cue)) {
             push_distinct(
                 &mut seen.decisions,
-                format!("Decision: {}", one_line(sentence, MAX_LINE_CHARS)),
+                format!("Decision: {}", one_line(&sentence, MAX_LINE_CHARS)),
             );
         }
     }
@@ -335,10 +336,13 @@ fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
     }
 }
 
-fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    text.split_inclusive(['\n', '.', '!', '?'])
-        .map(|s| s.trim().trim_start_matches(['-', '*', '>']).trim())
+/// The engine's one sentence splitter (a period inside `src/a.rs` or `12.42` ends nothing),
+/// without fragments too short to say anything.
+fn sentences(text: &str) -> Vec<String> {
+    crate::text::sentences(text)
+        .into_iter()
         .filter(|s| s.chars().count() >= 4)
+        .collect()
 }
 
 /// What the messages say, section by section.

@@ -354,3 +354,30 @@ async fn an_abandoned_command_is_noted_as_unanswered() {
     );
     assert!(!errors.contains("`cargo test` got no answer"));
 }
+
+/// Found committing a session of our own with `wm commit`: the working-memory writer split
+/// sentences at every period, so the title and goal read "... in src/predict" and the rule
+/// "M2_PERIOD is 12.4206 hours" was stored twice, once as "M2_PERIOD is 12.".
+#[tokio::test]
+async fn periods_inside_paths_and_numbers_end_no_sentence() {
+    let messages = entries(vec![user(
+        "Port the tide predictor to the harmonic model in src/predict.rs. Keep every public \
+         signature as it is; the constant M2_PERIOD is 12.4206 hours.",
+    )]);
+    let document = complete(
+        TaskKind::WorkingMemoryCreate,
+        serde_json::to_value(WorkingMemoryCreateInput {
+            messages,
+            previous: None,
+        })
+        .unwrap(),
+    )
+    .await;
+    let title = section(&document, "Session Title");
+    assert!(title.ends_with("in src/predict.rs"), "{document}");
+    let goals = section(&document, "Task & Goals");
+    assert!(goals.contains("in src/predict.rs"), "{document}");
+    let facts = section(&document, "Key Facts & Decisions");
+    assert!(facts.contains("M2_PERIOD is 12.4206 hours"), "{document}");
+    assert_eq!(facts.matches("M2_PERIOD").count(), 1, "{document}");
+}
