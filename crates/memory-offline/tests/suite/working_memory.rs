@@ -101,6 +101,19 @@ async fn complete(task: TaskKind, input: serde_json::Value) -> String {
         .text
 }
 
+/// The document the offline engine creates from `messages` with no previous one.
+async fn create(messages: Vec<ConversationEntry>) -> String {
+    complete(
+        TaskKind::WorkingMemoryCreate,
+        serde_json::to_value(WorkingMemoryCreateInput {
+            messages,
+            previous: None,
+        })
+        .unwrap(),
+    )
+    .await
+}
+
 fn section<'a>(document: &'a str, name: &str) -> &'a str {
     let start = document.find(&format!("## {name}\n")).unwrap() + name.len() + 4;
     let rest = &document[start..];
@@ -338,15 +351,7 @@ async fn an_abandoned_command_is_noted_as_unanswered() {
             false,
         ),
     ]);
-    let document = complete(
-        TaskKind::WorkingMemoryCreate,
-        serde_json::to_value(WorkingMemoryCreateInput {
-            messages,
-            previous: None,
-        })
-        .unwrap(),
-    )
-    .await;
+    let document = create(messages).await;
     let errors = section(&document, "Errors & Corrections");
     assert!(
         errors.contains("`cargo build --release` got no answer"),
@@ -364,15 +369,7 @@ async fn periods_inside_paths_and_numbers_end_no_sentence() {
         "Port the tide predictor to the harmonic model in src/predict.rs. Keep every public \
          signature as it is; the constant M2_PERIOD is 12.4206 hours.",
     )]);
-    let document = complete(
-        TaskKind::WorkingMemoryCreate,
-        serde_json::to_value(WorkingMemoryCreateInput {
-            messages,
-            previous: None,
-        })
-        .unwrap(),
-    )
-    .await;
+    let document = create(messages).await;
     let title = section(&document, "Session Title");
     assert!(title.ends_with("in src/predict.rs"), "{document}");
     let goals = section(&document, "Task & Goals");
