@@ -8,7 +8,8 @@
 //! simplified, never dropped, and [`Query::simplified`] says how: an unclosed quote is ignored,
 //! a query over [`MAX_QUERY_CHARS`] is reduced to its key terms, terms past [`MAX_TERMS`] are
 //! left out. Common words ([`is_stop_word`]) are left out of recall always, and out of a
-//! search when the query has other words.
+//! search when the query has other words; a search of two or more common words and nothing else
+//! takes them as one phrase.
 
 use std::collections::HashSet;
 
@@ -106,9 +107,23 @@ pub(crate) fn parse(query: &str, purpose: Purpose) -> Result<Query, QueryError> 
         .copied()
         .filter(|term| term.phrase || !is_stop_word(term.text))
         .collect();
+    // Common words only: each alone is in most blocks and ranks nothing (its weight is about
+    // zero), so words are searched as the phrase they make, in their order.
+    let common_phrase = searchable.join_words();
     let chosen = match (purpose, key.is_empty()) {
         (Purpose::Recall, true) => return Err(QueryError::OnlyCommonWords),
-        (Purpose::Search, true) => searchable,
+        (Purpose::Search, true) => match &common_phrase {
+            Some(phrase) => {
+                simplified.push(format!(
+                    "it has only common words, so they were searched as the phrase \"{phrase}\""
+                ));
+                vec![Term {
+                    text: phrase,
+                    phrase: true,
+                }]
+            }
+            None => searchable,
+        },
         (Purpose::Search, false) if !long => {
             if key.len() < searchable.len() {
                 let left: Vec<&str> = searchable
@@ -164,6 +179,23 @@ pub(crate) fn parse(query: &str, purpose: Purpose) -> Result<Query, QueryError> 
 struct Term<'a> {
     text: &'a str,
     phrase: bool,
+}
+
+/// Terms as a whole.
+trait Terms {
+    /// Two or more words, none quoted, joined by single spaces; `None` otherwise.
+    fn join_words(&self) -> Option<String>;
+}
+
+impl Terms for [Term<'_>] {
+    fn join_words(&self) -> Option<String> {
+        (self.len() >= 2 && self.iter().all(|term| !term.phrase)).then(|| {
+            self.iter()
+                .map(|term| term.text)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    }
 }
 
 /// Splits on whitespace, keeping quoted phrases whole. An unclosed quote is ignored (the text
@@ -333,6 +365,16 @@ mod tests {
             [r#""test""#, r#""runner""#, r#""user""#, r#""prefer""#]
         );
         assert_eq!(terms("the", Purpose::Search), [r#""the""#]);
+        // Words that are all common make one phrase: alone, each is in most blocks.
+        let query = parse("when the", Purpose::Search).unwrap();
+        assert_eq!(query.terms, [r#""when the""#]);
+        assert!(
+            query
+                .simplified_note()
+                .unwrap()
+                .contains(r#"searched as the phrase "when the""#)
+        );
+        assert_eq!(terms(r#"when "the""#, Purpose::Search), [r#""the""#]);
         assert_eq!(terms(r#""the end""#, Purpose::Recall), [r#""the end""#]);
         assert_eq!(
             parse("what is it?", Purpose::Recall),

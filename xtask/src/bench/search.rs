@@ -30,7 +30,7 @@ const QUERIES: usize = 200;
 const PASSES: usize = 5;
 /// Re-index samples (one changed file each) and unchanged samples to compare with.
 const REINDEX_SAMPLES: usize = 30;
-/// The issue's target for p99.
+/// The issue's target: p99 of two-word queries, and re-indexing one changed file.
 const TARGET_P99_MS: f64 = 10.0;
 
 pub(crate) fn run(args: &[&str]) -> Result<()> {
@@ -96,6 +96,7 @@ fn measure() -> Result<()> {
         }
     }
     raw.sort();
+    let mut pairs_p99 = Duration::ZERO;
     for (kind, name) in ["single words", "word pairs", "quoted phrases"]
         .into_iter()
         .enumerate()
@@ -107,37 +108,43 @@ fn measure() -> Result<()> {
             .map(|(_, time)| *time)
             .collect();
         times.sort();
+        if kind == 1 {
+            pairs_p99 = percentile(&times, 99);
+        }
+        let mut slowest: Vec<(Duration, &str)> = by_query
+            .iter()
+            .zip(&queries)
+            .enumerate()
+            .filter(|(index, _)| query_kind(*index) == kind)
+            .map(|(_, (time, query))| (*time, query.as_str()))
+            .collect();
+        slowest.sort();
+        let listed: Vec<String> = slowest
+            .iter()
+            .rev()
+            .take(3)
+            .map(|(time, query)| format!("{query} {:.2} ms", ms(*time)))
+            .collect();
         println!(
-            "  {name}: p50 {:.2} ms, p99 {:.2} ms",
+            "  {name}: p50 {:.2} ms, p99 {:.2} ms; slowest: {}",
             ms(percentile(&times, 50)),
-            ms(percentile(&times, 99))
+            ms(percentile(&times, 99)),
+            listed.join(", ")
         );
     }
-    let mut slowest: Vec<(Duration, &str)> = by_query
-        .iter()
-        .zip(&queries)
-        .map(|(time, query)| (*time, query.as_str()))
-        .collect();
-    slowest.sort();
-    let listed: Vec<String> = slowest
-        .iter()
-        .rev()
-        .take(4)
-        .map(|(time, query)| format!("{query} {:.2} ms", ms(*time)))
-        .collect();
-    println!("  slowest: {}", listed.join(", "));
     let mut sorted = by_query.clone();
     sorted.sort();
     let (p50, p99) = (percentile(&sorted, 50), percentile(&sorted, 99));
     println!(
         "memory_search, {} queries, each its best of {PASSES} passes ({:.1} hits per query, at \
-         most 10): p50 {:.2} ms, p99 {:.2} ms (target p99 <= {TARGET_P99_MS} ms: {}); all {} \
-         samples: p50 {:.2} ms, p99 {:.2} ms",
+         most 10): p50 {:.2} ms, p99 {:.2} ms; word pairs p99 {:.2} ms (target <= \
+         {TARGET_P99_MS} ms: {}); all {} samples: p50 {:.2} ms, p99 {:.2} ms",
         queries.len(),
         hits as f64 / queries.len() as f64,
         ms(p50),
         ms(p99),
-        if ms(p99) <= TARGET_P99_MS {
+        ms(pairs_p99),
+        if ms(pairs_p99) <= TARGET_P99_MS {
             "met"
         } else {
             "not met"
@@ -215,10 +222,11 @@ fn measure() -> Result<()> {
         ms(percentile(&next, 50))
     );
     println!(
-        "BENCH search blocks={} p50_ms={:.2} p99_ms={:.2} reindex_one_ms={:.2}",
+        "BENCH search blocks={} p50_ms={:.2} p99_ms={:.2} pairs_p99_ms={:.2} reindex_one_ms={:.2}",
         corpus.blocks,
         ms(p50),
         ms(p99),
+        ms(pairs_p99),
         ms(reindex_one)
     );
     Ok(())
