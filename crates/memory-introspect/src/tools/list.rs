@@ -61,12 +61,21 @@ impl Introspector {
         }
         let truncated = listing.entries.len() > MAX_ENTRIES;
         listing.entries.truncate(MAX_ENTRIES);
-        let warning = (!listing.unreadable.is_empty()).then(|| {
-            format!(
+        let mut warnings = Vec::new();
+        if truncated {
+            // The walk stops one entry past the cap, so how many more there are is unknown.
+            warnings.push(format!(
+                "only the first {MAX_ENTRIES} entries are listed and there are more; list a \
+                 folder below this one or a smaller depth for the rest"
+            ));
+        }
+        if !listing.unreadable.is_empty() {
+            warnings.push(format!(
                 "these folders could not be listed, so their contents are missing here: {}",
                 listing.unreadable.join(", ")
-            )
-        });
+            ));
+        }
+        let warning = (!warnings.is_empty()).then(|| warnings.join("; "));
         Ok(MemoryListResult {
             entries: listing.entries,
             truncated,

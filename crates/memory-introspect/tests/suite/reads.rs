@@ -68,7 +68,8 @@ fn a_fifo_named_memory_summary_does_not_hang_any_probe() {
     assert!(matches!(search, ToolOutcome::Failed(_)));
 }
 
-/// Issue 29: `memory_read` opened before checking the type, so a FIFO hung it.
+/// Issue 29: `memory_read` opened before checking the type, so a FIFO hung it (a tool call
+/// that never answers is the MCP timeout users report, mem0 #2700).
 #[cfg(unix)]
 #[test]
 fn memory_read_refuses_a_fifo_without_blocking() {

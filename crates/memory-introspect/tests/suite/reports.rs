@@ -255,3 +255,87 @@ fn report_codex_21010_a_symlinked_parent_folder_cannot_escape_the_root() {
             .is_empty()
     );
 }
+
+/// codex #29033: memories were generated but never reached the model. What consolidation wrote
+/// is in the next block, and the block says where it came from.
+#[test]
+fn report_codex_29033_a_consolidated_summary_reaches_the_next_block() {
+    let home = Home::new();
+    home.consolidated();
+    let block = home
+        .introspector()
+        .render_block(&BlockOptions::default())
+        .unwrap();
+    assert_eq!(block.state, MemoryState::Ready);
+    assert!(
+        block.text.contains("prefers strict parsers"),
+        "{}",
+        block.text
+    );
+    assert!(block.text.contains("memory_summary.md"), "{}", block.text);
+}
+
+/// codex #31406: memory was injected while the user had turned it off. Off means nothing from
+/// past sessions in the block, in recall or in search, whatever the memory folder holds.
+#[test]
+fn report_codex_31406_memory_turned_off_reaches_the_model_nowhere() {
+    let home = Home::new();
+    home.consolidated();
+    let off = home.with_config(IntrospectConfig {
+        enabled: false,
+        ..IntrospectConfig::default()
+    });
+    let block = off.render_block(&BlockOptions::default()).unwrap();
+    assert_eq!(
+        (block.text.as_str(), block.state),
+        ("", MemoryState::Disabled)
+    );
+    let recall = off
+        .recall("why do March timestamps read 24:00?", 3)
+        .unwrap();
+    assert_eq!(recall.hits, 0, "{recall:#?}");
+    assert!(!recall.text.contains("24:00"), "{recall:#?}");
+    let searched = off.search(&MemorySearchRequest {
+        query: "timestamps".to_owned(),
+        ..MemorySearchRequest::default()
+    });
+    assert_eq!(
+        searched.map_err(|failure| failure.code),
+        Err(MemoryFailureCode::Disabled)
+    );
+}
+
+/// OpenMemory (PR #5050): a listing was cut to 20 entries without a word. Ours lists every entry
+/// up to its cap, and past the cap it says so, in the flag and in words.
+#[test]
+fn report_openmemory_5050_a_list_is_never_cut_silently() {
+    let home = Home::new();
+    home.consolidated();
+    for n in 0..30 {
+        home.write(&format!("notes/n{n:03}.md"), format!("note {n}\n"));
+    }
+    let introspector = home.introspector();
+    let listed = introspector
+        .list(&memory_protocol::introspect::MemoryListRequest {
+            path: Some("notes".to_owned()),
+            depth: None,
+        })
+        .unwrap();
+    assert_eq!(listed.entries.len(), 30, "{listed:#?}");
+    assert!(!listed.truncated);
+    for n in 30..520 {
+        home.write(&format!("notes/n{n:03}.md"), format!("note {n}\n"));
+    }
+    let listed = introspector
+        .list(&memory_protocol::introspect::MemoryListRequest {
+            path: Some("notes".to_owned()),
+            depth: None,
+        })
+        .unwrap();
+    assert!(listed.truncated, "{listed:#?}");
+    let warning = listed.warning.unwrap_or_default();
+    assert!(
+        warning.contains("only the first 500 entries are listed and there are more"),
+        "the cut is said in words: {warning}"
+    );
+}

@@ -262,3 +262,41 @@ async fn a_request_before_initialize_is_told_to_initialize_first_and_can_then_in
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), MEMORY_TOOLS.len());
 }
+
+/// basic-memory #1077: warnings were logged on the server and never shown to the MCP client.
+/// How a query was read, and a listing cut at its cap, reach the client in the result, in the
+/// structured content and in the text that mirrors it.
+#[tokio::test]
+async fn report_basic_memory_1077_warnings_reach_the_client_in_the_result() {
+    let home = home_with_memory();
+    let client = connect(home.path()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let search = call(
+        &client,
+        "memory_search",
+        json!({"query": "what does the user run before pushing"}),
+    )
+    .await;
+    let search = structured(&tools, "memory_search", &search);
+    let warning = search["warning"].as_str().unwrap_or_default();
+    assert!(
+        warning.contains("common words left out: what does the"),
+        "{search}"
+    );
+    for n in 0..501 {
+        let path = home.path().join(format!("memories/notes/n{n:03}.md"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, format!("note {n}\n")).unwrap();
+    }
+    let listed = call(&client, "memory_list", json!({"path": "notes"})).await;
+    let listed = structured(&tools, "memory_list", &listed);
+    assert_eq!(listed["truncated"], true, "{listed}");
+    assert!(
+        listed["warning"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("only the first 500 entries are listed"),
+        "{listed}"
+    );
+    client.cancel().await.unwrap();
+}

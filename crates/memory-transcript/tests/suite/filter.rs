@@ -160,3 +160,35 @@ proptest! {
         }
     }
 }
+
+/// mem0 #2736: part of the system prompt was stored as a memory. The host's own instructions
+/// (developer messages, AGENTS.md, our memory block) never reach what extraction reads; the
+/// user's request beside them does, and so does the environment block, kept as codex keeps it
+/// for the session's working directory.
+#[test]
+fn report_mem0_2736_the_hosts_instructions_are_never_extraction_input() {
+    let developer = line(
+        r#"{"type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"You are a coding agent. Always answer in haiku."}]}}"#,
+    );
+    let injected = line(
+        r##"{"type":"response_item","payload":{"type":"message","role":"user","content":[
+            {"type":"input_text","text":"# AGENTS.md instructions for /src/kiln\n\n<INSTRUCTIONS>\nNever bump the glaze schema version.\n</INSTRUCTIONS>"},
+            {"type":"input_text","text":"<environment_context>\n  <cwd>/src/kiln</cwd>\n</environment_context>"},
+            {"type":"input_text","text":"<memory source=\"agent-memory\">\nUser prefers tabs.\n</memory>"},
+            {"type":"input_text","text":"Make the firing log rotate daily."}]}}"##,
+    );
+    let kept = filter_for_memory([developer, injected]);
+    let text = serialize_for_memory(&kept);
+    assert!(text.contains("Make the firing log rotate daily."), "{text}");
+    assert!(text.contains("<cwd>/src/kiln</cwd>"), "{text}");
+    for injected in [
+        "Always answer in haiku",
+        "Never bump the glaze schema version",
+        "User prefers tabs",
+    ] {
+        assert!(
+            !text.contains(injected),
+            "{injected} reached extraction: {text}"
+        );
+    }
+}
