@@ -4,14 +4,18 @@
 //! not part of the conversation: it is rebuilt for every request from its sources, so a
 //! compaction cannot lose it. The conversation is `memory_compaction`'s [`Session`]: after a
 //! compaction its live view is the latest summary plus the messages that compaction kept and
-//! every message since.
+//! every message since. In working-memory mode it is a `working_memory` session's
+//! [`Assembly`] instead ([`build_working_request`]): the working memory, inside its rules,
+//! follows the preamble in the system prompt, and the messages are the ones the working
+//! memory has not absorbed.
 
 use goal_steering::internal_context_message;
 use memory_compaction::compaction::Session;
-use memory_protocol::compaction::{AssistantBlock, ConversationMessage};
+use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
 use memory_protocol::tools::ToolDefinition;
 use memory_sanitize::TokenCounter;
 use serde_json::json;
+use working_memory::session::Assembly;
 
 use crate::model::{HostMessage, HostRequest, ToolCall};
 
@@ -98,6 +102,57 @@ pub fn build_request(
         messages,
         tools: tools.to_vec(),
     }
+}
+
+/// The request for a working-memory conversation: the system prompt is the pinned preamble
+/// followed by the assembly's instructions (the rules for reading a working memory with the
+/// seven-section document inside, absent until the first commit), and the messages are the
+/// assembled ones, oldest first.
+pub fn build_working_request(
+    preamble: &Preamble,
+    assembly: &Assembly,
+    tools: &[ToolDefinition],
+) -> HostRequest {
+    let mut system = preamble.system();
+    if let Some(instructions) = &assembly.instructions {
+        system.push_str("\n\n");
+        system.push_str(instructions.trim_end());
+    }
+    HostRequest {
+        system,
+        messages: assembly
+            .messages
+            .iter()
+            .map(|entry| host_message(&entry.message))
+            .collect(),
+        tools: tools.to_vec(),
+    }
+}
+
+/// The conversation's tokens in a working-memory request, as [`request_tokens`] counts them:
+/// the assembly's instructions (the working memory) and its messages, without the preamble
+/// and the tools.
+pub fn conversation_tokens(assembly: &Assembly, counter: &dyn TokenCounter) -> u64 {
+    let conversation = build_working_request(&Preamble::default(), assembly, &[]);
+    let empty = HostRequest {
+        system: Preamble::default().system(),
+        messages: Vec::new(),
+        tools: Vec::new(),
+    };
+    request_tokens(&conversation, counter).saturating_sub(request_tokens(&empty, counter))
+}
+
+/// The tokens `entries` take in a request, as [`request_tokens`] counts them.
+pub fn messages_tokens(entries: &[ConversationEntry], counter: &dyn TokenCounter) -> u64 {
+    let request = HostRequest {
+        system: String::new(),
+        messages: entries
+            .iter()
+            .map(|entry| host_message(&entry.message))
+            .collect(),
+        tools: Vec::new(),
+    };
+    request_tokens(&request, counter)
 }
 
 /// One conversation message as the model receives it.

@@ -31,6 +31,9 @@ pub enum HostError {
     /// A compaction failed.
     #[error(transparent)]
     Compaction(#[from] memory_compaction::compaction::CompactionError),
+    /// The working-memory session (its folder, a commit or an assembly) failed.
+    #[error(transparent)]
+    WorkingMemory(#[from] working_memory::Error),
     /// The write path failed.
     #[error(transparent)]
     Write(#[from] memory_write::Error),

@@ -8,29 +8,42 @@
 //!    `goal_steering::GoalStore`; the rollout file is created with its `session_meta` line.
 //! 2. **Each turn.** The user's message gets this turn's recall fence in front
 //!    (`Introspector::recall`), or, on a goal continuation turn, the hidden continuation
-//!    `GoalStore::steering_for` hands out is sent instead. Then, step by step: compact when the
-//!    conversation crosses its threshold (`memory_compaction::compaction::should_compact`, then
-//!    `compact` with the offline summarizer); build the request (pinned preamble plus the
-//!    session's live view); check the seam invariants on it; send it; run the tool calls. At
+//!    `GoalStore::steering_for` hands out is sent instead. Then, step by step: reduce the
+//!    context when the conversation crosses its threshold
+//!    (`memory_compaction::compaction::should_compact`); build the request (pinned preamble
+//!    plus the conversation); check the seam invariants on it; send it; run the tool calls. At
 //!    the end of the turn its tokens and time are charged to the goal (`GoalStore::record_turn`).
-//! 3. **After a compaction.** The goal is restated (`SteeringEvent::Compacted`) as a hidden
-//!    message, and the memory block is rendered again; the pinned files are in every system
-//!    prompt anyway.
 //!    A citation block in the final answer is recorded as a use of each cited memory
 //!    (`memory_write::citations::record_citations`).
+//!
+//!    How the context is reduced is [`HostOptions::context`] ([`ContextStrategy`]):
+//!    - **compaction** (the default): `memory_compaction::compaction::compact` with the offline
+//!      summarizer replaces the older messages with a summary; the request is the pinned
+//!      preamble plus the session's live view (the summary and the kept messages);
+//!    - **working memory**: every message is also appended to a `working_memory` session
+//!      (one folder per session under `working-memory/` in the host's home), and the older
+//!      messages are committed into it (`working_memory::session::Session::commit`, the
+//!      offline engine as the working-memory writer), which archives them and brings the
+//!      seven-section working memory up to date; the request is the pinned preamble, then the
+//!      working memory and the kept messages as `Session::assemble` lays them out within the
+//!      conversation's share of the window.
+//! 3. **After a compaction or a commit.** The goal is restated (`SteeringEvent::Compacted`) as
+//!    a hidden message, and the memory block is rendered again; the pinned files are in every
+//!    system prompt anyway.
 //! 4. **End.** The rollout is read back as the write path reads it, and the write pipeline
 //!    (`memory_write::runner::Runner` with the offline engine) turns the session into memories,
 //!    so the next session in that project recalls it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use goal_steering::{GoalConfig, GoalStore, NewGoal, SteeringEvent, TurnTokens, TurnUsage};
 use memory_compaction::compaction::{
-    CompactionOptions, CompactionOutcome, CompactionReason, CompactionSettings, Session, compact,
-    should_compact,
+    CompactionOptions, CompactionOutcome, CompactionReason, CompactionSettings, ContextSize,
+    Session, compact, should_compact,
 };
 use memory_introspect::{
     BlockOptions, HostEnvironment, IntrospectConfig, Introspector, RenderedBlock,
@@ -50,8 +63,15 @@ use memory_write::memory_root::MemoryRoot;
 use memory_write::runner::{RolloutFolder, RunLimits, RunModels, RunOptions, Runner};
 use memory_write::store::SharedStore;
 use memory_write::store_selection::{StoreSelection, open_store};
+use serde::{Deserialize, Serialize};
+use working_memory::session::{
+    Assembly, CommitStatus, Session as WorkingSession, SessionMessage, SessionOptions, split_point,
+};
 
-use crate::context::{Preamble, build_request, host_tools, request_text, request_tokens};
+use crate::context::{
+    Preamble, build_request, build_working_request, conversation_tokens, host_tools,
+    messages_tokens, request_text, request_tokens,
+};
 use crate::error::{HostError, Result};
 use crate::model::{HostModel, HostRequest, ModelReply};
 use crate::rollout::RolloutWriter;
@@ -65,6 +85,43 @@ pub const MAX_STEPS_PER_TURN: usize = 64;
 pub const RECALL_HITS: usize = 3;
 /// The pinned instruction file a project may hold.
 pub const PINNED_FILE: &str = "AGENTS.md";
+/// The folder under the host's home that holds the working-memory sessions, one folder per
+/// session named by its thread id (working-memory mode only).
+pub const WORKING_MEMORY_DIR: &str = "working-memory";
+
+/// What the host does when the conversation crosses its compaction threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContextStrategy {
+    /// Compact: a summary of the older messages replaces them (`memory_compaction`).
+    #[default]
+    Compaction,
+    /// Commit the older messages into the session's working memory (`working_memory`): they
+    /// are archived, the seven-section document is updated from them, and requests carry the
+    /// document instead of the messages.
+    WorkingMemory,
+}
+
+impl ContextStrategy {
+    /// The name the command line and scripts use: `compaction` or `working-memory`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextStrategy::Compaction => "compaction",
+            ContextStrategy::WorkingMemory => "working-memory",
+        }
+    }
+}
+
+impl FromStr for ContextStrategy {
+    type Err = String;
+
+    fn from_str(name: &str) -> std::result::Result<ContextStrategy, String> {
+        [ContextStrategy::Compaction, ContextStrategy::WorkingMemory]
+            .into_iter()
+            .find(|strategy| strategy.as_str() == name)
+            .ok_or_else(|| format!("{name:?} is not `compaction` or `working-memory`"))
+    }
+}
 
 /// How a host run is set up.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,8 +132,11 @@ pub struct HostOptions {
     /// The model's context window.
     pub window_tokens: u64,
     /// Compaction settings (the conversation's share of the window is what the preamble
-    /// leaves).
+    /// leaves). In working-memory mode they set the same trigger, and `keep_recent_tokens`
+    /// how many recent messages a commit keeps live.
     pub compaction: CompactionSettings,
+    /// What happens at the threshold: a compaction or a working-memory commit.
+    pub context: ContextStrategy,
 }
 
 impl HostOptions {
@@ -90,6 +150,7 @@ impl HostOptions {
                 threshold_percent: script.threshold_percent,
                 ..CompactionSettings::default()
             },
+            context: script.context.unwrap_or_default(),
         }
     }
 }
@@ -99,11 +160,17 @@ impl HostOptions {
 pub struct HostReport {
     /// Requests sent to the conversation model.
     pub requests: u64,
-    /// Compactions applied to the conversation.
+    /// Context reductions applied to the conversation: compactions in compaction mode; in
+    /// working-memory mode, working-memory commits that finished (archived messages and
+    /// updated the working memory). The `compactions=N` of [`HostReport::line`].
     pub compactions: u64,
     /// Compactions the library refused because their summary would not have made the
-    /// context smaller.
+    /// context smaller; in working-memory mode, commits the host did not make because the
+    /// messages they would archive weigh too little against the working memory.
     pub compactions_not_applied: u64,
+    /// Working-memory commits whose update failed, with the error: the messages stayed live
+    /// and the next commit retried them.
+    pub commits_failed: Vec<String>,
     /// The status the last session with a goal left its goal in.
     pub goal: Option<ThreadGoalStatus>,
     /// Memory uses recorded from citation blocks in the model's final answers.
@@ -114,8 +181,8 @@ pub struct HostReport {
     pub violations: Vec<Violation>,
     /// User goal actions the goal store refused (an illegal transition, say).
     pub refused_actions: Vec<String>,
-    /// The first request sent after the run's third compaction while a goal was active, as
-    /// sent.
+    /// The first request sent after the run's third compaction (or working-memory commit)
+    /// while a goal was active, as sent.
     pub after_third_compaction: Option<HostRequest>,
     /// The rollout files written, one per session.
     pub rollouts: Vec<PathBuf>,
@@ -156,6 +223,16 @@ pub struct Host<M: HostModel> {
     private_facts: BTreeMap<String, Vec<String>>,
 }
 
+/// The working-memory side of a running session.
+struct Working {
+    /// The session folder: the live messages, and one archive per commit holding the
+    /// messages it archived and the working memory as that commit left it.
+    session: WorkingSession,
+    /// The conversation's tokens right after the latest commit: the trigger re-arms from
+    /// there, as it does from a compaction's `tokens_after`.
+    tokens_after_commit: Option<u64>,
+}
+
 /// One running session's state.
 struct Live<'a> {
     index: usize,
@@ -166,7 +243,12 @@ struct Live<'a> {
     store: SharedStore,
     goals: GoalStore,
     rollout: RolloutWriter,
+    /// The conversation as `memory_compaction` keeps it. In working-memory mode it is never
+    /// compacted: it is the session's whole transcript, which numbers the messages, and the
+    /// requests come from `working`.
     session: Session,
+    /// The working-memory session, in working-memory mode.
+    working: Option<Working>,
     preamble: Preamble,
     tools: Vec<memory_protocol::tools::ToolDefinition>,
     compacted: bool,
@@ -272,6 +354,22 @@ impl<M: HostModel> Host<M> {
             }
         };
         let tools = host_tools(memory.tool_definitions());
+        let working = match self.options.context {
+            ContextStrategy::Compaction => None,
+            // `open` reads the folder (none yet: the rollout above was new, so is the thread)
+            // and writes nothing; the first append creates it. The token budget only sets
+            // when the library would call a commit due, which the host decides itself.
+            ContextStrategy::WorkingMemory => Some(Working {
+                session: WorkingSession::open(
+                    self.options.home.join(WORKING_MEMORY_DIR).join(&thread_id),
+                    SessionOptions {
+                        token_budget: self.options.window_tokens,
+                        ..SessionOptions::default()
+                    },
+                )?,
+                tokens_after_commit: None,
+            }),
+        };
         let mut live = Live {
             index,
             thread_id,
@@ -282,6 +380,7 @@ impl<M: HostModel> Host<M> {
             goals,
             rollout,
             session: Session::new(Vec::new())?,
+            working,
             preamble: Preamble {
                 pinned,
                 memory_block: String::new(),
@@ -321,7 +420,7 @@ impl<M: HostModel> Host<M> {
             self.goal_action(live, action)?;
         }
         if turn.compact {
-            self.compact(live, CompactionReason::Manual).await?;
+            self.reduce_context(live, CompactionReason::Manual).await?;
         }
         live.rollout.turn_context(&live.cwd, &self.model.name())?;
         let continuation = if turn.continue_goal {
@@ -353,10 +452,11 @@ impl<M: HostModel> Host<M> {
         let mut usage = TokenUsage::default();
         let mut tool_calls = 0i64;
         for _ in 0..MAX_STEPS_PER_TURN {
-            if self.due(live) {
-                self.compact(live, CompactionReason::Threshold).await?;
+            if self.due(live)? {
+                self.reduce_context(live, CompactionReason::Threshold)
+                    .await?;
             }
-            let request = build_request(&live.preamble, &live.session, &live.tools);
+            let request = self.request(live)?;
             let input_tokens = self.check_request(live, &request);
             let reply = self.model.respond(&request).await?;
             usage.input_tokens += input_tokens;
@@ -469,13 +569,157 @@ impl<M: HostModel> Host<M> {
             .saturating_sub(request_tokens(&empty, self.counter))
     }
 
-    fn due(&self, live: &Live<'_>) -> bool {
-        let size = live.session.context_size(self.counter);
-        should_compact(
-            self.conversation_window(live),
-            &size,
-            &self.options.compaction,
-        )
+    /// The request for the conversation as it is now. In working-memory mode,
+    /// `Session::assemble` lays out the working memory (inside its rules: a lossy summary,
+    /// newer messages win) and the messages within the conversation's share of the window,
+    /// keeping the newest message and the newest user message, and a tool call with its
+    /// results, always together.
+    fn request(&self, live: &Live<'_>) -> Result<HostRequest> {
+        Ok(match &live.working {
+            None => build_request(&live.preamble, &live.session, &live.tools),
+            Some(working) => {
+                let assembly = self.assemble(working, self.conversation_window(live))?;
+                build_working_request(&live.preamble, &assembly, &live.tools)
+            }
+        })
+    }
+
+    /// The working memory and the messages within `window` tokens as the host counts them.
+    /// `Session::assemble` spends its budget in its own estimate (and keeps a reply reserve),
+    /// which can undercount the host's tokenizer on some texts (long runs of digits, say):
+    /// while the assembly is larger than `window`, it is redone with the budget scaled down by
+    /// the overshoot and a sixteenth more (messages are dropped whole, so a bare scaling can
+    /// land on the same assembly), eight times at most; a request still too large is the
+    /// fits-window seam's to report.
+    fn assemble(&self, working: &Working, window: u64) -> Result<Assembly> {
+        let mut budget = window;
+        let mut assembly = working.session.assemble(budget)?;
+        for _ in 0..8 {
+            let tokens = conversation_tokens(&assembly, self.counter);
+            if tokens <= window || budget == 0 {
+                break;
+            }
+            let scaled = u128::from(budget) * u128::from(window) / u128::from(tokens);
+            budget = u64::try_from(scaled)
+                .unwrap_or(budget)
+                .saturating_sub(budget / 16 + 1);
+            assembly = working.session.assemble(budget)?;
+        }
+        Ok(assembly)
+    }
+
+    /// True when the conversation crossed its threshold: `should_compact` over the session's
+    /// live view (compaction), or over the working memory and the live messages as assembled
+    /// (working memory), which is also due whenever the assembly had to leave a message out.
+    fn due(&self, live: &Live<'_>) -> Result<bool> {
+        let window = self.conversation_window(live);
+        let size = match &live.working {
+            None => live.session.context_size(self.counter),
+            Some(working) => {
+                let assembly = self.assemble(working, window)?;
+                if !assembly.left_out.messages.is_empty() {
+                    return Ok(true);
+                }
+                ContextSize {
+                    provider_tokens: None,
+                    estimated_tokens: conversation_tokens(&assembly, self.counter),
+                    tokens_after_last_compaction: working.tokens_after_commit,
+                }
+            }
+        };
+        Ok(should_compact(window, &size, &self.options.compaction))
+    }
+
+    /// Reduces the context the way the options say: a compaction or a working-memory commit.
+    async fn reduce_context(
+        &mut self,
+        live: &mut Live<'_>,
+        reason: CompactionReason,
+    ) -> Result<()> {
+        match self.options.context {
+            ContextStrategy::Compaction => self.compact(live, reason).await,
+            ContextStrategy::WorkingMemory => self.commit_working_memory(live).await,
+        }
+    }
+
+    /// Commits the older messages into the working memory. `Session::commit` archives every
+    /// live message but the newest `keep` (moving the cut earlier rather than separate a tool
+    /// call from its result), sends the archived messages the working memory has not seen to
+    /// the writer model, merges its section operations through the guards (no file path,
+    /// error or open issue is lost), and reports `Done` only once the archive is marked done;
+    /// a failed update archives nothing, so the messages stay live for the next commit. Then,
+    /// as after a compaction, the goal is restated and the memory block rendered again, and
+    /// the rollout gets a `compacted` line holding the working memory.
+    async fn commit_working_memory(&mut self, live: &mut Live<'_>) -> Result<()> {
+        let window = self.conversation_window(live);
+        let Some(working) = live.working.as_mut() else {
+            return Ok(());
+        };
+        let assembly = self.assemble(working, window)?;
+        let before = conversation_tokens(&assembly, self.counter);
+        let keep = keep_recent_count(
+            working.session.messages(),
+            self.options.compaction.keep_recent_tokens,
+        );
+        // A commit cannot be undone, so the host makes it only when it will shrink the
+        // context, as `compact` refuses a summary that would not: the messages it archives
+        // must outweigh twice the working memory the request carries in their place (its
+        // rules and document now, or the rules alone before the first commit), since the
+        // document grows by what it learns from them.
+        let entries: Vec<ConversationEntry> = working
+            .session
+            .messages()
+            .iter()
+            .map(|message| message.entry.clone())
+            .collect();
+        let archived = &entries[..split_point(&entries, keep as usize)];
+        if archived.is_empty() {
+            // Nothing older than the kept messages (or only a call whose result is kept).
+            return Ok(());
+        }
+        let archived_tokens = messages_tokens(archived, self.counter);
+        let carried = match &assembly.instructions {
+            Some(instructions) => instructions.clone(),
+            None => working_memory_rules()?,
+        };
+        let carried_tokens = u64::try_from(self.counter.count(&carried)).unwrap_or(u64::MAX);
+        if archived_tokens <= carried_tokens.saturating_mul(2) {
+            self.report.compactions_not_applied += 1;
+            return Ok(());
+        }
+        let commit = working.session.commit(self.engine.as_ref(), keep).await?;
+        match commit.status {
+            CommitStatus::Done => {}
+            // Nothing older than the kept messages (or only a call whose result is kept).
+            CommitStatus::Skipped => return Ok(()),
+            CommitStatus::Failed => {
+                self.report
+                    .commits_failed
+                    .push(commit.error.unwrap_or_else(|| "unknown error".to_owned()));
+                return Ok(());
+            }
+        }
+        let after = conversation_tokens(&self.assemble(working, window)?, self.counter);
+        working.tokens_after_commit = Some(after);
+        let document = working
+            .session
+            .working_memory()?
+            .map(|(_, document)| document)
+            .unwrap_or_default();
+        live.rollout.compacted(&document)?;
+        if after >= before {
+            self.violate(
+                live,
+                Seam::CompactionShrinks,
+                None,
+                format!(
+                    "the working-memory commit took the context from {before} to {after} tokens"
+                ),
+            );
+        }
+        live.compacted = true;
+        self.report.compactions += 1;
+        self.reinject(live)
     }
 
     /// Compacts the conversation. A new entry is appended to the session and, as a `compacted`
@@ -525,9 +769,14 @@ impl<M: HostModel> Host<M> {
         }
         live.compacted = true;
         self.report.compactions += 1;
+        self.reinject(live)
+    }
 
-        // What the compaction dropped from the conversation comes back: the goal as a hidden
-        // message, the memory block in the system prompt (pinned files are there already).
+    /// What a compaction or a commit dropped from the conversation comes back: the goal as a
+    /// hidden message (`SteeringEvent::Compacted` restates the objective and the remaining
+    /// budget of an active goal, nothing otherwise), the memory block in the system prompt
+    /// (pinned files are there already, in every request).
+    fn reinject(&mut self, live: &mut Live<'_>) -> Result<()> {
         if let Some(steering) = live
             .goals
             .steering_for(&live.thread_id, SteeringEvent::Compacted)?
@@ -718,15 +967,45 @@ fn render_block(live: &Live<'_>) -> Result<RenderedBlock> {
     Ok(block)
 }
 
-/// Appends a message to the session and the rollout.
+/// Appends a message to the session and the rollout (and, in working-memory mode, to the
+/// working-memory session's live messages, under the same id: ids are never reused, which
+/// the working memory's cursor relies on).
 fn push_message(live: &mut Live<'_>, message: ConversationMessage) -> Result<()> {
     if let ConversationMessage::User { text } = &message {
         live.rollout.user_message(text)?;
     }
     let id = live.session.fresh_id("m");
-    live.session
-        .push_message(ConversationEntry { id, message })?;
+    let entry = ConversationEntry { id, message };
+    if let Some(working) = &mut live.working {
+        working.session.append(vec![entry.clone()])?;
+    }
+    live.session.push_message(entry)?;
     Ok(())
+}
+
+/// The rules a working memory comes with in the system prompt, around an empty document: what
+/// the first commit adds to the request besides the document itself.
+fn working_memory_rules() -> Result<String> {
+    memory_prompts::working_memory::assemble(&memory_prompts::working_memory::AssembleContext {
+        working_memory: memory_prompts::UntrustedText::new(String::new()),
+    })
+    .map_err(|error| HostError::WorkingMemory(error.into()))
+}
+
+/// How many of the newest messages a working-memory commit keeps live: as many as fit in
+/// `keep_tokens` (the library's estimate, as a compaction keeps `keep_recent_tokens`), and
+/// at least the newest one.
+fn keep_recent_count(messages: &[SessionMessage], keep_tokens: u64) -> u32 {
+    let mut total = 0u64;
+    let kept = messages
+        .iter()
+        .rev()
+        .take_while(|message| {
+            total = total.saturating_add(message.tokens);
+            total <= keep_tokens
+        })
+        .count();
+    u32::try_from(kept).unwrap_or(u32::MAX).max(1)
 }
 
 /// The model's reply as an assistant message (text, then tool calls) in both records.

@@ -9,7 +9,9 @@
 //! - [`model`]: the conversation model ([`HostModel`]) and [`ScriptedModel`]; [`chat`]: the
 //!   same over an OpenAI-compatible server (`--base-url`);
 //! - [`context`]: the request: the pinned preamble (host instructions, `AGENTS.md`, the memory
-//!   block) plus the compacted conversation;
+//!   block) plus the compacted conversation, or, in working-memory mode
+//!   ([`ContextStrategy::WorkingMemory`]), the working memory and the messages it has not
+//!   absorbed;
 //! - [`tools`]: the shell, memory and goal tools the model calls;
 //! - [`rollout`]: the session written as a codex-format rollout as it goes;
 //! - [`seams`]: the invariants, each naming the user reports it answers;
@@ -29,7 +31,7 @@ pub mod seams;
 pub mod tools;
 
 pub use crate::error::{HostError, Result};
-pub use crate::host::{Host, HostOptions, HostReport};
+pub use crate::host::{ContextStrategy, Host, HostOptions, HostReport};
 pub use crate::model::{HostModel, HostRequest, ModelReply, ScriptedModel};
 pub use crate::script::Script;
 pub use crate::seams::{Seam, Violation};

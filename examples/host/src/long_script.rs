@@ -57,6 +57,7 @@ pub fn long_script() -> Script {
         window_tokens: 16_000,
         keep_recent_tokens: 1_500,
         threshold_percent: Some(70),
+        context: None,
         projects,
         sessions: vec![alpha_first(), beta(), alpha_again()],
     }

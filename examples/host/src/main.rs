@@ -5,13 +5,16 @@
 //! With `--base-url URL` the model's replies come from an OpenAI-compatible server (Chat
 //! Completions with tools) instead of the script, which then supplies the user's side only;
 //! `OPENAI_API_KEY`, when set, is sent as the bearer token.
+//!
+//! With `--context working-memory` the host commits the older messages into a working memory
+//! at the threshold instead of compacting them; `compactions=N` then counts the commits.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
 use reference_host::chat::ChatModel;
-use reference_host::{Host, HostOptions, Script, ScriptedModel};
+use reference_host::{ContextStrategy, Host, HostOptions, Script, ScriptedModel};
 
 /// Runs the reference host.
 #[derive(Debug, Parser)]
@@ -30,6 +33,12 @@ struct Args {
     /// The model to ask at `--base-url`.
     #[arg(long, default_value = "default", requires = "base_url")]
     model: String,
+    /// What happens when the conversation crosses its threshold: `compaction` (a summary
+    /// replaces the older messages) or `working-memory` (they are committed into the
+    /// session's working memory). Overrides the script's `context`; the default is
+    /// `compaction`.
+    #[arg(long, value_name = "STRATEGY")]
+    context: Option<ContextStrategy>,
     /// Write the first request sent after the third compaction to this file, as a Chat
     /// Completions body.
     #[arg(long, value_name = "FILE")]
@@ -54,7 +63,10 @@ fn run(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let options = HostOptions::for_script(&script, &args.home);
+    let mut options = HostOptions::for_script(&script, &args.home);
+    if let Some(context) = args.context {
+        options.context = context;
+    }
     let report = match &args.base_url {
         Some(url) => {
             let key = std::env::var("OPENAI_API_KEY")

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{HostError, Result};
+use crate::host::ContextStrategy;
 
 /// A whole scripted run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,6 +26,10 @@ pub struct Script {
     /// `None` compacts at the window less its reserve.
     #[serde(default)]
     pub threshold_percent: Option<u8>,
+    /// What the host does at the threshold: `compaction` (when absent) or `working-memory`.
+    /// The command line's `--context` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextStrategy>,
     /// The projects, by name: each is a working directory with its own memory.
     pub projects: BTreeMap<String, ProjectScript>,
     /// The sessions, run in order.

@@ -33,6 +33,7 @@ fn small_context_compacted_on_request() -> Script {
         window_tokens: 16_000,
         keep_recent_tokens: 1,
         threshold_percent: None,
+        context: None,
         projects: [(
             "alpha".to_owned(),
             ProjectScript {

@@ -9,18 +9,19 @@ use reference_host::context::request_text;
 use reference_host::long_script::{ALPHA_FACT, BETA_FACT};
 use reference_host::{Host, HostOptions, HostReport, Script, ScriptedModel, Seam};
 
-struct Run {
-    report: HostReport,
+pub(super) struct Run {
+    pub(super) report: HostReport,
     // Keeps the home alive while the tests read the rollouts.
     _home: tempfile::TempDir,
 }
 
-fn script() -> Script {
+pub(super) fn script() -> Script {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/long.json");
     Script::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn run() -> &'static Run {
+/// The compaction-mode run (the default), shared with the working-memory tests.
+pub(super) fn run() -> &'static Run {
     static RUN: OnceLock<Run> = OnceLock::new();
     RUN.get_or_init(|| {
         let script = script();

@@ -5,3 +5,4 @@ mod random_scripts;
 mod script_file;
 mod seams;
 mod untrusted;
+mod working_memory;

@@ -9,7 +9,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use reference_host::script::{
     GoalAction, GoalScript, ProjectScript, Reply, ScriptedCall, SessionScript, TurnScript,
 };
-use reference_host::{Host, HostOptions, Script, ScriptedModel};
+use reference_host::{ContextStrategy, Host, HostOptions, Script, ScriptedModel};
 use serde_json::json;
 
 fn tool_call() -> impl Strategy<Value = ScriptedCall> {
@@ -95,6 +95,7 @@ fn script() -> impl Strategy<Value = Script> {
                 window_tokens,
                 keep_recent_tokens,
                 threshold_percent,
+                context: None,
                 projects: BTreeMap::from([(
                     "alpha".to_owned(),
                     ProjectScript {
@@ -123,6 +124,18 @@ fn script() -> impl Strategy<Value = Script> {
 
 #[test]
 fn random_scripts_break_no_seam_invariant() {
+    check_random_scripts(ContextStrategy::Compaction);
+}
+
+/// The same scripts with working-memory commits at the threshold instead of compactions.
+#[test]
+fn random_scripts_in_working_memory_mode_break_no_seam_invariant() {
+    check_random_scripts(ContextStrategy::WorkingMemory);
+}
+
+/// Runs the same eight random scripts with `context` and checks that no seam broke and that
+/// the cases reduced their context (compactions or commits) at least four times in all.
+fn check_random_scripts(context: ContextStrategy) {
     let config = Config {
         cases: 8,
         failure_persistence: None,
@@ -137,10 +150,11 @@ fn random_scripts_break_no_seam_invariant() {
                 .validate()
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             let home = tempfile::tempdir().unwrap();
-            let host = Host::new(
-                HostOptions::for_script(&script, home.path()),
-                ScriptedModel::new(script.replies()),
-            );
+            let options = HostOptions {
+                context,
+                ..HostOptions::for_script(&script, home.path())
+            };
+            let host = Host::new(options, ScriptedModel::new(script.replies()));
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -154,6 +168,11 @@ fn random_scripts_break_no_seam_invariant() {
                 report.violations.is_empty(),
                 "violations: {:#?}",
                 report.violations
+            );
+            prop_assert!(
+                report.commits_failed.is_empty(),
+                "failed commits: {:?}",
+                report.commits_failed
             );
             Ok(())
         })
