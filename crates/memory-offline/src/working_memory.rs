@@ -44,6 +44,9 @@ const TITLE_WORDS: usize = 10;
 const MIN_REQUEST_WORDS: usize = 3;
 /// Bullets joined into one when a warned section is consolidated.
 const CONSOLIDATE_GROUP: usize = 3;
+/// Requests Task & Goals lists after the first one: the goal is the first request and its
+/// newest changes, not every request of the session (a long session would grow it forever).
+const RECENT_GOALS: usize = 3;
 
 /// Argument keys that name a file.
 const PATH_KEYS: [&str; 7] = [
@@ -512,7 +515,7 @@ pub(crate) fn create(input: &WorkingMemoryCreateInput) -> String {
         let body = match section {
             WorkingMemorySection::SessionTitle => derived.title.clone(),
             WorkingMemorySection::CurrentState => derived.state.clone(),
-            WorkingMemorySection::TaskAndGoals => bullets(&derived.goals),
+            WorkingMemorySection::TaskAndGoals => bullets(&bounded_goals(&[], &derived.goals)),
             WorkingMemorySection::KeyFactsAndDecisions => bullets(&derived.facts),
             WorkingMemorySection::FilesAndContext => bullets(&derived.files),
             WorkingMemorySection::ErrorsAndCorrections => bullets(&derived.errors),
@@ -591,7 +594,7 @@ pub(crate) fn update(input: &WorkingMemoryUpdateInput) -> WorkingMemoryUpdate {
         sections: WorkingMemorySections {
             session_title: title,
             current_state: state,
-            task_and_goals: grow(WorkingMemorySection::TaskAndGoals, &derived.goals),
+            task_and_goals: goals_op(body(WorkingMemorySection::TaskAndGoals), &derived.goals),
             key_facts_and_decisions: grow(
                 WorkingMemorySection::KeyFactsAndDecisions,
                 &derived.facts,
@@ -603,6 +606,47 @@ pub(crate) fn update(input: &WorkingMemoryUpdateInput) -> WorkingMemoryUpdate {
             ),
             open_issues: open_issues(body(WorkingMemorySection::OpenIssues), &derived),
         },
+    }
+}
+
+/// The goal list: the first goal ever stated, then the newest [`RECENT_GOALS`] of the rest,
+/// `old` (the section's items so far) before `fresh`, no two the same.
+fn bounded_goals(old: &[String], fresh: &[String]) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for goal in old.iter().chain(fresh) {
+        let goal = one_line(goal, MAX_LINE_CHARS);
+        if !goal.is_empty() && !all.iter().any(|known| known.eq_ignore_ascii_case(&goal)) {
+            all.push(goal);
+        }
+    }
+    let Some((first, rest)) = all.split_first() else {
+        return Vec::new();
+    };
+    let mut goals = vec![first.clone()];
+    goals.extend(
+        rest.iter()
+            .skip(rest.len().saturating_sub(RECENT_GOALS))
+            .cloned(),
+    );
+    goals
+}
+
+/// Task & Goals after new requests: the first goal and the newest ones, replacing older
+/// requests (they are done or changed, and the archives keep them); KEEP when nothing changes.
+fn goals_op(body: &str, fresh: &[String]) -> SectionOp {
+    let old: Vec<String> = body
+        .lines()
+        .map(|line| line.trim().trim_start_matches(['-', '*']).trim())
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let goals = bounded_goals(&old, fresh);
+    if goals == old {
+        SectionOp::Keep
+    } else {
+        SectionOp::Update {
+            content: bullets(&goals),
+        }
     }
 }
 

@@ -378,3 +378,47 @@ async fn periods_inside_paths_and_numbers_end_no_sentence() {
     assert!(facts.contains("M2_PERIOD is 12.4206 hours"), "{document}");
     assert_eq!(facts.matches("M2_PERIOD").count(), 1, "{document}");
 }
+
+/// Found running the reference host in working-memory mode: Task & Goals took every request of
+/// the session, so after 136 steps it held one 12,000-character line and each commit was
+/// refused as growing the context. It holds the first goal and the newest three, however many
+/// rounds there are.
+#[tokio::test]
+async fn task_and_goals_keeps_the_first_goal_and_the_newest_three() {
+    let document = create(entries(vec![user(
+        "Port the ledger importer to the new bank format.",
+    )]))
+    .await;
+    let mut goals = section(&document, "Task & Goals").to_owned();
+    for step in 1..=40 {
+        let input = WorkingMemoryUpdateInput {
+            sections: bodies(&[(WorkingMemorySection::TaskAndGoals, &goals)]),
+            messages: entries(vec![user(&format!(
+                "Step {step}: add the parser for field {step} to src/fields/f{step}.rs."
+            ))]),
+            warnings: Vec::new(),
+        };
+        let text = complete(
+            TaskKind::WorkingMemoryUpdate,
+            serde_json::to_value(&input).unwrap(),
+        )
+        .await;
+        let update: WorkingMemoryUpdate = serde_json::from_str(&text).unwrap();
+        match update.sections.task_and_goals {
+            SectionOp::Update { content } => goals = content,
+            SectionOp::Keep => {}
+            other => panic!("Task & Goals is rewritten or kept, not {other:?}"),
+        }
+    }
+    let items: Vec<&str> = goals.lines().collect();
+    assert_eq!(
+        items,
+        [
+            "- Port the ledger importer to the new bank format",
+            "- Step 38: add the parser for field 38 to src/fields/f38.rs",
+            "- Step 39: add the parser for field 39 to src/fields/f39.rs",
+            "- Step 40: add the parser for field 40 to src/fields/f40.rs",
+        ],
+        "{goals}"
+    );
+}
