@@ -20,8 +20,9 @@
 //! Terms match case-insensitively, ignoring backticks. `--verbose` prints every raw memory;
 //! `--dir DIR` scores another folder of labelled transcripts (a subset, a new batch).
 //! `fixtures/eval/extract/` is the set the engine was tuned on; `fixtures/eval/extract-held-back/`
-//! was written and labelled before the engine ever ran on it and is never tuned against, so
-//! `--dir fixtures/eval/extract-held-back` measures unseen sessions.
+//! and `fixtures/eval/extract-held-back-2/` were written and labelled before the engine ever ran
+//! on them and are never tuned against, so `--dir fixtures/eval/extract-held-back` (or `-2`)
+//! measures unseen sessions.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -387,5 +388,11 @@ mod tests {
     fn every_held_back_fixture_has_valid_labels() {
         let count = check_folder("fixtures/eval/extract-held-back");
         assert!(count >= 30, "{count} transcripts");
+    }
+
+    #[test]
+    fn every_second_held_back_fixture_has_valid_labels() {
+        let count = check_folder("fixtures/eval/extract-held-back-2");
+        assert!(count >= 20, "{count} transcripts");
     }
 }
