@@ -151,7 +151,6 @@ fn admit(size: SectionSize, fresh: &[String], cap: usize) -> Vec<String> {
 pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
     let old = old_body.text;
     let has_sentinel = has_sentinel(old);
-    let facts = without_sentinel(old);
     let size = old_body.size();
     match op {
         SectionOp::Keep => Verdict::unchanged(op),
@@ -166,7 +165,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
         SectionOp::Update { content } => {
             // The merge has cut the sentinel out of the model's text already.
             let new = normalize_body(content);
-            match refusal(&facts, size, &new) {
+            match refusal(&without_sentinel(old), size, &new) {
                 None => Verdict::unchanged(op),
                 Some(why) => {
                     let new_items: Vec<&str> = items(&new).collect();

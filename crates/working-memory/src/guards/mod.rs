@@ -31,6 +31,7 @@ pub(crate) struct OldBody<'a> {
     pub(crate) text: &'a str,
     items: OnceCell<Vec<&'a str>>,
     keys: OnceCell<ItemKeys>,
+    size: OnceCell<SectionSize>,
 }
 
 impl<'a> OldBody<'a> {
@@ -39,6 +40,7 @@ impl<'a> OldBody<'a> {
             text,
             items: OnceCell::new(),
             keys: OnceCell::new(),
+            size: OnceCell::new(),
         }
     }
 
@@ -63,7 +65,9 @@ impl<'a> OldBody<'a> {
 
     /// The size of the body without the consolidation sentinel.
     pub(crate) fn size(&self) -> SectionSize {
-        SectionSize::of(&key_facts::without_sentinel(self.text))
+        *self
+            .size
+            .get_or_init(|| SectionSize::of(&key_facts::without_sentinel(self.text)))
     }
 }
 

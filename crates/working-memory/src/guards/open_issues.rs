@@ -19,7 +19,7 @@ use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 use super::{Verdict, quoted};
 use crate::document::normalize_body;
 use crate::keys::item_key;
-use crate::script::words;
+use crate::script::{each_word, words};
 use crate::text::{has_status_tag, items, strip_status_tags};
 
 pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
@@ -83,8 +83,11 @@ fn dropped_items<'o>(old: &'o str, new_keys: &str) -> Vec<&'o str> {
 
 /// True when one of the rewrite's items holds every word of `item`.
 fn is_reworded(item: &str, new_words: &[HashSet<String>]) -> bool {
-    let old = words(item);
-    !old.is_empty() && new_words.iter().any(|new| old.is_subset(new))
+    // Word by word: most new items lack one of the first words, and the rest is not read.
+    new_words.iter().any(|new| {
+        let mut old = each_word(item).peekable();
+        old.peek().is_some() && old.all(|word| new.contains(&word))
+    })
 }
 
 /// The first characters of a key that identify the item, cut back to a whole word.

@@ -11,7 +11,7 @@
 use memory_protocol::working_memory::{GuardKind, SectionOp};
 
 use super::Verdict;
-use crate::script::{bigrams, split_cjk};
+use crate::script::{bigrams, cjk_runs};
 
 const FILLER_WORDS: &[&str] = &[
     "the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
@@ -41,7 +41,7 @@ fn is_meaningful(run: &str) -> bool {
 pub(crate) fn meaningful_words(title: &str) -> Vec<&str> {
     let mut words = Vec::new();
     for run in runs(title) {
-        for (cjk, piece) in split_cjk(run.trim_matches('.')) {
+        for (cjk, piece) in cjk_runs(run.trim_matches('.')) {
             if cjk {
                 words.extend(bigrams(piece));
             } else {
