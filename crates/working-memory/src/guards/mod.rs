@@ -31,6 +31,7 @@ pub(crate) struct OldBody<'a> {
     pub(crate) text: &'a str,
     items: OnceCell<Vec<&'a str>>,
     keys: OnceCell<ItemKeys>,
+    raw_size: OnceCell<SectionSize>,
     size: OnceCell<SectionSize>,
 }
 
@@ -40,6 +41,7 @@ impl<'a> OldBody<'a> {
             text,
             items: OnceCell::new(),
             keys: OnceCell::new(),
+            raw_size: OnceCell::new(),
             size: OnceCell::new(),
         }
     }
@@ -60,14 +62,19 @@ impl<'a> OldBody<'a> {
 
     /// The size of the body as it is.
     pub(crate) fn raw_size(&self) -> SectionSize {
-        SectionSize::of(self.text)
+        *self.raw_size.get_or_init(|| SectionSize::of(self.text))
     }
 
-    /// The size of the body without the consolidation sentinel.
+    /// The size of the body without the consolidation sentinel (the size as it is when the
+    /// body has no sentinel).
     pub(crate) fn size(&self) -> SectionSize {
-        *self
-            .size
-            .get_or_init(|| SectionSize::of(&key_facts::without_sentinel(self.text)))
+        *self.size.get_or_init(|| {
+            if key_facts::has_sentinel(self.text) {
+                SectionSize::of(&key_facts::without_sentinel(self.text))
+            } else {
+                self.raw_size()
+            }
+        })
     }
 }
 

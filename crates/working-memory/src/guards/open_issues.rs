@@ -83,11 +83,18 @@ fn dropped_items<'o>(old: &'o str, new_keys: &str) -> Vec<&'o str> {
 
 /// True when one of the rewrite's items holds every word of `item`.
 fn is_reworded(item: &str, new_words: &[HashSet<String>]) -> bool {
-    // Word by word: most new items lack one of the first words, and the rest is not read.
-    new_words.iter().any(|new| {
-        let mut old = each_word(item).peekable();
-        old.peek().is_some() && old.all(|word| new.contains(&word))
-    })
+    // Word by word, keeping the new items that hold every word so far: most items are told
+    // apart by their first words, and the rest of the item is not read.
+    let mut holding: Vec<&HashSet<String>> = new_words.iter().collect();
+    let mut has_words = false;
+    for word in each_word(item) {
+        has_words = true;
+        holding.retain(|new| new.contains(&word));
+        if holding.is_empty() {
+            return false;
+        }
+    }
+    has_words && !holding.is_empty()
 }
 
 /// The first characters of a key that identify the item, cut back to a whole word.
