@@ -54,6 +54,10 @@ impl<'a> OldBody<'a> {
     /// `candidates` without empty items and without those whose key the body already has or
     /// an earlier candidate repeats ([`super::text::fresh_items`]).
     pub(crate) fn fresh<S: AsRef<str>>(&self, candidates: &[S]) -> Vec<String> {
+        if candidates.is_empty() {
+            // No item to compare: the body's items need no keys.
+            return Vec::new();
+        }
         let keys = self
             .keys
             .get_or_init(|| ItemKeys::of_items(self.items().iter().copied()));

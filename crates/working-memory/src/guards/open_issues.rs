@@ -49,7 +49,11 @@ pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
         if !restored.is_empty() {
             restored.push('\n');
         }
-        restored.push_str(&format!("- {} {item}", limits::RESTORED_MARKER));
+        // `- [restored] item`, written in place.
+        restored.push_str("- ");
+        restored.push_str(limits::RESTORED_MARKER);
+        restored.push(' ');
+        restored.push_str(item);
     }
     let reason = format!(
         "the rewrite dropped {} unresolved item(s) without marking them {}; restored: {}",
