@@ -57,15 +57,16 @@ pub(crate) fn meaningful_words(title: &str) -> Vec<&str> {
 
 /// True when `old` has no meaningful word or shares one with `new`.
 fn keeps_a_word(old: &str, new: &str) -> bool {
-    let old_words: Vec<String> = meaningful_words(old)
-        .iter()
-        .map(|w| w.to_lowercase())
-        .collect();
     let new_words: Vec<String> = meaningful_words(new)
         .iter()
         .map(|w| w.to_lowercase())
         .collect();
-    old_words.is_empty() || old_words.iter().any(|old| new_words.contains(old))
+    // The old words are lower-cased one at a time, up to the first one the new title has.
+    let old_words = meaningful_words(old);
+    old_words.is_empty()
+        || old_words
+            .iter()
+            .any(|old| new_words.contains(&old.to_lowercase()))
 }
 
 pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
