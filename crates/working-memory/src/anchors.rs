@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use crate::script::{bigrams, is_caseless_letter, split_cjk};
+use crate::script::{bigrams, cjk_runs, is_caseless_letter};
 
 /// Words after a number that make it a fact worth keeping.
 #[rustfmt::skip]
@@ -149,7 +149,7 @@ pub fn lexical_anchors(text: &str) -> HashSet<String> {
             add(&[word]);
         }
         for part in word.split(|ch: char| !(ch.is_alphanumeric() || ch == '_')) {
-            for (cjk, piece) in split_cjk(part) {
+            for (cjk, piece) in cjk_runs(part) {
                 if cjk {
                     for bigram in bigrams(piece) {
                         add(&[bigram]);

@@ -15,19 +15,18 @@ use super::text::{items, strip_marker, strip_status_tags};
 pub fn item_key(item: &str) -> String {
     let core = strip_status_tags(strip_marker(item.trim()));
     let mut key = String::with_capacity(core.len());
-    // Whitespace runs become one space; a word of emphasis marks only is no word.
-    for word in core.split_whitespace() {
-        let mut letters = word
-            .chars()
-            .filter(|ch| !matches!(ch, '*' | '`'))
-            .peekable();
-        if letters.peek().is_none() {
-            continue;
-        }
-        if !key.is_empty() {
-            key.push(' ');
-        }
-        for ch in letters {
+    // One pass over the characters: emphasis marks are skipped, and a run of whitespace
+    // becomes one space before the next kept character (so a word of emphasis marks only
+    // adds no word).
+    let mut space_pending = false;
+    for ch in core.chars() {
+        if ch.is_whitespace() {
+            space_pending = !key.is_empty();
+        } else if !matches!(ch, '*' | '`') {
+            if space_pending {
+                key.push(' ');
+                space_pending = false;
+            }
             if ch.is_ascii() {
                 key.push(ch.to_ascii_lowercase());
             } else {
@@ -45,9 +44,10 @@ pub fn item_key(item: &str) -> String {
 /// What a key never starts or ends with.
 const KEY_EDGES: [char; 3] = ['_', '.', ' '];
 
-/// The keys of a body's items.
+/// The keys of a body's items, sorted and without repeats, so a key is found by binary search
+/// (a body has a few dozen items: sorting them costs less than hashing each one).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ItemKeys(HashSet<String>);
+pub struct ItemKeys(Vec<String>);
 
 impl ItemKeys {
     /// The keys of a body's items.
@@ -57,18 +57,21 @@ impl ItemKeys {
 
     /// The keys of items already read out of a body.
     pub(crate) fn of_items<'a>(items: impl IntoIterator<Item = &'a str>) -> Self {
-        Self(
-            items
-                .into_iter()
-                .map(item_key)
-                .filter(|key| !key.is_empty())
-                .collect(),
-        )
+        let mut keys: Vec<String> = items
+            .into_iter()
+            .map(item_key)
+            .filter(|key| !key.is_empty())
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        Self(keys)
     }
 
     /// True when the body has an item with this key.
     pub fn contains(&self, key: &str) -> bool {
-        self.0.contains(key)
+        self.0
+            .binary_search_by(|known| known.as_str().cmp(key))
+            .is_ok()
     }
 }
 

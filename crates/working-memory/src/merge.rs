@@ -95,7 +95,8 @@ pub fn merge(
             records: &mut guards,
         };
         let old_body = old.body(section);
-        let op = decide(section, &OldBody::new(old_body), ops.get(section), &mut log);
+        let old_read = OldBody::new(old_body);
+        let op = decide(section, &old_read, ops.get(section), &mut log);
         let applied = op.name();
         let mut body = match op {
             SectionOp::Keep => old_body.to_owned(),
@@ -104,7 +105,7 @@ pub fn merge(
         };
         if applied != OpName::Keep
             && bounded(section)
-            && let Some(new_size) = grew(old_body, &body)
+            && let Some(new_size) = grew(&old_read, &body)
             && let Some(result) = bound(&body, new_size, &options.moved_location)
         {
             log.note(
@@ -150,8 +151,8 @@ pub fn merge_text(old: &str, ops: &SectionOps, options: &MergeOptions) -> MergeO
 /// The size of `new`, the sentinel aside, when it is larger than `old` (also without the
 /// sentinel) in bullets or tokens: only growth is bounded, so a section that was already past
 /// its bound (a document from elsewhere) is not cut on a KEEP-like step.
-fn grew(old: &str, new: &str) -> Option<SectionSize> {
-    let old = SectionSize::of(&without_sentinel(old));
+fn grew(old: &OldBody<'_>, new: &str) -> Option<SectionSize> {
+    let old = old.size();
     let new = SectionSize::of(&without_sentinel(new));
     (new.bullets > old.bullets || new.tokens > old.tokens).then_some(new)
 }

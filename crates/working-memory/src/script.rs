@@ -14,27 +14,24 @@ pub(crate) fn is_caseless_letter(ch: char) -> bool {
 }
 
 /// A word split into its runs of CJK characters (`true`) and of other characters (`false`),
-/// in order, none empty.
+/// in order, none empty (the code reads them one by one, with [`cjk_runs`]).
+#[cfg(test)]
 pub(crate) fn split_cjk(word: &str) -> Vec<(bool, &str)> {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    let mut current: Option<bool> = None;
-    for (at, ch) in word.char_indices() {
-        let cjk = is_cjk(ch);
-        match current {
-            Some(kind) if kind != cjk => {
-                pieces.push((kind, &word[start..at]));
-                start = at;
-                current = Some(cjk);
-            }
-            None => current = Some(cjk),
-            Some(_) => {}
-        }
-    }
-    if let Some(kind) = current {
-        pieces.push((kind, &word[start..]));
-    }
-    pieces
+    cjk_runs(word).collect()
+}
+
+/// The runs of [`split_cjk`] one by one, without collecting them (most words are one run).
+pub(crate) fn cjk_runs(word: &str) -> impl Iterator<Item = (bool, &str)> {
+    let mut rest = word;
+    std::iter::from_fn(move || {
+        let cjk = is_cjk(rest.chars().next()?);
+        let end = rest
+            .find(|ch: char| is_cjk(ch) != cjk)
+            .unwrap_or(rest.len());
+        let (run, after) = rest.split_at(end);
+        rest = after;
+        Some((cjk, run))
+    })
 }
 
 /// The character bigrams of a run of CJK characters; a single character is its own.
@@ -56,17 +53,22 @@ pub(crate) fn bigrams(run: &str) -> Vec<&str> {
 
 /// The words of a text, lower-cased, in any script (CJK runs as their bigrams).
 pub(crate) fn words(text: &str) -> std::collections::HashSet<String> {
-    let mut out = std::collections::HashSet::new();
-    for run in text.split(|ch: char| !ch.is_alphanumeric()) {
-        for (cjk, piece) in split_cjk(run) {
-            if cjk {
-                out.extend(bigrams(piece).into_iter().map(str::to_owned));
+    each_word(text).collect()
+}
+
+/// The words of [`words`] one by one, repeats included, so a caller can stop at the first
+/// one it does not want.
+pub(crate) fn each_word(text: &str) -> impl Iterator<Item = String> {
+    text.split(|ch: char| !ch.is_alphanumeric())
+        .flat_map(cjk_runs)
+        .flat_map(|(cjk, piece)| {
+            let (bigram_words, word) = if cjk {
+                (bigrams(piece), None)
             } else {
-                out.insert(piece.to_lowercase());
-            }
-        }
-    }
-    out
+                (Vec::new(), Some(piece.to_lowercase()))
+            };
+            bigram_words.into_iter().map(str::to_owned).chain(word)
+        })
 }
 
 #[cfg(test)]

@@ -149,24 +149,14 @@ fn admit(size: SectionSize, fresh: &[String], cap: usize) -> Vec<String> {
 }
 
 pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
-    let old = old_body.text;
-    let has_sentinel = has_sentinel(old);
-    let facts = without_sentinel(old);
-    let size = old_body.size();
     match op {
         SectionOp::Keep => Verdict::unchanged(op),
-        SectionOp::Append { items } => append(
-            old_body,
-            size,
-            has_sentinel,
-            items,
-            GuardKind::KeyFactsAntiBloat,
-            "",
-        ),
+        SectionOp::Append { items } => append(old_body, items, GuardKind::KeyFactsAntiBloat, ""),
         SectionOp::Update { content } => {
             // The merge has cut the sentinel out of the model's text already.
             let new = normalize_body(content);
-            match refusal(&facts, size, &new) {
+            let size = old_body.size();
+            match refusal(&without_sentinel(old_body.text), size, &new) {
                 None => Verdict::unchanged(op),
                 Some(why) => {
                     let new_items: Vec<&str> = items(&new).collect();
@@ -177,14 +167,7 @@ pub(crate) fn guard(old_body: &OldBody<'_>, op: &SectionOp) -> Verdict {
                             format!("{why}; the section is at its hard bound, so it is kept"),
                         );
                     }
-                    append(
-                        old_body,
-                        size,
-                        has_sentinel,
-                        &new_items,
-                        GuardKind::KeyFactsConsolidation,
-                        &why,
-                    )
+                    append(old_body, &new_items, GuardKind::KeyFactsConsolidation, &why)
                 }
             }
         }
@@ -236,12 +219,11 @@ fn refusal(old: &str, old_size: SectionSize, new: &str) -> Option<String> {
 /// The APPEND rules for `candidates` (an APPEND's items, or a refused UPDATE's items).
 fn append(
     existing: &OldBody<'_>,
-    size: SectionSize,
-    has_sentinel: bool,
     candidates: &[impl AsRef<str>],
     guard: GuardKind,
     why: &str,
 ) -> Verdict {
+    let size = existing.size();
     let fresh = existing.fresh(candidates);
     let prefix = if why.is_empty() {
         String::new()
@@ -250,7 +232,7 @@ fn append(
     };
     let current = level(size);
     if current == Level::AtHardBound {
-        if has_sentinel {
+        if has_sentinel(existing.text) {
             return Verdict::changed(
                 SectionOp::Keep,
                 GuardKind::KeyFactsAntiBloat,

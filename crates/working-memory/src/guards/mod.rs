@@ -31,6 +31,8 @@ pub(crate) struct OldBody<'a> {
     pub(crate) text: &'a str,
     items: OnceCell<Vec<&'a str>>,
     keys: OnceCell<ItemKeys>,
+    raw_size: OnceCell<SectionSize>,
+    size: OnceCell<SectionSize>,
 }
 
 impl<'a> OldBody<'a> {
@@ -39,6 +41,8 @@ impl<'a> OldBody<'a> {
             text,
             items: OnceCell::new(),
             keys: OnceCell::new(),
+            raw_size: OnceCell::new(),
+            size: OnceCell::new(),
         }
     }
 
@@ -50,6 +54,10 @@ impl<'a> OldBody<'a> {
     /// `candidates` without empty items and without those whose key the body already has or
     /// an earlier candidate repeats ([`super::text::fresh_items`]).
     pub(crate) fn fresh<S: AsRef<str>>(&self, candidates: &[S]) -> Vec<String> {
+        if candidates.is_empty() {
+            // No item to compare: the body's items need no keys.
+            return Vec::new();
+        }
         let keys = self
             .keys
             .get_or_init(|| ItemKeys::of_items(self.items().iter().copied()));
@@ -58,12 +66,19 @@ impl<'a> OldBody<'a> {
 
     /// The size of the body as it is.
     pub(crate) fn raw_size(&self) -> SectionSize {
-        SectionSize::of(self.text)
+        *self.raw_size.get_or_init(|| SectionSize::of(self.text))
     }
 
-    /// The size of the body without the consolidation sentinel.
+    /// The size of the body without the consolidation sentinel (the size as it is when the
+    /// body has no sentinel).
     pub(crate) fn size(&self) -> SectionSize {
-        SectionSize::of(&key_facts::without_sentinel(self.text))
+        *self.size.get_or_init(|| {
+            if key_facts::has_sentinel(self.text) {
+                SectionSize::of(&key_facts::without_sentinel(self.text))
+            } else {
+                self.raw_size()
+            }
+        })
     }
 }
 

@@ -19,7 +19,7 @@ use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 use super::{Verdict, quoted};
 use crate::document::normalize_body;
 use crate::keys::item_key;
-use crate::script::words;
+use crate::script::{each_word, words};
 use crate::text::{has_status_tag, items, strip_status_tags};
 
 pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
@@ -49,7 +49,11 @@ pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
         if !restored.is_empty() {
             restored.push('\n');
         }
-        restored.push_str(&format!("- {} {item}", limits::RESTORED_MARKER));
+        // `- [restored] item`, written in place.
+        restored.push_str("- ");
+        restored.push_str(limits::RESTORED_MARKER);
+        restored.push(' ');
+        restored.push_str(item);
     }
     let reason = format!(
         "the rewrite dropped {} unresolved item(s) without marking them {}; restored: {}",
@@ -83,8 +87,18 @@ fn dropped_items<'o>(old: &'o str, new_keys: &str) -> Vec<&'o str> {
 
 /// True when one of the rewrite's items holds every word of `item`.
 fn is_reworded(item: &str, new_words: &[HashSet<String>]) -> bool {
-    let old = words(item);
-    !old.is_empty() && new_words.iter().any(|new| old.is_subset(new))
+    // Word by word, keeping the new items that hold every word so far: most items are told
+    // apart by their first words, and the rest of the item is not read.
+    let mut holding: Vec<&HashSet<String>> = new_words.iter().collect();
+    let mut has_words = false;
+    for word in each_word(item) {
+        has_words = true;
+        holding.retain(|new| new.contains(&word));
+        if holding.is_empty() {
+            return false;
+        }
+    }
+    has_words && !holding.is_empty()
 }
 
 /// The first characters of a key that identify the item, cut back to a whole word.

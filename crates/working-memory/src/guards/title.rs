@@ -11,7 +11,7 @@
 use memory_protocol::working_memory::{GuardKind, SectionOp};
 
 use super::Verdict;
-use crate::script::{bigrams, split_cjk};
+use crate::script::{bigrams, cjk_runs};
 
 const FILLER_WORDS: &[&str] = &[
     "the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
@@ -41,7 +41,7 @@ fn is_meaningful(run: &str) -> bool {
 pub(crate) fn meaningful_words(title: &str) -> Vec<&str> {
     let mut words = Vec::new();
     for run in runs(title) {
-        for (cjk, piece) in split_cjk(run.trim_matches('.')) {
+        for (cjk, piece) in cjk_runs(run.trim_matches('.')) {
             if cjk {
                 words.extend(bigrams(piece));
             } else {
@@ -57,15 +57,16 @@ pub(crate) fn meaningful_words(title: &str) -> Vec<&str> {
 
 /// True when `old` has no meaningful word or shares one with `new`.
 fn keeps_a_word(old: &str, new: &str) -> bool {
-    let old_words: Vec<String> = meaningful_words(old)
-        .iter()
-        .map(|w| w.to_lowercase())
-        .collect();
     let new_words: Vec<String> = meaningful_words(new)
         .iter()
         .map(|w| w.to_lowercase())
         .collect();
-    old_words.is_empty() || old_words.iter().any(|old| new_words.contains(old))
+    // The old words are lower-cased one at a time, up to the first one the new title has.
+    let old_words = meaningful_words(old);
+    old_words.is_empty()
+        || old_words
+            .iter()
+            .any(|old| new_words.contains(&old.to_lowercase()))
 }
 
 pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
