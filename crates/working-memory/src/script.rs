@@ -13,14 +13,8 @@ pub(crate) fn is_caseless_letter(ch: char) -> bool {
     ch.is_alphabetic() && !ch.is_uppercase() && !ch.is_lowercase() && !is_cjk(ch)
 }
 
-/// A word split into its runs of CJK characters (`true`) and of other characters (`false`),
-/// in order, none empty (the code reads them one by one, with [`cjk_runs`]).
-#[cfg(test)]
-pub(crate) fn split_cjk(word: &str) -> Vec<(bool, &str)> {
-    cjk_runs(word).collect()
-}
-
-/// The runs of [`split_cjk`] one by one, without collecting them (most words are one run).
+/// A word's runs of CJK characters (`true`) and of other characters (`false`), in order, none
+/// empty, one by one (most words are one run).
 pub(crate) fn cjk_runs(word: &str) -> impl Iterator<Item = (bool, &str)> {
     let mut rest = word;
     std::iter::from_fn(move || {
@@ -78,13 +72,13 @@ mod tests {
     #[test]
     fn cjk_runs_split_from_other_text_and_into_bigrams() {
         assert_eq!(
-            split_cjk("v2潮汐表abc"),
+            cjk_runs("v2潮汐表abc").collect::<Vec<_>>(),
             [(false, "v2"), (true, "潮汐表"), (false, "abc")]
         );
         assert_eq!(bigrams("潮汐表"), ["潮汐", "汐表"]);
         assert_eq!(bigrams("潮"), ["潮"]);
         assert!(bigrams("").is_empty());
-        assert!(split_cjk("").is_empty());
+        assert_eq!(cjk_runs("").count(), 0);
     }
 
     #[test]
