@@ -109,7 +109,7 @@ pub(crate) fn parse(query: &str, purpose: Purpose) -> Result<Query, QueryError> 
         .collect();
     // Common words only: each alone is in most blocks and ranks nothing (its weight is about
     // zero), so words are searched as the phrase they make, in their order.
-    let common_phrase = searchable.join_words();
+    let common_phrase = joined_words(&searchable);
     let chosen = match (purpose, key.is_empty()) {
         (Purpose::Recall, true) => return Err(QueryError::OnlyCommonWords),
         (Purpose::Search, true) => match &common_phrase {
@@ -181,21 +181,15 @@ struct Term<'a> {
     phrase: bool,
 }
 
-/// Terms as a whole.
-trait Terms {
-    /// Two or more words, none quoted, joined by single spaces; `None` otherwise.
-    fn join_words(&self) -> Option<String>;
-}
-
-impl Terms for [Term<'_>] {
-    fn join_words(&self) -> Option<String> {
-        (self.len() >= 2 && self.iter().all(|term| !term.phrase)).then(|| {
-            self.iter()
-                .map(|term| term.text)
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-    }
+/// Two or more words, none quoted, joined by single spaces; `None` otherwise.
+fn joined_words(terms: &[Term<'_>]) -> Option<String> {
+    (terms.len() >= 2 && terms.iter().all(|term| !term.phrase)).then(|| {
+        terms
+            .iter()
+            .map(|term| term.text)
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
 }
 
 /// Splits on whitespace, keeping quoted phrases whole. An unclosed quote is ignored (the text

@@ -114,6 +114,16 @@ async fn create(messages: Vec<ConversationEntry>) -> String {
     .await
 }
 
+/// The operations the offline engine answers an update request with.
+async fn update(input: &WorkingMemoryUpdateInput) -> WorkingMemoryUpdate {
+    let text = complete(
+        TaskKind::WorkingMemoryUpdate,
+        serde_json::to_value(input).unwrap(),
+    )
+    .await;
+    serde_json::from_str(&text).unwrap()
+}
+
 fn section<'a>(document: &'a str, name: &str) -> &'a str {
     let start = document.find(&format!("## {name}\n")).unwrap() + name.len() + 4;
     let rest = &document[start..];
@@ -219,13 +229,7 @@ async fn update_appends_what_is_new_and_settles_what_passed() {
         ]),
         warnings: Vec::new(),
     };
-    let text = complete(
-        TaskKind::WorkingMemoryUpdate,
-        serde_json::to_value(&input).unwrap(),
-    )
-    .await;
-    let update: WorkingMemoryUpdate = serde_json::from_str(&text).unwrap();
-    let ops = update.sections;
+    let ops = update(&input).await.sections;
     assert_eq!(ops.session_title, SectionOp::Keep);
     assert!(matches!(ops.current_state, SectionOp::Update { .. }));
     assert_eq!(
@@ -398,13 +402,7 @@ async fn task_and_goals_keeps_the_first_goal_and_the_newest_three() {
             ))]),
             warnings: Vec::new(),
         };
-        let text = complete(
-            TaskKind::WorkingMemoryUpdate,
-            serde_json::to_value(&input).unwrap(),
-        )
-        .await;
-        let update: WorkingMemoryUpdate = serde_json::from_str(&text).unwrap();
-        match update.sections.task_and_goals {
+        match update(&input).await.sections.task_and_goals {
             SectionOp::Update { content } => goals = content,
             SectionOp::Keep => {}
             other => panic!("Task & Goals is rewritten or kept, not {other:?}"),

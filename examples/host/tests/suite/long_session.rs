@@ -7,7 +7,7 @@ use memory_protocol::RolloutItem;
 use memory_protocol::goal::ThreadGoalStatus;
 use reference_host::context::request_text;
 use reference_host::long_script::{ALPHA_FACT, BETA_FACT};
-use reference_host::{Host, HostOptions, HostReport, Script, ScriptedModel, Seam};
+use reference_host::{ContextStrategy, HostReport, Script, Seam};
 
 pub(super) struct Run {
     pub(super) report: HostReport,
@@ -26,15 +26,7 @@ pub(super) fn run() -> &'static Run {
     RUN.get_or_init(|| {
         let script = script();
         let home = tempfile::tempdir().unwrap();
-        let host = Host::new(
-            HostOptions::for_script(&script, home.path()),
-            ScriptedModel::new(script.replies()),
-        );
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let report = runtime.block_on(host.run_script(&script)).unwrap();
+        let report = super::run_script(&script, home.path(), ContextStrategy::Compaction).unwrap();
         Run {
             report,
             _home: home,

@@ -9,7 +9,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use reference_host::script::{
     GoalAction, GoalScript, ProjectScript, Reply, ScriptedCall, SessionScript, TurnScript,
 };
-use reference_host::{ContextStrategy, Host, HostOptions, Script, ScriptedModel};
+use reference_host::{ContextStrategy, Script};
 use serde_json::json;
 
 fn tool_call() -> impl Strategy<Value = ScriptedCall> {
@@ -150,17 +150,7 @@ fn check_random_scripts(context: ContextStrategy) {
                 .validate()
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             let home = tempfile::tempdir().unwrap();
-            let options = HostOptions {
-                context,
-                ..HostOptions::for_script(&script, home.path())
-            };
-            let host = Host::new(options, ScriptedModel::new(script.replies()));
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            let report = runtime
-                .block_on(host.run_script(&script))
+            let report = super::run_script(&script, home.path(), context)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(report.requests > 0);
             compactions.set(compactions.get() + report.compactions);

@@ -8,7 +8,7 @@ use memory_protocol::RolloutItem;
 use memory_protocol::goal::ThreadGoalStatus;
 use reference_host::context::request_text;
 use reference_host::host::WORKING_MEMORY_DIR;
-use reference_host::{ContextStrategy, Host, HostOptions, HostReport, ScriptedModel, Seam};
+use reference_host::{ContextStrategy, HostReport, Seam};
 use working_memory::session::{ArchiveStatus, Session, SessionOptions};
 
 use super::long_session;
@@ -34,16 +34,8 @@ fn run() -> &'static Run {
     RUN.get_or_init(|| {
         let script = long_session::script();
         let home = tempfile::tempdir().unwrap();
-        let options = HostOptions {
-            context: ContextStrategy::WorkingMemory,
-            ..HostOptions::for_script(&script, home.path())
-        };
-        let host = Host::new(options, ScriptedModel::new(script.replies()));
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let report = runtime.block_on(host.run_script(&script)).unwrap();
+        let report =
+            super::run_script(&script, home.path(), ContextStrategy::WorkingMemory).unwrap();
         Run { report, home }
     })
 }
