@@ -1,14 +1,19 @@
 //! Judging how a task ended, from evidence in this order: the user's reaction, the checks run
 //! after the last change (every `&&` segment counts), the agent's own final answer.
 //!
-//! - `fail`: the user gave up on it or rejected the result, or a check still fails and
-//!   nothing after the last change passed, or the answer admits it is not done and nothing
-//!   was changed;
+//! - `fail`: the user gave up on it, rejected it (`revert it`) or said it was still wrong, or a
+//!   check still fails and nothing after the last change passed or the answer admits the task
+//!   failed, or the answer admits it is not done and nothing was changed;
 //! - `partial`: a check still fails at the end, but something was changed and another check
-//!   passed after the change; or the answer admits the task is unfinished after a change;
+//!   passed after the change; or the answer says part of it is left (`two of the three`,
+//!   `the remaining ...`) after a change;
 //! - `success`: every check run after the last change passed, or the user approved, or a
 //!   question was answered from real work (the commands ran; failing tests can be the answer);
-//! - `uncertain`: no real work (only looking around), or changes nobody verified.
+//! - `uncertain`: no real work (only looking around), changes nobody verified, or a change the
+//!   agent says it could not check (no Docker daemon, no network) that the user did not approve.
+//!
+//! Admissions are read in the languages users write in, and only within their clause: `could not
+//! import the package; after pip install -e . all tests pass` reports a cause, not the end.
 
 use std::collections::BTreeMap;
 
@@ -21,8 +26,9 @@ use super::transcript::{Event, Run, Transcript};
 use super::user_text::{Reaction, asks_for_information};
 use memory_transcript::shell::{CommandKey, CommandKind};
 
-/// Phrases with which an answer admits the task is not done.
-const ADMISSIONS: [&str; 18] = [
+/// Phrases with which an answer admits the task is not done, in the languages users write in
+/// (matched on the answer lowercased with `str::to_lowercase`).
+const ADMISSIONS: [&str; 40] = [
     "could not",
     "couldn't",
     "was unable to",
@@ -41,12 +47,67 @@ const ADMISSIONS: [&str; 18] = [
     "haven't been able",
     "without success",
     "not able to",
+    "无法",
+    "没能",
+    "未能",
+    "没有成功",
+    "できませんでした",
+    "できなかった",
+    "못했",
+    "не удалось",
+    "не смог",
+    "не получилось",
+    "n'ai pas pu",
+    "pas réussi",
+    "no pude",
+    "no he podido",
+    "no logré",
+    "konnte nicht",
+    "nicht geschafft",
+    "não consegui",
+    "non sono riuscit",
+    "non ho potuto",
+    "nie udało",
+    "niet gelukt",
+];
+
+/// Phrases with which an answer says the agent could not check its change (no Docker daemon,
+/// no network for the build): the change is unverified, not failed.
+const UNVERIFIED: [&str; 16] = [
+    "i couldn't check",
+    "i could not check",
+    "i couldn't verify",
+    "i could not verify",
+    "i can't verify",
+    "i cannot verify",
+    "i couldn't test",
+    "i could not test",
+    "i couldn't run the tests",
+    "i could not run the tests",
+    "i can't render",
+    "i cannot render",
+    "i can't run the",
+    "i cannot run the",
+    "change is unverified",
+    "changes are unverified",
+];
+
+/// Phrases with which an answer says part of the task is left (`the rest`, `still needs`).
+const PARTS_LEFT: [&str; 6] = [
+    "remaining ",
+    "left to do",
+    "still to do",
+    "still needs",
+    "still need to",
+    "not yet done",
 ];
 
 /// The outcome of a task and a short note on the evidence.
 pub(crate) fn judge(task: &Task, transcript: &Transcript) -> (TaskOutcome, String) {
     let evidence = Evidence::gather(task, transcript);
     let reaction = task.final_reaction(transcript);
+    let answer = task.answer.as_deref().unwrap_or_default();
+    let unverified = says_unverified(answer);
     if task.reactions.iter().any(|(_, r)| *r == Reaction::Abandon) {
         return (TaskOutcome::Fail, "the user dropped it".to_owned());
     }
@@ -68,32 +129,53 @@ pub(crate) fn judge(task: &Task, transcript: &Transcript) -> (TaskOutcome, Strin
     let did_something = evidence.changed;
     if asks_for_information(&task.requests)
         && !evidence.changed
-        && task
-            .answer
-            .as_deref()
-            .is_some_and(|answer| !admits_failure(answer))
+        && task.answer.is_some()
+        && !admits_failure(answer)
     {
         return (
             TaskOutcome::Success,
             "the question was answered from the commands run".to_owned(),
         );
     }
+    if did_something && unverified {
+        // The user's own check settles what the agent could not.
+        if reaction == Some(Reaction::Positive) {
+            return (
+                TaskOutcome::Success,
+                "the user checked and approved the change".to_owned(),
+            );
+        }
+        return (
+            TaskOutcome::Uncertain,
+            "the agent could not check its change".to_owned(),
+        );
+    }
     if let Some(failing) = evidence.failing.first() {
-        // Part of it works only when something passed after the last change too.
-        let outcome = if did_something && !evidence.passing.is_empty() {
+        // Part of it works only when something passed after the last change too, and the
+        // answer does not say the task itself failed.
+        let outcome = if did_something
+            && !evidence.passing.is_empty()
+            && (!admits_failure(answer) || parts_left(answer))
+        {
             TaskOutcome::Partial
         } else {
             TaskOutcome::Fail
         };
         return (outcome, format!("`{failing}` still failed at the end"));
     }
-    if task.answer.as_deref().is_some_and(admits_failure) {
-        let outcome = if did_something {
+    if admits_failure(answer) {
+        let outcome = if did_something && (parts_left(answer) || !evidence.passing.is_empty()) {
             TaskOutcome::Partial
         } else {
             TaskOutcome::Fail
         };
         return (outcome, "the final answer says it is not done".to_owned());
+    }
+    if did_something && parts_left(answer) {
+        return (
+            TaskOutcome::Partial,
+            "the final answer says part of it is left".to_owned(),
+        );
     }
     if !evidence.passing.is_empty() {
         let checks = evidence.passing.join("`, `");
@@ -134,6 +216,50 @@ const RESOLUTIONS: [&str; 10] = [
 /// Where a later clause, one that reports what happened next, starts (a colon or a comma only
 /// explains: "could not reproduce it: `npm run lint` passes here").
 const CLAUSE_BREAKS: [&str; 5] = [";", " but ", " after ", " then ", " now "];
+
+/// Whether the answer says the agent could not check its change.
+fn says_unverified(answer: &str) -> bool {
+    let lower = answer.to_lowercase().replace('\u{2019}', "'");
+    UNVERIFIED.iter().any(|phrase| lower.contains(phrase))
+}
+
+/// Number words, for `two of the three`.
+const NUMBER_WORDS: [&str; 10] = [
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+];
+
+/// Whether the answer says part of the task is left: `N of (the) M` with N below M, or a
+/// phrase of what remains.
+fn parts_left(answer: &str) -> bool {
+    let lower = answer.to_lowercase();
+    if PARTS_LEFT.iter().any(|phrase| lower.contains(phrase)) {
+        return true;
+    }
+    let number = |word: &str| -> Option<usize> {
+        word.parse().ok().or_else(|| {
+            NUMBER_WORDS
+                .iter()
+                .position(|known| *known == word)
+                .map(|at| at + 1)
+        })
+    };
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect();
+    words.windows(3).enumerate().any(|(at, w)| {
+        let whole = if w[2] == "the" {
+            words.get(at + 3).copied()
+        } else {
+            Some(w[2])
+        };
+        w[1] == "of"
+            && matches!(
+                (number(w[0]), whole.and_then(number)),
+                (Some(part), Some(all)) if part < all
+            )
+    })
+}
 
 /// Whether the answer admits the task is not done: some sentence holds an admission that no
 /// later clause of that sentence resolves.
@@ -308,7 +434,34 @@ mod tests {
         assert!(!admits_failure("Done: all 12 tests pass."));
     }
 
+    #[test]
+    fn admissions_in_other_languages_unverified_changes_and_parts_left_are_read() {
+        assert!(admits_failure("本地无法复现这个问题。"));
+        assert!(admits_failure("Je n'ai pas pu reproduire le bug."));
+        assert!(admits_failure("Не удалось запустить миграцию."));
+        assert!(says_unverified(
+            "Updated the config. I couldn't verify it: there is no Docker daemon here."
+        ));
+        assert!(says_unverified(
+            "I can\u{2019}t render the page here, please check it."
+        ));
+        assert!(!says_unverified(
+            "The macros can't verify a runtime ORDER BY."
+        ));
+        assert!(parts_left("Three of the five handlers are ported."));
+        assert!(parts_left("2 of 3 queries use the macro now."));
+        assert!(parts_left("The remaining two endpoints still use Flask."));
+        assert!(!parts_left("One of the tests was flaky; all pass now."));
+        assert!(!parts_left("All 5 of 5 checks pass."));
+    }
+
     proptest! {
+        #[test]
+        fn parts_left_needs_a_smaller_part(part in 0usize..20, all in 0usize..20, filler in "[xyz ,.;:]{0,40}") {
+            let answer = format!("{filler} {part} of the {all} items are done.");
+            prop_assert_eq!(parts_left(&answer), part < all);
+        }
+
         #[test]
         fn any_answer_is_judged_without_panicking(answer in "(\\PC|[.;,:!?\n]| but | could not | pass ){0,80}") {
             let _ = admits_failure(&answer);

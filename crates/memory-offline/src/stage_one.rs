@@ -20,6 +20,7 @@ use super::text::{
 };
 use super::tool_output::RunStatus;
 use super::transcript::{Event, Transcript};
+use super::user_text::asks_for_information;
 use super::{MAX_RAW_MEMORY_CHARS, MAX_SLUG_CHARS, MAX_SUMMARY_CHARS, OFFLINE_NOTICE};
 use memory_transcript::shell::CommandKind;
 
@@ -42,9 +43,18 @@ const GENERIC_WORDS: [&str; 24] = [
 /// Extracts a stage-one output from one rollout's structured input.
 pub(crate) fn extract_memory(input: &StageOneInput) -> StageOneOutput {
     let transcript = Transcript::read(&input.items);
-    let tasks: Vec<Task> = split_tasks(&transcript)
+    let all_tasks = split_tasks(&transcript);
+    // A question answered without tools is part of a session's work when other tasks ran
+    // tools; alone (`what is a borrow checker?`) it is general knowledge, nothing to remember.
+    let session_worked = all_tasks.iter().any(|task| task.had_activity(&transcript));
+    let tasks: Vec<Task> = all_tasks
         .into_iter()
-        .filter(|task| task.had_activity(&transcript) || !task.preferences.is_empty())
+        .filter(|task| {
+            task.had_activity(&transcript)
+                || !task.preferences.is_empty()
+                || (session_worked && task.answer.is_some() && asks_for_information(&task.requests))
+        })
+        .filter(|task| !task.dropped_before_an_answer(&transcript))
         .collect();
     if tasks.is_empty() {
         return StageOneOutput {

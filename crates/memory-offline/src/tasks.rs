@@ -52,6 +52,33 @@ impl Task {
         })
     }
 
+    /// True when the user gave up on the task before the agent answered it (an interrupted
+    /// run, `wrong repo, ignore this`) and nothing was changed: there is nothing to remember.
+    pub(crate) fn dropped_before_an_answer(&self, transcript: &Transcript) -> bool {
+        let Some(dropped_at) = self
+            .reactions
+            .iter()
+            .find(|(_, reaction)| *reaction == Reaction::Abandon)
+            .map(|(at, _)| *at)
+        else {
+            return false;
+        };
+        self.preferences.is_empty()
+            && !self.events.iter().any(|&i| {
+                matches!(
+                    transcript.events.get(i),
+                    Some(Event::Patch(_) | Event::FailedPatch(_))
+                ) || (i < dropped_at
+                    && matches!(
+                        transcript.events.get(i),
+                        Some(Event::Assistant {
+                            final_answer: true,
+                            ..
+                        })
+                    ))
+            })
+    }
+
     /// The last reaction, if nothing was run or changed after it.
     pub(crate) fn final_reaction(&self, transcript: &Transcript) -> Option<Reaction> {
         let (at, reaction) = *self.reactions.last()?;

@@ -13,8 +13,9 @@ mod requests;
 
 use self::phrases::{
     ABANDON, ANYWHERE, CJK_RULE_ANYWHERE, CJK_RULE_STARTS, CONTRASTS, CORRECTIONS, HARD_FOLLOW_UPS,
-    IMPERATIVES, LEAD_INS, NEGATIVE, NEW_TASKS, NOT_RULES, POSITIVE, QUESTION_LEADS, SCOPE_LEADS,
-    SCOPES, SOFT_FOLLOW_UPS, STRONG_STARTS, UNDO, WEAK_STARTS,
+    IMPERATIVES, LEAD_INS, MANNER, NEGATIVE, NEW_TASKS, NOT_RULES, OTHER_FAILURE_STEMS,
+    OTHER_RULE_WORDS, POSITIVE, POSITIVE_ANYWHERE, QUESTION_LEADS, SCOPE_LEADS, SCOPES,
+    SOFT_FOLLOW_UPS, STRONG_STARTS, UNDO, WEAK_STARTS,
 };
 pub(crate) use self::requests::{asks_for_information, title_from_requests};
 use super::text::{MAX_LINE_CHARS, capitalize, content_words, one_line, sentences};
@@ -62,12 +63,16 @@ pub(crate) struct UserMessage {
 /// Reads one user message (already stripped of injected blocks).
 pub(crate) fn read_user_message(text: &str) -> UserMessage {
     let mut message = UserMessage::default();
-    let lower_message = text.trim().to_ascii_lowercase();
+    let lower_message = text.trim().to_lowercase();
     let correction = CORRECTIONS.iter().any(|c| lower_message.starts_with(c));
     let mut first_request_seen = false;
+    // Giving up with nothing asked after it (`That's a bigger change than I hoped. Let's leave
+    // it for now.`) is about the task at hand, whatever came before it in the message.
+    let mut gave_up_last = false;
     for sentence in sentences(text) {
         let (reaction, rest) = split_reaction(&sentence);
         if let Some(reaction) = reaction {
+            gave_up_last |= reaction == Reaction::Abandon;
             message.reactions.push(reaction);
             if !first_request_seen {
                 message.leading_reactions.push(reaction);
@@ -129,7 +134,11 @@ pub(crate) fn read_user_message(text: &str) -> UserMessage {
                 first_request_seen = true;
             }
             message.requests.push(rest);
+            gave_up_last = false;
         }
+    }
+    if gave_up_last && !message.new_task {
+        message.follow_up = FollowUp::Hard;
     }
     message
 }
@@ -137,7 +146,7 @@ pub(crate) fn read_user_message(text: &str) -> UserMessage {
 /// A reaction at the start of a sentence, and what follows it (`Great, now add a test` is a
 /// positive reaction and `now add a test`). `None` for the rest when nothing follows.
 fn split_reaction(sentence: &str) -> (Option<Reaction>, Option<String>) {
-    let lower = sentence.to_ascii_lowercase();
+    let lower = sentence.to_lowercase();
     if ABANDON.iter().any(|phrase| lower.contains(phrase)) {
         return (Some(Reaction::Abandon), None);
     }
@@ -145,25 +154,38 @@ fn split_reaction(sentence: &str) -> (Option<Reaction>, Option<String>) {
         return (Some(Reaction::Negative), Some(sentence.to_owned()));
     }
     // Emoji and punctuation before the word (`👍 thanks`) do not change the reaction.
-    let opening = lower.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    let opening = lower.trim_start_matches(|c: char| !c.is_alphanumeric());
     let only_symbols = opening.is_empty() && !lower.trim().is_empty();
     if only_symbols && lower.contains(['👍', '🙏', '✅', '🎉', '❤']) {
         return (Some(Reaction::Positive), None);
     }
     let body = strip_leads(opening, &[]);
+    let approves_within = || {
+        POSITIVE_ANYWHERE
+            .iter()
+            .any(|phrase| lower.contains(phrase))
+    };
     let Some(word) = POSITIVE.iter().find(|word| {
         body.starts_with(**word)
             && body.get(word.len()..).is_some_and(|rest| {
-                rest.is_empty() || rest.starts_with([',', '.', '!', ' ', ';', ':'])
+                // Words of scripts without spaces end where they end (`감사합니다`).
+                rest.is_empty()
+                    || !word.is_ascii()
+                    || rest.starts_with([',', '.', '!', ' ', ';', ':', '，', '。', '！', '、'])
             })
     }) else {
+        if approves_within() {
+            return (Some(Reaction::Positive), None);
+        }
         return (None, Some(sentence.to_owned()));
     };
     let cut = lower.len() - body.len() + word.len();
     let rest = sentence
         .get(cut..)
         .unwrap_or("")
-        .trim_start_matches([',', '.', '!', ';', ':', ' '])
+        .trim_start_matches([
+            ',', '.', '!', ';', ':', ' ', '—', '–', '-', '，', '。', '！', '、',
+        ])
         .trim();
     // "Great work on the parser" is praise; "Great, now add a test" is praise and a request.
     let words = rest.split_whitespace().count();
@@ -195,20 +217,31 @@ pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
     if let Some(rule) = cjk_preference(sentence) {
         return Some(rule);
     }
+    if let Some(rule) = other_language_preference(sentence) {
+        return Some(rule);
+    }
     let lower = sentence.to_ascii_lowercase();
     if NOT_RULES.iter().any(|phrase| lower.contains(phrase)) {
         return None;
     }
+    english_preference(sentence, &lower, correction)
+        .or_else(|| rule_in_a_later_clause(sentence, &lower))
+        .or_else(|| always_doing(sentence, &lower))
+}
+
+/// The English sentence (and its ASCII-lowercase copy) as a rule when it opens with one, states
+/// a liking, or asks for one.
+fn english_preference(sentence: &str, lower: &str, correction: bool) -> Option<String> {
     let question = lower.ends_with('?');
     let corrections: Vec<&str> = vec!["no, ", "no. ", "nope, ", "no "];
-    let mut body = strip_leads(&lower, &corrections);
+    let mut body = strip_leads(lower, &corrections);
     if question {
         // Only a question that asks for a standing rule is one: `can you always ...?`.
         let lead = QUESTION_LEADS
             .iter()
             .filter(|lead| body.starts_with(**lead))
             .max_by_key(|lead| lead.len());
-        if let Some(rule) = keep_asking(&lower, sentence) {
+        if let Some(rule) = keep_asking(lower, sentence) {
             return Some(rule);
         }
         body = strip_leads(body.get(lead?.len()..).unwrap_or(""), &[]);
@@ -226,7 +259,7 @@ pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
             .split_once(", ")
             .is_some_and(|(_, then)| starts_with_imperative(then));
     // `No emojis in commit messages` rules something out; `No tests were run` reports.
-    let ruled_out = strip_leads(&lower, &[])
+    let ruled_out = strip_leads(lower, &[])
         .strip_prefix("no ")
         .is_some_and(|rest| {
             !rest.starts_with("need")
@@ -239,7 +272,7 @@ pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
         });
     if ruled_out {
         // The `no` is the rule itself, not a correction to cut off.
-        body = strip_leads(&lower, &[]);
+        body = strip_leads(lower, &[]);
     }
     let strong = STRONG_STARTS.iter().any(|start| body.starts_with(start))
         || scoped_instruction
@@ -247,8 +280,13 @@ pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
         || ruled_out;
     let scoped = SCOPES.iter().any(|scope| body.contains(scope));
     let contrasted = CONTRASTS.iter().any(|contrast| body.contains(contrast));
+    // `Keep it simple` is a way of working, not a step of the task.
+    let manner = body.starts_with("keep ")
+        && body
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| MANNER.contains(&word));
     let weak = WEAK_STARTS.iter().any(|start| body.starts_with(start))
-        && (scoped || contrasted || correction);
+        && (scoped || contrasted || correction || manner);
     // A wish about the agent's habits (`I'd like you to run the linter before every commit`)
     // is a rule when it is scoped beyond the task.
     let wish = ["i'd like you to ", "i would like you to ", "i want you to "]
@@ -256,10 +294,14 @@ pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
         .any(|lead| body.starts_with(lead))
         && scoped;
     let liking = ANYWHERE.iter().any(|phrase| lower.contains(phrase)) || wish;
-    if !(strong || weak || liking) || (question && !(strong || scoped || contrasted)) {
-        return None;
-    }
-    // Keep the user's casing: cut as many bytes from the original as from the lowercase copy.
+    let asked_for_a_rule = !question || strong || scoped || contrasted || manner;
+    ((strong || weak || liking) && asked_for_a_rule).then(|| as_rule(sentence, lower, body))
+}
+
+/// `sentence` from where its lowercase copy `lower` has `body` left, as a rule: the user's
+/// casing, no closing `please`, `I prefer` as `Prefer`, a capital and a closing period.
+fn as_rule(sentence: &str, lower: &str, body: &str) -> String {
+    // Cut as many bytes from the original as from the lowercase copy.
     let cut = lower.len() - body.len();
     let original = sentence.get(cut..).unwrap_or(sentence);
     let mut rule = original
@@ -279,6 +321,88 @@ pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
     if !rule.ends_with(['.', '…']) {
         rule.push('.');
     }
+    rule
+}
+
+/// Where a clause that reports, explains or asks gives way to a rule (`It's a 401, but please
+/// never write tokens into files`; `a standing rule: always run go vet`).
+const CLAUSE_BREAKS: [&str; 8] = [": ", "; ", " — ", " – ", " - ", ", but ", ", and ", ", so "];
+
+/// Clause openings that state a standing rule by themselves.
+const CLAUSE_RULE_STARTS: [&str; 7] = [
+    "always ",
+    "never ",
+    "from now on",
+    "going forward",
+    "in the future",
+    "whenever ",
+    "every time ",
+];
+
+/// A later clause of the sentence that opens with a standing rule, as the rule.
+fn rule_in_a_later_clause(sentence: &str, lower: &str) -> Option<String> {
+    CLAUSE_BREAKS
+        .iter()
+        .filter_map(|mark| lower.find(mark).map(|at| at + mark.len()))
+        .filter(|&start| {
+            let clause = strip_leads(lower.get(start..).unwrap_or(""), &[]);
+            CLAUSE_RULE_STARTS
+                .iter()
+                .any(|rule| clause.starts_with(rule))
+        })
+        .min()
+        .and_then(|start| {
+            let lower_clause = lower.get(start..)?;
+            let body = strip_leads(lower_clause, &[]);
+            Some(as_rule(sentence.get(start..)?, lower_clause, body))
+        })
+}
+
+/// A sentence with `always` or `never` before an instruction verb, wherever it stands (`For
+/// indexes on existing tables always use CREATE INDEX CONCURRENTLY`). After a subject (`it
+/// never runs`, `you always use the wrong flag`) it reports, it does not rule.
+fn always_doing(sentence: &str, lower: &str) -> Option<String> {
+    if lower.ends_with('?') {
+        return None;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '\'')
+        .filter(|word| !word.is_empty())
+        .collect();
+    let rules = words.windows(3).any(|w| {
+        matches!(w[1], "always" | "never")
+            && IMPERATIVES.contains(&w[2])
+            && !matches!(
+                w[0],
+                "it" | "this" | "that" | "you" | "he" | "she" | "they" | "which" | "who" | "i"
+            )
+    });
+    rules.then(|| as_rule(sentence, lower, lower))
+}
+
+/// A rule stated in a language other than English with a Latin or Cyrillic script: a rule word
+/// (`immer`, `jamais`, `siempre`, `никогда`, `prefiero`) and no report of a failure.
+fn other_language_preference(sentence: &str) -> Option<String> {
+    let lower = sentence.to_lowercase();
+    let spaced: String = lower
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        .collect();
+    let spaced = format!(" {spaced} ");
+    let rule = OTHER_RULE_WORDS
+        .iter()
+        .any(|word| spaced.contains(&format!(" {word} ")))
+        && !OTHER_FAILURE_STEMS.iter().any(|stem| lower.contains(stem));
+    if !rule {
+        return None;
+    }
+    let mut rule = one_line(
+        &capitalize(sentence.trim().trim_end_matches(['?', '.', '!', ' '])),
+        MAX_LINE_CHARS,
+    );
+    if !rule.ends_with(['.', '…']) {
+        rule.push('.');
+    }
     Some(rule)
 }
 
@@ -289,7 +413,11 @@ fn cjk_preference(sentence: &str) -> Option<String> {
         return None;
     }
     let body = sentence.trim_start_matches(['请', ' ']);
-    let question = sentence.ends_with(['?', '？', '吗']);
+    // A question is a rule only when it asks for one every time (`...마다 ... 줄 수 있을까요?`).
+    let question = sentence.ends_with(['?', '？', '吗'])
+        && !["마다", "항상", "每次", "总是", "いつも", "毎回"]
+            .iter()
+            .any(|word| sentence.contains(word));
     let rule = !question
         && (CJK_RULE_STARTS.iter().any(|start| body.starts_with(start))
             || CJK_RULE_ANYWHERE
@@ -363,8 +491,14 @@ pub(super) fn starts_with_imperative(text: &str) -> bool {
     IMPERATIVES.contains(&first)
 }
 
+/// Two content words, or, in a script without them (Chinese, Korean, Cyrillic), four letters.
 fn has_content(text: &str) -> bool {
     content_words(text).len() >= 2
+        || text
+            .chars()
+            .filter(|c| c.is_alphabetic() && !c.is_ascii())
+            .count()
+            >= 4
 }
 
 /// True for an instruction about what was just done (`amend it`, `test this on staging`).
@@ -453,6 +587,96 @@ mod tests {
         assert!(prefs("这个函数为什么失败？").is_empty());
         assert!(prefs("我不要这个功能，删掉它。").is_empty());
         assert!(prefs("以后会用到这个函数吗？").is_empty());
+    }
+
+    #[test]
+    fn rules_in_other_languages_habits_and_later_clauses_count() {
+        assert_eq!(
+            prefs("Bitte schreib Commit-Nachrichten immer auf Englisch."),
+            ["Bitte schreib Commit-Nachrichten immer auf Englisch."]
+        );
+        assert_eq!(
+            prefs("Prefiero que no añadas dependencias nuevas."),
+            ["Prefiero que no añadas dependencias nuevas."]
+        );
+        assert_eq!(
+            prefs("Никогда не коммить в main напрямую."),
+            ["Никогда не коммить в main напрямую."]
+        );
+        assert_eq!(
+            prefs("Usa sempre gli spazi, non i tab."),
+            ["Usa sempre gli spazi, non i tab."]
+        );
+        // A report that something always fails sets no rule, in any language.
+        assert!(prefs("Die Tests schlagen immer fehl.").is_empty());
+        assert!(prefs("Le build échoue toujours sur la CI.").is_empty());
+        assert_eq!(
+            prefs("I usually squash before merging."),
+            ["I usually squash before merging."]
+        );
+        assert_eq!(
+            prefs("The CI is slow today, but please never skip the integration tests."),
+            ["Never skip the integration tests."]
+        );
+        assert_eq!(
+            prefs("For new endpoints always add an OpenAPI entry."),
+            ["For new endpoints always add an OpenAPI entry."]
+        );
+        assert!(prefs("It always runs the migrations twice.").is_empty());
+        assert!(prefs("You never use the cache flag.").is_empty());
+        assert_eq!(
+            prefs("Could you keep the diff small?"),
+            ["Keep the diff small."]
+        );
+        assert!(prefs("Could you keep the old endpoint working?").is_empty());
+        assert_eq!(
+            prefs("API를 바꿀 때마다 문서도 업데이트해 줄 수 있을까요?").len(),
+            1
+        );
+        assert_eq!(
+            prefs("设置项名称统一用 kebab-case。"),
+            ["设置项名称统一用 kebab-case."]
+        );
+    }
+
+    #[test]
+    fn reactions_in_other_languages_and_giving_up_are_read() {
+        let reaction = |text: &str| read_user_message(text).reactions.first().copied();
+        assert_eq!(reaction("Danke, passt."), Some(Reaction::Positive));
+        assert_eq!(reaction("Спасибо!"), Some(Reaction::Positive));
+        assert_eq!(reaction("감사합니다"), Some(Reaction::Positive));
+        assert_eq!(
+            reaction("tried it myself, looks good."),
+            Some(Reaction::Positive)
+        );
+        assert_eq!(reaction("算了，不做了。"), Some(Reaction::Abandon));
+        assert_eq!(reaction("Revert it."), Some(Reaction::Abandon));
+        assert_eq!(
+            reaction("Annule tout, on garde l'ancienne version."),
+            Some(Reaction::Abandon)
+        );
+        // Undoing a side effect, or a reminder, is not giving up on the task.
+        assert_ne!(
+            reaction("undo that, you added a stray lockfile"),
+            Some(Reaction::Abandon)
+        );
+        assert_eq!(reaction("N'oublie pas de lancer les tests."), None);
+        // Giving up after a remark belongs to the task at hand.
+        let dropped =
+            read_user_message("Hm, that is more work than I expected. Let's leave it for now.");
+        assert_eq!(dropped.follow_up, FollowUp::Hard);
+        assert!(dropped.reactions.contains(&Reaction::Abandon));
+        assert_eq!(
+            read_user_message("Нет, сделай это через флаг.").follow_up,
+            FollowUp::Hard
+        );
+        // A request in a script without spaces between words is still a request.
+        assert_eq!(
+            read_user_message("로그인 버튼에 로딩 표시를 추가해 주세요.")
+                .requests
+                .len(),
+            1
+        );
     }
 
     #[test]

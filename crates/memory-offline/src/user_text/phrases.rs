@@ -20,7 +20,8 @@ pub(super) const LEAD_INS: [&str; 14] = [
 ];
 
 /// Openings that make the rest of the message a correction of the agent.
-pub(super) const CORRECTIONS: [&str; 11] = [
+/// Matched on the message lowercased with `str::to_lowercase` (Cyrillic and accents too).
+pub(super) const CORRECTIONS: [&str; 24] = [
     "no ",
     "no,",
     "no.",
@@ -32,6 +33,19 @@ pub(super) const CORRECTIONS: [&str; 11] = [
     "you shouldn't have",
     "you should not have",
     "no no",
+    "non,",
+    "non.",
+    "nein,",
+    "nein.",
+    "não,",
+    "nee,",
+    "nie,",
+    "нет,",
+    "нет.",
+    "不，",
+    "不是",
+    "いいえ",
+    "아니",
 ];
 
 /// Sentence openings that state a rule by themselves.
@@ -82,8 +96,8 @@ pub(super) const WEAK_STARTS: [&str; 11] = [
     "we don't use ",
 ];
 
-/// Phrases anywhere in a sentence that state a liking or a standing rule.
-pub(super) const ANYWHERE: [&str; 22] = [
+/// Phrases anywhere in a sentence that state a liking, a habit or a standing rule.
+pub(super) const ANYWHERE: [&str; 33] = [
     "i like ",
     "i love ",
     "i dislike ",
@@ -106,6 +120,17 @@ pub(super) const ANYWHERE: [&str; 22] = [
     "in this repo we ",
     "leave it to me",
     "leave that to me",
+    "i tend to ",
+    "i usually ",
+    "i always like",
+    "i always want",
+    "how we do it",
+    "standing rule",
+    "as a rule",
+    "before you say it's done",
+    "before you say it is done",
+    "before saying it's done",
+    "before you call it done",
 ];
 
 /// What scopes a weak rule to more than the current task.
@@ -164,8 +189,9 @@ pub(super) const NOT_RULES: [&str; 23] = [
     "should be ",
 ];
 
-/// Phrases of giving up.
-pub(super) const ABANDON: [&str; 16] = [
+/// Phrases of giving up on the task or rejecting its result outright (`revert it`), in the
+/// languages users write in; matched on the sentence lowercased with `str::to_lowercase`.
+pub(super) const ABANDON: [&str; 63] = [
     "never mind",
     "nevermind",
     "nvm",
@@ -182,6 +208,53 @@ pub(super) const ABANDON: [&str; 16] = [
     "not worth it",
     "scrap that",
     "let's not",
+    "ignore this request",
+    "ignore me",
+    "wrong repo",
+    "wrong project",
+    "revert it",
+    "revert everything",
+    "revert all of it",
+    "undo it",
+    "undo everything",
+    "roll it back",
+    "roll that back",
+    "put it back",
+    "back it out",
+    "laisse tomber",
+    "oublie ça",
+    "annule tout",
+    "annule les",
+    "olvídalo",
+    "déjalo",
+    "deshaz",
+    "vergiss es",
+    "lass es sein",
+    "rückgängig",
+    "esquece",
+    "deixa pra lá",
+    "desfaz",
+    "lascia perdere",
+    "annulla tutto",
+    "laat maar",
+    "забудь",
+    "отмени",
+    "откати",
+    "оставим",
+    "算了",
+    "不用了",
+    "不做了",
+    "取消了",
+    "撤掉",
+    "撤销",
+    "回滚",
+    "もういい",
+    "やめましょう",
+    "やめよう",
+    "元に戻して",
+    "취소해",
+    "그만하자",
+    "되돌려",
 ];
 
 /// Phrases of disapproval.
@@ -214,8 +287,8 @@ pub(super) const NEGATIVE: [&str; 26] = [
     "undo",
 ];
 
-/// Openings of approval.
-pub(super) const POSITIVE: [&str; 21] = [
+/// Openings of approval, matched on the sentence lowercased with `str::to_lowercase`.
+pub(super) const POSITIVE: [&str; 38] = [
     "great",
     "thanks",
     "thank you",
@@ -237,6 +310,37 @@ pub(super) const POSITIVE: [&str; 21] = [
     "ok",
     "okay",
     "yes",
+    "merci",
+    "danke",
+    "gracias",
+    "obrigado",
+    "obrigada",
+    "grazie",
+    "dzięki",
+    "dziękuję",
+    "bedankt",
+    "спасибо",
+    "понятно",
+    "отлично",
+    "谢谢",
+    "好的",
+    "ありがとう",
+    "감사",
+    "고마워",
+];
+
+/// Phrases of approval wherever they stand in a sentence (`checked it, looks good now`).
+pub(super) const POSITIVE_ANYWHERE: [&str; 10] = [
+    "looks good",
+    "look good",
+    "lgtm",
+    "works now",
+    "works fine now",
+    "all good",
+    "没问题",
+    "就这样吧",
+    "問題ありません",
+    "문제없",
 ];
 
 /// Openings that make a request continue the current task when it is about the same thing.
@@ -439,8 +543,16 @@ pub(super) const CJK_RULE_STARTS: [&str; 22] = [
 
 /// Phrases anywhere in a sentence that state a liking in Chinese, Japanese or Korean
 /// ("prefer", "I like to use", "use X first", "please do not").
-pub(super) const CJK_RULE_ANYWHERE: [&str; 9] = [
+pub(super) const CJK_RULE_ANYWHERE: [&str; 17] = [
     "偏好",
+    "统一用",
+    "统一使用",
+    "每次",
+    "必ず",
+    "いつも",
+    "常に",
+    "편이에요",
+    "마다",
     "更喜欢",
     "我喜欢用",
     "优先使用",
@@ -449,4 +561,62 @@ pub(super) const CJK_RULE_ANYWHERE: [&str; 9] = [
     "を使ってください",
     "하지 마세요",
     "선호",
+];
+
+/// Words that state a standing rule or a liking in a sentence written in a language other
+/// than English with a Latin or Cyrillic script (`always`, `never`, `I prefer`), matched as
+/// whole words on the sentence lowercased with `str::to_lowercase`.
+pub(super) const OTHER_RULE_WORDS: [&str; 24] = [
+    "immer",
+    "niemals",
+    "siempre",
+    "nunca",
+    "prefiero",
+    "toujours",
+    "jamais",
+    "préfère",
+    "sempre",
+    "prefiro",
+    "preferisco",
+    "всегда",
+    "никогда",
+    "предпочитаю",
+    "altijd",
+    "nooit",
+    "zawsze",
+    "nigdy",
+    "wolę",
+    "bevorzuge",
+    "grundsätzlich",
+    "jedes mal",
+    "cada vez",
+    "à chaque fois",
+];
+
+/// Word stems of a report that something fails or breaks, in the same languages: a sentence
+/// holding one describes what happens (`les tests échouent toujours`), it sets no rule.
+pub(super) const OTHER_FAILURE_STEMS: [&str; 11] = [
+    "fail",
+    "crash",
+    "fehl",
+    "falla",
+    "falh",
+    "échou",
+    "echou",
+    "fallisc",
+    "пада",
+    "mislukt",
+    "nie dział",
+];
+
+/// Adjectives of manner that make `keep ...` a way of working (`can you keep it simple?`).
+pub(super) const MANNER: [&str; 8] = [
+    "simple",
+    "short",
+    "small",
+    "minimal",
+    "tidy",
+    "readable",
+    "consistent",
+    "boring",
 ];

@@ -476,6 +476,55 @@ async fn two_requests_make_two_tasks_and_dropped_work_fails() {
     );
 }
 
+/// Outcomes from what happened: a change the agent could not check is uncertain until the
+/// user approves it; a task the user drops before any answer leaves nothing to remember; a
+/// question asked beside real work is a task of its own.
+#[tokio::test]
+async fn unverified_changes_dropped_runs_and_side_questions_are_judged_from_evidence() {
+    let mut items = vec![user("Raise the worker pool to 16 in config/prod.toml.")];
+    items.extend(patch(
+        "p1",
+        "*** Update File: config/prod.toml\n@@\n-workers = 8\n+workers = 16",
+    ));
+    items.extend([
+        exec("c1", "docker compose up -d app"),
+        output(
+            "c1",
+            "Process exited with code 1\nOutput:\nCannot connect to the Docker daemon at unix:///var/run/docker.sock",
+        ),
+        assistant("Set `workers = 16`. I couldn't verify it: there is no Docker daemon here."),
+    ]);
+    let unverified = RawMemory::parse(&run(&input(items.clone())).await.raw_memory);
+    assert_eq!(unverified.tasks[0].outcome, Some(TaskOutcome::Uncertain));
+
+    items.extend([
+        user("Tried it on staging myself, looks good."),
+        user("Unrelated: what does the --frozen flag of cargo do?"),
+        assistant("`--frozen` means `--locked` plus `--offline`: no lockfile changes, no network."),
+    ]);
+    let memory = RawMemory::parse(&run(&input(items)).await.raw_memory);
+    let outcomes: Vec<_> = memory.tasks.iter().map(|t| t.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [Some(TaskOutcome::Success), Some(TaskOutcome::Uncertain)],
+        "{:?}",
+        memory.tasks.iter().map(|t| &t.title).collect::<Vec<_>>()
+    );
+
+    // Dropped while the command still ran: no answer, no change, no memory.
+    let dropped = vec![
+        user("Run the full benchmark suite for the parser."),
+        exec("c1", "cargo bench -p parser"),
+        output(
+            "c1",
+            "Process exited with code 130\nOutput:\nBenchmarking parse/large: Warming up",
+        ),
+        user("nvm, wrong project. ignore me"),
+        assistant("Stopped."),
+    ];
+    assert!(run(&input(dropped)).await.raw_memory.is_empty());
+}
+
 #[tokio::test]
 async fn the_reference_fixture_reads_commands_patches_and_searches() {
     let (cwd, items) = fixture_items("codex-reference-example.jsonl");
