@@ -12,7 +12,9 @@ use super::transcript::{Event, Run, Transcript};
 use memory_transcript::shell::{CommandKey, CommandKind, CommandLine};
 
 /// Most lessons kept per task.
-const MAX_LESSONS: usize = 6;
+pub(crate) const MAX_LESSONS: usize = 6;
+/// What the lesson of a check that still fails at the end of a task says.
+pub(crate) const STILL_FAILED: &str = "still failed at the end";
 /// Longest lesson, in characters.
 const MAX_LESSON_CHARS: usize = 700;
 /// Longest quoted cause, in characters.
@@ -109,7 +111,7 @@ pub(crate) fn lessons(task: &Task, transcript: &Transcript) -> Vec<String> {
                 if still_broken {
                     unresolved.push(one_line(
                         &format!(
-                            "{} still failed at the end{}; nothing in the session made it pass.",
+                            "{} {STILL_FAILED}{}; nothing in the session made it pass.",
                             code(&failed.text),
                             error_suffix(failed)
                         ),

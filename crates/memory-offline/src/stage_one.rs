@@ -12,7 +12,7 @@ use memory_protocol::memory_format::{
 };
 use memory_protocol::stage_one::StageOneInput;
 
-use super::lessons::{error_suffix, lessons};
+use super::lessons::{MAX_LESSONS, STILL_FAILED, error_suffix, lessons};
 use super::outcome::judge;
 use super::tasks::{Task, split_tasks};
 use super::text::{
@@ -20,6 +20,7 @@ use super::text::{
 };
 use super::tool_output::RunStatus;
 use super::transcript::{Event, Transcript};
+use super::user_text::Reaction;
 use super::user_text::asks_for_information;
 use super::{MAX_RAW_MEMORY_CHARS, MAX_SLUG_CHARS, MAX_SUMMARY_CHARS, OFFLINE_NOTICE};
 use memory_transcript::shell::CommandKind;
@@ -171,9 +172,31 @@ impl TaskView {
                 )
             })
             .filter(|answer| !answer.is_empty());
+        let mut lessons = lessons(task, transcript);
+        // A task that ended unfinished without a check still failing (the agent put its change
+        // back, or the failure is in what it found) keeps what the agent found out as its
+        // lesson; the user's dropping it is no finding.
+        let dropped = task
+            .reactions
+            .iter()
+            .any(|(_, reaction)| *reaction == Reaction::Abandon);
+        let answer = match answer {
+            Some(found)
+                if matches!(outcome, TaskOutcome::Fail | TaskOutcome::Partial)
+                    && !dropped
+                    && lessons.len() < MAX_LESSONS
+                    && !lessons.iter().any(|lesson| lesson.contains(STILL_FAILED)) =>
+            {
+                lessons.push(format!(
+                    "Left unresolved, as the agent reported it: {found}"
+                ));
+                None
+            }
+            answer => answer,
+        };
         TaskView {
             steps: key_steps(task, transcript),
-            lessons: lessons(task, transcript),
+            lessons,
             preferences: task
                 .preferences
                 .iter()

@@ -525,6 +525,48 @@ async fn unverified_changes_dropped_runs_and_side_questions_are_judged_from_evid
     assert!(run(&input(dropped)).await.raw_memory.is_empty());
 }
 
+/// A task left unfinished with no check failing at its end (the agent put its change back)
+/// keeps what the agent found as its lesson.
+#[tokio::test]
+async fn an_unfinished_task_keeps_what_the_agent_found_as_its_lesson() {
+    let mut items = vec![user(
+        "The e2e test checkout.spec.ts times out. Please fix it.",
+    )];
+    items.extend(patch(
+        "p1",
+        "*** Update File: playwright.config.ts\n@@\n-timeout: 30000\n+timeout: 90000",
+    ));
+    items.extend([
+        exec("c1", "pnpm playwright test checkout.spec.ts"),
+        output(
+            "c1",
+            "Process exited with code 1\nOutput:\n1 failed: checkout.spec.ts timed out",
+        ),
+    ]);
+    items.extend(patch(
+        "p2",
+        "*** Update File: playwright.config.ts\n@@\n-timeout: 90000\n+timeout: 30000",
+    ));
+    items.push(assistant(
+        "I couldn't make checkout.spec.ts pass: the Pay button never renders because STRIPE_KEY is unset in the test build. I put the timeout back.",
+    ));
+    let memory = RawMemory::parse(&run(&input(items)).await.raw_memory);
+    let task = &memory.tasks[0];
+    assert_eq!(task.outcome, Some(TaskOutcome::Fail));
+    let lessons = task
+        .sections
+        .iter()
+        .find(|section| section.heading == memory_format::sections::FAILURES)
+        .map(|section| section.items.clone())
+        .unwrap_or_default();
+    assert!(
+        lessons
+            .iter()
+            .any(|lesson| lesson.starts_with("Left unresolved") && lesson.contains("STRIPE_KEY")),
+        "{lessons:?}"
+    );
+}
+
 #[tokio::test]
 async fn the_reference_fixture_reads_commands_patches_and_searches() {
     let (cwd, items) = fixture_items("codex-reference-example.jsonl");
