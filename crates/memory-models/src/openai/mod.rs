@@ -446,6 +446,21 @@ impl OpenAiClient {
         }
     }
 
+    /// The room left for the answer in the model's window, in characters: the window less the
+    /// request (at most three bytes a token, so the request is not under-counted), capped by
+    /// the request's own output limit, at two characters a token (so the answer is not
+    /// over-counted). `None` when the window is not known.
+    fn answer_chars(&self, request: &ModelRequest) -> Option<u64> {
+        let window = self.window.tokens?;
+        let request_bytes = request.instructions.len() + request.input.len();
+        let request_tokens = u64::try_from(request_bytes / 3).unwrap_or(u64::MAX);
+        let mut answer_tokens = window.saturating_sub(request_tokens);
+        if let Some(max) = request.max_output_tokens {
+            answer_tokens = answer_tokens.min(u64::from(max));
+        }
+        Some(answer_tokens.saturating_mul(2))
+    }
+
     /// Sends `request` in `mode`, retrying what a wait can fix.
     async fn send(
         &self,
@@ -459,6 +474,7 @@ impl OpenAiClient {
             request,
             effort,
             mode,
+            self.answer_chars(request),
         );
         let sent_format =
             request.output_schema.is_some() && mode != StructuredOutputMode::Instructions;

@@ -63,6 +63,71 @@ pub(super) fn check_answer(schema: &Value, text: &str) -> Result<String, String>
     }
 }
 
+/// Items an array may hold in a grammar-bound schema when the schema sets no `maxItems`.
+const GRAMMAR_MAX_ITEMS: u64 = 8;
+/// The least room a string gets in a grammar-bound schema, in characters.
+const GRAMMAR_MIN_STRING_CHARS: u64 = 64;
+
+/// `schema` with every unbounded string given a `maxLength` and every unbounded array a
+/// `maxItems`, so that an answer generated under the grammar a server compiles from it (llama.cpp's
+/// `json_object` with a schema) ends within `max_chars`. A model that never closes its string
+/// would otherwise fill the context window and be cut off mid-answer. The room is shared
+/// evenly among the strings the answer can hold; bounds the schema sets are kept.
+pub(super) fn bounded_for_grammar(schema: &Value, max_chars: u64) -> Value {
+    let slots = string_slots(schema).max(1);
+    let per_string = (max_chars / slots).max(GRAMMAR_MIN_STRING_CHARS);
+    let mut bounded = schema.clone();
+    bound(&mut bounded, per_string);
+    bounded
+}
+
+/// How many strings an answer to `schema` can hold, arrays counted at their item limit.
+fn string_slots(schema: &Value) -> u64 {
+    let mut slots = 0u64;
+    if has_type(schema, "string") {
+        slots = slots.saturating_add(1);
+    }
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for property in properties.values() {
+            slots = slots.saturating_add(string_slots(property));
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        let limit = schema
+            .get("maxItems")
+            .and_then(Value::as_u64)
+            .unwrap_or(GRAMMAR_MAX_ITEMS);
+        slots = slots.saturating_add(limit.saturating_mul(string_slots(items)));
+    }
+    slots
+}
+
+fn bound(schema: &mut Value, per_string: u64) {
+    if has_type(schema, "string") && schema.get("maxLength").is_none() {
+        schema["maxLength"] = Value::from(per_string);
+    }
+    if has_type(schema, "array") && schema.get("maxItems").is_none() {
+        schema["maxItems"] = Value::from(GRAMMAR_MAX_ITEMS);
+    }
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for property in properties.values_mut() {
+            bound(property, per_string);
+        }
+    }
+    if let Some(items) = schema.get_mut("items") {
+        bound(items, per_string);
+    }
+}
+
+/// True when the schema's `type` is `name` or a list holding it.
+fn has_type(schema: &Value, name: &str) -> bool {
+    match schema.get("type") {
+        Some(Value::String(kind)) => kind == name,
+        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == name),
+        _ => false,
+    }
+}
+
 /// The request input for one repair attempt: the original input, the rejected answer and why.
 pub(super) fn repair_input(input: &str, answer: &str, problem: &str) -> String {
     format!(
@@ -151,6 +216,33 @@ mod tests {
     }
 
     #[test]
+    fn a_grammar_bound_schema_ends_every_string_and_array_within_the_room() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "memory_md": { "type": "string" },
+                "slug": { "type": ["string", "null"], "maxLength": 60 },
+                "obsolete": { "type": "array", "items": { "type": "string" } }
+            },
+            "required": ["memory_md", "slug", "obsolete"],
+            "additionalProperties": false
+        });
+        let bounded = bounded_for_grammar(&schema, 10_000);
+        // Ten strings share the room: memory_md, slug and eight array items.
+        assert_eq!(bounded["properties"]["memory_md"]["maxLength"], 1_000);
+        assert_eq!(bounded["properties"]["slug"]["maxLength"], 60);
+        assert_eq!(bounded["properties"]["obsolete"]["maxItems"], 8);
+        assert_eq!(
+            bounded["properties"]["obsolete"]["items"]["maxLength"],
+            1_000
+        );
+        assert_eq!(bounded["required"], schema["required"]);
+        // No room left still leaves every string a little.
+        let tight = bounded_for_grammar(&schema, 0);
+        assert_eq!(tight["properties"]["memory_md"]["maxLength"], 64);
+    }
+
+    #[test]
     fn answers_are_checked_against_the_schema() {
         assert_eq!(
             check_answer(&schema(), r#"{"title":"a","count":2}"#).as_deref(),
@@ -178,6 +270,24 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn a_grammar_bound_schema_bounds_every_string(room in 0u64..1_000_000, depth in 0usize..4) {
+            let mut schema = json!({ "type": "string" });
+            for _ in 0..depth {
+                schema = json!({ "type": "object", "properties": { "a": schema.clone(), "b": { "type": "array", "items": schema } } });
+            }
+            let bounded = bounded_for_grammar(&schema, room);
+            fn every_string_bounded(schema: &Value) -> bool {
+                let own = !has_type(schema, "string") || schema.get("maxLength").is_some();
+                let array = !has_type(schema, "array") || schema.get("maxItems").is_some();
+                let inner = schema.get("properties").and_then(Value::as_object).is_none_or(|p| p.values().all(every_string_bounded))
+                    && schema.get("items").is_none_or(every_string_bounded);
+                own && array && inner
+            }
+            prop_assert!(every_string_bounded(&bounded));
+            prop_assert_eq!(string_slots(&bounded), string_slots(&schema));
+        }
+
         #[test]
         fn any_answer_is_checked_without_panicking(text in "\\PC{0,200}") {
             if let Ok(json_text) = check_answer(&schema(), &text) {

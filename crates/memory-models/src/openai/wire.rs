@@ -6,18 +6,22 @@ use serde_json::{Value, json};
 
 use super::ApiFlavour;
 use super::errors::{api_error_in_body, cap_chars};
+use super::structured::bounded_for_grammar;
 
 /// The JSON body of a request in the given API's shape. `reasoning_effort` is sent only when
 /// it is `Some`: many models (gpt-4o, gpt-4.1, most local ones) refuse the field. A request
 /// with an output schema asks for it the way `mode` says; below
 /// [`StructuredOutputMode::JsonSchema`] the schema is also written into the instructions, since
-/// the server no longer enforces it.
+/// the server no longer enforces it. `answer_chars`, the room left for the answer in the
+/// model's window, bounds the schema given to a grammar-constrained server (Chat Completions'
+/// `json_object` with a schema) so that its answer ends within the window.
 pub fn request_body(
     model: &str,
     flavour: ApiFlavour,
     request: &ModelRequest,
     reasoning_effort: Option<ReasoningEffort>,
     mode: StructuredOutputMode,
+    answer_chars: Option<u64>,
 ) -> Value {
     // The schema name only labels the format; the task kind's wire name fits its charset.
     let schema_name = request.task.as_str();
@@ -82,6 +86,10 @@ pub fn request_body(
                     }
                     // llama.cpp's servers constrain the output with a schema given here.
                     StructuredOutputMode::JsonObject => {
+                        let schema = match answer_chars {
+                            Some(room) => bounded_for_grammar(schema, room),
+                            None => schema.clone(),
+                        };
                         body["response_format"] =
                             json!({ "type": "json_object", "schema": schema });
                     }

@@ -133,6 +133,42 @@ async fn a_server_refusing_json_schema_gets_json_object_with_the_schema_and_keep
     assert_eq!(bodies(&server).await.len(), 3, "the mode is remembered");
 }
 
+/// A small model under a grammar may never close its string and fill the window (SmolLM2-135M
+/// did on consolidation, stopped at the token limit); with a known window, the schema the
+/// grammar is compiled from bounds every string and array so the answer ends within it.
+#[tokio::test]
+async fn with_a_known_window_the_grammar_schema_ends_the_answer_within_it() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(chat(OUTPUT_JSON))
+        .mount(&server)
+        .await;
+    let mut config = config(&server, ApiFlavour::ChatCompletions);
+    config.structured_output = StructuredOutputMode::JsonObject;
+    config.context_window = Some(8_192);
+    let client = OpenAiClient::new(config).unwrap();
+    let mut request = request();
+    request.input = "x".repeat(6_000);
+    client.complete(request).await.unwrap();
+    let sent = bodies(&server).await;
+    let schema = &sent[0]["response_format"]["schema"];
+    // 8,192 tokens less about 2,002 for the request, at two characters a token, over the
+    // three strings of the answer.
+    let room = (8_192 - (6_000 + "extract".len()) as u64 / 3) * 2;
+    for field in ["raw_memory", "rollout_summary"] {
+        assert_eq!(
+            schema["properties"][field]["maxLength"],
+            room / 3,
+            "{schema:#}"
+        );
+    }
+    assert_eq!(
+        schema["required"],
+        StageOneOutput::output_schema()["required"]
+    );
+}
+
 #[tokio::test]
 async fn a_server_refusing_every_format_gets_the_schema_in_the_instructions() {
     let server = MockServer::start().await;
