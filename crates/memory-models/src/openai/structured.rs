@@ -67,15 +67,20 @@ pub(super) fn check_answer(schema: &Value, text: &str) -> Result<String, String>
 const GRAMMAR_MAX_ITEMS: u64 = 8;
 /// The least room a string gets in a grammar-bound schema, in characters.
 const GRAMMAR_MIN_STRING_CHARS: u64 = 64;
+/// The most: llama.cpp builds `maxLength` as that many nested optional characters and refuses
+/// a grammar past about 2,000 of them (llama-cpp-python's server 0.3.36 then exits); 1,000 was
+/// measured to work.
+const GRAMMAR_MAX_STRING_CHARS: u64 = 1_000;
 
 /// `schema` with every unbounded string given a `maxLength` and every unbounded array a
 /// `maxItems`, so that an answer generated under the grammar a server compiles from it (llama.cpp's
 /// `json_object` with a schema) ends within `max_chars`. A model that never closes its string
 /// would otherwise fill the context window and be cut off mid-answer. The room is shared
-/// evenly among the strings the answer can hold; bounds the schema sets are kept.
+/// evenly among the strings the answer can hold, within what a grammar engine accepts; bounds
+/// the schema sets are kept.
 pub(super) fn bounded_for_grammar(schema: &Value, max_chars: u64) -> Value {
     let slots = string_slots(schema).max(1);
-    let per_string = (max_chars / slots).max(GRAMMAR_MIN_STRING_CHARS);
+    let per_string = (max_chars / slots).clamp(GRAMMAR_MIN_STRING_CHARS, GRAMMAR_MAX_STRING_CHARS);
     let mut bounded = schema.clone();
     bound(&mut bounded, per_string);
     bounded
@@ -227,19 +232,19 @@ mod tests {
             "required": ["memory_md", "slug", "obsolete"],
             "additionalProperties": false
         });
-        let bounded = bounded_for_grammar(&schema, 10_000);
+        let bounded = bounded_for_grammar(&schema, 5_000);
         // Ten strings share the room: memory_md, slug and eight array items.
-        assert_eq!(bounded["properties"]["memory_md"]["maxLength"], 1_000);
+        assert_eq!(bounded["properties"]["memory_md"]["maxLength"], 500);
         assert_eq!(bounded["properties"]["slug"]["maxLength"], 60);
         assert_eq!(bounded["properties"]["obsolete"]["maxItems"], 8);
-        assert_eq!(
-            bounded["properties"]["obsolete"]["items"]["maxLength"],
-            1_000
-        );
+        assert_eq!(bounded["properties"]["obsolete"]["items"]["maxLength"], 500);
         assert_eq!(bounded["required"], schema["required"]);
         // No room left still leaves every string a little.
         let tight = bounded_for_grammar(&schema, 0);
         assert_eq!(tight["properties"]["memory_md"]["maxLength"], 64);
+        // A grammar engine refuses very long strings: the room is capped.
+        let wide = bounded_for_grammar(&schema, 1_000_000);
+        assert_eq!(wide["properties"]["memory_md"]["maxLength"], 1_000);
     }
 
     #[test]
