@@ -73,7 +73,7 @@ const ADMISSIONS: [&str; 40] = [
 
 /// Phrases with which an answer says the agent could not check its change (no Docker daemon,
 /// no network for the build): the change is unverified, not failed.
-const UNVERIFIED: [&str; 16] = [
+const UNVERIFIED: [&str; 43] = [
     "i couldn't check",
     "i could not check",
     "i couldn't verify",
@@ -90,17 +90,61 @@ const UNVERIFIED: [&str; 16] = [
     "i cannot run the",
     "change is unverified",
     "changes are unverified",
+    "could not be verified",
+    "couldn't be verified",
+    "could not be tested",
+    "couldn't be tested",
+    "i haven't tested",
+    "i have not tested",
+    "i didn't test",
+    "i did not test",
+    "not been tested",
+    "无法验证",
+    "未验证",
+    "没有验证",
+    "確認できませんでした",
+    "検証できませんでした",
+    "확인하지 못했",
+    "확인하지 못",
+    "검증하지 못",
+    "nicht getestet",
+    "nicht überprüfen",
+    "no pude probar",
+    "no pude verificar",
+    "não consegui testar",
+    "non ho potuto testare",
+    "niet getest",
+    "nie przetestowa",
+    "не проверил",
+    "не удалось проверить",
 ];
 
 /// Phrases with which an answer says part of the task is left (`the rest`, `still needs`).
-const PARTS_LEFT: [&str; 6] = [
+const PARTS_LEFT: [&str; 20] = [
     "remaining ",
     "left to do",
     "still to do",
     "still needs",
     "still need to",
     "not yet done",
+    "noch nicht",
+    "pas encore",
+    "reste à",
+    "todavía no",
+    "aún no",
+    "ainda não",
+    "non ancora",
+    "ancora da",
+    "nog niet",
+    "jeszcze nie",
+    "ещё не",
+    "еще не",
+    "还没",
+    "尚未",
 ];
+
+/// The word between a part and its whole (`two of the three`, `2 z 3`, `2 von 3`).
+const PART_OF: [&str; 8] = ["of", "z", "von", "de", "di", "van", "из", "sur"];
 
 /// The outcome of a task and a short note on the evidence.
 pub(crate) fn judge(task: &Task, transcript: &Transcript) -> (TaskOutcome, String) {
@@ -253,7 +297,7 @@ fn parts_left(answer: &str) -> bool {
         } else {
             Some(w[2])
         };
-        w[1] == "of"
+        PART_OF.contains(&w[1])
             && matches!(
                 (number(w[0]), whole.and_then(number)),
                 (Some(part), Some(all)) if part < all

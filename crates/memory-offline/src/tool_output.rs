@@ -71,10 +71,28 @@ const ERROR_MARKERS: [&[&str]; 4] = [
     &["warning"],
 ];
 
-/// Lines that say a run failed without saying why.
+/// True for a line holding an error type's name: a word of two or more capitalised parts
+/// ending in `Error`, `Exception` or `Warning` (`TypeError`, `UnexpectedTypeException`).
+fn names_an_error_type(line: &str) -> bool {
+    line.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| {
+            ["Error", "Exception", "Warning"].iter().any(|end| {
+                word.strip_suffix(end).is_some_and(|head| {
+                    head.starts_with(|c: char| c.is_ascii_uppercase())
+                        && head.chars().any(|c| c.is_ascii_lowercase())
+                })
+            })
+        })
+}
+
+/// Lines that say a run failed without saying why, test-run tallies included.
 fn is_generic(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
-    matches!(lower.as_str(), "fail" | "failed" | "error" | "failures:")
+    let tally = ["tests run:", "tests:", "failures:", "errors:"]
+        .iter()
+        .any(|word| lower.trim_start_matches("[error] ").starts_with(word));
+    tally
+        || matches!(lower.as_str(), "fail" | "failed" | "error" | "failures:")
         || lower.starts_with("error: could not compile")
         || lower.starts_with("fail\t")
         || lower.starts_with("error: aborting due to")
@@ -93,12 +111,17 @@ pub(crate) fn error_line(text: &str) -> Option<String> {
             !line.is_empty() && !HEADERS.iter().any(|h| lower.starts_with(h))
         })
         .collect();
-    let position = ERROR_MARKERS
+    // A line naming an error type (`UnexpectedTypeException: HV000030`, `TypeError: ...`)
+    // says most; then the markers, most telling first.
+    let position = lines
         .iter()
-        .find_map(|needles| {
-            lines.iter().position(|line| {
-                let lower = line.to_ascii_lowercase();
-                !is_generic(line) && needles.iter().any(|n| lower.contains(n))
+        .position(|line| names_an_error_type(line))
+        .or_else(|| {
+            ERROR_MARKERS.iter().find_map(|needles| {
+                lines.iter().position(|line| {
+                    let lower = line.to_ascii_lowercase();
+                    !is_generic(line) && needles.iter().any(|n| lower.contains(n))
+                })
             })
         })
         .or_else(|| lines.iter().rposition(|line| !is_generic(line)))
@@ -149,6 +172,19 @@ mod tests {
         assert_eq!(
             error_line(panic).as_deref(),
             Some("thread 'main' panicked at src/table.rs:41:38 index out of bounds")
+        );
+        // A test tally says that tests failed; the exception says why.
+        let maven = "[ERROR] Tests run: 4, Failures: 0, Errors: 1, Skipped: 0 <<< FAILURE!\n\
+                     [ERROR] OrderTest.rejectsEmpty -- Time elapsed: 0.01 s <<< ERROR!\n\
+                     jakarta.validation.ConstraintDeclarationException: HV000151: bad override";
+        assert_eq!(
+            error_line(maven).as_deref(),
+            Some("jakarta.validation.ConstraintDeclarationException: HV000151: bad override")
+        );
+        let python = "E   TypeError: unsupported operand\n=== 1 failed, 3 passed in 0.2s ===";
+        assert_eq!(
+            error_line(python).as_deref(),
+            Some("E TypeError: unsupported operand")
         );
         assert_eq!(error_line("a\nlast words").as_deref(), Some("last words"));
         assert_eq!(error_line("Exit code: 1\n"), None);

@@ -13,9 +13,9 @@ mod requests;
 
 use self::phrases::{
     ABANDON, ANYWHERE, CJK_RULE_ANYWHERE, CJK_RULE_STARTS, CONTRASTS, CORRECTIONS, HARD_FOLLOW_UPS,
-    IMPERATIVES, LEAD_INS, MANNER, NEGATIVE, NEW_TASKS, NOT_RULES, OTHER_FAILURE_STEMS,
-    OTHER_RULE_WORDS, POSITIVE, POSITIVE_ANYWHERE, QUESTION_LEADS, SCOPE_LEADS, SCOPES,
-    SOFT_FOLLOW_UPS, STRONG_STARTS, UNDO, WEAK_STARTS,
+    IMPERATIVES, LEAD_INS, MANNER, NEGATIVE, NEW_TASKS, NOT_RULES, ONE_OFF, OTHER_CONTRASTS,
+    OTHER_FAILURE_STEMS, OTHER_RULE_WORDS, POSITIVE, POSITIVE_ANYWHERE, QUESTION_LEADS,
+    SCOPE_LEADS, SCOPES, SOFT_FOLLOW_UPS, STRONG_STARTS, UNDO, WEAK_STARTS,
 };
 pub(crate) use self::requests::{asks_for_information, title_from_requests};
 use super::text::{MAX_LINE_CHARS, capitalize, content_words, one_line, sentences};
@@ -214,6 +214,17 @@ pub(crate) fn preference(sentence: &str, correction: bool) -> Option<String> {
     if sentence.chars().count() < 8 {
         return None;
     }
+    let lowered = sentence.to_lowercase();
+    if ONE_OFF.iter().any(|phrase| lowered.contains(phrase)) {
+        return None;
+    }
+    if correction
+        && OTHER_CONTRASTS
+            .iter()
+            .any(|phrase| lowered.contains(phrase))
+    {
+        return Some(sentence_as_rule(sentence));
+    }
     if let Some(rule) = cjk_preference(sentence) {
         return Some(rule);
     }
@@ -393,17 +404,23 @@ fn other_language_preference(sentence: &str) -> Option<String> {
         .iter()
         .any(|word| spaced.contains(&format!(" {word} ")))
         && !OTHER_FAILURE_STEMS.iter().any(|stem| lower.contains(stem));
-    if !rule {
-        return None;
-    }
+    rule.then(|| sentence_as_rule(sentence))
+}
+
+/// The whole sentence as a rule: one line, a capital, a closing period.
+fn sentence_as_rule(sentence: &str) -> String {
     let mut rule = one_line(
-        &capitalize(sentence.trim().trim_end_matches(['?', '.', '!', ' '])),
+        &capitalize(
+            sentence
+                .trim()
+                .trim_end_matches(['?', '.', '!', ' ', '。', '！', '？']),
+        ),
         MAX_LINE_CHARS,
     );
     if !rule.ends_with(['.', '…']) {
         rule.push('.');
     }
-    Some(rule)
+    rule
 }
 
 /// A rule stated in Chinese, Japanese or Korean: a sentence in those scripts that opens with a
@@ -412,6 +429,25 @@ fn cjk_preference(sentence: &str) -> Option<String> {
     if !sentence.chars().any(memory_sanitize::is_cjk) && !sentence.chars().any(is_hangul) {
         return None;
     }
+    // A rule may open any clause (`这个脚本会报错，请不要引入新的依赖`); it runs to the end.
+    let clause_start = std::iter::once(0)
+        .chain(
+            sentence
+                .match_indices(['，', ',', '；', ';', '：', ':', '、'])
+                .map(|(at, mark)| at + mark.len()),
+        )
+        .find(|&at| {
+            let clause = sentence
+                .get(at..)
+                .unwrap_or_default()
+                .trim_start_matches(['请', ' ']);
+            CJK_RULE_STARTS
+                .iter()
+                .any(|start| clause.starts_with(start))
+        });
+    let sentence = sentence
+        .get(clause_start.unwrap_or(0)..)
+        .unwrap_or(sentence);
     let body = sentence.trim_start_matches(['请', ' ']);
     // A question is a rule only when it asks for one every time (`...마다 ... 줄 수 있을까요?`).
     let question = sentence.ends_with(['?', '？', '吗'])

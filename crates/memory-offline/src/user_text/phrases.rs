@@ -566,7 +566,7 @@ pub(super) const CJK_RULE_ANYWHERE: [&str; 17] = [
 /// Words that state a standing rule or a liking in a sentence written in a language other
 /// than English with a Latin or Cyrillic script (`always`, `never`, `I prefer`), matched as
 /// whole words on the sentence lowercased with `str::to_lowercase`.
-pub(super) const OTHER_RULE_WORDS: [&str; 24] = [
+pub(super) const OTHER_RULE_WORDS: [&str; 29] = [
     "immer",
     "niemals",
     "siempre",
@@ -591,6 +591,58 @@ pub(super) const OTHER_RULE_WORDS: [&str; 24] = [
     "jedes mal",
     "cada vez",
     "à chaque fois",
+    "suelo",
+    "costumo",
+    "zazwyczaj",
+    "normalerweise",
+    "d habitude",
+];
+
+/// Phrases that limit an instruction to the task at hand (`Don't touch release.yml for this
+/// one`): a one-off, not a standing rule. Matched on the sentence lowercased with
+/// `str::to_lowercase`.
+pub(super) const ONE_OFF: [&str; 26] = [
+    "for this one",
+    "for now",
+    "this time",
+    "for this task",
+    "for this pr",
+    "for this change",
+    "for this commit",
+    "just this once",
+    "for the moment",
+    "pour l'instant",
+    "cette fois",
+    "por ahora",
+    "esta vez",
+    "por enquanto",
+    "desta vez",
+    "per ora",
+    "questa volta",
+    "vorerst",
+    "diesmal",
+    "dit keer",
+    "на этот раз",
+    "这次",
+    "暂时",
+    "今回",
+    "이번에는",
+    "이번만",
+];
+
+/// Words that contrast a choice with another (`instead of`) in other languages: in a correction
+/// (`Nee, gebruik thiserror in plaats van ...`) they state a rule.
+pub(super) const OTHER_CONTRASTS: [&str; 10] = [
+    "au lieu de",
+    "plutôt que",
+    "statt",
+    "anstatt",
+    "en lugar de",
+    "en vez de",
+    "em vez de",
+    "invece di",
+    "in plaats van",
+    "вместо",
 ];
 
 /// Word stems of a report that something fails or breaks, in the same languages: a sentence
