@@ -497,6 +497,13 @@ mod tests {
         assert!(parts_left("The remaining two endpoints still use Flask."));
         assert!(!parts_left("One of the tests was flaky; all pass now."));
         assert!(!parts_left("All 5 of 5 checks pass."));
+        assert!(says_unverified("설정을 바꿨지만 확인하지 못했습니다."));
+        assert!(says_unverified(
+            "The change could not be verified without a device."
+        ));
+        assert!(parts_left("Zrobione: 2 z 3 DTO."));
+        assert!(parts_left("简体已完成，繁体还没翻译。"));
+        assert!(parts_left("Die Hälfte ist portiert, der Rest noch nicht."));
     }
 
     proptest! {

@@ -676,6 +676,27 @@ mod tests {
     }
 
     #[test]
+    fn one_off_instructions_are_not_rules_and_corrections_habits_and_clauses_are() {
+        assert!(prefs("Don't touch the changelog for this one.").is_empty());
+        assert!(prefs("Use the staging bucket for now, not prod.").is_empty());
+        assert!(prefs("这次不要改测试。").is_empty());
+        assert_eq!(
+            read_user_message("Nee, gebruik tabs in plaats van spaties.").preferences,
+            ["Nee, gebruik tabs in plaats van spaties."]
+        );
+        // The same contrast outside a correction is part of the task.
+        assert!(prefs("Gebruik tabs in plaats van spaties in dit bestand.").is_empty());
+        assert_eq!(
+            prefs("Suelo escribir los tests primero."),
+            ["Suelo escribir los tests primero."]
+        );
+        assert_eq!(
+            prefs("这个接口很慢，请不要加新的依赖。"),
+            ["请不要加新的依赖."]
+        );
+    }
+
+    #[test]
     fn reactions_in_other_languages_and_giving_up_are_read() {
         let reaction = |text: &str| read_user_message(text).reactions.first().copied();
         assert_eq!(reaction("Danke, passt."), Some(Reaction::Positive));
