@@ -73,7 +73,7 @@ const ADMISSIONS: [&str; 40] = [
 
 /// Phrases with which an answer says the agent could not check its change (no Docker daemon,
 /// no network for the build): the change is unverified, not failed.
-const UNVERIFIED: [&str; 43] = [
+const UNVERIFIED: [&str; 45] = [
     "i couldn't check",
     "i could not check",
     "i couldn't verify",
@@ -107,6 +107,8 @@ const UNVERIFIED: [&str; 43] = [
     "확인하지 못했",
     "확인하지 못",
     "검증하지 못",
+    "검증은 못",
+    "확인은 못",
     "nicht getestet",
     "nicht überprüfen",
     "no pude probar",
@@ -498,6 +500,7 @@ mod tests {
         assert!(!parts_left("One of the tests was flaky; all pass now."));
         assert!(!parts_left("All 5 of 5 checks pass."));
         assert!(says_unverified("설정을 바꿨지만 확인하지 못했습니다."));
+        assert!(says_unverified("설정은 바꿨지만 검증은 못 했습니다."));
         assert!(says_unverified(
             "The change could not be verified without a device."
         ));

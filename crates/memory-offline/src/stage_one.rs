@@ -20,7 +20,6 @@ use super::text::{
 };
 use super::tool_output::RunStatus;
 use super::transcript::{Event, Transcript};
-use super::user_text::Reaction;
 use super::user_text::asks_for_information;
 use super::{MAX_RAW_MEMORY_CHARS, MAX_SLUG_CHARS, MAX_SUMMARY_CHARS, OFFLINE_NOTICE};
 use memory_transcript::shell::CommandKind;
@@ -174,16 +173,11 @@ impl TaskView {
             .filter(|answer| !answer.is_empty());
         let mut lessons = lessons(task, transcript);
         // A task that ended unfinished without a check still failing (the agent put its change
-        // back, or the failure is in what it found) keeps what the agent found out as its
-        // lesson; the user's dropping it is no finding.
-        let dropped = task
-            .reactions
-            .iter()
-            .any(|(_, reaction)| *reaction == Reaction::Abandon);
+        // back, the failure is in what it found, the user stopped it there) keeps what the
+        // agent found out as its lesson.
         let answer = match answer {
             Some(found)
                 if matches!(outcome, TaskOutcome::Fail | TaskOutcome::Partial)
-                    && !dropped
                     && lessons.len() < MAX_LESSONS
                     && !lessons.iter().any(|lesson| lesson.contains(STILL_FAILED)) =>
             {

@@ -69,10 +69,14 @@ pub(crate) fn read_user_message(text: &str) -> UserMessage {
     // Giving up with nothing asked after it (`That's a bigger change than I hoped. Let's leave
     // it for now.`) is about the task at hand, whatever came before it in the message.
     let mut gave_up_last = false;
+    // So is giving up after the message's first request (`ugh, 47 files. forget it, put it
+    // back.`): the first request was a remark about the work at hand.
+    let mut gave_up_after_asking = false;
     for sentence in sentences(text) {
         let (reaction, rest) = split_reaction(&sentence);
         if let Some(reaction) = reaction {
             gave_up_last |= reaction == Reaction::Abandon;
+            gave_up_after_asking |= reaction == Reaction::Abandon && first_request_seen;
             message.reactions.push(reaction);
             if !first_request_seen {
                 message.leading_reactions.push(reaction);
@@ -137,7 +141,7 @@ pub(crate) fn read_user_message(text: &str) -> UserMessage {
             gave_up_last = false;
         }
     }
-    if gave_up_last && !message.new_task {
+    if (gave_up_last || gave_up_after_asking) && !message.new_task {
         message.follow_up = FollowUp::Hard;
     }
     message
@@ -726,6 +730,22 @@ mod tests {
         assert_eq!(
             read_user_message("Нет, сделай это через флаг.").follow_up,
             FollowUp::Hard
+        );
+        // Giving up after a remark that reads as a request, with more asked after it.
+        assert_eq!(
+            read_user_message(
+                "ugh, that touches 40 files. forget it, put it back. keep the parser fix though."
+            )
+            .follow_up,
+            FollowUp::Hard
+        );
+        assert_eq!(
+            reaction("Uff, das wird zu groß. Lass uns hier aufhören."),
+            Some(Reaction::Abandon)
+        );
+        assert_eq!(
+            reaction("perdón, era para la otra ventana"),
+            Some(Reaction::Abandon)
         );
         // A request in a script without spaces between words is still a request.
         assert_eq!(

@@ -191,7 +191,7 @@ pub(super) const NOT_RULES: [&str; 23] = [
 
 /// Phrases of giving up on the task or rejecting its result outright (`revert it`), in the
 /// languages users write in; matched on the sentence lowercased with `str::to_lowercase`.
-pub(super) const ABANDON: [&str; 63] = [
+pub(super) const ABANDON: [&str; 89] = [
     "never mind",
     "nevermind",
     "nvm",
@@ -255,6 +255,32 @@ pub(super) const ABANDON: [&str; 63] = [
     "취소해",
     "그만하자",
     "되돌려",
+    "hier aufhören",
+    "lass uns aufhören",
+    "paremos aquí",
+    "lo dejamos aquí",
+    "arrêtons-nous",
+    "on s'arrête là",
+    "fermiamoci qui",
+    "vamos parar por aqui",
+    "давай остановимся",
+    "先到这里",
+    "到此为止",
+    "ここまでにしましょう",
+    "여기까지 하죠",
+    "wrong window",
+    "other window",
+    "otra ventana",
+    "autre fenêtre",
+    "anderen fenster",
+    "falschen fenster",
+    "altra finestra",
+    "outra janela",
+    "другое окно",
+    "别的窗口",
+    "另一个窗口",
+    "違うウィンドウ",
+    "다른 창",
 ];
 
 /// Phrases of disapproval.
