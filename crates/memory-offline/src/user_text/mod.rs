@@ -802,6 +802,24 @@ mod tests {
             title(&["Hi.", "The nightly import crashes with a missing column."]).as_deref(),
             Some("The nightly import crashes with a missing column")
         );
+        // A symptom, then an ask of its own: the ask names the task; an ask that points back
+        // needs the symptom.
+        assert_eq!(
+            title(&[
+                "Photo uploads stall on slow networks.",
+                "Raise the upload timeout to 90s in Config.swift."
+            ])
+            .as_deref(),
+            Some("Raise the upload timeout to 90s in Config.swift")
+        );
+        assert_eq!(
+            title(&[
+                "The date tests fail since the bump.",
+                "Make them pass again."
+            ])
+            .as_deref(),
+            Some("The date tests fail since the bump; make them pass again")
+        );
         assert_eq!(
             title(&["# Work in uploader: make the retry back off"]).as_deref(),
             Some("Work in uploader: make the retry back off")

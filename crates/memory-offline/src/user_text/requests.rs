@@ -12,6 +12,19 @@ pub(crate) fn title_from_requests(requests: &[String], max_chars: usize) -> Opti
         .iter()
         .position(|r| content_words(r).len() >= 3)
         .unwrap_or(0);
+    // A symptom stated first (`Uploads time out on slow connections.`) and asked about right
+    // after with content of its own (`Raise the upload timeout to 120s.`): the ask is the title.
+    let position = match (requests.get(position), requests.get(position + 1)) {
+        (Some(symptom), Some(ask))
+            if !is_ask(symptom)
+                && is_ask(ask)
+                && !points_back(ask)
+                && content_words(ask).len() >= 3 =>
+        {
+            position + 1
+        }
+        _ => position,
+    };
     let first = requests.get(position)?;
     // A problem described first and then asked about by reference (`The navbar scrolls away.
     // Make it stick to the top.`) needs both sentences to say what was asked.
@@ -51,6 +64,29 @@ pub(crate) fn title_from_requests(requests: &[String], max_chars: usize) -> Opti
     };
     let title = one_line(without_markup(&title), max_chars);
     (!title.is_empty()).then_some(title)
+}
+
+/// True for a sentence that points back at what was said before it (`fix it`, `make this work`).
+fn points_back(sentence: &str) -> bool {
+    sentence
+        .to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| matches!(word, "it" | "this" | "that" | "them" | "these" | "those"))
+}
+
+/// True for an English sentence that asks for something: an instruction or a polite opening
+/// (`please`, `can you`).
+fn is_ask(sentence: &str) -> bool {
+    let lower = sentence.trim().to_ascii_lowercase();
+    let mut body = lower.as_str();
+    while let Some(lead) = REQUEST_LEADS.iter().find(|lead| body.starts_with(**lead)) {
+        body = body.get(lead.len()..).unwrap_or("").trim_start();
+    }
+    let first = body
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or("");
+    body.len() < lower.len() || IMPERATIVES.contains(&first) || CHANGE_VERBS.contains(&first)
 }
 
 /// `text` without the Markdown that opens a line (`# `, `> `, `- `, `**`): a title is words.
