@@ -128,7 +128,13 @@ pub(crate) fn error_line(text: &str) -> Option<String> {
         .or(lines.len().checked_sub(1))?;
     let line = lines.get(position)?;
     let lower = line.to_ascii_lowercase();
-    let wants_detail = line.ends_with(':') || lower.starts_with("--- fail");
+    // A header (`--- FAIL: name`, `...:`, `... > it inserts in chunks TypeError`) is followed by
+    // what failed.
+    let ends_with_error_type = line
+        .rsplit(|c: char| !c.is_ascii_alphanumeric())
+        .find(|word| !word.is_empty())
+        .is_some_and(names_an_error_type);
+    let wants_detail = line.ends_with(':') || lower.starts_with("--- fail") || ends_with_error_type;
     let detail = lines
         .get(position + 1)
         .filter(|next| wants_detail && !is_generic(next));
@@ -180,6 +186,13 @@ mod tests {
         assert_eq!(
             error_line(maven).as_deref(),
             Some("jakarta.validation.ConstraintDeclarationException: HV000151: bad override")
+        );
+        let pest = "FAILED Tests\\Feature\\ChunkTest > it inserts in chunks TypeError\n  array_chunk(): Argument #2 must be of type int";
+        assert_eq!(
+            error_line(pest).as_deref(),
+            Some(
+                "FAILED Tests\\Feature\\ChunkTest > it inserts in chunks TypeError array_chunk(): Argument #2 must be of type int"
+            )
         );
         let python = "E   TypeError: unsupported operand\n=== 1 failed, 3 passed in 0.2s ===";
         assert_eq!(
