@@ -52,6 +52,7 @@ pub(crate) fn extract_memory(input: &StageOneInput) -> StageOneOutput {
         .filter(|task| {
             task.had_activity(&transcript)
                 || !task.preferences.is_empty()
+                || !task.facts.is_empty()
                 || (session_worked && task.answer.is_some() && asks_for_information(&task.requests))
         })
         .filter(|task| !task.dropped_before_an_answer(&transcript))
@@ -80,6 +81,7 @@ struct TaskView {
     outcome: TaskOutcome,
     note: String,
     preferences: Vec<String>,
+    facts: Vec<String>,
     lessons: Vec<String>,
     verified: Vec<String>,
     answer: Option<String>,
@@ -197,6 +199,7 @@ impl TaskView {
                 .take(MAX_PREFERENCES)
                 .cloned()
                 .collect(),
+            facts: task.facts.iter().take(MAX_PREFERENCES).cloned().collect(),
             title,
             outcome,
             note,
@@ -216,6 +219,9 @@ impl TaskView {
                 "{PASSED_PREFIX}{}",
                 capped_join(&self.verified, MAX_VERIFIED)
             ));
+        }
+        for fact in &self.facts {
+            knowledge.push(format!("The user stated: {fact}"));
         }
         if let Some(answer) = &self.answer {
             knowledge.push(format!("Result as the agent reported it: {answer}"));

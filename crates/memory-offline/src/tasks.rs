@@ -22,6 +22,8 @@ pub(crate) struct Task {
     pub requests: Vec<String>,
     /// Preferences stated while the task ran, as rules.
     pub preferences: Vec<String>,
+    /// Facts the user asked to be remembered (`Remember: staging listens on port 6543`).
+    pub facts: Vec<String>,
     /// Reactions to the task, with the index of the event they came in.
     pub reactions: Vec<(usize, Reaction)>,
     /// Indexes into [`Transcript::events`] of everything the task did.
@@ -64,6 +66,7 @@ impl Task {
             return false;
         };
         self.preferences.is_empty()
+            && self.facts.is_empty()
             && !self.events.iter().any(|&i| {
                 matches!(
                     transcript.events.get(i),
@@ -98,6 +101,7 @@ impl Task {
 pub(crate) fn split_tasks(transcript: &Transcript) -> Vec<Task> {
     let mut tasks: Vec<Task> = Vec::new();
     let mut early_preferences: Vec<String> = Vec::new();
+    let mut early_facts: Vec<String> = Vec::new();
     for (index, event) in transcript.events.iter().enumerate() {
         match event {
             Event::User(text) => {
@@ -132,6 +136,7 @@ pub(crate) fn split_tasks(transcript: &Transcript) -> Vec<Task> {
                     let mut task = Task {
                         requests: message.requests,
                         preferences: std::mem::take(&mut early_preferences),
+                        facts: std::mem::take(&mut early_facts),
                         reactions: message
                             .reactions
                             .iter()
@@ -141,11 +146,13 @@ pub(crate) fn split_tasks(transcript: &Transcript) -> Vec<Task> {
                         ..Task::default()
                     };
                     extend_distinct(&mut task.preferences, message.preferences);
+                    extend_distinct(&mut task.facts, message.facts);
                     task.events.push(index);
                     tasks.push(task);
                 } else if let Some(current) = tasks.last_mut() {
                     current.requests.extend(message.requests);
                     extend_distinct(&mut current.preferences, message.preferences);
+                    extend_distinct(&mut current.facts, message.facts);
                     current
                         .reactions
                         .extend(message.reactions.iter().map(|r| (index, *r)));
@@ -153,6 +160,7 @@ pub(crate) fn split_tasks(transcript: &Transcript) -> Vec<Task> {
                     current.turn_done = false;
                 } else {
                     extend_distinct(&mut early_preferences, message.preferences);
+                    extend_distinct(&mut early_facts, message.facts);
                 }
             }
             Event::Assistant { text, final_answer } => {
@@ -176,6 +184,7 @@ pub(crate) fn split_tasks(transcript: &Transcript) -> Vec<Task> {
                     // Work before any request (the request was only injected context).
                     tasks.push(Task {
                         preferences: std::mem::take(&mut early_preferences),
+                        facts: std::mem::take(&mut early_facts),
                         ..Task::default()
                     });
                 }
@@ -186,9 +195,10 @@ pub(crate) fn split_tasks(transcript: &Transcript) -> Vec<Task> {
             }
         }
     }
-    if tasks.is_empty() && !early_preferences.is_empty() {
+    if tasks.is_empty() && !(early_preferences.is_empty() && early_facts.is_empty()) {
         tasks.push(Task {
             preferences: early_preferences,
+            facts: early_facts,
             ..Task::default()
         });
     }

@@ -12,10 +12,10 @@ mod phrases;
 mod requests;
 
 use self::phrases::{
-    ABANDON, ANYWHERE, CJK_RULE_ANYWHERE, CJK_RULE_STARTS, CONTRASTS, CORRECTIONS, HARD_FOLLOW_UPS,
-    IMPERATIVES, LEAD_INS, MANNER, NEGATIVE, NEW_TASKS, NOT_RULES, ONE_OFF, OTHER_CONTRASTS,
-    OTHER_FAILURE_STEMS, OTHER_RULE_WORDS, POSITIVE, POSITIVE_ANYWHERE, QUESTION_LEADS,
-    SCOPE_LEADS, SCOPES, SOFT_FOLLOW_UPS, STRONG_STARTS, UNDO, WEAK_STARTS,
+    ABANDON, ANYWHERE, CJK_RULE_ANYWHERE, CJK_RULE_STARTS, CONTRASTS, CORRECTIONS, FACT_LEADS,
+    HARD_FOLLOW_UPS, IMPERATIVES, LEAD_INS, MANNER, NEGATIVE, NEW_TASKS, NOT_RULES, ONE_OFF,
+    OTHER_CONTRASTS, OTHER_FAILURE_STEMS, OTHER_RULE_WORDS, POSITIVE, POSITIVE_ANYWHERE,
+    QUESTION_LEADS, SCOPE_LEADS, SCOPES, SOFT_FOLLOW_UPS, STRONG_STARTS, UNDO, WEAK_STARTS,
 };
 pub(crate) use self::requests::{asks_for_information, title_from_requests};
 use super::text::{MAX_LINE_CHARS, capitalize, content_words, one_line, sentences};
@@ -50,6 +50,8 @@ pub(crate) struct UserMessage {
     pub requests: Vec<String>,
     /// Preferences, phrased as rules.
     pub preferences: Vec<String>,
+    /// Facts the user asked to be remembered, without the lead (`Remember:`).
+    pub facts: Vec<String>,
     /// Reactions before the first request (they concern the work so far).
     pub leading_reactions: Vec<Reaction>,
     /// Reactions anywhere in the message.
@@ -85,6 +87,12 @@ pub(crate) fn read_user_message(text: &str) -> UserMessage {
         let Some(rest) = rest else {
             continue;
         };
+        if let Some(fact) = stated_fact(&rest) {
+            if !message.facts.contains(&fact) {
+                message.facts.push(fact);
+            }
+            continue;
+        }
         if let Some(rule) = preference(&rest, correction) {
             if !message.preferences.contains(&rule) {
                 message.preferences.push(rule);
@@ -145,6 +153,25 @@ pub(crate) fn read_user_message(text: &str) -> UserMessage {
         message.follow_up = FollowUp::Hard;
     }
     message
+}
+
+/// The fact a sentence asks to be remembered (`Remember: the staging database listens on port
+/// 6543.`, `FYI, the CI runners have 4 GB`), without its lead; `Remember to ...` is a rule.
+fn stated_fact(sentence: &str) -> Option<String> {
+    let lower = sentence.trim().to_ascii_lowercase();
+    let lead = FACT_LEADS.iter().find(|lead| lower.starts_with(**lead))?;
+    let fact = sentence
+        .trim()
+        .get(lead.len()..)?
+        .trim_start_matches([',', ':', ' '])
+        .trim();
+    (content_words(fact).len() >= 2).then(|| {
+        let mut fact = one_line(&capitalize(fact), MAX_LINE_CHARS);
+        if !fact.ends_with(['.', '…', '!', '?']) {
+            fact.push('.');
+        }
+        fact
+    })
 }
 
 /// A reaction at the start of a sentence, and what follows it (`Great, now add a test` is a
@@ -698,6 +725,22 @@ mod tests {
             prefs("这个接口很慢，请不要加新的依赖。"),
             ["请不要加新的依赖."]
         );
+    }
+
+    #[test]
+    fn facts_to_remember_are_kept_apart_from_rules_and_requests() {
+        let message = read_user_message(
+            "Remember: the staging database listens on port 6543. Port the ledger module to the new API.",
+        );
+        assert_eq!(
+            message.facts,
+            ["The staging database listens on port 6543."]
+        );
+        assert_eq!(message.requests, ["Port the ledger module to the new API."]);
+        assert!(message.preferences.is_empty());
+        let rule = read_user_message("Remember to run the migrations check before you push.");
+        assert!(rule.facts.is_empty());
+        assert_eq!(rule.preferences.len(), 1);
     }
 
     #[test]

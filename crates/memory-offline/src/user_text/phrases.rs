@@ -19,6 +19,21 @@ pub(super) const LEAD_INS: [&str; 14] = [
     "oh and ",
 ];
 
+/// Openings of a fact the user wants kept (`Remember: ...`, `FYI, ...`), matched on the
+/// ASCII-lowercase sentence. `remember to` is a rule, not a fact.
+pub(super) const FACT_LEADS: [&str; 10] = [
+    "remember:",
+    "remember that ",
+    "note:",
+    "note that ",
+    "fyi",
+    "for the record",
+    "keep in mind that ",
+    "just so you know",
+    "heads up:",
+    "for your information",
+];
+
 /// Openings that make the rest of the message a correction of the agent.
 /// Matched on the message lowercased with `str::to_lowercase` (Cyrillic and accents too).
 pub(super) const CORRECTIONS: [&str; 24] = [
