@@ -20,9 +20,10 @@
 //! Terms match case-insensitively, ignoring backticks. `--verbose` prints every raw memory;
 //! `--dir DIR` scores another folder of labelled transcripts (a subset, a new batch).
 //! `fixtures/eval/extract/` is the set the engine was tuned on; `fixtures/eval/extract-held-back/`,
-//! `fixtures/eval/extract-held-back-2/` and `fixtures/eval/extract-held-back-3/` were written and
-//! labelled before the engine ever ran on them and are never tuned against, so
-//! `--dir fixtures/eval/extract-held-back` (or `-2`, `-3`) measures unseen sessions.
+//! `fixtures/eval/extract-held-back-2/`, `fixtures/eval/extract-held-back-3/` and
+//! `fixtures/eval/extract-held-back-4/` were written and labelled before the engine ever ran on
+//! them and are never tuned against, so `--dir fixtures/eval/extract-held-back` (or `-2`, `-3`,
+//! `-4`) measures unseen sessions.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -399,6 +400,12 @@ mod tests {
     #[test]
     fn every_third_held_back_fixture_has_valid_labels() {
         let count = check_folder("fixtures/eval/extract-held-back-3");
+        assert!(count >= 20, "{count} transcripts");
+    }
+
+    #[test]
+    fn every_fourth_held_back_fixture_has_valid_labels() {
+        let count = check_folder("fixtures/eval/extract-held-back-4");
         assert!(count >= 20, "{count} transcripts");
     }
 }
