@@ -71,6 +71,27 @@ fn llama_cpp_python_refusal() -> ResponseTemplate {
     }))
 }
 
+/// A Chat Completions server that answers every request with a valid stage-one output.
+async fn answering_chat_server() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(chat(OUTPUT_JSON))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// An answering server, and a client of it set to `json_object`.
+async fn json_object_client(window: Option<u64>) -> (MockServer, OpenAiClient) {
+    let server = answering_chat_server().await;
+    let mut config = config(&server, ApiFlavour::ChatCompletions);
+    config.structured_output = StructuredOutputMode::JsonObject;
+    config.context_window = window;
+    let client = OpenAiClient::new(config).unwrap();
+    (server, client)
+}
+
 async fn bodies(server: &MockServer) -> Vec<Value> {
     server
         .received_requests()
@@ -138,16 +159,7 @@ async fn a_server_refusing_json_schema_gets_json_object_with_the_schema_and_keep
 /// grammar is compiled from bounds every string and array so the answer ends within it.
 #[tokio::test]
 async fn with_a_known_window_the_grammar_schema_ends_the_answer_within_it() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(chat(OUTPUT_JSON))
-        .mount(&server)
-        .await;
-    let mut config = config(&server, ApiFlavour::ChatCompletions);
-    config.structured_output = StructuredOutputMode::JsonObject;
-    config.context_window = Some(8_192);
-    let client = OpenAiClient::new(config).unwrap();
+    let (server, client) = json_object_client(Some(8_192)).await;
     let mut request = request();
     request.input = "x".repeat(22_000);
     client.complete(request).await.unwrap();
@@ -264,15 +276,7 @@ async fn an_answer_still_wrong_after_the_repair_is_invalid_output_not_transient(
 
 #[tokio::test]
 async fn the_configured_mode_is_where_a_client_starts() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(chat(OUTPUT_JSON))
-        .mount(&server)
-        .await;
-    let mut config = config(&server, ApiFlavour::ChatCompletions);
-    config.structured_output = StructuredOutputMode::JsonObject;
-    let client = OpenAiClient::new(config).unwrap();
+    let (server, client) = json_object_client(None).await;
     client.complete(request()).await.unwrap();
     let sent = bodies(&server).await;
     assert_eq!(sent.len(), 1);
@@ -281,12 +285,7 @@ async fn the_configured_mode_is_where_a_client_starts() {
 
 #[tokio::test]
 async fn a_loopback_server_needs_no_key_and_gets_no_authorization_header() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(chat(OUTPUT_JSON))
-        .mount(&server)
-        .await;
+    let server = answering_chat_server().await;
     for host in ["127.0.0.1", "localhost"] {
         let mut config = config(&server, ApiFlavour::ChatCompletions);
         config.base_url = config.base_url.replace("127.0.0.1", host);

@@ -43,10 +43,7 @@ pub(crate) fn title_from_requests(requests: &[String], max_chars: usize) -> Opti
         _ => first,
     };
     let lower = chosen.to_ascii_lowercase();
-    let mut body = lower.as_str();
-    while let Some(lead) = REQUEST_LEADS.iter().find(|lead| body.starts_with(**lead)) {
-        body = body.get(lead.len()..).unwrap_or("").trim_start();
-    }
+    let body = without_request_leads(&lower);
     let cut = lower.len() - body.len();
     let title = chosen
         .get(cut..)
@@ -78,15 +75,25 @@ fn points_back(sentence: &str) -> bool {
 /// (`please`, `can you`).
 fn is_ask(sentence: &str) -> bool {
     let lower = sentence.trim().to_ascii_lowercase();
-    let mut body = lower.as_str();
+    let body = without_request_leads(&lower);
+    let first = first_word(body);
+    body.len() < lower.len() || IMPERATIVES.contains(&first) || CHANGE_VERBS.contains(&first)
+}
+
+/// The lowercase text without its polite openings (`can you please`, `now`, `also`).
+fn without_request_leads(lower: &str) -> &str {
+    let mut body = lower.trim_start();
     while let Some(lead) = REQUEST_LEADS.iter().find(|lead| body.starts_with(**lead)) {
         body = body.get(lead.len()..).unwrap_or("").trim_start();
     }
-    let first = body
-        .split(|c: char| !c.is_ascii_alphanumeric())
+    body
+}
+
+/// The text's first word (letters and digits).
+fn first_word(text: &str) -> &str {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
         .next()
-        .unwrap_or("");
-    body.len() < lower.len() || IMPERATIVES.contains(&first) || CHANGE_VERBS.contains(&first)
+        .unwrap_or("")
 }
 
 /// `text` without the Markdown that opens a line (`# `, `> `, `- `, `**`): a title is words.
@@ -102,15 +109,7 @@ pub(crate) fn asks_for_information(requests: &[String]) -> bool {
     let mut informative = false;
     for request in requests {
         let lower = request.to_ascii_lowercase();
-        let mut body = lower.trim();
-        while let Some(lead) = REQUEST_LEADS.iter().find(|lead| body.starts_with(**lead)) {
-            body = body.get(lead.len()..).unwrap_or("").trim_start();
-        }
-        let first = body
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .next()
-            .unwrap_or("");
-        if CHANGE_VERBS.contains(&first) {
+        if CHANGE_VERBS.contains(&first_word(without_request_leads(&lower))) {
             return false;
         }
         informative |=
