@@ -25,6 +25,7 @@ use super::{MAX_RAW_MEMORY_CHARS, MAX_SLUG_CHARS, MAX_SUMMARY_CHARS, OFFLINE_NOT
 use memory_transcript::shell::CommandKind;
 
 const MAX_PREFERENCES: usize = 10;
+const MAX_FACTS: usize = 10;
 const MAX_STEPS: usize = 24;
 const MAX_VERIFIED: usize = 6;
 const MAX_FILES: usize = 20;
@@ -199,7 +200,7 @@ impl TaskView {
                 .take(MAX_PREFERENCES)
                 .cloned()
                 .collect(),
-            facts: task.facts.iter().take(MAX_PREFERENCES).cloned().collect(),
+            facts: task.facts.iter().take(MAX_FACTS).cloned().collect(),
             title,
             outcome,
             note,

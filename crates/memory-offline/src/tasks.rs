@@ -67,18 +67,12 @@ impl Task {
         };
         self.preferences.is_empty()
             && self.facts.is_empty()
-            && !self.events.iter().any(|&i| {
-                matches!(
-                    transcript.events.get(i),
-                    Some(Event::Patch(_) | Event::FailedPatch(_))
-                ) || (i < dropped_at
-                    && matches!(
-                        transcript.events.get(i),
-                        Some(Event::Assistant {
-                            final_answer: true,
-                            ..
-                        })
-                    ))
+            && !self.events.iter().any(|&i| match transcript.events.get(i) {
+                Some(Event::Patch(_) | Event::FailedPatch(_)) => true,
+                Some(Event::Assistant {
+                    final_answer: true, ..
+                }) => i < dropped_at,
+                _ => false,
             })
     }
 
