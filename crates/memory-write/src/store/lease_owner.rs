@@ -173,18 +173,6 @@ fn host_name() -> String {
     std::env::var("COMPUTERNAME").unwrap_or_default()
 }
 
-/// SQL of the schema change that records lease owners.
-pub(super) fn owner_columns_migration() -> String {
-    format!(
-        "ALTER TABLE {STAGE_ONE_JOBS} ADD COLUMN owner_host TEXT;
-         ALTER TABLE {STAGE_ONE_JOBS} ADD COLUMN owner_pid INTEGER;
-         ALTER TABLE {STAGE_ONE_JOBS} ADD COLUMN owner_started TEXT;
-         ALTER TABLE {PHASE_TWO_LEASE} ADD COLUMN owner_host TEXT;
-         ALTER TABLE {PHASE_TWO_LEASE} ADD COLUMN owner_pid INTEGER;
-         ALTER TABLE {PHASE_TWO_LEASE} ADD COLUMN owner_started TEXT;"
-    )
-}
-
 /// What [`WriteStore::release_leases_of_this_process`](super::WriteStore::release_leases_of_this_process) gave back.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReleasedLeases {

@@ -18,6 +18,7 @@ mod phase_two;
 pub mod postgres;
 mod stage_one;
 mod stored_paths;
+mod tables;
 mod threads;
 mod write_store;
 
@@ -26,11 +27,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use memory_store::ddl::Dialect;
 use memory_store::migrate::Schema;
 use memory_store::names::schema_owners::MEMORY_WRITE;
-use memory_store::names::tables::{
-    PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
-};
 use memory_store::sqlite::DEFAULT_BUSY_TIMEOUT;
 use rusqlite::Connection;
 
@@ -82,83 +81,9 @@ impl std::fmt::Debug for StateStore {
 
 /// One migration per schema version; index `i` brings the schema to version `i + 1`. Tables
 /// this list does not name (other crates keep theirs in the same file) are never touched.
+/// Version 2 (lease owners) also redacts stored paths, in code ([`Db::migrate`]).
 fn migrations() -> [String; 3] {
-    [
-        format!(
-            "CREATE TABLE {THREADS} (
-            id TEXT PRIMARY KEY,
-            rollout_path TEXT NOT NULL,
-            cwd TEXT,
-            source TEXT,
-            skip_reason TEXT,
-            created_at INTEGER NOT NULL,
-            updated_at INTEGER NOT NULL,
-            last_activity_at INTEGER NOT NULL,
-            memory_mode TEXT NOT NULL DEFAULT 'enabled',
-            source_watermark INTEGER NOT NULL,
-            source_fingerprint TEXT NOT NULL,
-            file_size INTEGER NOT NULL,
-            file_mtime_ns INTEGER NOT NULL
-        );
-        CREATE INDEX {THREADS}_activity ON {THREADS} (last_activity_at DESC, id DESC);
-        CREATE INDEX {THREADS}_path ON {THREADS} (rollout_path);
-        CREATE TABLE {STAGE_ONE_JOBS} (
-            thread_id TEXT PRIMARY KEY,
-            status TEXT NOT NULL,
-            owner_token TEXT,
-            lease_expires_at INTEGER,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            retry_after_at INTEGER,
-            last_error TEXT,
-            input_watermark INTEGER NOT NULL,
-            last_success_watermark INTEGER,
-            started_at INTEGER,
-            finished_at INTEGER
-        );
-        CREATE INDEX {STAGE_ONE_JOBS}_status ON {STAGE_ONE_JOBS} (status, lease_expires_at);
-        CREATE TABLE {STAGE_ONE_OUTPUTS} (
-            thread_id TEXT PRIMARY KEY,
-            raw_memory TEXT NOT NULL,
-            rollout_summary TEXT NOT NULL,
-            rollout_slug TEXT,
-            source_updated_at INTEGER NOT NULL,
-            generated_at INTEGER NOT NULL,
-            usage_count INTEGER NOT NULL DEFAULT 0,
-            last_used_at INTEGER,
-            selected INTEGER NOT NULL DEFAULT 0,
-            selected_source_updated_at INTEGER
-        );
-        CREATE INDEX {STAGE_ONE_OUTPUTS}_source
-            ON {STAGE_ONE_OUTPUTS} (source_updated_at DESC, thread_id DESC);
-        CREATE TABLE {PHASE_TWO_LEASE} (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            status TEXT NOT NULL DEFAULT 'pending',
-            owner_token TEXT,
-            lease_expires_at INTEGER,
-            heartbeat_at INTEGER,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            input_watermark INTEGER NOT NULL DEFAULT 0,
-            last_success_watermark INTEGER,
-            last_success_at INTEGER,
-            last_input_hash TEXT,
-            last_error TEXT,
-            retry_after_at INTEGER
-        );
-        INSERT INTO {PHASE_TWO_LEASE} (id) VALUES (1);"
-        ),
-        // Version 2: lease owners (and, in code below, paths stored only in redacted form).
-        lease_owner::owner_columns_migration(),
-        // Version 3: the git branch a session recorded, and what the last successful phase-2
-        // pass consolidated (so the next one knows what was added, changed and removed).
-        format!(
-            "ALTER TABLE {THREADS} ADD COLUMN git_branch TEXT;
-            CREATE TABLE {PHASE_TWO_BASELINE} (
-                thread_id TEXT PRIMARY KEY,
-                source_updated_at INTEGER NOT NULL,
-                material TEXT NOT NULL
-            );"
-        ),
-    ]
+    tables::shared_versions(Dialect::Sqlite)
 }
 
 impl StateStore {

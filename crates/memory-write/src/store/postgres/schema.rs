@@ -4,17 +4,19 @@
 //! [`schema_owners::MEMORY_WRITE`], so other owners' tables in the same database version on
 //! their own, and migrations run in one transaction under the migration advisory lock.
 
+use memory_store::ddl::Dialect;
 use memory_store::migrate::Schema;
 use memory_store::names::schema_owners;
 use memory_store::names::tables::{
-    MEMORY_ROOT_REVISIONS, PHASE_TWO_BASELINE, PHASE_TWO_LEASE, ROLLOUT_CONTENTS, SHARED_NOTES,
-    STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
+    MEMORY_ROOT_REVISIONS, ROLLOUT_CONTENTS, SHARED_NOTES, STAGE_ONE_JOBS, THREADS,
 };
 
 use crate::error::Result;
+use crate::store::tables;
 
 /// One migration per version; index `i` brings the schema to version `i + 1`. Version 1 is
-/// the SQLite schema at its version 3 (lease owners, git branches, the phase-2 baseline).
+/// the SQLite schema at its version 3 (lease owners, git branches, the phase-2 baseline),
+/// rendered from the same definitions.
 /// Version 2 shares rollouts and the memory root across machines: each thread records the
 /// machine that registered it, its filtered, redacted items are stored so any machine's worker
 /// can extract it, each successful consolidation publishes the root it wrote, and agent notes
@@ -33,80 +35,7 @@ use crate::error::Result;
 /// jobs' status index instead.
 fn migrations() -> [String; 3] {
     [
-        format!(
-            "CREATE TABLE {THREADS} (
-            id TEXT PRIMARY KEY,
-            rollout_path TEXT NOT NULL,
-            cwd TEXT,
-            git_branch TEXT,
-            source TEXT,
-            skip_reason TEXT,
-            created_at BIGINT NOT NULL,
-            updated_at BIGINT NOT NULL,
-            last_activity_at BIGINT NOT NULL,
-            memory_mode TEXT NOT NULL DEFAULT 'enabled',
-            source_watermark BIGINT NOT NULL,
-            source_fingerprint TEXT NOT NULL,
-            file_size BIGINT NOT NULL,
-            file_mtime_ns BIGINT NOT NULL
-        );
-        CREATE INDEX {THREADS}_activity ON {THREADS} (last_activity_at DESC, id DESC);
-        CREATE INDEX {THREADS}_path ON {THREADS} (rollout_path);
-        CREATE TABLE {STAGE_ONE_JOBS} (
-            thread_id TEXT PRIMARY KEY,
-            status TEXT NOT NULL,
-            owner_token TEXT,
-            lease_expires_at BIGINT,
-            attempts BIGINT NOT NULL DEFAULT 0,
-            retry_after_at BIGINT,
-            last_error TEXT,
-            input_watermark BIGINT NOT NULL,
-            last_success_watermark BIGINT,
-            started_at BIGINT,
-            finished_at BIGINT,
-            owner_host TEXT,
-            owner_pid BIGINT,
-            owner_started TEXT
-        );
-        CREATE INDEX {STAGE_ONE_JOBS}_status ON {STAGE_ONE_JOBS} (status, lease_expires_at);
-        CREATE TABLE {STAGE_ONE_OUTPUTS} (
-            thread_id TEXT PRIMARY KEY,
-            raw_memory TEXT NOT NULL,
-            rollout_summary TEXT NOT NULL,
-            rollout_slug TEXT,
-            source_updated_at BIGINT NOT NULL,
-            generated_at BIGINT NOT NULL,
-            usage_count BIGINT NOT NULL DEFAULT 0,
-            last_used_at BIGINT,
-            selected BOOLEAN NOT NULL DEFAULT FALSE,
-            selected_source_updated_at BIGINT
-        );
-        CREATE INDEX {STAGE_ONE_OUTPUTS}_source
-            ON {STAGE_ONE_OUTPUTS} (source_updated_at DESC, thread_id DESC);
-        CREATE TABLE {PHASE_TWO_LEASE} (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            status TEXT NOT NULL DEFAULT 'pending',
-            owner_token TEXT,
-            lease_expires_at BIGINT,
-            heartbeat_at BIGINT,
-            attempts BIGINT NOT NULL DEFAULT 0,
-            input_watermark BIGINT NOT NULL DEFAULT 0,
-            last_success_watermark BIGINT,
-            last_success_at BIGINT,
-            last_input_hash TEXT,
-            last_error TEXT,
-            retry_after_at BIGINT,
-            owner_host TEXT,
-            owner_pid BIGINT,
-            owner_started TEXT
-        );
-        INSERT INTO {PHASE_TWO_LEASE} (id) VALUES (1);
-        CREATE TABLE {PHASE_TWO_BASELINE} (
-            thread_id TEXT PRIMARY KEY,
-            source_updated_at BIGINT NOT NULL,
-            material TEXT NOT NULL
-        );"
-        ),
+        tables::shared_versions(Dialect::Postgres).join("\n"),
         format!(
             "ALTER TABLE {THREADS} ADD COLUMN machine_id TEXT;
             ALTER TABLE {THREADS} ADD COLUMN done_watermark BIGINT NOT NULL DEFAULT -1;

@@ -9,6 +9,7 @@
 mod forget;
 mod phase_two;
 mod postgres_errors;
+mod schema;
 mod shared_store;
 mod stage_one;
 mod threads;
