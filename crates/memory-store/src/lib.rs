@@ -8,7 +8,8 @@
 //! - [`postgres`] (feature `postgres`): the one PostgreSQL stack, a deadpool pool of
 //!   tokio-postgres connections, its URLs and schema option;
 //! - [`names`]: table names, schema owners and advisory-lock keys; [`valid_identifier`];
-//!   [`ddl::Dialect`], so a table shared by both backends is defined once.
+//!   [`ddl::Dialect`], so a table shared by both backends is defined once, and
+//!   [`columns::Columns`], so a record shared by both is read from its row once.
 //!
 //! # Example
 //!
@@ -35,6 +36,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod columns;
 pub mod ddl;
 mod error;
 mod identifier;

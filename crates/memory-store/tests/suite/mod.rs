@@ -1,5 +1,6 @@
 //! Integration tests of memory-store, one module per concern.
 
+mod columns;
 mod identifier;
 mod migrate;
 mod postgres;

@@ -6,7 +6,7 @@ use memory_store::Error;
 use memory_store::migrate::{Schema, migrate_postgres, postgres_version};
 use memory_store::postgres::{PgOptions, PgPool};
 
-fn server() -> Option<String> {
+pub(super) fn server() -> Option<String> {
     let url = std::env::var("AGENT_MEMORY_TEST_PG_URL")
         .ok()
         .filter(|url| !url.is_empty());

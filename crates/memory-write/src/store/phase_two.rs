@@ -449,7 +449,7 @@ impl Db {
         )))?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut records = statement
-            .query_map(params![cutoff, limit], output_from_row)?
+            .query_map(params![cutoff, limit], |row| output_from_row(row))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         records.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
         Ok(records)

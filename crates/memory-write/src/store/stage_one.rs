@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
+use memory_store::columns::Columns;
 use memory_store::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
-use rusqlite::{OptionalExtension, Row, TransactionBehavior, named_params, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, named_params, params};
 
 use super::{Db, lease_owner, stored_paths};
 use crate::error::Result;
@@ -102,42 +103,47 @@ fn candidate_filter() -> String {
     )
 }
 
-fn job_from_row(row: &Row<'_>) -> rusqlite::Result<StageOneJob> {
-    let status: String = row.get(1)?;
+/// A job from a row of [`JOB_COLUMNS`], on either backend.
+pub(super) fn job_from_row<R: Columns>(row: &R) -> std::result::Result<StageOneJob, R::Error> {
+    let status = row.text(1)?;
     Ok(StageOneJob {
-        thread_id: row.get(0)?,
+        thread_id: row.text(0)?,
         // Only this module writes statuses; an unknown one reads as an error to retry.
         status: JobStatus::parse(&status).unwrap_or(JobStatus::Error),
-        owner_token: row.get(2)?,
-        lease_expires_at: row.get(3)?,
-        attempts: u32::try_from(row.get::<_, i64>(4)?).unwrap_or(u32::MAX),
-        retry_after_at: row.get(5)?,
-        last_error: row.get(6)?,
-        input_watermark: row.get(7)?,
-        last_success_watermark: row.get(8)?,
+        owner_token: row.text_or_null(2)?,
+        lease_expires_at: row.integer_or_null(3)?,
+        attempts: u32::try_from(row.integer(4)?).unwrap_or(u32::MAX),
+        retry_after_at: row.integer_or_null(5)?,
+        last_error: row.text_or_null(6)?,
+        input_watermark: row.integer(7)?,
+        last_success_watermark: row.integer_or_null(8)?,
     })
 }
 
-const JOB_COLUMNS: &str = "thread_id, status, owner_token, lease_expires_at, attempts, \
+pub(super) const JOB_COLUMNS: &str = "thread_id, status, owner_token, lease_expires_at, attempts, \
      retry_after_at, last_error, input_watermark, last_success_watermark";
 
-pub(super) fn output_from_row(row: &Row<'_>) -> rusqlite::Result<StageOneOutputRecord> {
+/// An output record from a row of [`output_query`], on either backend.
+pub(super) fn output_from_row<R: Columns>(
+    row: &R,
+) -> std::result::Result<StageOneOutputRecord, R::Error> {
     Ok(StageOneOutputRecord {
-        thread_id: row.get(0)?,
-        cwd: row.get(1)?,
-        rollout_path: row.get::<_, Option<String>>(2)?.unwrap_or_default(),
-        git_branch: row.get(11)?,
-        raw_memory: row.get(3)?,
-        rollout_summary: row.get(4)?,
-        rollout_slug: row.get(5)?,
-        source_updated_at: row.get(6)?,
-        generated_at: row.get(7)?,
-        usage_count: u64::try_from(row.get::<_, i64>(8)?).unwrap_or(0),
-        last_used_at: row.get(9)?,
-        selected: row.get(10)?,
+        thread_id: row.text(0)?,
+        cwd: row.text_or_null(1)?,
+        rollout_path: row.text_or_null(2)?.unwrap_or_default(),
+        git_branch: row.text_or_null(11)?,
+        raw_memory: row.text(3)?,
+        rollout_summary: row.text(4)?,
+        rollout_slug: row.text_or_null(5)?,
+        source_updated_at: row.integer(6)?,
+        generated_at: row.integer(7)?,
+        usage_count: u64::try_from(row.integer(8)?).unwrap_or(0),
+        last_used_at: row.integer_or_null(9)?,
+        selected: row.flag(10)?,
     })
 }
 
+/// The outputs with their threads' paths and branches, `filter` appended.
 pub(super) fn output_query(filter: &str) -> String {
     format!(
         "SELECT o.thread_id, t.cwd, t.rollout_path, o.raw_memory, o.rollout_summary,
@@ -422,7 +428,7 @@ impl Db {
             .query_row(
                 &format!("SELECT {JOB_COLUMNS} FROM {STAGE_ONE_JOBS} WHERE thread_id = ?1"),
                 [thread_id],
-                job_from_row,
+                |row| job_from_row(row),
             )
             .optional()?)
     }
@@ -432,7 +438,7 @@ impl Db {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {JOB_COLUMNS} FROM {STAGE_ONE_JOBS} ORDER BY thread_id"
         ))?;
-        let rows = stmt.query_map([], job_from_row)?;
+        let rows = stmt.query_map([], |row| job_from_row(row))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -443,7 +449,7 @@ impl Db {
             .query_row(
                 &output_query("WHERE o.thread_id = ?1"),
                 [thread_id],
-                output_from_row,
+                |row| output_from_row(row),
             )
             .optional()?)
     }
@@ -451,7 +457,7 @@ impl Db {
     /// Every stored output, by thread id.
     pub(super) fn stage_one_outputs(&self) -> Result<Vec<StageOneOutputRecord>> {
         let mut stmt = self.conn.prepare(&output_query("ORDER BY o.thread_id"))?;
-        let rows = stmt.query_map([], output_from_row)?;
+        let rows = stmt.query_map([], |row| output_from_row(row))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

@@ -8,10 +8,10 @@
 use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
 use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
 
-use super::stage_one::{output_from_row, output_query};
 use super::{PgStore, to_i64};
 use crate::error::Result;
 use crate::store::phase_two::{claim_refusal, failure_backoff};
+use crate::store::stage_one::{output_from_row, output_query};
 use crate::store::{
     BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
     PhaseTwoSuccess,
@@ -324,7 +324,10 @@ impl PgStore {
                 &[&cutoff, &to_i64(limit)],
             )
             .await?;
-        let mut records: Vec<StageOneOutputRecord> = rows.iter().map(output_from_row).collect();
+        let mut records = rows
+            .iter()
+            .map(output_from_row)
+            .collect::<std::result::Result<Vec<StageOneOutputRecord>, _>>()?;
         records.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
         Ok(records)
     }

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use deadpool_postgres::GenericClient;
 use memory_protocol::StageOneOutput;
-use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
+use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 use memory_store::names::tables::{
     PHASE_TWO_LEASE, ROLLOUT_CONTENTS, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
 };
-use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
+use super::super::stage_one::{JOB_COLUMNS, job_from_row, output_from_row, output_query};
 use super::super::stored_paths;
 use super::{PgStore, to_i64};
 use crate::error::Result;
@@ -195,50 +195,6 @@ fn claim_statement() -> String {
          SELECT p.id, p.rollout_path, p.cwd, p.source_watermark, p.items,
             EXISTS (SELECT 1 FROM take)
          FROM pick p, relaxed"
-    )
-}
-
-const JOB_COLUMNS: &str = "thread_id, status, owner_token, lease_expires_at, attempts, \
-     retry_after_at, last_error, input_watermark, last_success_watermark";
-
-fn job_from_row(row: &Row) -> StageOneJob {
-    StageOneJob {
-        thread_id: row.get(0),
-        // Only this module writes statuses; an unknown one reads as an error to retry.
-        status: JobStatus::parse(row.get(1)).unwrap_or(JobStatus::Error),
-        owner_token: row.get(2),
-        lease_expires_at: row.get(3),
-        attempts: u32::try_from(row.get::<_, i64>(4)).unwrap_or(u32::MAX),
-        retry_after_at: row.get(5),
-        last_error: row.get(6),
-        input_watermark: row.get(7),
-        last_success_watermark: row.get(8),
-    }
-}
-
-pub(super) fn output_from_row(row: &Row) -> StageOneOutputRecord {
-    StageOneOutputRecord {
-        thread_id: row.get(0),
-        cwd: row.get(1),
-        rollout_path: row.get::<_, Option<String>>(2).unwrap_or_default(),
-        git_branch: row.get(11),
-        raw_memory: row.get(3),
-        rollout_summary: row.get(4),
-        rollout_slug: row.get(5),
-        source_updated_at: row.get(6),
-        generated_at: row.get(7),
-        usage_count: u64::try_from(row.get::<_, i64>(8)).unwrap_or(0),
-        last_used_at: row.get(9),
-        selected: row.get(10),
-    }
-}
-
-pub(super) fn output_query(filter: &str) -> String {
-    format!(
-        "SELECT o.thread_id, t.cwd, t.rollout_path, o.raw_memory, o.rollout_summary,
-                o.rollout_slug, o.source_updated_at, o.generated_at, o.usage_count,
-                o.last_used_at, o.selected, t.git_branch
-         FROM {STAGE_ONE_OUTPUTS} o LEFT JOIN {THREADS} t ON t.id = o.thread_id {filter}"
     )
 }
 
@@ -554,7 +510,7 @@ impl PgStore {
                 &[&thread_id],
             )
             .await?;
-        Ok(row.as_ref().map(job_from_row))
+        Ok(row.as_ref().map(job_from_row).transpose()?)
     }
 
     pub(super) async fn pg_stage_one_jobs(&self) -> Result<Vec<StageOneJob>> {
@@ -565,7 +521,7 @@ impl PgStore {
                 &[],
             )
             .await?;
-        Ok(rows.iter().map(job_from_row).collect())
+        Ok(rows.iter().map(job_from_row).collect::<Result<_, _>>()?)
     }
 
     pub(super) async fn pg_stage_one_output(
@@ -576,7 +532,7 @@ impl PgStore {
         let row = client
             .query_opt(&output_query("WHERE o.thread_id = $1"), &[&thread_id])
             .await?;
-        Ok(row.as_ref().map(output_from_row))
+        Ok(row.as_ref().map(output_from_row).transpose()?)
     }
 
     pub(super) async fn pg_stage_one_outputs(&self) -> Result<Vec<StageOneOutputRecord>> {
@@ -584,7 +540,7 @@ impl PgStore {
         let rows = client
             .query(&output_query("ORDER BY o.thread_id"), &[])
             .await?;
-        Ok(rows.iter().map(output_from_row).collect())
+        Ok(rows.iter().map(output_from_row).collect::<Result<_, _>>()?)
     }
 
     pub(super) async fn pg_reclaim_jobs_of_gone_owners(&self, now: i64) -> Result<usize> {
