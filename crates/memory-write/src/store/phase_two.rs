@@ -25,6 +25,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use super::stage_one::{output_from_row, output_query};
 use super::{Db, lease_owner};
 use crate::error::Result;
+use memory_store::columns::Columns;
 
 const DAY_SECONDS: i64 = 24 * 3600;
 /// Upper bound of the failure backoff, however many attempts failed.
@@ -482,17 +483,8 @@ impl Db {
 
     /// What the last successful pass consolidated, by thread id.
     pub(super) fn phase_two_baseline(&self) -> Result<Vec<BaselineEntry>> {
-        let mut statement = self.conn.prepare(&format!(
-            "SELECT thread_id, source_updated_at, material FROM {PHASE_TWO_BASELINE}
-             ORDER BY thread_id"
-        ))?;
-        let rows = statement.query_map([], |row| {
-            Ok(BaselineEntry {
-                thread_id: row.get(0)?,
-                source_updated_at: row.get(1)?,
-                material: row.get(2)?,
-            })
-        })?;
+        let mut statement = self.conn.prepare(&baseline_query())?;
+        let rows = statement.query_map([], |row| baseline_from_row(row))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -515,32 +507,53 @@ impl Db {
     }
 }
 
+/// The lease row's columns [`state_from_row`] reads, in its order.
+pub(super) const STATE_COLUMNS: &str = "status, owner_token, lease_expires_at, heartbeat_at, \
+     attempts, input_watermark, last_success_watermark, last_success_at, last_input_hash, \
+     last_error, retry_after_at";
+
+/// The lease state from a row of [`STATE_COLUMNS`], on either backend.
+pub(super) fn state_from_row<R: Columns>(row: &R) -> std::result::Result<PhaseTwoState, R::Error> {
+    Ok(PhaseTwoState {
+        // An unknown stored status is read as an error row: never as running.
+        status: JobStatus::parse(&row.text(0)?).unwrap_or(JobStatus::Error),
+        owner_token: row.text_or_null(1)?,
+        lease_expires_at: row.integer_or_null(2)?,
+        heartbeat_at: row.integer_or_null(3)?,
+        attempts: row.integer(4)?,
+        input_watermark: row.integer(5)?,
+        last_success_watermark: row.integer_or_null(6)?,
+        last_success_at: row.integer_or_null(7)?,
+        last_input_hash: row.text_or_null(8)?,
+        last_error: row.text_or_null(9)?,
+        retry_after_at: row.integer_or_null(10)?,
+    })
+}
+
+/// Every baseline entry, by thread id.
+pub(super) fn baseline_query() -> String {
+    format!(
+        "SELECT thread_id, source_updated_at, material FROM {PHASE_TWO_BASELINE} ORDER BY thread_id"
+    )
+}
+
+/// A baseline entry from a row of [`baseline_query`], on either backend.
+pub(super) fn baseline_from_row<R: Columns>(
+    row: &R,
+) -> std::result::Result<BaselineEntry, R::Error> {
+    Ok(BaselineEntry {
+        thread_id: row.text(0)?,
+        source_updated_at: row.integer(1)?,
+        material: row.text(2)?,
+    })
+}
+
 fn read_state(conn: &rusqlite::Connection) -> Result<PhaseTwoState> {
     let state = conn
         .query_row(
-            &format!(
-                "SELECT status, owner_token, lease_expires_at, heartbeat_at, attempts,
-                        input_watermark, last_success_watermark, last_success_at,
-                        last_input_hash, last_error, retry_after_at
-                 FROM {PHASE_TWO_LEASE} WHERE id = 1"
-            ),
+            &format!("SELECT {STATE_COLUMNS} FROM {PHASE_TWO_LEASE} WHERE id = 1"),
             [],
-            |row| {
-                Ok(PhaseTwoState {
-                    // An unknown stored status is read as an error row: never as running.
-                    status: JobStatus::parse(&row.get::<_, String>(0)?).unwrap_or(JobStatus::Error),
-                    owner_token: row.get(1)?,
-                    lease_expires_at: row.get(2)?,
-                    heartbeat_at: row.get(3)?,
-                    attempts: row.get(4)?,
-                    input_watermark: row.get(5)?,
-                    last_success_watermark: row.get(6)?,
-                    last_success_at: row.get(7)?,
-                    last_input_hash: row.get(8)?,
-                    last_error: row.get(9)?,
-                    retry_after_at: row.get(10)?,
-                })
-            },
+            |row| state_from_row(row),
         )
         .optional()?;
     Ok(state.unwrap_or_else(PhaseTwoState::never_claimed))

@@ -3,8 +3,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use memory_store::columns::Columns;
 use memory_store::names::tables::THREADS;
-use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::{Db, stored_paths};
 use crate::error::Result;
@@ -152,26 +153,29 @@ pub struct UpsertCounts {
     pub unchanged: usize,
 }
 
-const THREAD_COLUMNS: &str = "id, rollout_path, cwd, source, skip_reason, created_at, updated_at, \
-     last_activity_at, memory_mode, source_watermark, source_fingerprint, file_size, file_mtime_ns, \
-     git_branch";
+/// The columns [`thread_from_row`] reads, in its order; a PostgreSQL store appends
+/// `machine_id`.
+pub(super) const THREAD_COLUMNS: &str = "id, rollout_path, cwd, source, skip_reason, created_at, \
+     updated_at, last_activity_at, memory_mode, source_watermark, source_fingerprint, file_size, \
+     file_mtime_ns, git_branch";
 
-fn thread_from_row(row: &Row<'_>) -> rusqlite::Result<ThreadRecord> {
+/// A thread from a row of [`THREAD_COLUMNS`], on either backend; the machine is left unknown.
+pub(super) fn thread_from_row<R: Columns>(row: &R) -> std::result::Result<ThreadRecord, R::Error> {
     Ok(ThreadRecord {
-        id: row.get(0)?,
-        rollout_path: row.get(1)?,
-        cwd: row.get(2)?,
-        source: row.get(3)?,
-        skip_reason: row.get(4)?,
-        created_at: row.get(5)?,
-        updated_at: row.get(6)?,
-        last_activity_at: row.get(7)?,
-        memory_mode: MemoryMode::parse(&row.get::<_, String>(8)?),
-        source_watermark: row.get(9)?,
-        source_fingerprint: row.get(10)?,
-        file_size: u64::try_from(row.get::<_, i64>(11)?).unwrap_or(0),
-        file_mtime_ns: row.get(12)?,
-        git_branch: row.get(13)?,
+        id: row.text(0)?,
+        rollout_path: row.text(1)?,
+        cwd: row.text_or_null(2)?,
+        source: row.text_or_null(3)?,
+        skip_reason: row.text_or_null(4)?,
+        created_at: row.integer(5)?,
+        updated_at: row.integer(6)?,
+        last_activity_at: row.integer(7)?,
+        memory_mode: MemoryMode::parse(&row.text(8)?),
+        source_watermark: row.integer(9)?,
+        source_fingerprint: row.text(10)?,
+        file_size: u64::try_from(row.integer(11)?).unwrap_or(0),
+        file_mtime_ns: row.integer(12)?,
+        git_branch: row.text_or_null(13)?,
         machine_id: None,
     })
 }
@@ -184,7 +188,7 @@ impl Db {
             .query_row(
                 &format!("SELECT {THREAD_COLUMNS} FROM {THREADS} WHERE id = ?1"),
                 [id],
-                thread_from_row,
+                |row| thread_from_row(row),
             )
             .optional()?)
     }
@@ -194,7 +198,7 @@ impl Db {
         let mut stmt = self.conn.prepare(&format!(
             "SELECT {THREAD_COLUMNS} FROM {THREADS} ORDER BY last_activity_at DESC, id DESC"
         ))?;
-        let rows = stmt.query_map([], thread_from_row)?;
+        let rows = stmt.query_map([], |row| thread_from_row(row))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

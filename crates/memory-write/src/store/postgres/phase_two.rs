@@ -10,6 +10,7 @@ use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE
 
 use super::{PgStore, to_i64};
 use crate::error::Result;
+use crate::store::phase_two::{STATE_COLUMNS, baseline_from_row, baseline_query, state_from_row};
 use crate::store::phase_two::{claim_refusal, failure_backoff};
 use crate::store::stage_one::{output_from_row, output_query};
 use crate::store::{
@@ -24,51 +25,33 @@ const ACTIVITY: &str = "COALESCE(o.last_used_at, o.source_updated_at)";
 /// The whitespace SQLite's `TRIM(x, char(32, 9, 10, 13))` removes.
 const BLANK: &str = "E' \\t\\n\\r'";
 
-const STATE_COLUMNS: &str = "status, owner_token, lease_expires_at, heartbeat_at, attempts, \
-     input_watermark, last_success_watermark, last_success_at, last_input_hash, last_error, \
-     retry_after_at, owner_host, owner_pid, owner_started";
-
-fn state_from_row(row: &tokio_postgres::Row) -> PhaseTwoState {
-    PhaseTwoState {
-        // An unknown stored status is read as an error row: never as running.
-        status: JobStatus::parse(row.get(0)).unwrap_or(JobStatus::Error),
-        owner_token: row.get(1),
-        lease_expires_at: row.get(2),
-        heartbeat_at: row.get(3),
-        attempts: row.get(4),
-        input_watermark: row.get(5),
-        last_success_watermark: row.get(6),
-        last_success_at: row.get(7),
-        last_input_hash: row.get(8),
-        last_error: row.get(9),
-        retry_after_at: row.get(10),
-    }
-}
-
 /// The lease row, locked for the rest of the transaction.
 async fn lock_state(
     tx: &deadpool_postgres::Transaction<'_>,
 ) -> Result<(PhaseTwoState, Option<(String, u32, Option<String>)>)> {
     let row = tx
         .query_opt(
-            &format!("SELECT {STATE_COLUMNS} FROM {PHASE_TWO_LEASE} WHERE id = 1 FOR UPDATE"),
+            &format!(
+                "SELECT {STATE_COLUMNS}, owner_host, owner_pid, owner_started
+                 FROM {PHASE_TWO_LEASE} WHERE id = 1 FOR UPDATE"
+            ),
             &[],
         )
         .await?;
     Ok(match row {
         Some(row) => {
             let holder = match (
-                row.get::<_, Option<String>>(11),
-                row.get::<_, Option<i64>>(12),
+                row.try_get::<_, Option<String>>(11)?,
+                row.try_get::<_, Option<i64>>(12)?,
             ) {
                 (Some(host), Some(pid)) => Some((
                     host,
                     u32::try_from(pid).unwrap_or(u32::MAX),
-                    row.get::<_, Option<String>>(13),
+                    row.try_get::<_, Option<String>>(13)?,
                 )),
                 _ => None,
             };
-            (state_from_row(&row), holder)
+            (state_from_row(&row)?, holder)
         }
         None => (PhaseTwoState::never_claimed(), None),
     })
@@ -283,7 +266,9 @@ impl PgStore {
             .await?;
         Ok(row
             .as_ref()
-            .map_or_else(PhaseTwoState::never_claimed, state_from_row))
+            .map(state_from_row)
+            .transpose()?
+            .unwrap_or_else(PhaseTwoState::never_claimed))
     }
 
     pub(super) async fn pg_memory_clock(&self, now: i64) -> Result<i64> {
@@ -358,23 +343,11 @@ impl PgStore {
 
     pub(super) async fn pg_phase_two_baseline(&self) -> Result<Vec<BaselineEntry>> {
         let client = self.client().await?;
-        let rows = client
-            .query(
-                &format!(
-                    "SELECT thread_id, source_updated_at, material FROM {PHASE_TWO_BASELINE}
-                     ORDER BY thread_id"
-                ),
-                &[],
-            )
-            .await?;
+        let rows = client.query(&baseline_query(), &[]).await?;
         Ok(rows
             .iter()
-            .map(|row| BaselineEntry {
-                thread_id: row.get(0),
-                source_updated_at: row.get(1),
-                material: row.get(2),
-            })
-            .collect())
+            .map(baseline_from_row)
+            .collect::<std::result::Result<_, _>>()?)
     }
 
     pub(super) async fn pg_record_memory_usage(

@@ -6,34 +6,20 @@ use memory_store::names::tables::{ROLLOUT_CONTENTS, THREADS};
 use tokio_postgres::Row;
 
 use super::super::stored_paths;
+use super::super::threads::{self, THREAD_COLUMNS};
 use super::{PgStore, to_i64};
 use crate::error::Result;
 use crate::store::{
     KnownFile, MemoryMode, StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
 };
 
-const THREAD_COLUMNS: &str = "id, rollout_path, cwd, source, skip_reason, created_at, updated_at, \
-     last_activity_at, memory_mode, source_watermark, source_fingerprint, file_size, file_mtime_ns, \
-     git_branch, machine_id";
-
-fn thread_from_row(row: &Row) -> ThreadRecord {
-    ThreadRecord {
-        id: row.get(0),
-        rollout_path: row.get(1),
-        cwd: row.get(2),
-        source: row.get(3),
-        skip_reason: row.get(4),
-        created_at: row.get(5),
-        updated_at: row.get(6),
-        last_activity_at: row.get(7),
-        memory_mode: MemoryMode::parse(row.get(8)),
-        source_watermark: row.get(9),
-        source_fingerprint: row.get(10),
-        file_size: u64::try_from(row.get::<_, i64>(11)).unwrap_or(0),
-        file_mtime_ns: row.get(12),
-        git_branch: row.get(13),
-        machine_id: row.get(14),
-    }
+/// A thread with the machine that registered it, from a row of [`THREAD_COLUMNS`] and
+/// `machine_id`.
+fn thread_from_row(row: &Row) -> Result<ThreadRecord> {
+    Ok(ThreadRecord {
+        machine_id: row.try_get(14)?,
+        ..threads::thread_from_row(row)?
+    })
 }
 
 impl PgStore {
@@ -41,11 +27,11 @@ impl PgStore {
         let client = self.client().await?;
         let row = client
             .query_opt(
-                &format!("SELECT {THREAD_COLUMNS} FROM {THREADS} WHERE id = $1"),
+                &format!("SELECT {THREAD_COLUMNS}, machine_id FROM {THREADS} WHERE id = $1"),
                 &[&id],
             )
             .await?;
-        Ok(row.as_ref().map(thread_from_row))
+        row.as_ref().map(thread_from_row).transpose()
     }
 
     pub(super) async fn pg_threads(&self) -> Result<Vec<ThreadRecord>> {
@@ -53,13 +39,13 @@ impl PgStore {
         let rows = client
             .query(
                 &format!(
-                    "SELECT {THREAD_COLUMNS} FROM {THREADS}
+                    "SELECT {THREAD_COLUMNS}, machine_id FROM {THREADS}
                      ORDER BY last_activity_at DESC, id DESC"
                 ),
                 &[],
             )
             .await?;
-        Ok(rows.iter().map(thread_from_row).collect())
+        rows.iter().map(thread_from_row).collect()
     }
 
     pub(super) async fn pg_thread_file_states(&self) -> Result<HashMap<String, KnownFile>> {
