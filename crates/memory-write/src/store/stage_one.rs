@@ -103,6 +103,12 @@ fn candidate_filter() -> String {
     )
 }
 
+/// What a newer output replaces of a thread's stored one, on either backend (`excluded` is the
+/// row the insert proposed).
+pub(super) const OUTPUT_REPLACED: &str = "raw_memory = excluded.raw_memory, \
+     rollout_summary = excluded.rollout_summary, rollout_slug = excluded.rollout_slug, \
+     source_updated_at = excluded.source_updated_at, generated_at = excluded.generated_at";
+
 /// A job from a row of [`JOB_COLUMNS`], on either backend.
 pub(super) fn job_from_row<R: Columns>(row: &R) -> std::result::Result<StageOneJob, R::Error> {
     let status = row.text(1)?;
@@ -321,12 +327,7 @@ impl Db {
                 "INSERT INTO {STAGE_ONE_OUTPUTS} (thread_id, raw_memory, rollout_summary,
                     rollout_slug, source_updated_at, generated_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (thread_id) DO UPDATE SET
-                    raw_memory = excluded.raw_memory,
-                    rollout_summary = excluded.rollout_summary,
-                    rollout_slug = excluded.rollout_slug,
-                    source_updated_at = excluded.source_updated_at,
-                    generated_at = excluded.generated_at
+                 ON CONFLICT (thread_id) DO UPDATE SET {OUTPUT_REPLACED}
                  WHERE excluded.source_updated_at >= {STAGE_ONE_OUTPUTS}.source_updated_at"
             ),
             params![

@@ -14,7 +14,9 @@ use memory_store::names::tables::{
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
-use super::super::stage_one::{JOB_COLUMNS, job_from_row, output_from_row, output_query};
+use super::super::stage_one::{
+    JOB_COLUMNS, OUTPUT_REPLACED, job_from_row, output_from_row, output_query,
+};
 use super::super::stored_paths;
 use super::{PgStore, to_i64};
 use crate::error::Result;
@@ -680,12 +682,7 @@ fn record_success_statement() -> String {
             INSERT INTO {STAGE_ONE_OUTPUTS} AS o (thread_id, raw_memory, rollout_summary,
                 rollout_slug, source_updated_at, generated_at)
             SELECT thread_id, $4, $5, $6, $7, $3 FROM done
-            ON CONFLICT (thread_id) DO UPDATE SET
-                raw_memory = excluded.raw_memory,
-                rollout_summary = excluded.rollout_summary,
-                rollout_slug = excluded.rollout_slug,
-                source_updated_at = excluded.source_updated_at,
-                generated_at = excluded.generated_at
+            ON CONFLICT (thread_id) DO UPDATE SET {OUTPUT_REPLACED}
             WHERE excluded.source_updated_at >= o.source_updated_at
          ), due AS (
             SELECT 1 FROM {PHASE_TWO_LEASE}
