@@ -14,22 +14,23 @@ use memory_protocol::consolidation::ConsolidationOutput;
 use memory_transcript::anchors::missing_anchors;
 
 /// Heading of the block a rejected rewrite appends.
-pub const UNCONSOLIDATED_HEADING: &str = "## Unconsolidated material";
+pub(crate) const UNCONSOLIDATED_HEADING: &str = "## Unconsolidated material";
 
 /// The guard's decision on one consolidation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GuardVerdict {
+pub(crate) struct GuardVerdict {
     /// The `MEMORY.md` to write.
-    pub memory_md: String,
+    pub(crate) memory_md: String,
     /// Old anchors the rewrite dropped without marking them obsolete; empty when accepted.
-    pub missing: Vec<String>,
+    pub(crate) missing: Vec<String>,
     /// Old anchors the rewrite dropped that only removed threads supported (accepted).
-    pub forgotten: Vec<String>,
+    pub(crate) forgotten: Vec<String>,
 }
 
 impl GuardVerdict {
     /// True when the model's rewrite was taken as is.
-    pub fn accepted(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn accepted(&self) -> bool {
         self.missing.is_empty()
     }
 }
@@ -37,7 +38,7 @@ impl GuardVerdict {
 /// The anchors a pass may drop without listing them: those of `removed_material` (what the
 /// last pass was given for threads now removed, or for the old version of re-extracted ones)
 /// that `kept_material` (what this pass is given) neither has as an anchor nor contains.
-pub fn forgettable_anchors(removed_material: &str, kept_material: &str) -> BTreeSet<String> {
+pub(crate) fn forgettable_anchors(removed_material: &str, kept_material: &str) -> BTreeSet<String> {
     missing_anchors(removed_material, kept_material, &[])
         .into_iter()
         .collect()
@@ -49,7 +50,7 @@ pub fn forgettable_anchors(removed_material: &str, kept_material: &str) -> BTree
 /// Accepted: the new text is returned unchanged. Rejected: the old text is kept and
 /// `new_material` (what this pass was meant to fold in) is appended under
 /// [`UNCONSOLIDATED_HEADING`]; when `new_material` is blank the old text is kept as is.
-pub fn guard_consolidation(
+pub(crate) fn guard_consolidation(
     old_memory_md: &str,
     output: &ConsolidationOutput,
     new_material: &str,
@@ -88,7 +89,7 @@ pub fn guard_consolidation(
 mod tests {
     use super::*;
     use memory_transcript::anchors::strategies::memory_text;
-    use memory_transcript::anchors::{extract_anchors, normalize_anchor};
+    use memory_transcript::anchors::{extract_anchors, missing_anchors, normalize_anchor};
     use proptest::prelude::*;
 
     fn none() -> BTreeSet<String> {
@@ -150,5 +151,84 @@ mod tests {
             let retired = guard_consolidation(&old, &output(&new, &[format!("`{path}`")]), "fresh facts", &none());
             prop_assert!(retired.accepted());
         }
+    }
+
+    // Realistic MEMORY.md rewrites.
+
+    const OLD: &str = "# Task Group: agent-memory write path\n\
+    scope: crates/memory-write\n\
+    \n\
+    ## Task 1 (2025-05-02)\n\
+    - Run `cargo test -p memory-write` before committing.\n\
+    - The lease lives in src/store/phase_two.rs; see StateStore::claim_phase_two.\n\
+    - Set OPENAI_API_KEY only for the http client.\n";
+
+    fn example_output(memory_md: &str, obsolete: &[&str]) -> ConsolidationOutput {
+        ConsolidationOutput {
+            memory_md: memory_md.to_owned(),
+            memory_summary_md: "v1\nsummary".to_owned(),
+            obsolete: obsolete.iter().map(|entry| (*entry).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_reorganized_rewrite_that_keeps_every_anchor_is_accepted() {
+        let rewrite = "# Task Group: crates/memory-write\n\
+            On 2025-05-02: tests run with `cargo test -p memory-write`; lease code is in \
+            src/store/phase_two.rs (StateStore::claim_phase_two). OPENAI_API_KEY is for http.\n\
+            ## New task\n- use --json for scripts\n";
+        let verdict =
+            guard_consolidation(OLD, &example_output(rewrite, &[]), "new material", &none());
+        assert!(verdict.accepted(), "{:?}", verdict.missing);
+        assert_eq!(verdict.memory_md, rewrite);
+    }
+
+    #[test]
+    fn a_rewrite_that_drops_anchors_silently_is_rejected_and_keeps_the_old_text() {
+        let lossy = "# Task Group: memory-write\nTests: `cargo test -p memory-write`.\n";
+        let verdict = guard_consolidation(
+            OLD,
+            &example_output(lossy, &[]),
+            "### Thread `t9`\n\nnew fact",
+            &none(),
+        );
+        assert_eq!(
+            verdict.missing,
+            vec![
+                "2025-05-02",
+                "OPENAI_API_KEY",
+                "StateStore::claim_phase_two",
+                "crates/memory-write",
+                "src/store/phase_two.rs",
+            ]
+        );
+        assert!(verdict.memory_md.starts_with(OLD.trim_end()));
+        assert!(verdict.memory_md.contains(UNCONSOLIDATED_HEADING));
+        assert!(verdict.memory_md.trim_end().ends_with("new fact"));
+    }
+
+    #[test]
+    fn anchors_marked_obsolete_may_go() {
+        let lossy = "# Task Group: memory-write\nTests: `cargo test -p memory-write`.\n\
+            Scope crates/memory-write since 2025-05-02.\n";
+        let obsolete = [
+            "src/store/phase_two.rs",
+            "`StateStore::claim_phase_two`",
+            " OPENAI_API_KEY ",
+        ];
+        let verdict =
+            guard_consolidation(OLD, &example_output(lossy, &obsolete), "unused", &none());
+        assert!(verdict.accepted(), "{:?}", verdict.missing);
+        // A partial obsolete list is not enough.
+        assert_eq!(
+            missing_anchors(OLD, lossy, &["OPENAI_API_KEY".to_owned()]),
+            vec!["StateStore::claim_phase_two", "src/store/phase_two.rs"]
+        );
+    }
+
+    #[test]
+    fn the_first_pass_has_nothing_to_lose() {
+        let verdict = guard_consolidation("", &example_output("# Memory\n", &[]), "x", &none());
+        assert!(verdict.accepted());
     }
 }

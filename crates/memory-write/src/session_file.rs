@@ -41,7 +41,7 @@ pub(crate) fn read_claude_file(file: &mut File) -> std::io::Result<Transcript> {
 /// Reads the session file at `path` into rollout lines. Only regular files are read (checked
 /// on the open handle, so a FIFO swapped in after the scan is an error, not a hang); a Claude
 /// Code session's subagent files are read with it, and one that cannot be read is left out.
-pub fn read_session_file(path: &Path) -> Result<RolloutRead> {
+pub(crate) fn read_session_file(path: &Path) -> Result<RolloutRead> {
     let io_error = |error| {
         Error::Rollout(memory_transcript::Error::Io {
             path: path.to_path_buf(),

@@ -47,8 +47,8 @@ pub struct RenderedRequest {
     pub contents_bytes: usize,
 }
 
-/// Reads, filters and redacts one session file (a codex rollout or a Claude Code transcript,
-/// see [`crate::session_file`]).
+/// Reads, filters and redacts one session file: a codex rollout (streamed) or a Claude Code
+/// transcript with its subagents' files.
 pub fn load_rollout(path: &Path) -> Result<Loaded> {
     let read = crate::session_file::read_session_file(path)?;
     if read.lines.is_empty() {

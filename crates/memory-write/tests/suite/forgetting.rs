@@ -6,7 +6,7 @@ use memory_protocol::consolidation::ConsolidationInput;
 use memory_protocol::names::memory_root as names;
 use memory_sanitize::{TokenCounter, o200k};
 use memory_write::citations::record_citations;
-use memory_write::consolidation_prompt::prompt_budget;
+use memory_write::prompt_budget;
 use memory_write::store::{MemoryMode, WriteStore};
 
 use super::phase_two::{FakeModel, Home, answer, eager};

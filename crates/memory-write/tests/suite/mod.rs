@@ -5,7 +5,6 @@ mod fake_model;
 mod fault_harness;
 mod fleet;
 mod forgetting;
-mod guard;
 mod hand_edits;
 mod lease_owner;
 mod memory_root;
