@@ -1,5 +1,6 @@
-//! Table definitions written once and rendered per dialect: the column types that differ
-//! between SQLite and PostgreSQL are named here, so an owner writes each `CREATE TABLE` once.
+//! SQL written once and rendered per dialect: the column types, and the few spellings of
+//! statements, that differ between SQLite and PostgreSQL are named here, so an owner writes
+//! each `CREATE TABLE`, and each statement whose rule both backends share, once.
 
 /// The SQL dialect a statement is rendered for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,22 @@ impl Dialect {
         match self {
             Dialect::Sqlite => "1",
             Dialect::Postgres => "TRUE",
+        }
+    }
+
+    /// The `n`-th statement parameter (from 1).
+    pub fn parameter(self, n: usize) -> String {
+        match self {
+            Dialect::Sqlite => format!("?{n}"),
+            Dialect::Postgres => format!("${n}"),
+        }
+    }
+
+    /// The function that returns the larger of its arguments (SQLite's two-argument `MAX`).
+    pub fn greatest(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "MAX",
+            Dialect::Postgres => "GREATEST",
         }
     }
 }

@@ -39,7 +39,10 @@ pub fn prompt_budget(context_window: Option<u64>) -> u64 {
 
 /// The consolidation request for `input` within `budget` prompt tokens (see the module docs;
 /// [`prompt_budget`] gives the first try's budget, a context overflow halves it).
-pub(crate) fn consolidation_request(input: &ConsolidationInput, budget: u64) -> Result<ModelRequest> {
+pub(crate) fn consolidation_request(
+    input: &ConsolidationInput,
+    budget: u64,
+) -> Result<ModelRequest> {
     let budget = usize::try_from(budget).unwrap_or(usize::MAX);
     let share = |percent: usize| budget.saturating_mul(percent) / 100;
     let first_pass = input.memory_md.trim().is_empty();

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use memory_store::columns::Columns;
+use memory_store::ddl::Dialect;
 use memory_store::names::tables::THREADS;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
@@ -180,6 +181,81 @@ pub(super) fn thread_from_row<R: Columns>(row: &R) -> std::result::Result<Thread
     })
 }
 
+impl UpsertCounts {
+    /// Counts one registration: `previous` is the fingerprint stored before it (none for a
+    /// thread seen for the first time), `written` whether the upsert changed the row.
+    pub(super) fn count(&mut self, previous: Option<&str>, written: bool, fingerprint: &str) {
+        match previous {
+            None => self.inserted += 1,
+            Some(previous) if written && previous != fingerprint => self.changed += 1,
+            Some(_) => self.unchanged += 1,
+        }
+    }
+}
+
+/// The registration rule, on either backend. A new thread starts with its last activity as
+/// watermark; a known thread whose fingerprint changed gets a strictly larger watermark (and
+/// so is extracted again), an unchanged one keeps its own; a thread marked polluted stays so
+/// while its memory is enabled, and other modes of known threads are kept; when two files
+/// claim one thread id, the row follows the more recently active file. Parameters 1 to 13:
+/// id, rollout path, cwd, source, skip reason, created at, now, last activity, memory mode,
+/// fingerprint, file size, file mtime, git branch. A PostgreSQL store is shared by machines
+/// and also records the one that registered the thread (parameter 14).
+pub(super) fn upsert_statement(dialect: Dialect) -> String {
+    let p = |n| dialect.parameter(n);
+    let greatest = dialect.greatest();
+    let (machine_column, machine_value, machine_update) = match dialect {
+        Dialect::Sqlite => (String::new(), String::new(), String::new()),
+        Dialect::Postgres => (
+            ", machine_id".to_owned(),
+            format!(", {}", p(14)),
+            ",\n                machine_id = excluded.machine_id".to_owned(),
+        ),
+    };
+    format!(
+        "INSERT INTO {THREADS} AS t (id, rollout_path, cwd, source, skip_reason, created_at,
+            updated_at, last_activity_at, memory_mode, source_watermark, source_fingerprint,
+            file_size, file_mtime_ns, git_branch{machine_column})
+         VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{machine_value})
+         ON CONFLICT (id) DO UPDATE SET
+            rollout_path = excluded.rollout_path,
+            cwd = excluded.cwd,
+            git_branch = excluded.git_branch,
+            memory_mode = CASE
+                WHEN excluded.memory_mode = 'polluted' AND t.memory_mode = 'enabled'
+                    THEN 'polluted'
+                ELSE t.memory_mode
+            END,
+            source = excluded.source,
+            skip_reason = excluded.skip_reason,
+            updated_at = excluded.updated_at,
+            last_activity_at = excluded.last_activity_at,
+            source_watermark = CASE
+                WHEN t.source_fingerprint = excluded.source_fingerprint THEN t.source_watermark
+                ELSE {greatest}(t.source_watermark + 1, excluded.source_watermark)
+            END,
+            source_fingerprint = excluded.source_fingerprint,
+            file_size = excluded.file_size,
+            file_mtime_ns = excluded.file_mtime_ns{machine_update}
+         WHERE excluded.rollout_path = t.rollout_path
+            OR excluded.last_activity_at > t.last_activity_at",
+        p(1),
+        p(2),
+        p(3),
+        p(4),
+        p(5),
+        p(6),
+        p(7),
+        p(8),
+        p(9),
+        p(8),
+        p(10),
+        p(11),
+        p(12),
+        p(13),
+    )
+}
+
 impl Db {
     /// One thread by id.
     pub(super) fn thread(&self, id: &str) -> Result<Option<ThreadRecord>> {
@@ -241,35 +317,7 @@ impl Db {
             let mut existing = tx.prepare_cached(&format!(
                 "SELECT source_fingerprint FROM {THREADS} WHERE id = ?1"
             ))?;
-            let mut upsert = tx.prepare_cached(&format!(
-                "INSERT INTO {THREADS} (id, rollout_path, cwd, source, skip_reason, created_at,
-                    updated_at, last_activity_at, memory_mode, source_watermark,
-                    source_fingerprint, file_size, file_mtime_ns, git_branch)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?8, ?10, ?11, ?12, ?13)
-                 ON CONFLICT (id) DO UPDATE SET
-                    rollout_path = excluded.rollout_path,
-                    cwd = excluded.cwd,
-                    git_branch = excluded.git_branch,
-                    memory_mode = CASE
-                        WHEN excluded.memory_mode = 'polluted'
-                            AND {THREADS}.memory_mode = 'enabled' THEN 'polluted'
-                        ELSE {THREADS}.memory_mode
-                    END,
-                    source = excluded.source,
-                    skip_reason = excluded.skip_reason,
-                    updated_at = excluded.updated_at,
-                    last_activity_at = excluded.last_activity_at,
-                    source_watermark = CASE
-                        WHEN {THREADS}.source_fingerprint = excluded.source_fingerprint
-                            THEN {THREADS}.source_watermark
-                        ELSE MAX({THREADS}.source_watermark + 1, excluded.source_watermark)
-                    END,
-                    source_fingerprint = excluded.source_fingerprint,
-                    file_size = excluded.file_size,
-                    file_mtime_ns = excluded.file_mtime_ns
-                 WHERE excluded.rollout_path = {THREADS}.rollout_path
-                    OR excluded.last_activity_at > {THREADS}.last_activity_at"
-            ))?;
+            let mut upsert = tx.prepare_cached(&upsert_statement(Dialect::Sqlite))?;
             for row in rows {
                 let previous: Option<String> =
                     existing.query_row([&row.id], |r| r.get(0)).optional()?;
@@ -294,13 +342,7 @@ impl Db {
                     row.file_mtime_ns,
                     row.git_branch,
                 ])?;
-                match previous {
-                    None => counts.inserted += 1,
-                    Some(fingerprint) if changed > 0 && fingerprint != row.fingerprint => {
-                        counts.changed += 1;
-                    }
-                    Some(_) => counts.unchanged += 1,
-                }
+                counts.count(previous.as_deref(), changed > 0, &row.fingerprint);
             }
         }
         tx.commit()?;

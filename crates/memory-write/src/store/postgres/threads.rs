@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use memory_store::ddl::Dialect;
 use memory_store::names::tables::{ROLLOUT_CONTENTS, THREADS};
 use tokio_postgres::Row;
 
@@ -87,36 +88,7 @@ impl PgStore {
             ))
             .await?;
         let upsert = tx
-            .prepare_cached(&format!(
-                "INSERT INTO {THREADS} AS t (id, rollout_path, cwd, source, skip_reason,
-                    created_at, updated_at, last_activity_at, memory_mode, source_watermark,
-                    source_fingerprint, file_size, file_mtime_ns, git_branch, machine_id)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8, $10, $11, $12, $13, $14)
-                 ON CONFLICT (id) DO UPDATE SET
-                    rollout_path = excluded.rollout_path,
-                    cwd = excluded.cwd,
-                    git_branch = excluded.git_branch,
-                    memory_mode = CASE
-                        WHEN excluded.memory_mode = 'polluted' AND t.memory_mode = 'enabled'
-                            THEN 'polluted'
-                        ELSE t.memory_mode
-                    END,
-                    source = excluded.source,
-                    skip_reason = excluded.skip_reason,
-                    updated_at = excluded.updated_at,
-                    last_activity_at = excluded.last_activity_at,
-                    source_watermark = CASE
-                        WHEN t.source_fingerprint = excluded.source_fingerprint
-                            THEN t.source_watermark
-                        ELSE GREATEST(t.source_watermark + 1, excluded.source_watermark)
-                    END,
-                    source_fingerprint = excluded.source_fingerprint,
-                    file_size = excluded.file_size,
-                    file_mtime_ns = excluded.file_mtime_ns,
-                    machine_id = excluded.machine_id
-                 WHERE excluded.rollout_path = t.rollout_path
-                    OR excluded.last_activity_at > t.last_activity_at"
-            ))
+            .prepare_cached(&threads::upsert_statement(Dialect::Postgres))
             .await?;
         // Stored items of versions other than the registered one can never be claimed.
         let stale_items = tx
@@ -128,8 +100,10 @@ impl PgStore {
             .await?;
         let mut counts = UpsertCounts::default();
         for row in rows {
-            let previous: Option<String> =
-                tx.query_opt(&existing, &[&row.id]).await?.map(|r| r.get(0));
+            let previous: Option<String> = match tx.query_opt(&existing, &[&row.id]).await? {
+                Some(stored) => Some(stored.try_get(0)?),
+                None => None,
+            };
             // Paths are stored redacted: a worker extracts from the stored items, never the
             // path.
             let stored_path = stored_paths::storable(&row.rollout_path);
@@ -158,13 +132,7 @@ impl PgStore {
             if changed > 0 {
                 tx.execute(&stale_items, &[&row.id]).await?;
             }
-            match previous {
-                None => counts.inserted += 1,
-                Some(fingerprint) if changed > 0 && fingerprint != row.fingerprint => {
-                    counts.changed += 1;
-                }
-                Some(_) => counts.unchanged += 1,
-            }
+            counts.count(previous.as_deref(), changed > 0, &row.fingerprint);
         }
         tx.commit().await?;
         Ok(counts)

@@ -114,6 +114,44 @@ async fn registration_counts_changes_and_advances_watermarks_strictly() {
 /// the process that registered it (only it knows the real path to open); a shared store hands
 /// it to any worker with the stored items, so no worker ever needs the path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_files_of_one_thread_leave_the_row_with_the_more_recently_active() {
+    for backend in backends("two_files") {
+        let store = backend.open().await;
+        let name = backend.name();
+        register(&*store, &[thread("a", NOW - 10 * HOUR, "f1")], NOW).await;
+        // A copy that was active earlier, under another path: the row stays as it was.
+        let mut older = thread("a", NOW - 12 * HOUR, "f0");
+        older.rollout_path = "/backup/a.jsonl".to_owned();
+        let counts = register(&*store, &[older], NOW + 1).await;
+        assert_eq!(counts.unchanged, 1, "{name}");
+        let a = store.thread("a").await.unwrap().unwrap();
+        assert_eq!(a.rollout_path, "/sessions/a.jsonl", "{name}");
+        assert_eq!(a.source_fingerprint, "f1", "{name}");
+        // A copy active later: the row follows it, and its new content advances the watermark.
+        let mut newer = thread("a", NOW - 8 * HOUR, "f3");
+        newer.rollout_path = "/moved/a.jsonl".to_owned();
+        let counts = register(&*store, &[newer], NOW + 2).await;
+        assert_eq!(counts.changed, 1, "{name}");
+        let a = store.thread("a").await.unwrap().unwrap();
+        assert_eq!(a.rollout_path, "/moved/a.jsonl", "{name}");
+        assert_eq!(a.source_watermark, NOW - 8 * HOUR, "{name}");
+        // A disabled thread stays disabled when a scan finds it polluted.
+        assert!(
+            store
+                .set_thread_memory_mode("a", MemoryMode::Disabled, NOW + 3)
+                .await
+                .unwrap()
+        );
+        let mut polluted = thread("a", NOW - 8 * HOUR, "f3");
+        polluted.rollout_path = "/moved/a.jsonl".to_owned();
+        polluted.memory_mode = MemoryMode::Polluted;
+        register(&*store, &[polluted], NOW + 4).await;
+        let a = store.thread("a").await.unwrap().unwrap();
+        assert_eq!(a.memory_mode, MemoryMode::Disabled, "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_in_a_rollout_path_is_stored_redacted_and_never_needed_to_extract() {
     for backend in backends("secret_path") {
         let name = backend.name();
