@@ -13,7 +13,7 @@ use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
 use memory_store::columns::Columns;
 use memory_store::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
-use rusqlite::{OptionalExtension, TransactionBehavior, named_params, params};
+use rusqlite::{OptionalExtension, ToSql, TransactionBehavior, params};
 
 use super::{Db, lease_owner, stored_paths};
 use crate::error::Result;
@@ -188,24 +188,14 @@ impl Db {
                 return Ok(None);
             }
         }
-        let (idle_cutoff, age_cutoff) = cutoffs(params, now);
-        let prefix = stored_prefix(params);
-        let candidate = tx
-            .query_row(
+        let candidate = CandidateArgs::new(params, now).with_named(|named| {
+            tx.query_row(
                 &format!(
                     "SELECT t.id, t.rollout_path, t.cwd, t.source_watermark FROM {THREADS} t
                      WHERE {} ORDER BY t.last_activity_at DESC, t.id DESC LIMIT 1",
                     candidate_filter()
                 ),
-                named_params! {
-                    ":now": now,
-                    ":idle_cutoff": idle_cutoff,
-                    ":ended": ended_json(params),
-                    ":age_cutoff": age_cutoff,
-                    ":prefix": prefix,
-                    ":exclude": params.exclude_thread_id,
-                    ":max_attempts": params.max_attempts,
-                },
+                named,
                 |row| {
                     Ok((
                         row.get::<_, String>(0)?,
@@ -215,7 +205,8 @@ impl Db {
                     ))
                 },
             )
-            .optional()?;
+            .optional()
+        })?;
         let Some((thread_id, rollout_path, cwd, watermark)) = candidate else {
             return Ok(None);
         };
@@ -264,24 +255,16 @@ impl Db {
         params: &ClaimParams,
         now: i64,
     ) -> Result<usize> {
-        let (idle_cutoff, age_cutoff) = cutoffs(params, now);
-        let prefix = stored_prefix(params);
-        let count: i64 = self.conn.query_row(
-            &format!(
-                "SELECT COUNT(*) FROM {THREADS} t WHERE {}",
-                candidate_filter()
-            ),
-            named_params! {
-                ":now": now,
-                ":idle_cutoff": idle_cutoff,
-                ":ended": ended_json(params),
-                ":age_cutoff": age_cutoff,
-                ":prefix": prefix,
-                ":exclude": params.exclude_thread_id,
-                ":max_attempts": params.max_attempts,
-            },
-            |row| row.get(0),
-        )?;
+        let count: i64 = CandidateArgs::new(params, now).with_named(|named| {
+            self.conn.query_row(
+                &format!(
+                    "SELECT COUNT(*) FROM {THREADS} t WHERE {}",
+                    candidate_filter()
+                ),
+                named,
+                |row| row.get(0),
+            )
+        })?;
         Ok(usize::try_from(count).unwrap_or(0))
     }
 
@@ -463,25 +446,50 @@ impl Db {
     }
 }
 
-/// The rollout prefix as stored paths start with it (paths are stored redacted).
-fn stored_prefix(params: &ClaimParams) -> Option<String> {
-    params
-        .rollout_prefix
-        .as_deref()
-        .map(|prefix| stored_paths::storable(prefix).into_owned())
+/// The values of a claim's candidate filter, on either backend.
+pub(super) struct CandidateArgs {
+    pub(super) now: i64,
+    pub(super) idle_cutoff: i64,
+    pub(super) age_cutoff: Option<i64>,
+    /// The rollout prefix as stored paths start with it (paths are stored redacted).
+    pub(super) prefix: Option<String>,
+    pub(super) exclude: Option<String>,
+    pub(super) max_attempts: i64,
+    pub(super) ended: Vec<String>,
 }
 
-/// [`ClaimParams::ended_thread_ids`] as the JSON array `json_each` reads.
-fn ended_json(params: &ClaimParams) -> String {
-    serde_json::Value::from(params.ended_thread_ids.clone()).to_string()
-}
+impl CandidateArgs {
+    pub(super) fn new(params: &ClaimParams, now: i64) -> CandidateArgs {
+        CandidateArgs {
+            now,
+            idle_cutoff: now.saturating_sub(params.min_idle_hours.saturating_mul(3600)),
+            age_cutoff: params
+                .max_age_days
+                .map(|days| now.saturating_sub(days.saturating_mul(86_400))),
+            prefix: params
+                .rollout_prefix
+                .as_deref()
+                .map(|prefix| stored_paths::storable(prefix).into_owned()),
+            exclude: params.exclude_thread_id.clone(),
+            max_attempts: i64::from(params.max_attempts),
+            ended: params.ended_thread_ids.clone(),
+        }
+    }
 
-fn cutoffs(params: &ClaimParams, now: i64) -> (i64, Option<i64>) {
-    let idle_cutoff = now.saturating_sub(params.min_idle_hours.saturating_mul(3600));
-    let age_cutoff = params
-        .max_age_days
-        .map(|days| now.saturating_sub(days.saturating_mul(86_400)));
-    (idle_cutoff, age_cutoff)
+    /// Runs `run` with the values as [`candidate_filter`] names them; the ended threads go as
+    /// the JSON array `json_each` reads.
+    fn with_named<T>(&self, run: impl FnOnce(&[(&str, &dyn ToSql)]) -> T) -> T {
+        let ended = serde_json::Value::from(self.ended.clone()).to_string();
+        run(&[
+            (":now", &self.now),
+            (":idle_cutoff", &self.idle_cutoff),
+            (":ended", &ended),
+            (":age_cutoff", &self.age_cutoff),
+            (":prefix", &self.prefix),
+            (":exclude", &self.exclude),
+            (":max_attempts", &self.max_attempts),
+        ])
+    }
 }
 
 /// Marks the owned running job done for its watermark. False when not owned.

@@ -15,9 +15,8 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
 use super::super::stage_one::{
-    JOB_COLUMNS, OUTPUT_REPLACED, job_from_row, output_from_row, output_query,
+    CandidateArgs, JOB_COLUMNS, OUTPUT_REPLACED, job_from_row, output_from_row, output_query,
 };
-use super::super::stored_paths;
 use super::{PgStore, to_i64};
 use crate::error::Result;
 use crate::store::{ClaimParams, ClaimedJob, ReleasedLeases};
@@ -64,35 +63,8 @@ fn candidate_conditions() -> String {
     )
 }
 
-/// The values of [`candidate_filter`]'s parameters.
-struct FilterArgs {
-    now: i64,
-    idle_cutoff: i64,
-    age_cutoff: Option<i64>,
-    prefix: Option<String>,
-    exclude: Option<String>,
-    max_attempts: i64,
-    ended: Vec<String>,
-}
-
-impl FilterArgs {
-    fn new(params: &ClaimParams, now: i64) -> FilterArgs {
-        FilterArgs {
-            now,
-            idle_cutoff: now.saturating_sub(params.min_idle_hours.saturating_mul(3600)),
-            age_cutoff: params
-                .max_age_days
-                .map(|days| now.saturating_sub(days.saturating_mul(86_400))),
-            prefix: params
-                .rollout_prefix
-                .as_deref()
-                .map(|prefix| stored_paths::storable(prefix).into_owned()),
-            exclude: params.exclude_thread_id.clone(),
-            max_attempts: i64::from(params.max_attempts),
-            ended: params.ended_thread_ids.clone(),
-        }
-    }
-
+impl CandidateArgs {
+    /// The values as [`candidate_filter`] numbers them.
     fn values(&self) -> [&(dyn ToSql + Sync); 7] {
         [
             &self.now,
@@ -210,7 +182,7 @@ impl PgStore {
             return Ok(None);
         }
         let mut client = self.client().await?;
-        let args = FilterArgs::new(params, now);
+        let args = CandidateArgs::new(params, now);
         let Some(cap) = params.max_running else {
             // Each statement commits on its own: a claim is one statement, so it needs no
             // transaction (two round trips fewer). Jobs of a crashed process on this host are
@@ -262,7 +234,7 @@ impl PgStore {
         &self,
         client: &C,
         claim: &tokio_postgres::Statement,
-        args: &FilterArgs,
+        args: &CandidateArgs,
         params: &ClaimParams,
         alone: Alone,
         mut first: Option<Attempt>,
@@ -286,7 +258,7 @@ impl PgStore {
         &self,
         client: &C,
         claim: &tokio_postgres::Statement,
-        args: &FilterArgs,
+        args: &CandidateArgs,
         params: &ClaimParams,
         alone: Alone,
     ) -> Result<Attempt> {
@@ -346,7 +318,7 @@ impl PgStore {
         now: i64,
     ) -> Result<usize> {
         let client = self.client().await?;
-        let args = FilterArgs::new(params, now);
+        let args = CandidateArgs::new(params, now);
         let count: i64 = client
             .query_one(
                 &format!(
