@@ -3,7 +3,7 @@
 use memory_write::shared_root::RootFile;
 use memory_write::store::{MemoryMode, ThreadMatch};
 
-use super::{HOUR, NOW, backends, output, params, register, thread};
+use super::{HOUR, NOW, backends, claim, output, params, register, thread};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reference_names_a_thread_by_id_path_or_unique_prefix() {
@@ -64,11 +64,7 @@ async fn forgetting_a_thread_deletes_its_memory_and_it_is_never_extracted_again(
         )
         .await;
         for _ in 0..2 {
-            let job = store
-                .claim_next_stage_one_job(&params(), NOW)
-                .await
-                .unwrap()
-                .unwrap();
+            let job = claim(&*store, &params(), NOW).await.unwrap();
             let text = job.thread_id.clone();
             assert!(
                 store
@@ -103,14 +99,7 @@ async fn forgetting_a_thread_deletes_its_memory_and_it_is_never_extracted_again(
         );
         // A newer rollout of the forgotten thread is not extracted.
         register(&*store, &[thread("gone", NOW - 7 * HOUR, "g")], NOW + 2).await;
-        assert!(
-            store
-                .claim_next_stage_one_job(&params(), NOW + 2)
-                .await
-                .unwrap()
-                .is_none(),
-            "{name}"
-        );
+        assert!(claim(&*store, &params(), NOW + 2).await.is_none(), "{name}");
         // Forgetting it again finds nothing to delete.
         let again = store.forget_thread("gone", NOW + 3).await.unwrap();
         assert!(!again.output_deleted, "{name}");
@@ -131,11 +120,7 @@ async fn a_reset_forgets_every_memory_and_the_threads_are_extracted_again() {
             NOW,
         )
         .await;
-        let job = store
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = claim(&*store, &params(), NOW).await.unwrap();
         assert!(
             store
                 .mark_stage_one_succeeded(&job, &output("x"), NOW)
@@ -143,11 +128,7 @@ async fn a_reset_forgets_every_memory_and_the_threads_are_extracted_again() {
                 .unwrap()
         );
         // The second job is still running when the reset comes.
-        let running = store
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let running = claim(&*store, &params(), NOW).await.unwrap();
         if store.is_shared() {
             let note = RootFile {
                 path: "notes/n.md".to_owned(),
@@ -183,11 +164,7 @@ async fn a_reset_forgets_every_memory_and_the_threads_are_extracted_again() {
         );
         // Both threads are extracted again.
         let mut again = Vec::new();
-        while let Some(job) = store
-            .claim_next_stage_one_job(&params(), NOW + 1)
-            .await
-            .unwrap()
-        {
+        while let Some(job) = claim(&*store, &params(), NOW + 1).await {
             again.push(job.thread_id.clone());
             assert!(
                 store

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use memory_protocol::StageOneOutput;
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
 use memory_write::store::{
-    ClaimParams, LeaseOwner, MemoryMode, SharedStore, StateStore, StoredRollout,
+    ClaimParams, ClaimedJob, LeaseOwner, MemoryMode, SharedStore, StateStore, StoredRollout,
     ThreadRegistration, UpsertCounts, WriteStore,
 };
 
@@ -172,6 +172,15 @@ pub(crate) fn items_of(id: &str, fingerprint: &str) -> String {
         "content": [{"type": "input_text", "text": format!("thread {id} at {fingerprint}")}],
     }])
     .to_string()
+}
+
+/// The next job `store` claims with `params` at `now`, if any.
+pub(crate) async fn claim(
+    store: &dyn WriteStore,
+    params: &ClaimParams,
+    now: i64,
+) -> Option<ClaimedJob> {
+    store.claim_next_stage_one_job(params, now).await.unwrap()
 }
 
 pub(crate) fn params() -> ClaimParams {

@@ -5,7 +5,9 @@ use memory_write::store::{
     BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoSuccess, SharedStore,
 };
 
-use super::{HOUR, NOW, backends, exited_process, other_machine, output, params, register, thread};
+use super::{
+    HOUR, NOW, backends, claim, exited_process, other_machine, output, params, register, thread,
+};
 
 const DAY: i64 = 24 * HOUR;
 
@@ -33,11 +35,7 @@ async fn extracted(store: &SharedStore, ids: &[&str]) {
         .map(|(i, id)| thread(id, NOW - 10 * HOUR - i64::try_from(i).unwrap(), "f"))
         .collect();
     register(store.as_ref(), &rows, NOW).await;
-    while let Some(job) = store
-        .claim_next_stage_one_job(&params(), NOW)
-        .await
-        .unwrap()
-    {
+    while let Some(job) = claim(store.as_ref(), &params(), NOW).await {
         let text = job.thread_id.clone();
         assert!(
             store
@@ -283,11 +281,7 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
         assert!(store.complete_phase_two(&lease, &success).await.unwrap());
         let later = NOW + 40 * DAY;
         register(&*store, &[thread("d", later - 7 * HOUR, "f")], later).await;
-        let job = store
-            .claim_next_stage_one_job(&params(), later)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = claim(&*store, &params(), later).await.unwrap();
         assert!(
             store
                 .mark_stage_one_succeeded(&job, &output("d"), later)
@@ -328,11 +322,7 @@ async fn no_output_is_missed_by_a_consolidation_racing_the_finishers() {
         for _ in 0..4 {
             let store = backend.open().await;
             finishers.push(tokio::spawn(async move {
-                while let Some(job) = store
-                    .claim_next_stage_one_job(&params(), NOW)
-                    .await
-                    .unwrap()
-                {
+                while let Some(job) = claim(&*store, &params(), NOW).await {
                     let text = job.thread_id.clone();
                     assert!(
                         store

@@ -15,7 +15,9 @@ use memory_write::store::{
 };
 use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts};
 
-use super::{Backend, HOUR, NOW, backends, items_of, other_machine, params, register, thread};
+use super::{
+    Backend, HOUR, NOW, backends, claim, items_of, other_machine, params, register, thread,
+};
 use crate::suite::fake_model::{Answer, FakeModel, all_files, write_rollouts};
 
 fn shared_backends(test: &str) -> Vec<Backend> {
@@ -60,11 +62,7 @@ async fn a_rollout_scanned_on_one_machine_is_extracted_on_another_from_redacted_
             b.thread_file_states().await.unwrap().is_empty(),
             "machine b scans only its own files"
         );
-        let job = b
-            .claim_next_stage_one_job(&any_age(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = claim(&*b, &any_age(), NOW).await.unwrap();
         let items = job.stored_items.clone().unwrap();
         assert!(!items.contains(secret), "{items}");
         assert!(items.contains("use token"), "{items}");
@@ -92,13 +90,7 @@ async fn a_thread_is_claimed_only_with_items_of_its_registered_version() {
                 .unwrap(),
             0
         );
-        assert!(
-            store
-                .claim_next_stage_one_job(&params(), NOW)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(claim(&*store, &params(), NOW).await.is_none());
         store
             .store_rollouts(
                 &[StoredRollout {
@@ -110,11 +102,7 @@ async fn a_thread_is_claimed_only_with_items_of_its_registered_version() {
             )
             .await
             .unwrap();
-        let job = store
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = claim(&*store, &params(), NOW).await.unwrap();
         assert!(job.stored_items.unwrap().contains("thread t at f2"));
     }
 }
@@ -138,11 +126,7 @@ async fn stored_items_that_do_not_parse_fail_the_job_with_a_clear_error() {
             .upsert_threads(&[thread("t", NOW - 10 * HOUR, "f")], NOW)
             .await
             .unwrap();
-        let job = store
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = claim(&*store, &params(), NOW).await.unwrap();
         let error = load_job_rollout(&job).unwrap_err().to_string();
         assert!(error.contains("stored items are not valid"), "{error}");
     }

@@ -8,7 +8,7 @@ use memory_protocol::stage_one::JobStatus;
 use memory_write::store::{ClaimParams, SharedStore};
 
 use super::{
-    HOUR, NOW, backends, claim_until_empty, exited_process, other_machine, output, params,
+    HOUR, NOW, backends, claim, claim_until_empty, exited_process, other_machine, output, params,
     register, thread,
 };
 
@@ -34,11 +34,7 @@ async fn claims_take_the_newest_eligible_thread_and_finished_jobs_are_not_claime
                 .unwrap(),
             2
         );
-        let first = store
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let first = claim(&*store, &params(), NOW).await.unwrap();
         assert_eq!(first.thread_id, "new", "{name}");
         assert!(
             store
@@ -53,20 +49,10 @@ async fn claims_take_the_newest_eligible_thread_and_finished_jobs_are_not_claime
                 .await
                 .unwrap()
         );
-        let second = store
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let second = claim(&*store, &params(), NOW).await.unwrap();
         assert_eq!(second.thread_id, "old", "{name}");
         assert!(store.mark_stage_one_no_output(&second, NOW).await.unwrap());
-        assert!(
-            store
-                .claim_next_stage_one_job(&params(), NOW)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(claim(&*store, &params(), NOW).await.is_none());
 
         let job = store.stage_one_job("new").await.unwrap().unwrap();
         assert_eq!(job.status, JobStatus::Done, "{name}");
@@ -85,11 +71,7 @@ async fn claims_take_the_newest_eligible_thread_and_finished_jobs_are_not_claime
 
         // A changed rollout is extracted again.
         register(&*store, &[thread("new", NOW - 7 * HOUR, "g")], NOW).await;
-        let again = store
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let again = claim(&*store, &params(), NOW).await.unwrap();
         assert_eq!(
             (again.thread_id.as_str(), again.input_watermark),
             ("new", NOW - 7 * HOUR)
@@ -108,18 +90,8 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
             lease_seconds: 600,
             ..params()
         };
-        let job = first
-            .claim_next_stage_one_job(&lease, NOW)
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(
-            second
-                .claim_next_stage_one_job(&lease, NOW + 599)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        let job = claim(&*first, &lease, NOW).await.unwrap();
+        assert!(claim(&*second, &lease, NOW + 599).await.is_none());
         // A heartbeat keeps it alive past the first expiry.
         assert!(
             first
@@ -128,19 +100,9 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
                 .unwrap(),
             "{name}"
         );
-        assert!(
-            second
-                .claim_next_stage_one_job(&lease, NOW + 1000)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(claim(&*second, &lease, NOW + 1000).await.is_none());
         // Another machine's silent owner is reclaimed only once the lease ran out.
-        let stolen = second
-            .claim_next_stage_one_job(&lease, NOW + 1101)
-            .await
-            .unwrap()
-            .unwrap();
+        let stolen = claim(&*second, &lease, NOW + 1101).await.unwrap();
         assert_ne!(stolen.owner_token, job.owner_token, "{name}");
         assert!(
             !first
@@ -200,19 +162,11 @@ async fn an_expired_lease_and_a_free_thread_are_claimed_newest_first() {
         };
         // Machine a takes the newest and the middle thread and goes silent.
         for expected in ["newest", "middle"] {
-            let job = first
-                .claim_next_stage_one_job(&lease, NOW)
-                .await
-                .unwrap()
-                .unwrap();
+            let job = claim(&*first, &lease, NOW).await.unwrap();
             assert_eq!(job.thread_id, expected, "{name}");
         }
         // Before the leases run out only the free thread is left.
-        let free = second
-            .claim_next_stage_one_job(&lease, NOW + 10)
-            .await
-            .unwrap()
-            .unwrap();
+        let free = claim(&*second, &lease, NOW + 10).await.unwrap();
         assert_eq!(free.thread_id, "oldest", "{name}");
         second
             .mark_stage_one_failed(&free, "retry", Duration::ZERO, NOW + 20)
@@ -220,11 +174,7 @@ async fn an_expired_lease_and_a_free_thread_are_claimed_newest_first() {
             .unwrap();
         // After: the expired ones come back newest first, ahead of the older free thread.
         let mut order = Vec::new();
-        while let Some(job) = second
-            .claim_next_stage_one_job(&lease, NOW + 700)
-            .await
-            .unwrap()
-        {
+        while let Some(job) = claim(&*second, &lease, NOW + 700).await {
             order.push(job.thread_id.clone());
             second
                 .mark_stage_one_succeeded(&job, &output(&job.thread_id), NOW + 700)
@@ -249,11 +199,7 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
         let name = backend.name();
         let store = backend.open().await;
         register(&*store, &[thread("t", NOW - 10 * HOUR, "f")], NOW).await;
-        let job = store
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = claim(&*store, &params(), NOW).await.unwrap();
         assert!(
             store
                 .release_stage_one_job(&job, "model unavailable")
@@ -273,11 +219,7 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
         );
         let mut now = NOW;
         for attempt in 1..=3 {
-            let job = store
-                .claim_next_stage_one_job(&params(), now)
-                .await
-                .unwrap()
-                .unwrap();
+            let job = claim(&*store, &params(), now).await.unwrap();
             let delay = Duration::from_secs(60);
             assert!(
                 store
@@ -292,22 +234,10 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
                 "{name}"
             );
             // Backing off: not claimable until the delay passed.
-            assert!(
-                store
-                    .claim_next_stage_one_job(&params(), now + 59)
-                    .await
-                    .unwrap()
-                    .is_none()
-            );
+            assert!(claim(&*store, &params(), now + 59).await.is_none());
             now += 61;
         }
-        assert!(
-            store
-                .claim_next_stage_one_job(&params(), now)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(claim(&*store, &params(), now).await.is_none());
         // The user fixed the cause (`run --retry-failed`): the failed job is claimable at
         // once, its spent attempts cleared; a job that is not failed is left alone.
         assert_eq!(
@@ -315,11 +245,7 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
             1,
             "{name}"
         );
-        let retried = store
-            .claim_next_stage_one_job(&params(), now)
-            .await
-            .unwrap()
-            .unwrap();
+        let retried = claim(&*store, &params(), now).await.unwrap();
         assert_eq!(
             store.stage_one_job("t").await.unwrap().unwrap().attempts,
             0,
@@ -338,11 +264,7 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
         );
         // A new version of the rollout starts over.
         register(&*store, &[thread("t", NOW - 9 * HOUR, "g")], now).await;
-        let job = store
-            .claim_next_stage_one_job(&params(), now)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = claim(&*store, &params(), now).await.unwrap();
         assert_eq!(
             store.stage_one_job("t").await.unwrap().unwrap().attempts,
             0,
@@ -351,25 +273,13 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
         // Giving back every lease of this process closes its claims.
         let released = store.release_leases_of_this_process().await.unwrap();
         assert_eq!((released.jobs, released.phase_two), (1, false), "{name}");
-        assert!(
-            store
-                .claim_next_stage_one_job(&params(), now)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(claim(&*store, &params(), now).await.is_none());
         assert!(
             !store.mark_stage_one_no_output(&job, now).await.unwrap(),
             "{name}"
         );
         let fresh = backend.open().await;
-        assert!(
-            fresh
-                .claim_next_stage_one_job(&params(), now)
-                .await
-                .unwrap()
-                .is_some()
-        );
+        assert!(claim(&*fresh, &params(), now).await.is_some());
     }
 }
 
@@ -388,33 +298,17 @@ async fn a_gone_owner_on_this_host_is_taken_at_once_and_other_hosts_wait_for_exp
             NOW,
         )
         .await;
-        dead.claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
-        remote
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        claim(&*dead, &params(), NOW).await.unwrap();
+        claim(&*remote, &params(), NOW).await.unwrap();
         let me = backend.open().await;
         assert_eq!(
             me.reclaim_jobs_of_gone_owners(NOW + 1).await.unwrap(),
             1,
             "{name}"
         );
-        let taken = me
-            .claim_next_stage_one_job(&params(), NOW + 1)
-            .await
-            .unwrap()
-            .unwrap();
+        let taken = claim(&*me, &params(), NOW + 1).await.unwrap();
         assert_eq!(taken.thread_id, "a", "{name}");
-        assert!(
-            me.claim_next_stage_one_job(&params(), NOW + 2)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(claim(&*me, &params(), NOW + 2).await.is_none());
     }
 }
 
@@ -427,15 +321,9 @@ async fn a_claim_alone_frees_and_takes_the_only_job_of_a_gone_owner() {
         let name = backend.name();
         let dead = backend.open_as(exited_process()).await;
         register(&*dead, &[thread("a", NOW - 10 * HOUR, "f")], NOW).await;
-        dead.claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        claim(&*dead, &params(), NOW).await.unwrap();
         let me = backend.open().await;
-        let taken = me
-            .claim_next_stage_one_job(&params(), NOW + 1)
-            .await
-            .unwrap();
+        let taken = claim(&*me, &params(), NOW + 1).await;
         assert_eq!(
             taken.map(|job| job.thread_id).as_deref(),
             Some("a"),
@@ -485,30 +373,16 @@ async fn filters_and_the_running_cap_apply() {
                 .unwrap(),
             2
         );
-        let job = store
-            .claim_next_stage_one_job(&filtered, NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = claim(&*store, &filtered, NOW).await.unwrap();
         assert_eq!(job.thread_id, "one", "{name}");
-        assert!(
-            store
-                .claim_next_stage_one_job(&filtered, NOW)
-                .await
-                .unwrap()
-                .is_none()
-        );
+        assert!(claim(&*store, &filtered, NOW).await.is_none());
         assert!(
             store
                 .mark_stage_one_succeeded(&job, &output("1"), NOW)
                 .await
                 .unwrap()
         );
-        let next = store
-            .claim_next_stage_one_job(&filtered, NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let next = claim(&*store, &filtered, NOW).await.unwrap();
         assert_eq!(next.thread_id, "two", "{name}");
     }
 }
@@ -535,14 +409,7 @@ async fn a_thread_reported_ended_is_claimed_without_the_idle_wait() {
             0,
             "{name}"
         );
-        assert!(
-            store
-                .claim_next_stage_one_job(&params(), NOW)
-                .await
-                .unwrap()
-                .is_none(),
-            "{name}"
-        );
+        assert!(claim(&*store, &params(), NOW).await.is_none(), "{name}");
         let ended = ClaimParams {
             ended_thread_ids: vec!["ended".to_owned(), "not-registered".to_owned()],
             ..params()
@@ -552,21 +419,10 @@ async fn a_thread_reported_ended_is_claimed_without_the_idle_wait() {
             1,
             "{name}"
         );
-        let job = store
-            .claim_next_stage_one_job(&ended, NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = claim(&*store, &ended, NOW).await.unwrap();
         assert_eq!(job.thread_id, "ended", "{name}");
         // The other rules still hold: an ended thread already claimed is not claimed twice.
-        assert!(
-            store
-                .claim_next_stage_one_job(&ended, NOW)
-                .await
-                .unwrap()
-                .is_none(),
-            "{name}"
-        );
+        assert!(claim(&*store, &ended, NOW).await.is_none(), "{name}");
     }
 }
 

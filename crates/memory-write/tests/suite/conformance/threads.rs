@@ -2,7 +2,7 @@
 
 use memory_write::store::{MemoryMode, UpsertCounts};
 
-use super::{HOUR, NOW, backends, params, register, thread};
+use super::{HOUR, NOW, backends, claim, params, register, thread};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_schema_is_migrated_once_and_reopening_keeps_it() {
@@ -165,10 +165,7 @@ async fn a_secret_in_a_rollout_path_is_stored_redacted_and_never_needed_to_extra
         let stored = scanner.thread("s").await.unwrap().unwrap();
         assert!(!stored.rollout_path.contains(secret), "{name}");
         assert!(!stored.cwd.unwrap().contains(secret), "{name}");
-        let other_claim = other
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap();
+        let other_claim = claim(&*other, &params(), NOW).await;
         if scanner.is_shared() {
             let job = other_claim.unwrap();
             assert_eq!(job.rollout_path, stored.rollout_path, "{name}");
@@ -180,11 +177,7 @@ async fn a_secret_in_a_rollout_path_is_stored_redacted_and_never_needed_to_extra
         }
         // Another handle never scanned it, so it cannot open the file: it leaves it alone.
         assert!(other_claim.is_none(), "{name}");
-        let job = scanner
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-            .unwrap();
+        let job = claim(&*scanner, &params(), NOW).await.unwrap();
         assert_eq!(
             job.open_path.to_str(),
             Some(row.rollout_path.as_str()),
