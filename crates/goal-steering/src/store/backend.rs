@@ -26,6 +26,16 @@ pub(crate) struct Charge<'a> {
     pub(crate) now_ms: i64,
 }
 
+/// A turn to record, by [`GoalTx::insert_turn`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TurnInsert<'a> {
+    pub(crate) thread_id: &'a str,
+    /// The turn's place among the goal's turns, from 1.
+    pub(crate) seq: i64,
+    pub(crate) turn: &'a GoalTurnRecord,
+    pub(crate) recorded_at_ms: i64,
+}
+
 /// One write transaction on one thread's goal.
 pub(crate) trait GoalTx {
     /// The thread's goal row.
@@ -44,14 +54,8 @@ pub(crate) trait GoalTx {
     /// it to budget-limited, in one statement that reads the usage it writes (no interleaving
     /// can leave an active goal at or above its budget). Returns the status after it.
     fn charge(&mut self, charge: &Charge<'_>) -> Result<ThreadGoalStatus>;
-    /// Records a turn as the goal's `seq`-th.
-    fn insert_turn(
-        &mut self,
-        thread_id: &str,
-        seq: i64,
-        turn: &GoalTurnRecord,
-        recorded_at_ms: i64,
-    ) -> Result<()>;
+    /// Records a turn of the goal.
+    fn insert_turn(&mut self, insert: &TurnInsert<'_>) -> Result<()>;
     /// Makes the transaction's writes visible to everyone.
     fn commit(self: Box<Self>) -> Result<()>;
 }

@@ -18,7 +18,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use memory_protocol::goal::{GoalTurnRecord, ThreadGoalStatus};
+use memory_protocol::goal::ThreadGoalStatus;
 use memory_store::ddl::Dialect;
 use memory_store::migrate::{migrate_postgres, postgres_version};
 use memory_store::names::postgres_locks;
@@ -29,8 +29,8 @@ use tokio_postgres::Row;
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, Column, GoalTx, SqlRow, archive_statement, goal_row, status_from_sql,
-    status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
+    COLUMNS, Charge, Column, GoalTx, SqlRow, TurnInsert, archive_statement, goal_row,
+    status_from_sql, status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
 };
 use crate::error::{Error, Result};
 
@@ -426,15 +426,10 @@ impl GoalTx for PgTx<'_> {
         })
     }
 
-    fn insert_turn(
-        &mut self,
-        thread_id: &str,
-        seq: i64,
-        turn: &GoalTurnRecord,
-        recorded_at_ms: i64,
-    ) -> Result<()> {
-        let thread_id = thread_id.to_owned();
-        let turn = turn.clone();
+    fn insert_turn(&mut self, insert: &TurnInsert<'_>) -> Result<()> {
+        let thread_id = insert.thread_id.to_owned();
+        let turn = insert.turn.clone();
+        let (seq, recorded_at_ms) = (insert.seq, insert.recorded_at_ms);
         self.call(|client| async move {
             client
                 .execute(

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use memory_protocol::goal::{GoalTurnRecord, ThreadGoalStatus};
+use memory_protocol::goal::ThreadGoalStatus;
 use memory_store::ddl::Dialect;
 use memory_store::migrate::Schema;
 use memory_store::names::schema_owners::GOAL_STEERING;
@@ -18,8 +18,8 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, Column, GoalTx, SqlRow, archive_statement, goal_row, status_from_sql,
-    status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
+    COLUMNS, Charge, Column, GoalTx, SqlRow, TurnInsert, archive_statement, goal_row,
+    status_from_sql, status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
 };
 use crate::error::{Error, Result};
 
@@ -241,13 +241,8 @@ impl GoalTx for SqliteTx<'_> {
         status_from_sql(&status).ok_or(Error::CorruptStatus(status))
     }
 
-    fn insert_turn(
-        &mut self,
-        thread_id: &str,
-        seq: i64,
-        turn: &GoalTurnRecord,
-        recorded_at_ms: i64,
-    ) -> Result<()> {
+    fn insert_turn(&mut self, insert: &TurnInsert<'_>) -> Result<()> {
+        let turn = insert.turn;
         self.0.execute(
             &format!(
                 "INSERT INTO {GOAL_TURNS} (goal_id, turn_id, thread_id, seq, trigger, plan_mode,
@@ -259,8 +254,8 @@ impl GoalTx for SqliteTx<'_> {
             params![
                 turn.goal_id,
                 turn.turn_id,
-                thread_id,
-                seq,
+                insert.thread_id,
+                insert.seq,
                 trigger_to_sql(turn.trigger),
                 turn.plan_mode,
                 turn.input_tokens,
@@ -273,7 +268,7 @@ impl GoalTx for SqliteTx<'_> {
                 turn.refused_goal_tool_calls,
                 turn.error.map(turn_error_to_sql),
                 status_to_sql(turn.status_after),
-                recorded_at_ms,
+                insert.recorded_at_ms,
             ],
         )?;
         Ok(())
