@@ -58,7 +58,8 @@ fn a_newer_schema_is_refused() {
     let error = GoalStore::open_home(home.path(), GoalConfig::default()).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "goal tables schema version 9 is newer than this build supports (2)"
+        "goal store: schema version 9 of the goal-steering tables is newer than this build \
+         supports (2)"
     );
 }
 
