@@ -10,38 +10,12 @@ use crate::status::InvalidTransition;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The state database could not be opened or prepared.
-    #[error("cannot open goal store {path}: {error}")]
-    Open {
-        /// Path of the database file.
-        path: PathBuf,
-        /// What SQLite said.
-        error: rusqlite::Error,
-    },
     /// A goal store operation failed.
     #[error("goal store: {0}")]
     Sqlite(rusqlite::Error),
     /// A stored status this build does not know (the row was written by another program).
     #[error("goal store holds an unknown goal status `{0}`")]
     CorruptStatus(String),
-    /// The PostgreSQL server could not be reached (refused, timed out, authentication).
-    #[cfg(feature = "postgres")]
-    #[error("cannot reach the goal store at {url}: {message}")]
-    Unreachable {
-        /// The server, password redacted.
-        url: String,
-        /// What the driver said.
-        message: String,
-    },
-    /// The store URL or options are not valid.
-    #[cfg(feature = "postgres")]
-    #[error("invalid goal store url {url}: {message}")]
-    StoreUrl {
-        /// The URL, password redacted.
-        url: String,
-        /// What is wrong.
-        message: String,
-    },
     /// A PostgreSQL goal store operation failed.
     #[cfg(feature = "postgres")]
     #[error("goal store: {}", memory_store::postgres::postgres_message(.0))]
@@ -50,17 +24,10 @@ pub enum Error {
     #[cfg(feature = "postgres")]
     #[error("goal store runtime: {0}")]
     Runtime(std::io::Error),
-    /// The store foundation failed in a way none of the variants above names.
+    /// Opening, reaching or migrating the goal tables failed in `memory-store`: an unreachable
+    /// server, an unusable store URL, tables written by a newer build among others.
     #[error("goal store: {0}")]
     Store(memory_store::Error),
-    /// The goal tables were written by a newer build.
-    #[error("goal tables schema version {found} is newer than this build supports ({supported})")]
-    SchemaTooNew {
-        /// Version found in the file.
-        found: i64,
-        /// Newest version this build knows.
-        supported: i64,
-    },
     /// A file or folder could not be read or created.
     #[error("{path}: {error}")]
     Io {
@@ -146,25 +113,7 @@ impl From<tokio_postgres::Error> for Error {
 
 impl From<memory_store::Error> for Error {
     fn from(error: memory_store::Error) -> Self {
-        match error {
-            memory_store::Error::Open { path, source } => Error::Open {
-                path,
-                error: source,
-            },
-            memory_store::Error::Sqlite(error) => Error::Sqlite(error),
-            memory_store::Error::SchemaTooNew {
-                found, supported, ..
-            } => Error::SchemaTooNew { found, supported },
-            #[cfg(feature = "postgres")]
-            memory_store::Error::StoreUrl { url, message } => Error::StoreUrl { url, message },
-            #[cfg(feature = "postgres")]
-            memory_store::Error::Unreachable { url, message } => {
-                Error::Unreachable { url, message }
-            }
-            #[cfg(feature = "postgres")]
-            memory_store::Error::Postgres(error) => Error::Postgres(error),
-            other => Error::Store(other),
-        }
+        Error::Store(error)
     }
 }
 

@@ -19,7 +19,9 @@ pub enum Error {
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
     /// An owner's tables were written by a newer build.
-    #[error("{owner} schema version {found} is newer than this build supports ({supported})")]
+    #[error(
+        "schema version {found} of the {owner} tables is newer than this build supports ({supported})"
+    )]
     SchemaTooNew {
         /// The owner whose tables are too new.
         owner: &'static str,
@@ -29,7 +31,7 @@ pub enum Error {
         supported: i64,
     },
     /// A store URL or option that cannot be used.
-    #[error("store {url}: {message}")]
+    #[error("cannot use {url}: {message}")]
     StoreUrl {
         /// The URL, without its password.
         url: String,
@@ -37,7 +39,7 @@ pub enum Error {
         message: String,
     },
     /// The PostgreSQL server cannot be reached (or refused the connection).
-    #[error("cannot reach the store at {url}: {message}")]
+    #[error("cannot reach {url}: {message}")]
     Unreachable {
         /// The server, without a password.
         url: String,

@@ -6,37 +6,9 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The state database could not be opened or prepared.
-    // Causes are part of the messages and deliberately not a `source()`, so a report that
-    // prints the error chain does not repeat them.
-    #[error("cannot open state database {path}: {error}")]
-    Open {
-        /// Path of the database file.
-        path: PathBuf,
-        /// What SQLite said.
-        error: rusqlite::Error,
-    },
     /// A state database operation failed.
     #[error("state database: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    /// The database was written by a newer build.
-    #[error(
-        "state database schema version {found} is newer than this build supports ({supported})"
-    )]
-    SchemaTooNew {
-        /// Version found in the file.
-        found: i64,
-        /// Newest version this build knows.
-        supported: i64,
-    },
-    /// A store URL that cannot be used.
-    #[error("state store {url}: {message}")]
-    StoreUrl {
-        /// The URL, without its password.
-        url: String,
-        /// What is wrong with it.
-        message: String,
-    },
     /// A store selection that names no backend this crate has.
     #[error("unsupported store {url:?}: use postgres://... or sqlite")]
     UnsupportedStore {
@@ -46,14 +18,6 @@ pub enum Error {
     /// A shared store was selected, but this build has no PostgreSQL backend.
     #[error("this build has no PostgreSQL store (cargo feature `postgres`)")]
     NoPostgres,
-    /// The PostgreSQL server cannot be reached (or refused the connection).
-    #[error("cannot reach the state store at {url}: {message}")]
-    Unreachable {
-        /// The server, without a password.
-        url: String,
-        /// Why, as the driver said it.
-        message: String,
-    },
     /// A PostgreSQL store operation failed.
     #[cfg(feature = "postgres")]
     #[error("state store (postgres): {}", memory_store::postgres::postgres_message(.0))]
@@ -117,9 +81,10 @@ pub enum Error {
     /// Phase-2 data could not be serialized.
     #[error("cannot serialize phase-2 data: {0}")]
     Serialize(serde_json::Error),
-    /// The store foundation failed in a way none of the variants above names.
-    #[error("{0}")]
-    Store(memory_store::Error),
+    /// Opening, reaching or migrating the state store failed in `memory-store`: an unreachable
+    /// server, an unusable store URL, a schema written by a newer build among others.
+    #[error("state store: {0}")]
+    Store(#[from] memory_store::Error),
     /// Codex is set to read a memory layout agent-memory does not write.
     #[error(
         "codex is set to memories.version = \"v2\" in {path}: codex then reads memories_v2/, \
@@ -147,28 +112,6 @@ pub enum Error {
 impl From<tokio_postgres::Error> for Error {
     fn from(error: tokio_postgres::Error) -> Error {
         Error::Postgres(error)
-    }
-}
-
-impl From<memory_store::Error> for Error {
-    fn from(error: memory_store::Error) -> Error {
-        match error {
-            memory_store::Error::Open { path, source } => Error::Open {
-                path,
-                error: source,
-            },
-            memory_store::Error::Sqlite(error) => Error::Sqlite(error),
-            memory_store::Error::SchemaTooNew {
-                found, supported, ..
-            } => Error::SchemaTooNew { found, supported },
-            memory_store::Error::StoreUrl { url, message } => Error::StoreUrl { url, message },
-            memory_store::Error::Unreachable { url, message } => {
-                Error::Unreachable { url, message }
-            }
-            #[cfg(feature = "postgres")]
-            memory_store::Error::Postgres(error) => error.into(),
-            other => Error::Store(other),
-        }
     }
 }
 

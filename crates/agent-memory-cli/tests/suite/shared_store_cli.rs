@@ -138,7 +138,7 @@ fn an_unreachable_store_is_a_clear_error_without_the_password() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("cannot reach the state store at postgres://127.0.0.1:1/memory"),
+        stderr.contains("state store: cannot reach postgres://127.0.0.1:1/memory"),
         "{stderr}"
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");

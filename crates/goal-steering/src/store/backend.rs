@@ -12,7 +12,8 @@ use memory_store::ddl::Dialect;
 use memory_store::names::tables::{GOAL_ARCHIVE, GOAL_TURNS, THREAD_GOALS};
 
 use super::GoalRow;
-use crate::error::Result;
+use crate::audit::BlockerAuditState;
+use crate::error::{Error, Result};
 
 /// A turn's charge, applied by [`GoalTx::charge`] in one statement.
 #[derive(Debug, Clone, Copy)]
@@ -23,6 +24,16 @@ pub(crate) struct Charge<'a> {
     pub(crate) seconds: i64,
     pub(crate) budget_limit_reason: &'a str,
     pub(crate) now_ms: i64,
+}
+
+/// A turn to record, by [`GoalTx::insert_turn`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TurnInsert<'a> {
+    pub(crate) thread_id: &'a str,
+    /// The turn's place among the goal's turns, from 1.
+    pub(crate) seq: i64,
+    pub(crate) turn: &'a GoalTurnRecord,
+    pub(crate) recorded_at_ms: i64,
 }
 
 /// One write transaction on one thread's goal.
@@ -43,14 +54,8 @@ pub(crate) trait GoalTx {
     /// it to budget-limited, in one statement that reads the usage it writes (no interleaving
     /// can leave an active goal at or above its budget). Returns the status after it.
     fn charge(&mut self, charge: &Charge<'_>) -> Result<ThreadGoalStatus>;
-    /// Records a turn as the goal's `seq`-th.
-    fn insert_turn(
-        &mut self,
-        thread_id: &str,
-        seq: i64,
-        turn: &GoalTurnRecord,
-        recorded_at_ms: i64,
-    ) -> Result<()>;
+    /// Records a turn of the goal.
+    fn insert_turn(&mut self, insert: &TurnInsert<'_>) -> Result<()>;
     /// Makes the transaction's writes visible to everyone.
     fn commit(self: Box<Self>) -> Result<()>;
 }
@@ -81,6 +86,66 @@ pub(crate) const COLUMNS: &str = "thread_id, goal_id, objective, status, status_
     turn_refused_goal_tool_calls, idle_continuations, objective_notice_pending, \
     budget_notice_pending, continuations_issued, last_continuation_at_ms, partial_turn_id, \
     partial_turn_tokens";
+
+/// A type a goal table column is read as: one SQLite's driver reads, and with the `postgres`
+/// feature PostgreSQL's too.
+#[cfg(feature = "postgres")]
+pub(crate) trait Column:
+    rusqlite::types::FromSql + for<'a> tokio_postgres::types::FromSql<'a>
+{
+}
+#[cfg(not(feature = "postgres"))]
+pub(crate) trait Column: rusqlite::types::FromSql {}
+
+impl Column for String {}
+impl Column for Option<String> {}
+impl Column for i64 {}
+impl Column for Option<i64> {}
+impl Column for bool {}
+
+/// One result row of a query, its columns read by index. Each backend implements it for its
+/// driver's row, so [`goal_row`] maps the goal table's columns once for both.
+pub(crate) trait SqlRow {
+    fn column<T: Column>(&self, index: usize) -> Result<T>;
+}
+
+/// The goal row in `row`, whose columns are [`COLUMNS`].
+pub(crate) fn goal_row(row: &impl SqlRow) -> Result<GoalRow> {
+    let status: String = row.column(3)?;
+    let status = status_from_sql(&status).ok_or(Error::CorruptStatus(status))?;
+    // The counts are stored as 64-bit integers; one beyond `u32` saturates rather than fail
+    // the whole read.
+    let count = |index: usize| -> Result<u32> {
+        Ok(u32::try_from(row.column::<i64>(index)?).unwrap_or(u32::MAX))
+    };
+    Ok(GoalRow {
+        thread_id: row.column(0)?,
+        goal_id: row.column(1)?,
+        objective: row.column(2)?,
+        status,
+        status_reason: row.column(4)?,
+        token_budget: row.column(5)?,
+        tokens_used: row.column(6)?,
+        time_used_seconds: row.column(7)?,
+        created_at_ms: row.column(8)?,
+        updated_at_ms: row.column(9)?,
+        audit: BlockerAuditState {
+            key: row.column(10)?,
+            reason: row.column(11)?,
+            reports: count(12)?,
+            reported_this_turn: row.column(13)?,
+        },
+        turn_goal_tool_calls: row.column(14)?,
+        turn_refused_goal_tool_calls: row.column(15)?,
+        idle_continuations: count(16)?,
+        objective_notice_pending: row.column(17)?,
+        budget_notice_pending: row.column(18)?,
+        continuations_issued: row.column(19)?,
+        last_continuation_at_ms: row.column(20)?,
+        partial_turn_id: row.column(21)?,
+        partial_turn_tokens: row.column(22)?,
+    })
+}
 
 /// Copies a goal row into the archive; `{where_goal}` and `{now}` are the dialect's placeholders
 /// for the goal id and the archive time.

@@ -102,8 +102,8 @@ impl GoalStore {
 
     /// Connects to the PostgreSQL server at `url` (`postgres://USER@HOST:PORT/DB`) and brings
     /// the goal tables up to date: the goals every machine using that server shares. An
-    /// unreachable server is [`Error::Unreachable`]; tables written by a newer build are
-    /// [`Error::SchemaTooNew`].
+    /// unreachable server, and tables written by a newer build, are [`Error::Store`]
+    /// ([`memory_store::Error::Unreachable`], [`memory_store::Error::SchemaTooNew`]).
     #[cfg(feature = "postgres")]
     pub fn connect(url: &str, options: &PgGoalOptions, config: GoalConfig) -> Result<GoalStore> {
         let goals = postgres::PgGoals::connect(url, options)?;

@@ -18,7 +18,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use memory_protocol::goal::{GoalTurnRecord, ThreadGoalStatus};
+use memory_protocol::goal::ThreadGoalStatus;
 use memory_store::ddl::Dialect;
 use memory_store::migrate::{migrate_postgres, postgres_version};
 use memory_store::names::postgres_locks;
@@ -29,10 +29,9 @@ use tokio_postgres::Row;
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, GoalTx, archive_statement, status_from_sql, status_to_sql, tables_v1,
-    tables_v2, trigger_to_sql, turn_error_to_sql,
+    COLUMNS, Charge, Column, GoalTx, SqlRow, TurnInsert, archive_statement, goal_row,
+    status_from_sql, status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
 };
-use crate::audit::BlockerAuditState;
 use crate::error::{Error, Result};
 
 /// How to reach and lay out the goal tables on a PostgreSQL server.
@@ -173,7 +172,7 @@ impl PgGoals {
                     &[],
                 )
                 .await?;
-            rows.iter().map(row_from_sql).collect()
+            rows.iter().map(goal_row).collect()
         })
     }
 
@@ -204,43 +203,13 @@ async fn read_row(client: &tokio_postgres::Client, thread_id: &str) -> Result<Op
             &[&thread_id],
         )
         .await?;
-    row.map(|row| row_from_sql(&row)).transpose()
+    row.as_ref().map(goal_row).transpose()
 }
 
-fn row_from_sql(row: &Row) -> Result<GoalRow> {
-    let status: String = row.try_get(3)?;
-    let status = status_from_sql(&status).ok_or(Error::CorruptStatus(status))?;
-    let count = |index: usize| -> Result<u32> {
-        let value: i64 = row.try_get(index)?;
-        Ok(u32::try_from(value).unwrap_or(u32::MAX))
-    };
-    Ok(GoalRow {
-        thread_id: row.try_get(0)?,
-        goal_id: row.try_get(1)?,
-        objective: row.try_get(2)?,
-        status,
-        status_reason: row.try_get(4)?,
-        token_budget: row.try_get(5)?,
-        tokens_used: row.try_get(6)?,
-        time_used_seconds: row.try_get(7)?,
-        created_at_ms: row.try_get(8)?,
-        updated_at_ms: row.try_get(9)?,
-        audit: BlockerAuditState {
-            key: row.try_get(10)?,
-            reason: row.try_get(11)?,
-            reports: count(12)?,
-            reported_this_turn: row.try_get(13)?,
-        },
-        turn_goal_tool_calls: row.try_get(14)?,
-        turn_refused_goal_tool_calls: row.try_get(15)?,
-        idle_continuations: count(16)?,
-        objective_notice_pending: row.try_get(17)?,
-        budget_notice_pending: row.try_get(18)?,
-        continuations_issued: row.try_get(19)?,
-        last_continuation_at_ms: row.try_get(20)?,
-        partial_turn_id: row.try_get(21)?,
-        partial_turn_tokens: row.try_get(22)?,
-    })
+impl SqlRow for Row {
+    fn column<T: Column>(&self, index: usize) -> Result<T> {
+        Ok(self.try_get(index)?)
+    }
 }
 
 /// A transaction holding one thread's lock, on one pooled connection. Dropped without a
@@ -457,15 +426,10 @@ impl GoalTx for PgTx<'_> {
         })
     }
 
-    fn insert_turn(
-        &mut self,
-        thread_id: &str,
-        seq: i64,
-        turn: &GoalTurnRecord,
-        recorded_at_ms: i64,
-    ) -> Result<()> {
-        let thread_id = thread_id.to_owned();
-        let turn = turn.clone();
+    fn insert_turn(&mut self, insert: &TurnInsert<'_>) -> Result<()> {
+        let thread_id = insert.thread_id.to_owned();
+        let turn = insert.turn.clone();
+        let (seq, recorded_at_ms) = (insert.seq, insert.recorded_at_ms);
         self.call(|client| async move {
             client
                 .execute(

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use memory_protocol::goal::{GoalTurnRecord, ThreadGoalStatus};
+use memory_protocol::goal::ThreadGoalStatus;
 use memory_store::ddl::Dialect;
 use memory_store::migrate::Schema;
 use memory_store::names::schema_owners::GOAL_STEERING;
@@ -18,10 +18,9 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehav
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, GoalTx, archive_statement, status_from_sql, status_to_sql, tables_v1,
-    tables_v2, trigger_to_sql, turn_error_to_sql,
+    COLUMNS, Charge, Column, GoalTx, SqlRow, TurnInsert, archive_statement, goal_row,
+    status_from_sql, status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
 };
-use crate::audit::BlockerAuditState;
 use crate::error::{Error, Result};
 
 /// One migration per schema version of the goal tables; index `i` brings them to version
@@ -71,13 +70,11 @@ pub(super) fn begin(conn: &mut Connection) -> Result<Box<dyn GoalTx + '_>> {
 
 /// Reads the thread's goal row.
 pub(super) fn read_row(conn: &Connection, thread_id: &str) -> Result<Option<GoalRow>> {
-    Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM {THREAD_GOALS} WHERE thread_id = ?1"),
-            [thread_id],
-            row_from_sql,
-        )
-        .optional()?)
+    let mut statement = conn.prepare(&format!(
+        "SELECT {COLUMNS} FROM {THREAD_GOALS} WHERE thread_id = ?1"
+    ))?;
+    let mut rows = statement.query([thread_id])?;
+    rows.next()?.map(goal_row).transpose()
 }
 
 /// Every goal row, by thread id.
@@ -85,50 +82,18 @@ pub(super) fn list_rows(conn: &Connection) -> Result<Vec<GoalRow>> {
     let mut statement = conn.prepare(&format!(
         "SELECT {COLUMNS} FROM {THREAD_GOALS} ORDER BY thread_id"
     ))?;
-    let rows = statement.query_map([], row_from_sql)?;
+    let mut rows = statement.query([])?;
     let mut goals = Vec::new();
-    for row in rows {
-        goals.push(row?);
+    while let Some(row) = rows.next()? {
+        goals.push(goal_row(row)?);
     }
     Ok(goals)
 }
 
-fn row_from_sql(row: &Row<'_>) -> rusqlite::Result<GoalRow> {
-    let status: String = row.get(3)?;
-    let status = status_from_sql(&status).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            3,
-            rusqlite::types::Type::Text,
-            format!("unknown goal status `{status}`").into(),
-        )
-    })?;
-    Ok(GoalRow {
-        thread_id: row.get(0)?,
-        goal_id: row.get(1)?,
-        objective: row.get(2)?,
-        status,
-        status_reason: row.get(4)?,
-        token_budget: row.get(5)?,
-        tokens_used: row.get(6)?,
-        time_used_seconds: row.get(7)?,
-        created_at_ms: row.get(8)?,
-        updated_at_ms: row.get(9)?,
-        audit: BlockerAuditState {
-            key: row.get(10)?,
-            reason: row.get(11)?,
-            reports: row.get(12)?,
-            reported_this_turn: row.get(13)?,
-        },
-        turn_goal_tool_calls: row.get(14)?,
-        turn_refused_goal_tool_calls: row.get(15)?,
-        idle_continuations: row.get(16)?,
-        objective_notice_pending: row.get(17)?,
-        budget_notice_pending: row.get(18)?,
-        continuations_issued: row.get(19)?,
-        last_continuation_at_ms: row.get(20)?,
-        partial_turn_id: row.get(21)?,
-        partial_turn_tokens: row.get(22)?,
-    })
+impl SqlRow for Row<'_> {
+    fn column<T: Column>(&self, index: usize) -> Result<T> {
+        Ok(self.get(index)?)
+    }
 }
 
 /// A `BEGIN IMMEDIATE` transaction on the state file.
@@ -276,13 +241,8 @@ impl GoalTx for SqliteTx<'_> {
         status_from_sql(&status).ok_or(Error::CorruptStatus(status))
     }
 
-    fn insert_turn(
-        &mut self,
-        thread_id: &str,
-        seq: i64,
-        turn: &GoalTurnRecord,
-        recorded_at_ms: i64,
-    ) -> Result<()> {
+    fn insert_turn(&mut self, insert: &TurnInsert<'_>) -> Result<()> {
+        let turn = insert.turn;
         self.0.execute(
             &format!(
                 "INSERT INTO {GOAL_TURNS} (goal_id, turn_id, thread_id, seq, trigger, plan_mode,
@@ -294,8 +254,8 @@ impl GoalTx for SqliteTx<'_> {
             params![
                 turn.goal_id,
                 turn.turn_id,
-                thread_id,
-                seq,
+                insert.thread_id,
+                insert.seq,
                 trigger_to_sql(turn.trigger),
                 turn.plan_mode,
                 turn.input_tokens,
@@ -308,7 +268,7 @@ impl GoalTx for SqliteTx<'_> {
                 turn.refused_goal_tool_calls,
                 turn.error.map(turn_error_to_sql),
                 status_to_sql(turn.status_after),
-                recorded_at_ms,
+                insert.recorded_at_ms,
             ],
         )?;
         Ok(())

@@ -7,7 +7,7 @@
 //! leave an active goal at or above its budget (the table's `CHECK` constraint would refuse it
 //! anyway). Everything else a turn changes happens in the same transaction.
 
-use super::backend::Charge;
+use super::backend::{Charge, TurnInsert};
 use super::{GoalStore, budget_limit_reason, read_expected};
 use crate::error::{Error, Result};
 use crate::status::{SystemEvent, system_transition};
@@ -230,7 +230,12 @@ impl GoalStore {
         turn.goal_tool_calls = goal_tool_calls;
         turn.refused_goal_tool_calls = refused_goal_tool_calls;
         turn.status_after = row.status;
-        tx.insert_turn(&row.thread_id, seq + 1, &turn, now)?;
+        tx.insert_turn(&TurnInsert {
+            thread_id: &row.thread_id,
+            seq: seq + 1,
+            turn: &turn,
+            recorded_at_ms: now,
+        })?;
         tx.commit()?;
         Ok(GoalAccountResult {
             goal: row.to_goal(),

@@ -59,10 +59,13 @@ fn an_unreachable_server_is_a_clear_error_that_hides_the_password() {
         GoalConfig::default(),
     )
     .unwrap_err();
-    assert!(matches!(error, Error::Unreachable { .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::Store(memory_store::Error::Unreachable { .. })),
+        "{error:?}"
+    );
     let message = error.to_string();
     assert!(
-        message.starts_with("cannot reach the goal store at postgres://"),
+        message.starts_with("goal store: cannot reach postgres://"),
         "{message}"
     );
     assert!(message.contains("127.0.0.1:1/memory"), "{message}");
@@ -77,7 +80,10 @@ fn a_malformed_url_or_schema_name_is_refused_before_connecting() {
         GoalConfig::default(),
     )
     .unwrap_err();
-    assert!(matches!(error, Error::StoreUrl { .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::Store(memory_store::Error::StoreUrl { .. })),
+        "{error:?}"
+    );
     let options = PgGoalOptions {
         schema: Some("goals; DROP TABLE x".to_owned()),
         ..PgGoalOptions::default()
@@ -125,10 +131,11 @@ fn goal_tables_written_by_a_newer_build_are_refused() {
     assert!(
         matches!(
             error,
-            Error::SchemaTooNew {
+            Error::Store(memory_store::Error::SchemaTooNew {
                 found: 99,
-                supported: 2
-            }
+                supported: 2,
+                ..
+            })
         ),
         "{error:?}"
     );

@@ -58,7 +58,27 @@ fn a_newer_schema_is_refused() {
     let error = GoalStore::open_home(home.path(), GoalConfig::default()).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "goal tables schema version 9 is newer than this build supports (2)"
+        "goal store: schema version 9 of the goal-steering tables is newer than this build \
+         supports (2)"
+    );
+}
+
+#[test]
+fn a_status_this_build_does_not_know_is_a_corrupt_status() {
+    let home = tempfile::tempdir().unwrap();
+    let mut store = GoalStore::open_home(home.path(), GoalConfig::default()).unwrap();
+    set(&mut store, "ship it", None);
+    // Another program's row: the table's own check would refuse the status.
+    let conn = rusqlite::Connection::open(home.path().join(STATE_FILE_NAME)).unwrap();
+    conn.execute_batch(
+        "PRAGMA ignore_check_constraints = ON; UPDATE thread_goals SET status = 'abandoned'",
+    )
+    .unwrap();
+    let error = store.get(THREAD).unwrap_err();
+    assert!(matches!(&error, Error::CorruptStatus(status) if status == "abandoned"));
+    assert_eq!(
+        error.to_string(),
+        "goal store holds an unknown goal status `abandoned`"
     );
 }
 

@@ -97,9 +97,9 @@ impl StateStore {
     /// Opening is blocking work; async callers open on the blocking pool
     /// ([`StateStore::open_home_async`]).
     pub fn open(path: &Path) -> Result<StateStore> {
-        let open_error = |error| Error::Open {
+        let open_error = |source| memory_store::Error::Open {
             path: path.to_owned(),
-            error,
+            source,
         };
         let conn = memory_store::sqlite::open(path, DEFAULT_BUSY_TIMEOUT)?;
         conn.pragma_update(None, "foreign_keys", "ON")

@@ -99,7 +99,8 @@ async fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
     let err = StateStore::open_home(dir.path()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "state database schema version 99 is newer than this build supports (3)"
+        "state store: schema version 99 of the memory-write tables is newer than this build \
+         supports (3)"
     );
 }
 

@@ -56,8 +56,9 @@ impl PgStore {
         PgStore::connect_with(url, &PgStoreOptions::default()).await
     }
 
-    /// Connects to `url` and brings the schema up to date. An unreachable server is
-    /// [`Error::Unreachable`](crate::Error::Unreachable); a schema written by a newer build is [`Error::SchemaTooNew`](crate::Error::SchemaTooNew).
+    /// Connects to `url` and brings the schema up to date. An unreachable server, and a schema
+    /// written by a newer build, are [`Error::Store`](crate::Error::Store)
+    /// ([`memory_store::Error::Unreachable`], [`memory_store::Error::SchemaTooNew`]).
     pub async fn connect_with(url: &str, options: &PgStoreOptions) -> Result<PgStore> {
         let pool = PgPool::connect(url, options).await?;
         let store = PgStore {

@@ -18,10 +18,13 @@ async fn an_unreachable_server_is_named_without_its_password() {
     let error = PgStore::connect_with("postgres://agent:hunter2@127.0.0.1:1/memory", &options)
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::Unreachable { .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::Store(memory_store::Error::Unreachable { .. })),
+        "{error:?}"
+    );
     let message = error.to_string();
     assert!(
-        message.starts_with("cannot reach the state store at postgres://127.0.0.1:1/memory: "),
+        message.starts_with("state store: cannot reach postgres://127.0.0.1:1/memory: "),
         "{message}"
     );
     assert!(!message.contains("hunter2"), "{message}");
@@ -29,7 +32,10 @@ async fn an_unreachable_server_is_named_without_its_password() {
     let error = PgStore::connect("postgres://agent:hunter2@127.0.0.1:notaport/x")
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::StoreUrl { .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::Store(memory_store::Error::StoreUrl { .. })),
+        "{error:?}"
+    );
     assert!(!error.to_string().contains("hunter2"), "{error}");
 }
 
@@ -61,7 +67,10 @@ async fn a_schema_written_by_a_newer_build_is_refused() {
     let error = PgStore::connect_with(&url, &options).await.unwrap_err();
     assert_eq!(
         error.to_string(),
-        format!("state database schema version 99 is newer than this build supports ({supported})")
+        format!(
+            "state store: schema version 99 of the memory-write tables is newer than this build \
+             supports ({supported})"
+        )
     );
     // Other owners' versions in the same table are left alone by a migration.
     client
