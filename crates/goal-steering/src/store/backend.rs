@@ -8,6 +8,7 @@
 //! back, so both backends make the same decisions from the same rows.
 
 use memory_protocol::goal::{GoalTurnRecord, ThreadGoalStatus};
+use memory_store::columns::Columns;
 use memory_store::ddl::Dialect;
 use memory_store::names::tables::{GOAL_ARCHIVE, GOAL_TURNS, THREAD_GOALS};
 
@@ -87,63 +88,44 @@ pub(crate) const COLUMNS: &str = "thread_id, goal_id, objective, status, status_
     budget_notice_pending, continuations_issued, last_continuation_at_ms, partial_turn_id, \
     partial_turn_tokens";
 
-/// A type a goal table column is read as: one SQLite's driver reads, and with the `postgres`
-/// feature PostgreSQL's too.
-#[cfg(feature = "postgres")]
-pub(crate) trait Column:
-    rusqlite::types::FromSql + for<'a> tokio_postgres::types::FromSql<'a>
+/// The goal row in `row`, whose columns are [`COLUMNS`], on either backend.
+pub(crate) fn goal_row<R: Columns>(row: &R) -> Result<GoalRow>
+where
+    Error: From<R::Error>,
 {
-}
-#[cfg(not(feature = "postgres"))]
-pub(crate) trait Column: rusqlite::types::FromSql {}
-
-impl Column for String {}
-impl Column for Option<String> {}
-impl Column for i64 {}
-impl Column for Option<i64> {}
-impl Column for bool {}
-
-/// One result row of a query, its columns read by index. Each backend implements it for its
-/// driver's row, so [`goal_row`] maps the goal table's columns once for both.
-pub(crate) trait SqlRow {
-    fn column<T: Column>(&self, index: usize) -> Result<T>;
-}
-
-/// The goal row in `row`, whose columns are [`COLUMNS`].
-pub(crate) fn goal_row(row: &impl SqlRow) -> Result<GoalRow> {
-    let status: String = row.column(3)?;
+    let status = row.text(3)?;
     let status = status_from_sql(&status).ok_or(Error::CorruptStatus(status))?;
     // The counts are stored as 64-bit integers; one beyond `u32` saturates rather than fail
     // the whole read.
     let count = |index: usize| -> Result<u32> {
-        Ok(u32::try_from(row.column::<i64>(index)?).unwrap_or(u32::MAX))
+        Ok(u32::try_from(row.integer(index)?).unwrap_or(u32::MAX))
     };
     Ok(GoalRow {
-        thread_id: row.column(0)?,
-        goal_id: row.column(1)?,
-        objective: row.column(2)?,
+        thread_id: row.text(0)?,
+        goal_id: row.text(1)?,
+        objective: row.text(2)?,
         status,
-        status_reason: row.column(4)?,
-        token_budget: row.column(5)?,
-        tokens_used: row.column(6)?,
-        time_used_seconds: row.column(7)?,
-        created_at_ms: row.column(8)?,
-        updated_at_ms: row.column(9)?,
+        status_reason: row.text_or_null(4)?,
+        token_budget: row.integer_or_null(5)?,
+        tokens_used: row.integer(6)?,
+        time_used_seconds: row.integer(7)?,
+        created_at_ms: row.integer(8)?,
+        updated_at_ms: row.integer(9)?,
         audit: BlockerAuditState {
-            key: row.column(10)?,
-            reason: row.column(11)?,
+            key: row.text_or_null(10)?,
+            reason: row.text_or_null(11)?,
             reports: count(12)?,
-            reported_this_turn: row.column(13)?,
+            reported_this_turn: row.flag(13)?,
         },
-        turn_goal_tool_calls: row.column(14)?,
-        turn_refused_goal_tool_calls: row.column(15)?,
+        turn_goal_tool_calls: row.integer(14)?,
+        turn_refused_goal_tool_calls: row.integer(15)?,
         idle_continuations: count(16)?,
-        objective_notice_pending: row.column(17)?,
-        budget_notice_pending: row.column(18)?,
-        continuations_issued: row.column(19)?,
-        last_continuation_at_ms: row.column(20)?,
-        partial_turn_id: row.column(21)?,
-        partial_turn_tokens: row.column(22)?,
+        objective_notice_pending: row.flag(17)?,
+        budget_notice_pending: row.flag(18)?,
+        continuations_issued: row.integer(19)?,
+        last_continuation_at_ms: row.integer_or_null(20)?,
+        partial_turn_id: row.text_or_null(21)?,
+        partial_turn_tokens: row.integer(22)?,
     })
 }
 

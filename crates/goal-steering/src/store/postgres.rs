@@ -25,12 +25,11 @@ use memory_store::names::postgres_locks;
 use memory_store::names::schema_owners::GOAL_STEERING;
 use memory_store::names::tables::{GOAL_TURNS, THREAD_GOALS};
 use memory_store::postgres::{PgClient, PgOptions, PgPool};
-use tokio_postgres::Row;
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, Column, GoalTx, SqlRow, TurnInsert, archive_statement, goal_row,
-    status_from_sql, status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
+    COLUMNS, Charge, GoalTx, TurnInsert, archive_statement, goal_row, status_from_sql,
+    status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
 };
 use crate::error::{Error, Result};
 
@@ -204,12 +203,6 @@ async fn read_row(client: &tokio_postgres::Client, thread_id: &str) -> Result<Op
         )
         .await?;
     row.as_ref().map(goal_row).transpose()
-}
-
-impl SqlRow for Row {
-    fn column<T: Column>(&self, index: usize) -> Result<T> {
-        Ok(self.try_get(index)?)
-    }
 }
 
 /// A transaction holding one thread's lock, on one pooled connection. Dropped without a

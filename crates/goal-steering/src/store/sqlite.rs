@@ -14,12 +14,12 @@ use memory_store::migrate::Schema;
 use memory_store::names::schema_owners::GOAL_STEERING;
 use memory_store::names::tables::{GOAL_TURNS, THREAD_GOALS};
 use memory_store::sqlite::DEFAULT_BUSY_TIMEOUT;
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::GoalRow;
 use super::backend::{
-    COLUMNS, Charge, Column, GoalTx, SqlRow, TurnInsert, archive_statement, goal_row,
-    status_from_sql, status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
+    COLUMNS, Charge, GoalTx, TurnInsert, archive_statement, goal_row, status_from_sql,
+    status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
 };
 use crate::error::{Error, Result};
 
@@ -88,12 +88,6 @@ pub(super) fn list_rows(conn: &Connection) -> Result<Vec<GoalRow>> {
         goals.push(goal_row(row)?);
     }
     Ok(goals)
-}
-
-impl SqlRow for Row<'_> {
-    fn column<T: Column>(&self, index: usize) -> Result<T> {
-        Ok(self.get(index)?)
-    }
 }
 
 /// A `BEGIN IMMEDIATE` transaction on the state file.
