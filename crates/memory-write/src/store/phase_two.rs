@@ -64,6 +64,19 @@ pub struct PhaseTwoLease {
     pub last_input_hash: Option<String>,
 }
 
+impl PhaseTwoLease {
+    /// The lease a claim takes on `state`: a new owner token, held for the claim's lease
+    /// seconds from its time.
+    pub(crate) fn taken(state: PhaseTwoState, params: &PhaseTwoClaimParams) -> PhaseTwoLease {
+        PhaseTwoLease {
+            owner_token: uuid::Uuid::new_v4().to_string(),
+            lease_expires_at: params.now.saturating_add(params.lease_seconds),
+            input_watermark: state.input_watermark,
+            last_input_hash: state.last_input_hash,
+        }
+    }
+}
+
 /// The outcome of a claim.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PhaseTwoClaim {
@@ -249,24 +262,18 @@ impl Db {
             return Ok(refusal);
         }
 
-        let owner_token = uuid::Uuid::new_v4().to_string();
-        let lease_expires_at = now.saturating_add(params.lease_seconds);
+        let lease = PhaseTwoLease::taken(state, &params);
         tx.execute(
             &format!(
                 "UPDATE {PHASE_TWO_LEASE}
                  SET status = 'running', owner_token = ?1, lease_expires_at = ?2, heartbeat_at = ?3
                  WHERE id = 1"
             ),
-            params![owner_token, lease_expires_at, now],
+            params![lease.owner_token, lease.lease_expires_at, now],
         )?;
         lease_owner::record_phase_two_owner(&tx, &self.owner)?;
         tx.commit()?;
-        Ok(PhaseTwoClaim::Claimed(PhaseTwoLease {
-            owner_token,
-            lease_expires_at,
-            input_watermark: state.input_watermark,
-            last_input_hash: state.last_input_hash,
-        }))
+        Ok(PhaseTwoClaim::Claimed(lease))
     }
 
     /// Extends a held lease to `now + lease_seconds`. Returns `false` when the lease is no

@@ -83,8 +83,7 @@ impl PgStore {
         if let Some(refusal) = claim_refusal(&state, &params) {
             return Ok(refusal);
         }
-        let owner_token = uuid::Uuid::new_v4().to_string();
-        let lease_expires_at = now.saturating_add(params.lease_seconds);
+        let lease = PhaseTwoLease::taken(state, &params);
         tx.execute(
             &format!(
                 "UPDATE {PHASE_TWO_LEASE}
@@ -93,8 +92,8 @@ impl PgStore {
                  WHERE id = 1"
             ),
             &[
-                &owner_token,
-                &lease_expires_at,
+                &lease.owner_token,
+                &lease.lease_expires_at,
                 &now,
                 &self.owner.host,
                 &i64::from(self.owner.pid),
@@ -103,12 +102,7 @@ impl PgStore {
         )
         .await?;
         tx.commit().await?;
-        Ok(PhaseTwoClaim::Claimed(PhaseTwoLease {
-            owner_token,
-            lease_expires_at,
-            input_watermark: state.input_watermark,
-            last_input_hash: state.last_input_hash,
-        }))
+        Ok(PhaseTwoClaim::Claimed(lease))
     }
 
     pub(super) async fn pg_heartbeat_phase_two(
