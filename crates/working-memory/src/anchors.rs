@@ -113,7 +113,7 @@ fn is_edge_punctuation(ch: char) -> bool {
 }
 
 /// The anchors of a text, lower-cased and deduplicated.
-pub fn lexical_anchors(text: &str) -> HashSet<String> {
+pub(crate) fn lexical_anchors(text: &str) -> HashSet<String> {
     let words: Vec<&str> = text
         .split_whitespace()
         .map(|word| word.trim_matches(is_edge_punctuation))
@@ -226,6 +226,28 @@ mod tests {
             accented.contains("émile") && accented.contains("zürich"),
             "{accented:?}"
         );
+    }
+
+    #[test]
+    fn extract_anchors_catches_mixed_case_names() {
+        let found = lexical_anchors("Moved from OpenAI to McCloud's JavaScript stack.");
+        for name in ["openai", "mccloud", "javascript"] {
+            assert!(found.contains(name), "{name} in {found:?}");
+        }
+    }
+
+    #[test]
+    fn extract_anchors_catches_standard_proper_nouns() {
+        let found = lexical_anchors("Marguerite flies to Lisbon with Tomas.");
+        for name in ["marguerite", "lisbon", "tomas"] {
+            assert!(found.contains(name), "{name} in {found:?}");
+        }
+    }
+
+    #[test]
+    fn extract_anchors_filters_stopwords() {
+        let found = lexical_anchors("The Key Facts: This Session These Those Working Memory.");
+        assert!(found.is_empty(), "{found:?}");
     }
 
     #[test]

@@ -162,8 +162,12 @@ pub(crate) fn normalize_body(text: &str) -> String {
 
 /// True when a line of `text`, its leading whitespace aside, starts with `## `.
 fn has_header_line(text: &str) -> bool {
-    text.split('\n')
-        .any(|line| line.trim_start().starts_with("## "))
+    // Most bodies have no `## ` anywhere: one search of the whole text says so without
+    // reading it line by line.
+    text.contains("## ")
+        && text
+            .split('\n')
+            .any(|line| line.trim_start().starts_with("## "))
 }
 
 /// `none`, `(none)`, `_none_`, `- none`, `None.` and the like.

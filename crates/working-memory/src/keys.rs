@@ -6,13 +6,13 @@
 
 use std::collections::HashSet;
 
-use super::text::{items, strip_marker, strip_status_tags};
+use super::text::{strip_marker, strip_status_tags};
 
 /// The comparison key of an item: lower-cased, status tags (`[new]`, `[resolved]`,
 /// `[restored]`) and emphasis marks removed, whitespace collapsed, no leading or trailing
 /// period, underscore or space. Two items with the same key say the same thing; a short item
 /// is a duplicate only of an equal item, never of a longer one that happens to contain it.
-pub fn item_key(item: &str) -> String {
+pub(crate) fn item_key(item: &str) -> String {
     let core = strip_status_tags(strip_marker(item.trim()));
     let mut key = String::with_capacity(core.len());
     // One pass over the characters: emphasis marks are skipped, and a run of whitespace
@@ -47,14 +47,9 @@ const KEY_EDGES: [char; 3] = ['_', '.', ' '];
 /// The keys of a body's items, sorted and without repeats, so a key is found by binary search
 /// (a body has a few dozen items: sorting them costs less than hashing each one).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ItemKeys(Vec<String>);
+pub(crate) struct ItemKeys(Vec<String>);
 
 impl ItemKeys {
-    /// The keys of a body's items.
-    pub fn of(body: &str) -> Self {
-        Self::of_items(items(body))
-    }
-
     /// The keys of items already read out of a body.
     pub(crate) fn of_items<'a>(items: impl IntoIterator<Item = &'a str>) -> Self {
         let mut keys: Vec<String> = items
@@ -68,7 +63,7 @@ impl ItemKeys {
     }
 
     /// True when the body has an item with this key.
-    pub fn contains(&self, key: &str) -> bool {
+    pub(crate) fn contains(&self, key: &str) -> bool {
         self.0
             .binary_search_by(|known| known.as_str().cmp(key))
             .is_ok()
@@ -77,7 +72,7 @@ impl ItemKeys {
 
 /// `candidates` without empty items and without those whose key the body already has or an
 /// earlier candidate repeats.
-pub fn fresh_items<S: AsRef<str>>(candidates: &[S], existing: &ItemKeys) -> Vec<String> {
+pub(crate) fn fresh_items<S: AsRef<str>>(candidates: &[S], existing: &ItemKeys) -> Vec<String> {
     let mut seen = HashSet::new();
     candidates
         .iter()
@@ -93,6 +88,7 @@ pub fn fresh_items<S: AsRef<str>>(candidates: &[S], existing: &ItemKeys) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::items;
 
     #[test]
     fn keys_follow_the_definition() {
@@ -111,7 +107,7 @@ mod tests {
 
     #[test]
     fn fresh_items_are_new_and_distinct() {
-        let existing = ItemKeys::of("- Fix the parser\n- [new] ship it");
+        let existing = ItemKeys::of_items(items("- Fix the parser\n- [new] ship it"));
         assert_eq!(
             fresh_items(
                 &[

@@ -9,7 +9,8 @@
 //! `bound` keeps the two growing sections within their hard bound. [`section_size_warnings`] lists the
 //! oversized sections the update prompt warns about. [`session`] keeps the session window:
 //! live messages, commits into archives that update the working memory from the messages it
-//! has not seen, and the assembled context.
+//! has not seen, and the assembled context. Everything else (items, keys, lexical anchors, the
+//! guards, the bound) is internal to the crate.
 //!
 //! Invariants of a merge, whatever the operations:
 //!
@@ -64,7 +65,7 @@
 
 #![deny(missing_docs)]
 
-pub mod anchors;
+mod anchors;
 pub(crate) mod bound;
 mod document;
 mod error;
@@ -76,7 +77,7 @@ mod recover;
 mod reminders;
 mod script;
 pub mod session;
-pub mod text;
+mod text;
 
 pub use self::document::{WorkingMemoryDocument, is_working_memory};
 pub use self::error::{Error, Result};

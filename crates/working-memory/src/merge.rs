@@ -283,3 +283,6 @@ pub fn merge_created(
     }
     merge(previous, &ops, options)
 }
+
+#[cfg(test)]
+mod properties;

@@ -19,9 +19,14 @@ pub(crate) fn cjk_runs(word: &str) -> impl Iterator<Item = (bool, &str)> {
     let mut rest = word;
     std::iter::from_fn(move || {
         let cjk = is_cjk(rest.chars().next()?);
-        let end = rest
-            .find(|ch: char| is_cjk(ch) != cjk)
-            .unwrap_or(rest.len());
+        // No ASCII character is CJK, so an ASCII rest is one run without a look at each
+        // character; most words are ASCII.
+        let end = if !cjk && rest.is_ascii() {
+            rest.len()
+        } else {
+            rest.find(|ch: char| is_cjk(ch) != cjk)
+                .unwrap_or(rest.len())
+        };
         let (run, after) = rest.split_at(end);
         rest = after;
         Some((cjk, run))
@@ -79,6 +84,11 @@ mod tests {
         assert_eq!(bigrams("潮"), ["潮"]);
         assert!(bigrams("").is_empty());
         assert_eq!(cjk_runs("").count(), 0);
+    }
+
+    #[test]
+    fn no_ascii_character_is_cjk() {
+        assert!((0..128u8).all(|byte| !is_cjk(char::from(byte))));
     }
 
     #[test]

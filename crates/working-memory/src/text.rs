@@ -2,13 +2,13 @@
 
 use memory_protocol::working_memory::limits;
 
-pub use super::keys::{ItemKeys, fresh_items, item_key};
+pub(crate) use super::keys::{ItemKeys, fresh_items, item_key};
 use memory_sanitize::{CjkEstimate, TokenCounter};
 
 /// The items of a body, in order: every non-blank line that is not a heading (`#...`), without
 /// its bullet marker (`-`, `*`, `+`, `1.`, `2)` followed by whitespace). A plain line is an
 /// item too.
-pub fn items(body: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn items(body: &str) -> impl Iterator<Item = &str> {
     body.split('\n').filter_map(|line| {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -20,7 +20,7 @@ pub fn items(body: &str) -> impl Iterator<Item = &str> {
 }
 
 /// A line without its leading bullet marker; the line itself when it has none.
-pub fn strip_marker(line: &str) -> &str {
+pub(crate) fn strip_marker(line: &str) -> &str {
     let bytes = line.as_bytes();
     let after = match bytes.first() {
         Some(b'-' | b'*' | b'+') => 1,
@@ -41,7 +41,7 @@ pub fn strip_marker(line: &str) -> &str {
 
 /// An item as the model should write it in an APPEND: one line, no bullet marker, trimmed.
 /// `None` for an empty item or one that only says `none`.
-pub fn clean_item(item: &str) -> Option<String> {
+pub(crate) fn clean_item(item: &str) -> Option<String> {
     let one_line = if item.contains(['\n', '\r']) {
         item.split_whitespace().collect::<Vec<_>>().join(" ")
     } else {
@@ -65,13 +65,18 @@ const STATUS_TAGS: [&str; 4] = [
 
 /// The status tag `text` starts with, if any.
 fn leading_status_tag(text: &str) -> Option<&'static str> {
+    // Every tag opens with `[` (a test says so): most items do not, and are not compared with
+    // each tag.
+    if !text.starts_with('[') {
+        return None;
+    }
     STATUS_TAGS
         .into_iter()
         .find(|tag| starts_with_ignore_case(text, tag))
 }
 
 /// An item without the status tags it starts with.
-pub fn strip_status_tags(item: &str) -> &str {
+pub(crate) fn strip_status_tags(item: &str) -> &str {
     let mut rest = item.trim_start();
     while let Some(tag) = leading_status_tag(rest) {
         rest = rest[tag.len()..].trim_start();
@@ -80,7 +85,7 @@ pub fn strip_status_tags(item: &str) -> &str {
 }
 
 /// True when the item starts with `tag` (among its leading status tags), in any case.
-pub fn has_status_tag(item: &str, tag: &str) -> bool {
+pub(crate) fn has_status_tag(item: &str, tag: &str) -> bool {
     let mut rest = strip_marker(item.trim()).trim_start();
     loop {
         if starts_with_ignore_case(rest, tag) {
@@ -99,22 +104,22 @@ fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
 }
 
 /// Estimated tokens of a text (script-aware; see [`CjkEstimate`]).
-pub fn tokens(text: &str) -> usize {
+pub(crate) fn tokens(text: &str) -> usize {
     CjkEstimate.count(text)
 }
 
 /// The size of a body: items and estimated tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SectionSize {
+pub(crate) struct SectionSize {
     /// Items ([`items`]).
-    pub bullets: usize,
+    pub(crate) bullets: usize,
     /// Estimated tokens of the whole body.
-    pub tokens: usize,
+    pub(crate) tokens: usize,
 }
 
 impl SectionSize {
     /// Measures a body.
-    pub fn of(body: &str) -> Self {
+    pub(crate) fn of(body: &str) -> Self {
         Self {
             bullets: items(body).count(),
             tokens: tokens(body),
@@ -122,29 +127,24 @@ impl SectionSize {
     }
 
     /// Over the section thresholds (strictly more bullets or tokens than allowed).
-    pub fn is_oversized(self) -> bool {
+    pub(crate) fn is_oversized(self) -> bool {
         self.bullets > limits::SECTION_BULLET_THRESHOLD
             || self.tokens > limits::SECTION_TOKEN_THRESHOLD
     }
 
     /// At or past the hard bound.
-    pub fn is_at_hard_bound(self) -> bool {
+    pub(crate) fn is_at_hard_bound(self) -> bool {
         self.bullets >= limits::hard_bound_bullets() || self.tokens >= limits::hard_bound_tokens()
     }
 
     /// Past the hard bound.
-    pub fn is_past_hard_bound(self) -> bool {
+    pub(crate) fn is_past_hard_bound(self) -> bool {
         self.bullets > limits::hard_bound_bullets() || self.tokens > limits::hard_bound_tokens()
     }
 }
 
-/// Renders items as bullets, one per line.
-pub fn bullets(items: &[String]) -> String {
-    append_items("", items)
-}
-
 /// `body` with `items` appended as bullets, one per line.
-pub fn append_items(body: &str, items: &[String]) -> String {
+pub(crate) fn append_items(body: &str, items: &[String]) -> String {
     let mut out = body.to_owned();
     for item in items {
         if !out.is_empty() {
@@ -180,6 +180,11 @@ mod tests {
     }
 
     #[test]
+    fn every_status_tag_opens_with_a_bracket() {
+        assert!(STATUS_TAGS.iter().all(|tag| tag.starts_with('[')));
+    }
+
+    #[test]
     fn status_tags_are_read_in_any_case_and_order() {
         assert!(has_status_tag(
             "- [new] [RESOLVED] x",
@@ -211,5 +216,46 @@ mod tests {
         );
         assert_eq!(item_key("[RESTORED] [new] x"), "x");
         assert_eq!(item_key("snake_case_name"), "snake_case_name");
+    }
+
+    /// The reference's `extract_bullet_items` cases (its conformance list), with our inputs.
+    mod extract_bullet_items {
+        use super::*;
+
+        fn list(body: &str) -> Vec<&str> {
+            items(body).collect()
+        }
+
+        #[test]
+        fn dash_bullets() {
+            assert_eq!(list("- kelp\n- cod\n- hake"), ["kelp", "cod", "hake"]);
+        }
+
+        #[test]
+        fn numbered_list() {
+            assert_eq!(
+                list("1. sail\n2. anchor\n3) moor"),
+                ["sail", "anchor", "moor"]
+            );
+        }
+
+        #[test]
+        fn plain_lines() {
+            assert_eq!(list("first line\n* second"), ["first line", "second"]);
+        }
+
+        #[test]
+        fn skips_headings_and_blank() {
+            assert_eq!(
+                list("### Boats\n\n- dinghy\n   \n# top\n- ketch"),
+                ["dinghy", "ketch"]
+            );
+        }
+
+        #[test]
+        fn empty() {
+            assert!(list("").is_empty());
+            assert!(list("\n  \n").is_empty());
+        }
     }
 }

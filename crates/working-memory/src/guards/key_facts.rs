@@ -33,8 +33,13 @@ use crate::text::{self, SectionSize, items};
 
 /// True when `body` holds the sentinel.
 pub(crate) fn has_sentinel(body: &str) -> bool {
-    body.contains(limits::CONSOLIDATION_SENTINEL)
+    // The sentinel's first word is looked for first: most bodies lack it, and a search for a
+    // short pattern is much cheaper than one for the whole sentence.
+    body.contains(SENTINEL_START) && body.contains(limits::CONSOLIDATION_SENTINEL)
 }
+
+/// How the sentinel starts (checked by a test).
+const SENTINEL_START: &str = "[CONSOLIDATION";
 
 /// The body without sentinel lines (borrowed when it has none).
 pub(crate) fn without_sentinel(body: &str) -> Cow<'_, str> {
@@ -316,6 +321,11 @@ fn append(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sentinel_starts_as_the_search_expects() {
+        assert!(limits::CONSOLIDATION_SENTINEL.starts_with(SENTINEL_START));
+    }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig { cases: 500, rng_seed: proptest::test_runner::RngSeed::Fixed(13), ..proptest::prelude::ProptestConfig::default() })]

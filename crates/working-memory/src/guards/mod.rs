@@ -64,9 +64,13 @@ impl<'a> OldBody<'a> {
         fresh_items(candidates, keys)
     }
 
-    /// The size of the body as it is.
+    /// The size of the body as it is ([`SectionSize::of`]), counted from the items already
+    /// read out of it.
     pub(crate) fn raw_size(&self) -> SectionSize {
-        *self.raw_size.get_or_init(|| SectionSize::of(self.text))
+        *self.raw_size.get_or_init(|| SectionSize {
+            bullets: self.items().len(),
+            tokens: text::tokens(self.text),
+        })
     }
 
     /// The size of the body without the consolidation sentinel (the size as it is when the

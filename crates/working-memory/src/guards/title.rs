@@ -61,12 +61,17 @@ fn keeps_a_word(old: &str, new: &str) -> bool {
         .iter()
         .map(|w| w.to_lowercase())
         .collect();
-    // The old words are lower-cased one at a time, up to the first one the new title has.
     let old_words = meaningful_words(old);
     old_words.is_empty()
-        || old_words
-            .iter()
-            .any(|old| new_words.contains(&old.to_lowercase()))
+        || old_words.iter().any(|old| {
+            // An ASCII word lower-cased is the new word when the two are equal ignoring ASCII
+            // case, so it is compared in place instead of lower-cased into a new string.
+            if old.is_ascii() {
+                new_words.iter().any(|new| old.eq_ignore_ascii_case(new))
+            } else {
+                new_words.contains(&old.to_lowercase())
+            }
+        })
 }
 
 pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {

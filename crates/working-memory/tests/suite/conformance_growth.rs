@@ -8,7 +8,6 @@ use memory_prompts::UntrustedText;
 use memory_prompts::working_memory::{SectionLimits, UpdateContext, update};
 use memory_protocol::working_memory::{GuardKind, OpName, WorkingMemorySection::*, limits};
 use serde_json::json;
-use working_memory::anchors::lexical_anchors;
 use working_memory::{WorkingMemoryDocument, section_size_warnings};
 
 use super::{body, guards_of, items_of, make_wm, merged, numbered};
@@ -237,32 +236,6 @@ mod layer_two {
         let result = body(&outcome, KeyFactsAndDecisions);
         assert_eq!(result, new);
         assert!(result.contains("2025-03-01") && result.contains("2025-03-13"));
-    }
-}
-
-mod anchors {
-    use super::*;
-
-    #[test]
-    fn extract_anchors_catches_mixed_case_names() {
-        let found = lexical_anchors("Moved from OpenAI to McCloud's JavaScript stack.");
-        for name in ["openai", "mccloud", "javascript"] {
-            assert!(found.contains(name), "{name} in {found:?}");
-        }
-    }
-
-    #[test]
-    fn extract_anchors_catches_standard_proper_nouns() {
-        let found = lexical_anchors("Marguerite flies to Lisbon with Tomas.");
-        for name in ["marguerite", "lisbon", "tomas"] {
-            assert!(found.contains(name), "{name} in {found:?}");
-        }
-    }
-
-    #[test]
-    fn extract_anchors_filters_stopwords() {
-        let found = lexical_anchors("The Key Facts: This Session These Those Working Memory.");
-        assert!(found.is_empty(), "{found:?}");
     }
 }
 

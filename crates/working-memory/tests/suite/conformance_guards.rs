@@ -4,7 +4,6 @@
 
 use memory_protocol::working_memory::{GuardKind, OpName, WorkingMemorySection::*, limits};
 use serde_json::json;
-use working_memory::text::items;
 use working_memory::{WorkingMemoryDocument, is_working_memory};
 
 use super::{body, guards_of, headers, items_of, make_wm, merged};
@@ -39,46 +38,6 @@ mod parse_sections {
         let facts = "- harbour datum is chart datum\n- times are UTC\n\n### Sources\n- NOAA station 8518750";
         let document = WorkingMemoryDocument::parse(&make_wm(&[(KeyFactsAndDecisions, facts)]));
         assert_eq!(document.body(KeyFactsAndDecisions), facts);
-    }
-}
-
-mod extract_bullet_items {
-    use super::*;
-
-    fn list(body: &str) -> Vec<&str> {
-        items(body).collect()
-    }
-
-    #[test]
-    fn dash_bullets() {
-        assert_eq!(list("- kelp\n- cod\n- hake"), ["kelp", "cod", "hake"]);
-    }
-
-    #[test]
-    fn numbered_list() {
-        assert_eq!(
-            list("1. sail\n2. anchor\n3) moor"),
-            ["sail", "anchor", "moor"]
-        );
-    }
-
-    #[test]
-    fn plain_lines() {
-        assert_eq!(list("first line\n* second"), ["first line", "second"]);
-    }
-
-    #[test]
-    fn skips_headings_and_blank() {
-        assert_eq!(
-            list("### Boats\n\n- dinghy\n   \n# top\n- ketch"),
-            ["dinghy", "ketch"]
-        );
-    }
-
-    #[test]
-    fn empty() {
-        assert!(list("").is_empty());
-        assert!(list("\n  \n").is_empty());
     }
 }
 

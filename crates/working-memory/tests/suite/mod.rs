@@ -5,7 +5,6 @@ mod conformance_growth;
 mod conformance_guards;
 mod document;
 mod errors_bound;
-mod properties;
 mod quirks;
 mod recovery;
 mod scripts;
@@ -41,10 +40,18 @@ pub(crate) fn body(outcome: &MergeOutcome, section: WorkingMemorySection) -> Str
     outcome.document.body(section).to_owned()
 }
 
-/// The items of a body.
+/// The bullet items of a body as the tests write and the merge renders it: each non-blank line
+/// that is not a heading, without its `- ` marker.
 pub(crate) fn items_of(body: &str) -> Vec<String> {
-    working_memory::text::items(body)
-        .map(str::to_owned)
+    body.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            line.strip_prefix("- ")
+                .unwrap_or(line)
+                .trim_start()
+                .to_owned()
+        })
         .collect()
 }
 

@@ -8,10 +8,9 @@
 
 use memory_protocol::working_memory::{WorkingMemorySection::*, limits};
 use serde_json::json;
-use working_memory::text::items;
 use working_memory::{MergeOptions, merge_text, read_arguments};
 
-use super::{body, make_wm, merged, numbered};
+use super::{body, items_of, make_wm, merged, numbered};
 
 fn sentinels(text: &str) -> usize {
     text.matches(limits::CONSOLIDATION_SENTINEL).count()
@@ -29,8 +28,10 @@ fn a_repaired_list_mixing_the_sentinel_and_non_text_items_adds_no_sentinel() {
     let outcome = merge_text(&old, &recovery.ops, &MergeOptions::default());
     let facts = body(&outcome, KeyFactsAndDecisions);
     assert_eq!(sentinels(&facts), 0, "{facts}");
-    let added: Vec<&str> = items(&facts).skip(16).collect();
-    assert_eq!(added, ["queue uses advisory locks", "retries capped at 5"]);
+    assert_eq!(
+        items_of(&facts)[16..],
+        ["queue uses advisory locks", "retries capped at 5"]
+    );
 }
 
 #[test]
@@ -48,8 +49,9 @@ fn a_sentinel_inside_an_appended_item_is_cut_out() {
     );
     let facts = body(&outcome, KeyFactsAndDecisions);
     assert_eq!(sentinels(&facts), 0, "{facts}");
-    assert_eq!(items(&facts).last(), Some("cache TTL is 60 s"));
-    assert_eq!(items(&facts).count(), 4, "{facts}");
+    let items = items_of(&facts);
+    assert_eq!(items.last().map(String::as_str), Some("cache TTL is 60 s"));
+    assert_eq!(items.len(), 4, "{facts}");
 }
 
 #[test]

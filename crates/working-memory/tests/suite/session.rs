@@ -19,6 +19,8 @@ use working_memory::session::{
     format_messages, pending_tokens,
 };
 
+use super::items_of;
+
 pub(crate) fn user(id: &str, text: &str) -> ConversationEntry {
     ConversationEntry {
         id: id.into(),
@@ -881,10 +883,10 @@ fn the_bounds_hold_on_every_write_path() {
     let recovered_args = format!("Sure: {}", &update_args[..update_args.len() - 2]);
     let bounded = |document: &str| {
         let memory = WorkingMemoryDocument::parse(document);
-        let facts: Vec<&str> =
-            working_memory::text::items(memory.body(WorkingMemorySection::KeyFactsAndDecisions))
-                .filter(|item| *item != limits::CONSOLIDATION_SENTINEL)
-                .collect();
+        let facts: Vec<String> = items_of(memory.body(WorkingMemorySection::KeyFactsAndDecisions))
+            .into_iter()
+            .filter(|item| item != limits::CONSOLIDATION_SENTINEL)
+            .collect();
         assert!(
             facts.len() <= limits::hard_bound_bullets(),
             "{} facts",
@@ -975,16 +977,14 @@ fn an_append_only_section_at_its_cap_keeps_taking_new_entries() {
     }
     assert_eq!(round, 6);
     let memory = WorkingMemoryDocument::parse(&overview(dir.path()));
-    let errors: Vec<&str> =
-        working_memory::text::items(memory.body(WorkingMemorySection::ErrorsAndCorrections))
-            .collect();
+    let errors = items_of(memory.body(WorkingMemorySection::ErrorsAndCorrections));
     assert!(errors.len() <= limits::hard_bound_bullets());
     assert!(
         errors[0].starts_with(limits::MOVED_POINTER_PREFIX),
         "{errors:?}"
     );
     assert_eq!(
-        errors.last().copied(),
+        errors.last().map(String::as_str),
         Some("`make deploy` failed in e5_9"),
         "the newest entry landed"
     );
@@ -997,7 +997,7 @@ fn an_append_only_section_at_its_cap_keeps_taking_new_entries() {
     }
     for entry in &all {
         assert!(
-            errors.contains(&entry.as_str()) || moved.contains(&format!("- {entry}\n")),
+            errors.contains(entry) || moved.contains(&format!("- {entry}\n")),
             "{entry} lost"
         );
     }

@@ -2,6 +2,7 @@
 //! ones included, against a seeded document: no file path, error entry or unresolved open
 //! issue present before is ever lost (an error entry may move to the archive); Key Facts never
 //! exceeds twice its thresholds plus the sentinel; exactly seven headers, in order; no panic.
+//! They live in the crate because they read bodies with its own item and key functions.
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -11,13 +12,29 @@ use memory_protocol::working_memory::{
 use memory_transcript::paths::path_tokens;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use working_memory::text::{SectionSize, has_status_tag, item_key, items, strip_status_tags};
-use working_memory::{
+
+use crate::text::{SectionSize, has_status_tag, item_key, items, strip_status_tags};
+use crate::{
     MergeOptions, MergeOutcome, SectionOps, WorkingMemoryDocument, merge, merge_created,
     read_arguments,
 };
 
-use super::{headers, make_wm};
+/// The canonical document with the given bodies; other sections are empty.
+fn make_wm(bodies: &[(WorkingMemorySection, &str)]) -> String {
+    let mut document = WorkingMemoryDocument::new();
+    for (section, body) in bodies {
+        document.set_body(*section, body);
+    }
+    document.render()
+}
+
+/// The `## ` header lines of a rendered document.
+fn headers(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("## "))
+        .map(str::to_owned)
+        .collect()
+}
 
 fn seeded() -> String {
     make_wm(&[
