@@ -5,8 +5,9 @@
 //! the `session_meta` (thread id, cwd, source), and the last 64 KiB, for the last activity
 //! time and the content fingerprint. Files whose size and modification time match the stored
 //! row are not read at all. A Claude Code transcript (Claude Code's `projects/*/*.jsonl`) is
-//! read whole into the same metadata (the same reader as [`crate::stage_one_request::load_rollout`]); a subagent's file under
-//! `<session>/subagents/` is registered as a subagent session and read with its parent.
+//! read whole into the same metadata (the reader of
+//! [`crate::stage_one_request::load_rollout`]); a subagent's file under `<session>/subagents/`
+//! is registered as a subagent session and read with its parent.
 //!
 //! **Activity time** is the timestamp of the last line that has one, falling back to the
 //! file's modification time. The idle rule (`min_rollout_idle_hours`) therefore measures when

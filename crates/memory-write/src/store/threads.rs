@@ -204,6 +204,10 @@ impl UpsertCounts {
 pub(super) fn upsert_statement(dialect: Dialect) -> String {
     let p = |n| dialect.parameter(n);
     let greatest = dialect.greatest();
+    // The last activity (parameter 8) is also a new thread's first watermark.
+    let values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 8, 10, 11, 12, 13]
+        .map(p)
+        .join(", ");
     let (machine_column, machine_value, machine_update) = match dialect {
         Dialect::Sqlite => (String::new(), String::new(), String::new()),
         Dialect::Postgres => (
@@ -216,7 +220,7 @@ pub(super) fn upsert_statement(dialect: Dialect) -> String {
         "INSERT INTO {THREADS} AS t (id, rollout_path, cwd, source, skip_reason, created_at,
             updated_at, last_activity_at, memory_mode, source_watermark, source_fingerprint,
             file_size, file_mtime_ns, git_branch{machine_column})
-         VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{machine_value})
+         VALUES ({values}{machine_value})
          ON CONFLICT (id) DO UPDATE SET
             rollout_path = excluded.rollout_path,
             cwd = excluded.cwd,
@@ -238,21 +242,7 @@ pub(super) fn upsert_statement(dialect: Dialect) -> String {
             file_size = excluded.file_size,
             file_mtime_ns = excluded.file_mtime_ns{machine_update}
          WHERE excluded.rollout_path = t.rollout_path
-            OR excluded.last_activity_at > t.last_activity_at",
-        p(1),
-        p(2),
-        p(3),
-        p(4),
-        p(5),
-        p(6),
-        p(7),
-        p(8),
-        p(9),
-        p(8),
-        p(10),
-        p(11),
-        p(12),
-        p(13),
+            OR excluded.last_activity_at > t.last_activity_at"
     )
 }
 
