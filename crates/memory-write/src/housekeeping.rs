@@ -3,7 +3,7 @@
 use crate::config::MemoriesConfig;
 use crate::error::Result;
 use crate::phase_two::DEFAULT_PRUNE_LIMIT;
-use crate::store::WriteStore;
+use crate::store::{ActivityWindow, WriteStore};
 
 /// Deletes stored memories the last consolidation did not select and that have been idle
 /// longer than `max_unused_days` (see [`WriteStore::prune_phase_two_outputs`]), at most
@@ -13,7 +13,11 @@ pub(crate) async fn prune_stale_memories(
     config: &MemoriesConfig,
     now: i64,
 ) -> Result<usize> {
+    let window = ActivityWindow {
+        now,
+        max_unused_days: config.max_unused_days,
+    };
     store
-        .prune_phase_two_outputs(now, config.max_unused_days, DEFAULT_PRUNE_LIMIT)
+        .prune_phase_two_outputs(window, DEFAULT_PRUNE_LIMIT)
         .await
 }

@@ -34,7 +34,7 @@ use crate::rate_limit::{RateLimitProbe, rate_limit_allows};
 use crate::stage_one_request::{
     Loaded, MIN_ROLLOUT_TOKEN_BUDGET, load_job_rollout, parse_stage_one_output, render_request,
 };
-use crate::store::{ClaimParams, ClaimedJob, SharedStore, now_unix};
+use crate::store::{ClaimParams, ClaimedJob, Heartbeat, SharedStore, StageOneFailure, now_unix};
 
 /// Jobs in flight at once, per process.
 pub const CONCURRENCY_LIMIT: usize = 8;
@@ -365,7 +365,7 @@ impl Worker {
             tokio::select! {
                 done = &mut extraction => return Some(done),
                 _ = ticker.tick() => {
-                    match self.store.heartbeat_stage_one_job(job, now_unix(), lease_seconds).await {
+                    match self.store.heartbeat_stage_one_job(job, Heartbeat { now: now_unix(), lease_seconds }).await {
                         Ok(true) => {}
                         Ok(false) => return None,
                         // A store hiccup is not a lost lease: the next tick tries again, and
@@ -417,10 +417,12 @@ impl Worker {
                 error, retry_after, ..
             } => {
                 let delay = retry_after.map_or(self.retry_delay, |d| d.max(self.retry_delay));
-                let owned = self
-                    .store
-                    .mark_stage_one_failed(&job, &error, delay, now_unix())
-                    .await?;
+                let failure = StageOneFailure {
+                    now: now_unix(),
+                    error: error.clone(),
+                    retry_delay: delay,
+                };
+                let owned = self.store.mark_stage_one_failed(&job, &failure).await?;
                 (owned.then_some(JobOutcome::Failed), Some(error), None)
             }
             Extraction::Fatal { error } => {

@@ -36,8 +36,8 @@ use crate::memory_root::{MemoryRoot, raw_memory_block, render_rollout_summary, w
 use crate::shared_root;
 use crate::stage_one_request::MIN_ROLLOUT_TOKEN_BUDGET;
 use crate::store::{
-    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
-    PhaseTwoSuccess, WriteStore, now_unix,
+    ActivityWindow, BaselineEntry, Heartbeat, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure,
+    PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, WriteStore, now_unix,
 };
 
 /// Token budget of `memory_summary.md`, and the default cap of the read path.
@@ -268,12 +268,13 @@ pub async fn run_phase_two(
             Err(Error::Model(model_error))
         }
         Err(error) => {
-            let message = error.to_string();
-            let backoff = options.failure_backoff_seconds;
+            let failure = PhaseTwoFailure {
+                now: now_unix(),
+                error: error.to_string(),
+                backoff_seconds: options.failure_backoff_seconds,
+            };
             // The pass's own error matters more than a failure to record it.
-            let _ = store
-                .fail_phase_two(&lease.owner_token, now_unix(), &message, backoff)
-                .await;
+            let _ = store.fail_phase_two(&lease.owner_token, &failure).await;
             Err(error)
         }
     }
@@ -322,7 +323,13 @@ async fn newer_input(
         return Ok(None);
     }
     if !store
-        .heartbeat_phase_two(&lease.owner_token, now_unix(), options.lease_seconds)
+        .heartbeat_phase_two(
+            &lease.owner_token,
+            Heartbeat {
+                now: now_unix(),
+                lease_seconds: options.lease_seconds,
+            },
+        )
         .await?
     {
         return Err(Error::LeaseLost);
@@ -342,16 +349,15 @@ async fn consolidate(
 ) -> Result<Round> {
     report.passes += 1;
     report.unchanged = false;
-    let (max_unused_days, prune_limit, max_selected) = (
-        options.max_unused_days,
-        options.prune_limit,
-        options.max_selected,
-    );
+    let window = ActivityWindow {
+        now: now_unix(),
+        max_unused_days: options.max_unused_days,
+    };
     report.pruned += store
-        .prune_phase_two_outputs(now_unix(), max_unused_days, prune_limit)
+        .prune_phase_two_outputs(window, options.prune_limit)
         .await?;
     let selected = store
-        .select_phase_two_inputs(now_unix(), max_selected, max_unused_days)
+        .select_phase_two_inputs(window, options.max_selected)
         .await?;
     report.selected = selected.len();
 
@@ -648,9 +654,11 @@ async fn complete_with_heartbeat(
         tokio::select! {
             response = &mut call => return response.map_err(Error::Model),
             _ = ticker.tick() => {
-                let lease_seconds = options.lease_seconds;
                 let alive = store
-                    .heartbeat_phase_two(&lease.owner_token, now_unix(), lease_seconds)
+                    .heartbeat_phase_two(&lease.owner_token, Heartbeat {
+                now: now_unix(),
+                lease_seconds: options.lease_seconds,
+            })
             .await?;
                 if !alive {
                     return Err(Error::LeaseLost);

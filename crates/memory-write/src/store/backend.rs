@@ -11,15 +11,15 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 
 use super::{
-    BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, KnownFile, MemoryMode, PhaseTwoClaim,
-    PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
-    ResetReport, StoredRollout, ThreadMatch, ThreadRecord, ThreadRegistration, UpsertCounts,
+    ActivityWindow, BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, Heartbeat, KnownFile,
+    MemoryMode, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure, PhaseTwoLease, PhaseTwoState,
+    PhaseTwoSuccess, ReleasedLeases, ResetReport, StageOneFailure, StoredRollout, ThreadMatch,
+    ThreadRecord, ThreadRegistration, UpsertCounts,
 };
 use crate::error::Result;
 use crate::shared_root::{RootFile, RootRevision};
@@ -68,13 +68,8 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     ) -> Result<Option<ClaimedJob>>;
     /// How many threads a claim could pick now (ignoring the running cap).
     async fn count_stage_one_candidates(&self, params: &ClaimParams, now: i64) -> Result<usize>;
-    /// Extends a held job's lease to `now + lease_seconds`; false when it is no longer held.
-    async fn heartbeat_stage_one_job(
-        &self,
-        job: &ClaimedJob,
-        now: i64,
-        lease_seconds: i64,
-    ) -> Result<bool>;
+    /// Extends a held job's lease to the heartbeat's expiry; false when it is no longer held.
+    async fn heartbeat_stage_one_job(&self, job: &ClaimedJob, beat: Heartbeat) -> Result<bool>;
     /// Records a successful extraction; false, writing nothing, when the lease was lost.
     async fn mark_stage_one_succeeded(
         &self,
@@ -88,9 +83,7 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     async fn mark_stage_one_failed(
         &self,
         job: &ClaimedJob,
-        error: &str,
-        retry_delay: Duration,
-        now: i64,
+        failure: &StageOneFailure,
     ) -> Result<bool>;
     /// Gives a job back without spending an attempt; false when the lease was lost.
     async fn release_stage_one_job(&self, job: &ClaimedJob, note: &str) -> Result<bool>;
@@ -115,12 +108,7 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     /// Tries to take the phase-2 lease.
     async fn claim_phase_two(&self, params: PhaseTwoClaimParams) -> Result<PhaseTwoClaim>;
     /// Extends a held phase-2 lease; false when it is no longer ours.
-    async fn heartbeat_phase_two(
-        &self,
-        owner_token: &str,
-        now: i64,
-        lease_seconds: i64,
-    ) -> Result<bool>;
+    async fn heartbeat_phase_two(&self, owner_token: &str, beat: Heartbeat) -> Result<bool>;
     /// Gives a held phase-2 lease back without recording a pass.
     async fn release_phase_two(&self, owner_token: &str) -> Result<bool>;
     /// Finishes a held lease successfully and records the new baseline.
@@ -130,13 +118,7 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
         success: &PhaseTwoSuccess<'_>,
     ) -> Result<bool>;
     /// Records a failed pass with a doubling back-off.
-    async fn fail_phase_two(
-        &self,
-        owner_token: &str,
-        now: i64,
-        error: &str,
-        backoff_seconds: i64,
-    ) -> Result<bool>;
+    async fn fail_phase_two(&self, owner_token: &str, failure: &PhaseTwoFailure) -> Result<bool>;
     /// Notes new phase-2 input.
     async fn enqueue_phase_two(&self, now: i64) -> Result<()>;
     /// The phase-2 lease row.
@@ -146,17 +128,11 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     /// The phase-2 input, sorted by thread id.
     async fn select_phase_two_inputs(
         &self,
-        now: i64,
+        window: ActivityWindow,
         limit: usize,
-        max_unused_days: i64,
     ) -> Result<Vec<StageOneOutputRecord>>;
     /// Deletes stale unselected outputs; returns how many.
-    async fn prune_phase_two_outputs(
-        &self,
-        now: i64,
-        max_unused_days: i64,
-        limit: usize,
-    ) -> Result<usize>;
+    async fn prune_phase_two_outputs(&self, window: ActivityWindow, limit: usize) -> Result<usize>;
     /// What the last successful pass consolidated, by thread id.
     async fn phase_two_baseline(&self) -> Result<Vec<BaselineEntry>>;
     /// Records that the memories of `thread_ids` were used at `now`.

@@ -12,6 +12,7 @@
 
 mod backend;
 mod forget;
+mod heartbeat;
 mod lease_owner;
 mod phase_two;
 #[cfg(feature = "postgres")]
@@ -37,12 +38,13 @@ use crate::error::{Error, Result};
 
 pub use self::backend::{SharedStore, WriteStore};
 pub use self::forget::{ForgetReport, ResetReport, ThreadMatch};
+pub use self::heartbeat::Heartbeat;
 pub use self::lease_owner::{LeaseOwner, ReleasedLeases};
 pub use self::phase_two::{
-    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
-    PhaseTwoSuccess,
+    ActivityWindow, BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure,
+    PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess,
 };
-pub use self::stage_one::{ClaimParams, ClaimedJob, DEFAULT_MAX_ATTEMPTS};
+pub use self::stage_one::{ClaimParams, ClaimedJob, DEFAULT_MAX_ATTEMPTS, StageOneFailure};
 pub use self::threads::{
     KnownFile, MemoryMode, StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
 };

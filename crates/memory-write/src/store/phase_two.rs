@@ -23,7 +23,7 @@ use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::stage_one::{output_from_row, output_query};
-use super::{Db, lease_owner};
+use super::{Db, Heartbeat, lease_owner};
 use crate::error::Result;
 use memory_store::columns::Columns;
 
@@ -49,6 +49,45 @@ pub struct PhaseTwoClaimParams {
     /// Ignore the cooldown and the failure backoff when there is new input since the last
     /// success. A live lease held by another worker is always respected.
     pub force: bool,
+}
+
+/// Which memories count as active for selection and pruning: those whose activity time is
+/// within `max_unused_days` of the memory clock read at `now`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActivityWindow {
+    /// The current time, Unix seconds; the memory clock is read at it.
+    pub now: i64,
+    /// Idle days after which a memory is no longer active.
+    pub max_unused_days: i64,
+}
+
+impl ActivityWindow {
+    /// The oldest activity time inside the window, on the memory clock `clock`.
+    pub(crate) fn cutoff(&self, clock: i64) -> i64 {
+        clock.saturating_sub(self.max_unused_days.saturating_mul(DAY_SECONDS))
+    }
+}
+
+/// A failed phase-2 pass, as the lease row records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseTwoFailure {
+    /// The current time, Unix seconds.
+    pub now: i64,
+    /// What went wrong; `status` shows it.
+    pub error: String,
+    /// Wait before the next pass after one failure, doubled for each further failure in a row
+    /// (capped at a day).
+    pub backoff_seconds: i64,
+}
+
+impl PhaseTwoFailure {
+    /// The attempts count and retry time to record when this failure follows `state`: one
+    /// more attempt, retried after the back-off for that many failures in a row.
+    pub(crate) fn recorded_after(&self, state: &PhaseTwoState) -> (i64, i64) {
+        let attempts = state.attempts.saturating_add(1);
+        let backoff = failure_backoff(attempts, self.backoff_seconds);
+        (attempts, self.now.saturating_add(backoff))
+    }
 }
 
 /// A held phase-2 lease.
@@ -276,13 +315,12 @@ impl Db {
         Ok(PhaseTwoClaim::Claimed(lease))
     }
 
-    /// Extends a held lease to `now + lease_seconds`. Returns `false` when the lease is no
+    /// Extends a held lease to the heartbeat's expiry. Returns `false` when the lease is no
     /// longer ours (it expired and another worker took it, or it was finished).
     pub(super) fn heartbeat_phase_two(
         &mut self,
         owner_token: &str,
-        now: i64,
-        lease_seconds: i64,
+        beat: Heartbeat,
     ) -> Result<bool> {
         let changed = self.conn.execute(
             &format!(
@@ -290,7 +328,7 @@ impl Db {
                  SET lease_expires_at = ?1, heartbeat_at = ?2
                  WHERE id = 1 AND status = 'running' AND owner_token = ?3"
             ),
-            params![now.saturating_add(lease_seconds), now, owner_token],
+            params![beat.expires_at(), beat.now, owner_token],
         )?;
         Ok(changed == 1)
     }
@@ -370,15 +408,13 @@ impl Db {
         Ok(true)
     }
 
-    /// Records a failed pass on a held lease: the row goes to error with `error`, and retries
-    /// wait `backoff_seconds`, doubled for each further consecutive failure (capped at a day).
-    /// Returns `false` when the lease is no longer ours.
+    /// Records a failed pass on a held lease: the row goes to error with the failure's error,
+    /// and retries wait its back-off (see [`PhaseTwoFailure`]). Returns `false` when the lease
+    /// is no longer ours.
     pub(super) fn fail_phase_two(
         &mut self,
         owner_token: &str,
-        now: i64,
-        error: &str,
-        backoff_seconds: i64,
+        failure: &PhaseTwoFailure,
     ) -> Result<bool> {
         let tx = self
             .conn
@@ -387,8 +423,7 @@ impl Db {
         if state.status != JobStatus::Running || state.owner_token.as_deref() != Some(owner_token) {
             return Ok(false);
         }
-        let attempts = state.attempts.saturating_add(1);
-        let backoff = failure_backoff(attempts, backoff_seconds);
+        let (attempts, retry_after) = failure.recorded_after(&state);
         tx.execute(
             &format!(
                 "UPDATE {PHASE_TWO_LEASE}
@@ -396,7 +431,7 @@ impl Db {
                      attempts = ?1, last_error = ?2, retry_after_at = ?3
                  WHERE id = 1"
             ),
-            params![attempts, error, now.saturating_add(backoff)],
+            params![attempts, failure.error, retry_after],
         )?;
         tx.commit()?;
         Ok(true)
@@ -436,17 +471,15 @@ impl Db {
     }
 
     /// The phase-2 input: at most `limit` stage-one outputs of threads with memory enabled,
-    /// with a non-blank raw memory or summary, active within `max_unused_days` of the memory
-    /// clock; ranked by usage count, then activity time (last use, else source time), then
-    /// source time, then thread id; returned sorted by thread id so the files do not churn.
+    /// with a non-blank raw memory or summary, active within `window`; ranked by usage count,
+    /// then activity time (last use, else source time), then source time, then thread id;
+    /// returned sorted by thread id so the files do not churn.
     pub(super) fn select_phase_two_inputs(
         &self,
-        now: i64,
+        window: ActivityWindow,
         limit: usize,
-        max_unused_days: i64,
     ) -> Result<Vec<StageOneOutputRecord>> {
-        let clock = self.memory_clock(now)?;
-        let cutoff = clock.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
+        let cutoff = window.cutoff(self.memory_clock(window.now)?);
         let mut statement = self.conn.prepare(&output_query(&format!(
             "WHERE t.memory_mode = 'enabled'
                AND (TRIM(o.raw_memory, {BLANK}) != '' OR TRIM(o.rollout_summary, {BLANK}) != '')
@@ -464,16 +497,13 @@ impl Db {
     }
 
     /// Deletes at most `limit` stage-one outputs that the last pass did not select and that
-    /// have been idle longer than `max_unused_days` on the memory clock, stalest first.
-    /// Returns how many.
+    /// are older than `window`, stalest first. Returns how many.
     pub(super) fn prune_phase_two_outputs(
         &mut self,
-        now: i64,
-        max_unused_days: i64,
+        window: ActivityWindow,
         limit: usize,
     ) -> Result<usize> {
-        let clock = self.memory_clock(now)?;
-        let cutoff = clock.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
+        let cutoff = window.cutoff(self.memory_clock(window.now)?);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let deleted = self.conn.execute(
             &format!(

@@ -15,11 +15,30 @@ use memory_store::columns::Columns;
 use memory_store::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
 use rusqlite::{OptionalExtension, ToSql, TransactionBehavior, params};
 
-use super::{Db, lease_owner, stored_paths};
+use super::{Db, Heartbeat, lease_owner, stored_paths};
 use crate::error::Result;
 
 /// Failed attempts after which a job waits for its rollout to change.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+/// A failed extraction, as its job records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageOneFailure {
+    /// The current time, Unix seconds.
+    pub now: i64,
+    /// What went wrong; `status` shows it.
+    pub error: String,
+    /// How long the job waits before it may be claimed again.
+    pub retry_delay: Duration,
+}
+
+impl StageOneFailure {
+    /// When the job may be claimed again.
+    pub(crate) fn retry_after(&self) -> i64 {
+        let delay = i64::try_from(self.retry_delay.as_secs()).unwrap_or(i64::MAX);
+        self.now.saturating_add(delay)
+    }
+}
 
 /// Which threads a claim may pick, and how it leases them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -268,24 +287,19 @@ impl Db {
         Ok(usize::try_from(count).unwrap_or(0))
     }
 
-    /// Extends a held job's lease to `now + lease_seconds`, for extractions that may outlast
+    /// Extends a held job's lease to the heartbeat's expiry, for extractions that may outlast
     /// it. Returns false, writing nothing, when `job` no longer owns the lease.
     pub(super) fn heartbeat_stage_one_job(
         &mut self,
         job: &ClaimedJob,
-        now: i64,
-        lease_seconds: i64,
+        beat: Heartbeat,
     ) -> Result<bool> {
         let changed = self.conn.execute(
             &format!(
                 "UPDATE {STAGE_ONE_JOBS} SET lease_expires_at = ?3
                  WHERE thread_id = ?1 AND status = 'running' AND owner_token = ?2"
             ),
-            params![
-                job.thread_id,
-                job.owner_token,
-                now.saturating_add(lease_seconds)
-            ],
+            params![job.thread_id, job.owner_token, beat.expires_at()],
         )?;
         Ok(changed > 0)
     }
@@ -348,16 +362,13 @@ impl Db {
         Ok(true)
     }
 
-    /// Records a failed extraction: one more attempt used, retry after `retry_delay`. Returns
-    /// false, writing nothing, when `job` no longer owns the lease.
+    /// Records a failed extraction: one more attempt used, retry after the failure's delay.
+    /// Returns false, writing nothing, when `job` no longer owns the lease.
     pub(super) fn mark_stage_one_failed(
         &mut self,
         job: &ClaimedJob,
-        error: &str,
-        retry_delay: Duration,
-        now: i64,
+        failure: &StageOneFailure,
     ) -> Result<bool> {
-        let delay = i64::try_from(retry_delay.as_secs()).unwrap_or(i64::MAX);
         let changed = self.conn.execute(
             &format!(
                 "UPDATE {STAGE_ONE_JOBS} SET status = 'error', owner_token = NULL,
@@ -368,9 +379,9 @@ impl Db {
             params![
                 job.thread_id,
                 job.owner_token,
-                now.saturating_add(delay),
-                error,
-                now
+                failure.retry_after(),
+                failure.error,
+                failure.now
             ],
         )?;
         Ok(changed > 0)

@@ -2,16 +2,15 @@
 //! `stage_one.rs`, `phase_two.rs`, `lease_owner.rs`, `forget.rs`) on tokio's blocking pool.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 
 use super::{
-    BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, KnownFile, MemoryMode, PhaseTwoClaim,
-    PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
-    ResetReport, StateStore, StoredRollout, ThreadMatch, ThreadRecord, ThreadRegistration,
-    UpsertCounts, WriteStore,
+    ActivityWindow, BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, Heartbeat, KnownFile,
+    MemoryMode, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure, PhaseTwoLease, PhaseTwoState,
+    PhaseTwoSuccess, ReleasedLeases, ResetReport, StageOneFailure, StateStore, StoredRollout,
+    ThreadMatch, ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
 };
 use crate::error::Result;
 use crate::shared_root::{RootFile, RootRevision};
@@ -81,18 +80,9 @@ impl WriteStore for StateStore {
         on_sqlite!(self, |s| s.count_stage_one_candidates(&params, now))
     }
 
-    async fn heartbeat_stage_one_job(
-        &self,
-        job: &ClaimedJob,
-        now: i64,
-        lease_seconds: i64,
-    ) -> Result<bool> {
+    async fn heartbeat_stage_one_job(&self, job: &ClaimedJob, beat: Heartbeat) -> Result<bool> {
         let job = job.clone();
-        on_sqlite!(self, |s| s.heartbeat_stage_one_job(
-            &job,
-            now,
-            lease_seconds
-        ))
+        on_sqlite!(self, |s| s.heartbeat_stage_one_job(&job, beat))
     }
 
     async fn mark_stage_one_succeeded(
@@ -113,17 +103,10 @@ impl WriteStore for StateStore {
     async fn mark_stage_one_failed(
         &self,
         job: &ClaimedJob,
-        error: &str,
-        retry_delay: Duration,
-        now: i64,
+        failure: &StageOneFailure,
     ) -> Result<bool> {
-        let (job, error) = (job.clone(), error.to_owned());
-        on_sqlite!(self, |s| s.mark_stage_one_failed(
-            &job,
-            &error,
-            retry_delay,
-            now
-        ))
+        let (job, failure) = (job.clone(), failure.clone());
+        on_sqlite!(self, |s| s.mark_stage_one_failed(&job, &failure))
     }
 
     async fn release_stage_one_job(&self, job: &ClaimedJob, note: &str) -> Result<bool> {
@@ -165,14 +148,9 @@ impl WriteStore for StateStore {
         on_sqlite!(self, |s| s.claim_phase_two(params))
     }
 
-    async fn heartbeat_phase_two(
-        &self,
-        owner_token: &str,
-        now: i64,
-        lease_seconds: i64,
-    ) -> Result<bool> {
+    async fn heartbeat_phase_two(&self, owner_token: &str, beat: Heartbeat) -> Result<bool> {
         let token = owner_token.to_owned();
-        on_sqlite!(self, |s| s.heartbeat_phase_two(&token, now, lease_seconds))
+        on_sqlite!(self, |s| s.heartbeat_phase_two(&token, beat))
     }
 
     async fn release_phase_two(&self, owner_token: &str) -> Result<bool> {
@@ -203,20 +181,9 @@ impl WriteStore for StateStore {
         ))
     }
 
-    async fn fail_phase_two(
-        &self,
-        owner_token: &str,
-        now: i64,
-        error: &str,
-        backoff_seconds: i64,
-    ) -> Result<bool> {
-        let (token, error) = (owner_token.to_owned(), error.to_owned());
-        on_sqlite!(self, |s| s.fail_phase_two(
-            &token,
-            now,
-            &error,
-            backoff_seconds
-        ))
+    async fn fail_phase_two(&self, owner_token: &str, failure: &PhaseTwoFailure) -> Result<bool> {
+        let (token, failure) = (owner_token.to_owned(), failure.clone());
+        on_sqlite!(self, |s| s.fail_phase_two(&token, &failure))
     }
 
     async fn enqueue_phase_two(&self, now: i64) -> Result<()> {
@@ -233,28 +200,14 @@ impl WriteStore for StateStore {
 
     async fn select_phase_two_inputs(
         &self,
-        now: i64,
+        window: ActivityWindow,
         limit: usize,
-        max_unused_days: i64,
     ) -> Result<Vec<StageOneOutputRecord>> {
-        on_sqlite!(self, |s| s.select_phase_two_inputs(
-            now,
-            limit,
-            max_unused_days
-        ))
+        on_sqlite!(self, |s| s.select_phase_two_inputs(window, limit))
     }
 
-    async fn prune_phase_two_outputs(
-        &self,
-        now: i64,
-        max_unused_days: i64,
-        limit: usize,
-    ) -> Result<usize> {
-        on_sqlite!(self, |s| s.prune_phase_two_outputs(
-            now,
-            max_unused_days,
-            limit
-        ))
+    async fn prune_phase_two_outputs(&self, window: ActivityWindow, limit: usize) -> Result<usize> {
+        on_sqlite!(self, |s| s.prune_phase_two_outputs(window, limit))
     }
 
     async fn phase_two_baseline(&self) -> Result<Vec<BaselineEntry>> {

@@ -9,6 +9,7 @@ use memory_write::citations::record_citations;
 use memory_write::prompt_budget;
 use memory_write::store::{MemoryMode, WriteStore};
 
+use super::conformance::window;
 use super::phase_two::{FakeModel, Home, answer, eager};
 
 /// A MEMORY.md with one task section per selected thread, in the handbook's index format.
@@ -184,7 +185,7 @@ async fn the_prompt_grows_with_the_change_not_with_the_memory() {
 /// The one memory a selection of size one picks.
 async fn pick(home: &Home) -> Vec<String> {
     home.store
-        .select_phase_two_inputs(memory_write::store::now_unix(), 1, 30)
+        .select_phase_two_inputs(window(memory_write::store::now_unix(), 30), 1)
         .await
         .unwrap()
         .into_iter()

@@ -10,6 +10,8 @@ use memory_write::store::{
 };
 use rusqlite::{Connection, params};
 
+use super::conformance::{beat, pass_failure, window};
+
 const DAY: i64 = 24 * 3600;
 const NOW: i64 = 1_760_000_000;
 
@@ -164,13 +166,13 @@ async fn an_expired_lease_is_taken_over_and_the_old_owner_is_locked_out() {
     assert_ne!(stale.owner_token, fresh.owner_token);
     assert!(
         !store
-            .heartbeat_phase_two(&stale.owner_token, NOW + 602, 600)
+            .heartbeat_phase_two(&stale.owner_token, beat(NOW + 602, 600))
             .await
             .unwrap()
     );
     assert!(
         !store
-            .fail_phase_two(&stale.owner_token, NOW + 602, "late", 3600)
+            .fail_phase_two(&stale.owner_token, &pass_failure(NOW + 602, "late", 3600))
             .await
             .unwrap()
     );
@@ -197,7 +199,7 @@ async fn heartbeats_keep_the_lease_alive() {
     // Without the heartbeat this claim would take over at NOW + 700.
     assert!(
         store
-            .heartbeat_phase_two(&lease.owner_token, NOW + 500, 600)
+            .heartbeat_phase_two(&lease.owner_token, beat(NOW + 500, 600))
             .await
             .unwrap()
     );
@@ -273,7 +275,7 @@ async fn failures_back_off_doubling_and_success_resets() {
     let lease = claimed(store.claim_phase_two(params_at(NOW)).await.unwrap());
     assert!(
         store
-            .fail_phase_two(&lease.owner_token, NOW, "model down", 100)
+            .fail_phase_two(&lease.owner_token, &pass_failure(NOW, "model down", 100))
             .await
             .unwrap()
     );
@@ -287,7 +289,7 @@ async fn failures_back_off_doubling_and_success_resets() {
     let lease = claimed(store.claim_phase_two(params_at(NOW + 100)).await.unwrap());
     assert!(
         store
-            .fail_phase_two(&lease.owner_token, NOW + 100, "again", 100)
+            .fail_phase_two(&lease.owner_token, &pass_failure(NOW + 100, "again", 100))
             .await
             .unwrap()
     );
@@ -365,7 +367,7 @@ async fn selection_ranks_by_usage_then_recency_within_the_window() {
     db.output("disabled", "disabled", NOW, 9, Some(NOW));
     let store = db.store();
     let top3: Vec<String> = store
-        .select_phase_two_inputs(NOW, 3, 30)
+        .select_phase_two_inputs(window(NOW, 30), 3)
         .await
         .unwrap()
         .into_iter()
@@ -377,7 +379,7 @@ async fn selection_ranks_by_usage_then_recency_within_the_window() {
         vec!["used-once-older", "used-once-recent", "used-twice"]
     );
     let all: Vec<String> = store
-        .select_phase_two_inputs(NOW, 256, 30)
+        .select_phase_two_inputs(window(NOW, 30), 256)
         .await
         .unwrap()
         .into_iter()
@@ -392,7 +394,10 @@ async fn selection_ranks_by_usage_then_recency_within_the_window() {
             "used-twice"
         ]
     );
-    let record = &store.select_phase_two_inputs(NOW, 1, 30).await.unwrap()[0];
+    let record = &store
+        .select_phase_two_inputs(window(NOW, 30), 1)
+        .await
+        .unwrap()[0];
     assert_eq!(
         (record.cwd.as_deref(), record.rollout_path.as_str()),
         (Some("/repo"), "/rollouts/used-twice.jsonl")
@@ -411,7 +416,7 @@ async fn blank_outputs_are_not_selected() {
         .unwrap();
     assert!(
         db.store()
-            .select_phase_two_inputs(NOW, 10, 30)
+            .select_phase_two_inputs(window(NOW, 30), 10)
             .await
             .unwrap()
             .is_empty()
@@ -446,7 +451,13 @@ async fn pruning_removes_stale_unselected_outputs_only_and_respects_the_limit() 
         )
         .unwrap();
     let store = db.store();
-    assert_eq!(store.prune_phase_two_outputs(NOW, 30, 2).await.unwrap(), 2);
+    assert_eq!(
+        store
+            .prune_phase_two_outputs(window(NOW, 30), 2)
+            .await
+            .unwrap(),
+        2
+    );
     let left: Vec<String> = store
         .stage_one_outputs()
         .await
@@ -460,7 +471,10 @@ async fn pruning_removes_stale_unselected_outputs_only_and_respects_the_limit() 
         "{left:?}"
     );
     assert_eq!(
-        store.prune_phase_two_outputs(NOW, 30, 200).await.unwrap(),
+        store
+            .prune_phase_two_outputs(window(NOW, 30), 200)
+            .await
+            .unwrap(),
         3
     );
     let mut left: Vec<String> = store
@@ -481,7 +495,11 @@ async fn usage_is_counted_and_feeds_selection() {
     db.output("b", "enabled", NOW - DAY, 0, None);
     let store = db.store();
     assert_eq!(
-        store.select_phase_two_inputs(NOW, 1, 30).await.unwrap()[0].thread_id,
+        store
+            .select_phase_two_inputs(window(NOW, 30), 1)
+            .await
+            .unwrap()[0]
+            .thread_id,
         "b"
     );
     let used = store
@@ -492,7 +510,11 @@ async fn usage_is_counted_and_feeds_selection() {
     let a = store.stage_one_output("a").await.unwrap().unwrap();
     assert_eq!((a.usage_count, a.last_used_at), (2, Some(NOW)));
     assert_eq!(
-        store.select_phase_two_inputs(NOW, 1, 30).await.unwrap()[0].thread_id,
+        store
+            .select_phase_two_inputs(window(NOW, 30), 1)
+            .await
+            .unwrap()[0]
+            .thread_id,
         "a"
     );
 }
@@ -511,7 +533,13 @@ async fn extraction_time_is_not_activity_and_idle_days_count_on_the_memory_clock
     db.output("recent", "enabled", NOW - DAY, 0, None);
     let store = db.store();
     assert_eq!(ids(&store).await, ["recent"]);
-    assert_eq!(store.prune_phase_two_outputs(NOW, 30, 10).await.unwrap(), 1);
+    assert_eq!(
+        store
+            .prune_phase_two_outputs(window(NOW, 30), 10)
+            .await
+            .unwrap(),
+        1
+    );
 
     // Only old sessions (an import, or a long break): the clock is the newest of them, so
     // they are not all idle at once.
@@ -523,7 +551,10 @@ async fn extraction_time_is_not_activity_and_idle_days_count_on_the_memory_clock
     assert_eq!(store.memory_clock(NOW).await.unwrap(), NOW - 390 * DAY);
     assert_eq!(ids(&store).await, ["a", "b"]);
     assert_eq!(
-        store.prune_phase_two_outputs(NOW, 30, 10).await.unwrap(),
+        store
+            .prune_phase_two_outputs(window(NOW, 30), 10)
+            .await
+            .unwrap(),
         1,
         "c is 60 days older"
     );
@@ -619,7 +650,7 @@ async fn forgetting_a_thread_removes_its_memory_disables_it_and_signals_phase_tw
 
 async fn ids(store: &StateStore) -> Vec<String> {
     store
-        .select_phase_two_inputs(NOW, 10, 30)
+        .select_phase_two_inputs(window(NOW, 30), 10)
         .await
         .unwrap()
         .into_iter()

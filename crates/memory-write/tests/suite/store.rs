@@ -8,7 +8,7 @@ use memory_write::store::{
     ClaimParams, ClaimedJob, MemoryMode, StateStore, ThreadRegistration, WriteStore,
 };
 
-use super::conformance::claim_until_empty;
+use super::conformance::{claim_until_empty, job_failure};
 
 const NOW: i64 = 1_800_000_000;
 const HOUR: i64 = 3600;
@@ -222,7 +222,10 @@ async fn a_fresh_lease_is_skipped_and_a_stale_one_is_stolen_from_its_owner() {
     );
     assert!(
         !store
-            .mark_stage_one_failed(&first, "late", Duration::from_secs(60), NOW + HOUR)
+            .mark_stage_one_failed(
+                &first,
+                &job_failure("late", Duration::from_secs(60), NOW + HOUR)
+            )
             .await
             .unwrap()
     );
@@ -252,7 +255,7 @@ async fn failures_back_off_and_stop_after_three_attempts_until_the_rollout_chang
         let job = claim(&store, now).await.unwrap();
         assert!(
             store
-                .mark_stage_one_failed(&job, &format!("boom {attempt}"), delay, now)
+                .mark_stage_one_failed(&job, &job_failure(&format!("boom {attempt}"), delay, now))
                 .await
                 .unwrap()
         );

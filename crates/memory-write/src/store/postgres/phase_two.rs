@@ -10,15 +10,14 @@ use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE
 
 use super::{PgStore, to_i64};
 use crate::error::Result;
+use crate::store::phase_two::claim_refusal;
 use crate::store::phase_two::{STATE_COLUMNS, baseline_from_row, baseline_query, state_from_row};
-use crate::store::phase_two::{claim_refusal, failure_backoff};
 use crate::store::stage_one::{output_from_row, output_query};
 use crate::store::{
-    BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState,
-    PhaseTwoSuccess,
+    ActivityWindow, BaselineEntry, Heartbeat, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure,
+    PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess,
 };
 
-const DAY_SECONDS: i64 = 24 * 3600;
 /// A memory's activity time in `stage1_outputs` aliased `o`: its last use, else its rollout's
 /// update time.
 const ACTIVITY: &str = "COALESCE(o.last_used_at, o.source_updated_at)";
@@ -108,8 +107,7 @@ impl PgStore {
     pub(super) async fn pg_heartbeat_phase_two(
         &self,
         owner_token: &str,
-        now: i64,
-        lease_seconds: i64,
+        beat: Heartbeat,
     ) -> Result<bool> {
         let client = self.client().await?;
         let changed = client
@@ -118,7 +116,7 @@ impl PgStore {
                     "UPDATE {PHASE_TWO_LEASE} SET lease_expires_at = $1, heartbeat_at = $2
                      WHERE id = 1 AND status = 'running' AND owner_token = $3"
                 ),
-                &[&now.saturating_add(lease_seconds), &now, &owner_token],
+                &[&beat.expires_at(), &beat.now, &owner_token],
             )
             .await?;
         Ok(changed == 1)
@@ -210,9 +208,7 @@ impl PgStore {
     pub(super) async fn pg_fail_phase_two(
         &self,
         owner_token: &str,
-        now: i64,
-        error: &str,
-        backoff_seconds: i64,
+        failure: &PhaseTwoFailure,
     ) -> Result<bool> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
@@ -220,8 +216,7 @@ impl PgStore {
         if state.status != JobStatus::Running || state.owner_token.as_deref() != Some(owner_token) {
             return Ok(false);
         }
-        let attempts = state.attempts.saturating_add(1);
-        let backoff = failure_backoff(attempts, backoff_seconds);
+        let (attempts, retry_after) = failure.recorded_after(&state);
         tx.execute(
             &format!(
                 "UPDATE {PHASE_TWO_LEASE}
@@ -229,7 +224,7 @@ impl PgStore {
                      attempts = $1, last_error = $2, retry_after_at = $3
                  WHERE id = 1"
             ),
-            &[&attempts, &error, &now.saturating_add(backoff)],
+            &[&attempts, &failure.error, &retry_after],
         )
         .await?;
         tx.commit().await?;
@@ -282,12 +277,10 @@ impl PgStore {
 
     pub(super) async fn pg_select_phase_two_inputs(
         &self,
-        now: i64,
+        window: ActivityWindow,
         limit: usize,
-        max_unused_days: i64,
     ) -> Result<Vec<StageOneOutputRecord>> {
-        let clock = self.pg_memory_clock(now).await?;
-        let cutoff = clock.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
+        let cutoff = window.cutoff(self.pg_memory_clock(window.now).await?);
         let client = self.client().await?;
         let rows = client
             .query(
@@ -313,12 +306,10 @@ impl PgStore {
 
     pub(super) async fn pg_prune_phase_two_outputs(
         &self,
-        now: i64,
-        max_unused_days: i64,
+        window: ActivityWindow,
         limit: usize,
     ) -> Result<usize> {
-        let clock = self.pg_memory_clock(now).await?;
-        let cutoff = clock.saturating_sub(max_unused_days.saturating_mul(DAY_SECONDS));
+        let cutoff = window.cutoff(self.pg_memory_clock(window.now).await?);
         let client = self.client().await?;
         let deleted = client
             .execute(

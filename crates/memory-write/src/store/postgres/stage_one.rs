@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use deadpool_postgres::GenericClient;
 use memory_protocol::StageOneOutput;
@@ -17,9 +16,9 @@ use tokio_postgres::types::ToSql;
 use super::super::stage_one::{
     CandidateArgs, JOB_COLUMNS, OUTPUT_REPLACED, job_from_row, output_from_row, output_query,
 };
-use super::{PgStore, to_i64};
+use super::PgStore;
 use crate::error::Result;
-use crate::store::{ClaimParams, ClaimedJob, ReleasedLeases};
+use crate::store::{ClaimParams, ClaimedJob, Heartbeat, ReleasedLeases, StageOneFailure};
 
 /// Candidates a claim tries before concluding that racing claimers took them all. A candidate
 /// lost to a race is invisible to the next statement, so this only bounds pathological churn.
@@ -335,8 +334,7 @@ impl PgStore {
     pub(super) async fn pg_heartbeat_stage_one_job(
         &self,
         job: &ClaimedJob,
-        now: i64,
-        lease_seconds: i64,
+        beat: Heartbeat,
     ) -> Result<bool> {
         let client = self.client().await?;
         let changed = client
@@ -345,11 +343,7 @@ impl PgStore {
                     "UPDATE {STAGE_ONE_JOBS} SET lease_expires_at = $3
                      WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
                 ),
-                &[
-                    &job.thread_id,
-                    &job.owner_token,
-                    &now.saturating_add(lease_seconds),
-                ],
+                &[&job.thread_id, &job.owner_token, &beat.expires_at()],
             )
             .await?;
         Ok(changed > 0)
@@ -416,11 +410,8 @@ impl PgStore {
     pub(super) async fn pg_mark_stage_one_failed(
         &self,
         job: &ClaimedJob,
-        error: &str,
-        retry_delay: Duration,
-        now: i64,
+        failure: &StageOneFailure,
     ) -> Result<bool> {
-        let delay = to_i64(retry_delay.as_secs());
         let client = self.client().await?;
         let changed = client
             .execute(
@@ -433,9 +424,9 @@ impl PgStore {
                 &[
                     &job.thread_id,
                     &job.owner_token,
-                    &now.saturating_add(delay),
-                    &error,
-                    &now,
+                    &failure.retry_after(),
+                    &failure.error,
+                    &failure.now,
                 ],
             )
             .await?;

@@ -1,7 +1,6 @@
 //! [`WriteStore`] on PostgreSQL: each method is the `pg_` method of the same name.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
@@ -10,10 +9,10 @@ use super::{PgStore, schema};
 use crate::error::Result;
 use crate::shared_root::{RootFile, RootRevision};
 use crate::store::{
-    BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, KnownFile, MemoryMode, PhaseTwoClaim,
-    PhaseTwoClaimParams, PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess, ReleasedLeases,
-    ResetReport, StoredRollout, ThreadMatch, ThreadRecord, ThreadRegistration, UpsertCounts,
-    WriteStore,
+    ActivityWindow, BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, Heartbeat, KnownFile,
+    MemoryMode, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure, PhaseTwoLease, PhaseTwoState,
+    PhaseTwoSuccess, ReleasedLeases, ResetReport, StageOneFailure, StoredRollout, ThreadMatch,
+    ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
 };
 
 #[async_trait::async_trait]
@@ -67,14 +66,8 @@ impl WriteStore for PgStore {
         self.pg_count_stage_one_candidates(params, now).await
     }
 
-    async fn heartbeat_stage_one_job(
-        &self,
-        job: &ClaimedJob,
-        now: i64,
-        lease_seconds: i64,
-    ) -> Result<bool> {
-        self.pg_heartbeat_stage_one_job(job, now, lease_seconds)
-            .await
+    async fn heartbeat_stage_one_job(&self, job: &ClaimedJob, beat: Heartbeat) -> Result<bool> {
+        self.pg_heartbeat_stage_one_job(job, beat).await
     }
 
     async fn mark_stage_one_succeeded(
@@ -93,12 +86,9 @@ impl WriteStore for PgStore {
     async fn mark_stage_one_failed(
         &self,
         job: &ClaimedJob,
-        error: &str,
-        retry_delay: Duration,
-        now: i64,
+        failure: &StageOneFailure,
     ) -> Result<bool> {
-        self.pg_mark_stage_one_failed(job, error, retry_delay, now)
-            .await
+        self.pg_mark_stage_one_failed(job, failure).await
     }
 
     async fn release_stage_one_job(&self, job: &ClaimedJob, note: &str) -> Result<bool> {
@@ -137,14 +127,8 @@ impl WriteStore for PgStore {
         self.pg_claim_phase_two(params).await
     }
 
-    async fn heartbeat_phase_two(
-        &self,
-        owner_token: &str,
-        now: i64,
-        lease_seconds: i64,
-    ) -> Result<bool> {
-        self.pg_heartbeat_phase_two(owner_token, now, lease_seconds)
-            .await
+    async fn heartbeat_phase_two(&self, owner_token: &str, beat: Heartbeat) -> Result<bool> {
+        self.pg_heartbeat_phase_two(owner_token, beat).await
     }
 
     async fn release_phase_two(&self, owner_token: &str) -> Result<bool> {
@@ -159,15 +143,8 @@ impl WriteStore for PgStore {
         self.pg_complete_phase_two(lease, success).await
     }
 
-    async fn fail_phase_two(
-        &self,
-        owner_token: &str,
-        now: i64,
-        error: &str,
-        backoff_seconds: i64,
-    ) -> Result<bool> {
-        self.pg_fail_phase_two(owner_token, now, error, backoff_seconds)
-            .await
+    async fn fail_phase_two(&self, owner_token: &str, failure: &PhaseTwoFailure) -> Result<bool> {
+        self.pg_fail_phase_two(owner_token, failure).await
     }
 
     async fn enqueue_phase_two(&self, now: i64) -> Result<()> {
@@ -184,22 +161,14 @@ impl WriteStore for PgStore {
 
     async fn select_phase_two_inputs(
         &self,
-        now: i64,
+        window: ActivityWindow,
         limit: usize,
-        max_unused_days: i64,
     ) -> Result<Vec<StageOneOutputRecord>> {
-        self.pg_select_phase_two_inputs(now, limit, max_unused_days)
-            .await
+        self.pg_select_phase_two_inputs(window, limit).await
     }
 
-    async fn prune_phase_two_outputs(
-        &self,
-        now: i64,
-        max_unused_days: i64,
-        limit: usize,
-    ) -> Result<usize> {
-        self.pg_prune_phase_two_outputs(now, max_unused_days, limit)
-            .await
+    async fn prune_phase_two_outputs(&self, window: ActivityWindow, limit: usize) -> Result<usize> {
+        self.pg_prune_phase_two_outputs(window, limit).await
     }
 
     async fn phase_two_baseline(&self) -> Result<Vec<BaselineEntry>> {

@@ -18,12 +18,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Once;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use memory_protocol::StageOneOutput;
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
 use memory_write::store::{
-    ClaimParams, ClaimedJob, LeaseOwner, MemoryMode, SharedStore, StateStore, StoredRollout,
-    ThreadRegistration, UpsertCounts, WriteStore,
+    ActivityWindow, ClaimParams, ClaimedJob, Heartbeat, LeaseOwner, MemoryMode, PhaseTwoFailure,
+    SharedStore, StageOneFailure, StateStore, StoredRollout, ThreadRegistration, UpsertCounts,
+    WriteStore,
 };
 
 /// The environment variable naming a PostgreSQL server for these tests.
@@ -196,6 +198,37 @@ pub(crate) fn output(text: &str) -> StageOneOutput {
         raw_memory: format!("memory {text}"),
         rollout_summary: format!("# summary {text}"),
         rollout_slug: Some(text.to_owned()),
+    }
+}
+
+/// A heartbeat at `now` for `lease_seconds`.
+pub(crate) fn beat(now: i64, lease_seconds: i64) -> Heartbeat {
+    Heartbeat { now, lease_seconds }
+}
+
+/// The memories active within `max_unused_days` of the memory clock at `now`.
+pub(crate) fn window(now: i64, max_unused_days: i64) -> ActivityWindow {
+    ActivityWindow {
+        now,
+        max_unused_days,
+    }
+}
+
+/// A failed extraction at `now`, retried after `retry_delay`.
+pub(crate) fn job_failure(error: &str, retry_delay: Duration, now: i64) -> StageOneFailure {
+    StageOneFailure {
+        now,
+        error: error.to_owned(),
+        retry_delay,
+    }
+}
+
+/// A failed phase-2 pass at `now` with a first back-off of `backoff_seconds`.
+pub(crate) fn pass_failure(now: i64, error: &str, backoff_seconds: i64) -> PhaseTwoFailure {
+    PhaseTwoFailure {
+        now,
+        error: error.to_owned(),
+        backoff_seconds,
     }
 }
 

@@ -6,7 +6,8 @@ use memory_write::store::{
 };
 
 use super::{
-    HOUR, NOW, backends, claim, exited_process, other_machine, output, params, register, thread,
+    HOUR, NOW, backends, beat, claim, exited_process, other_machine, output, params, pass_failure,
+    register, thread, window,
 };
 
 const DAY: i64 = 24 * HOUR;
@@ -61,7 +62,7 @@ async fn one_consolidator_at_a_time_with_heartbeats_takeover_and_fencing() {
             "{name}"
         );
         assert!(
-            a.heartbeat_phase_two(&lease.owner_token, NOW + 500, 600)
+            a.heartbeat_phase_two(&lease.owner_token, beat(NOW + 500, 600))
                 .await
                 .unwrap()
         );
@@ -78,7 +79,7 @@ async fn one_consolidator_at_a_time_with_heartbeats_takeover_and_fencing() {
         let taken = claimed(b.claim_phase_two(claim_params(NOW + 1101)).await.unwrap());
         assert_ne!(taken.owner_token, lease.owner_token, "{name}");
         assert!(
-            !a.heartbeat_phase_two(&lease.owner_token, NOW + 1102, 600)
+            !a.heartbeat_phase_two(&lease.owner_token, beat(NOW + 1102, 600))
                 .await
                 .unwrap()
         );
@@ -87,7 +88,7 @@ async fn one_consolidator_at_a_time_with_heartbeats_takeover_and_fencing() {
             "{name}"
         );
         assert!(
-            !a.fail_phase_two(&lease.owner_token, NOW, "late", 60)
+            !a.fail_phase_two(&lease.owner_token, &pass_failure(NOW, "late", 60))
                 .await
                 .unwrap()
         );
@@ -123,7 +124,7 @@ async fn a_gone_holder_on_this_host_loses_the_lease_at_once() {
         let released = me.release_leases_of_this_process().await.unwrap();
         assert!(released.phase_two, "{}", backend.name());
         assert!(
-            !me.heartbeat_phase_two(&lease.owner_token, NOW + 2, 600)
+            !me.heartbeat_phase_two(&lease.owner_token, beat(NOW + 2, 600))
                 .await
                 .unwrap()
         );
@@ -137,7 +138,10 @@ async fn success_records_the_baseline_and_cooldown_failures_back_off_doubling() 
         let store = backend.open().await;
         extracted(&store, &["a", "b", "c"]).await;
         let lease = claimed(store.claim_phase_two(claim_params(NOW)).await.unwrap());
-        let selected = store.select_phase_two_inputs(NOW, 2, 30).await.unwrap();
+        let selected = store
+            .select_phase_two_inputs(window(NOW, 30), 2)
+            .await
+            .unwrap();
         // Ranked by activity (newest first), returned by thread id.
         let ids: Vec<_> = selected.iter().map(|r| r.thread_id.as_str()).collect();
         assert_eq!(ids, ["a", "b"], "{name}");
@@ -202,7 +206,7 @@ async fn success_records_the_baseline_and_cooldown_failures_back_off_doubling() 
         // Failures back off, doubling.
         assert!(
             store
-                .fail_phase_two(&lease.owner_token, NOW + 30, "boom", 100)
+                .fail_phase_two(&lease.owner_token, &pass_failure(NOW + 30, "boom", 100))
                 .await
                 .unwrap()
         );
@@ -219,7 +223,7 @@ async fn success_records_the_baseline_and_cooldown_failures_back_off_doubling() 
         );
         assert!(
             store
-                .fail_phase_two(&lease.owner_token, NOW + 200, "boom", 100)
+                .fail_phase_two(&lease.owner_token, &pass_failure(NOW + 200, "boom", 100))
                 .await
                 .unwrap()
         );
@@ -257,7 +261,7 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
             "{name}"
         );
         let top: Vec<_> = store
-            .select_phase_two_inputs(NOW, 1, 30)
+            .select_phase_two_inputs(window(NOW, 30), 1)
             .await
             .unwrap()
             .into_iter()
@@ -289,7 +293,10 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
                 .unwrap()
         );
         assert_eq!(
-            store.prune_phase_two_outputs(later, 30, 10).await.unwrap(),
+            store
+                .prune_phase_two_outputs(window(later, 30), 10)
+                .await
+                .unwrap(),
             2,
             "{name}"
         );

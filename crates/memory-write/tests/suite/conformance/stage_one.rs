@@ -8,8 +8,8 @@ use memory_protocol::stage_one::JobStatus;
 use memory_write::store::{ClaimParams, SharedStore};
 
 use super::{
-    HOUR, NOW, backends, claim, claim_until_empty, exited_process, other_machine, output, params,
-    register, thread,
+    HOUR, NOW, backends, beat, claim, claim_until_empty, exited_process, job_failure,
+    other_machine, output, params, register, thread,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,7 +95,7 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
         // A heartbeat keeps it alive past the first expiry.
         assert!(
             first
-                .heartbeat_stage_one_job(&job, NOW + 500, 600)
+                .heartbeat_stage_one_job(&job, beat(NOW + 500, 600))
                 .await
                 .unwrap(),
             "{name}"
@@ -106,7 +106,7 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
         assert_ne!(stolen.owner_token, job.owner_token, "{name}");
         assert!(
             !first
-                .heartbeat_stage_one_job(&job, NOW + 1102, 600)
+                .heartbeat_stage_one_job(&job, beat(NOW + 1102, 600))
                 .await
                 .unwrap(),
             "{name}"
@@ -119,7 +119,7 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
         );
         assert!(
             !first
-                .mark_stage_one_failed(&job, "late", Duration::ZERO, NOW)
+                .mark_stage_one_failed(&job, &job_failure("late", Duration::ZERO, NOW))
                 .await
                 .unwrap()
         );
@@ -169,7 +169,7 @@ async fn an_expired_lease_and_a_free_thread_are_claimed_newest_first() {
         let free = claim(&*second, &lease, NOW + 10).await.unwrap();
         assert_eq!(free.thread_id, "oldest", "{name}");
         second
-            .mark_stage_one_failed(&free, "retry", Duration::ZERO, NOW + 20)
+            .mark_stage_one_failed(&free, &job_failure("retry", Duration::ZERO, NOW + 20))
             .await
             .unwrap();
         // After: the expired ones come back newest first, ahead of the older free thread.
@@ -223,7 +223,7 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
             let delay = Duration::from_secs(60);
             assert!(
                 store
-                    .mark_stage_one_failed(&job, "boom", delay, now)
+                    .mark_stage_one_failed(&job, &job_failure("boom", delay, now))
                     .await
                     .unwrap()
             );
