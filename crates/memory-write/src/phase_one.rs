@@ -34,7 +34,9 @@ use crate::rate_limit::{RateLimitProbe, rate_limit_allows};
 use crate::stage_one_request::{
     Loaded, MIN_ROLLOUT_TOKEN_BUDGET, load_job_rollout, parse_stage_one_output, render_request,
 };
-use crate::store::{ClaimParams, ClaimedJob, Heartbeat, SharedStore, StageOneFailure, now_unix};
+use crate::store::{
+    ClaimParams, ClaimedJob, Heartbeat, SharedStore, StageOneFailure, StageOneSuccess, now_unix,
+};
 
 /// Jobs in flight at once, per process.
 pub const CONCURRENCY_LIMIT: usize = 8;
@@ -402,7 +404,13 @@ impl Worker {
             Extraction::Output { output, usage } => {
                 let owned = self
                     .store
-                    .mark_stage_one_succeeded(&job, &output, now_unix())
+                    .mark_stage_one_succeeded(
+                        &job,
+                        &StageOneSuccess {
+                            now: now_unix(),
+                            output,
+                        },
+                    )
                     .await?;
                 (owned.then_some(JobOutcome::Succeeded), None, usage)
             }

@@ -19,7 +19,9 @@ use anyhow::{Context, Result, bail};
 use memory_protocol::StageOneOutput;
 use memory_write::phase_one::{CONCURRENCY_LIMIT, JobReport, PhaseOneHooks, PhaseOneObserver};
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
-use memory_write::store::{ClaimParams, LeaseOwner, SharedStore, WriteStore, now_unix};
+use memory_write::store::{
+    ClaimParams, LeaseOwner, SharedStore, StageOneSuccess, WriteStore, now_unix,
+};
 use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts};
 use tokio::net::TcpListener;
 
@@ -251,8 +253,9 @@ async fn claim_all(store: &Arc<PgStore>, workers: usize) -> Result<f64> {
         tasks.spawn(async move {
             let mut claimed = 0usize;
             let now = now_unix();
+            let success = StageOneSuccess { now, output };
             while let Some(job) = store.claim_next_stage_one_job(&any_thread(), now).await? {
-                store.mark_stage_one_succeeded(&job, &output, now).await?;
+                store.mark_stage_one_succeeded(&job, &success).await?;
                 claimed += 1;
             }
             Ok::<_, memory_write::Error>(claimed)

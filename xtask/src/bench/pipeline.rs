@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use memory_models::openai::{ApiFlavour, OpenAiClient, OpenAiConfig};
 use memory_protocol::StageOneOutput;
 use memory_write::phase_one::{CONCURRENCY_LIMIT, PhaseOneHooks};
-use memory_write::store::{ClaimParams, SharedStore, WriteStore, now_unix};
+use memory_write::store::{ClaimParams, SharedStore, StageOneSuccess, WriteStore, now_unix};
 use memory_write::{PhaseOneOptions, ScanOptions, StateStore, run_phase_one, scan_rollouts};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -121,15 +121,18 @@ pub(super) async fn measure_claims(rollouts: &Path, home: &Path) -> Result<f64> 
         max_age_days: None,
         ..ClaimParams::default()
     };
-    let output = StageOneOutput {
-        raw_memory: "m".to_owned(),
-        rollout_summary: "s".to_owned(),
-        rollout_slug: None,
+    let success = StageOneSuccess {
+        now,
+        output: StageOneOutput {
+            raw_memory: "m".to_owned(),
+            rollout_summary: "s".to_owned(),
+            rollout_slug: None,
+        },
     };
     let started = Instant::now();
     let mut claims = 0usize;
     while let Some(job) = store.claim_next_stage_one_job(&params, now).await? {
-        store.mark_stage_one_succeeded(&job, &output, now).await?;
+        store.mark_stage_one_succeeded(&job, &success).await?;
         claims += 1;
     }
     if claims != JOBS {

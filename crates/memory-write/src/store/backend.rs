@@ -12,14 +12,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 
 use super::{
     ActivityWindow, BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, Heartbeat, KnownFile,
     MemoryMode, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure, PhaseTwoLease, PhaseTwoState,
-    PhaseTwoSuccess, ReleasedLeases, ResetReport, StageOneFailure, StoredRollout, ThreadMatch,
-    ThreadRecord, ThreadRegistration, UpsertCounts,
+    PhaseTwoSuccess, ReleasedLeases, ResetReport, StageOneFailure, StageOneSuccess, StoredRollout,
+    ThreadMatch, ThreadRecord, ThreadRegistration, UpsertCounts,
 };
 use crate::error::Result;
 use crate::shared_root::{RootFile, RootRevision};
@@ -74,8 +73,7 @@ pub trait WriteStore: Send + Sync + std::fmt::Debug {
     async fn mark_stage_one_succeeded(
         &self,
         job: &ClaimedJob,
-        output: &StageOneOutput,
-        now: i64,
+        success: &StageOneSuccess,
     ) -> Result<bool>;
     /// Records an extraction with nothing worth keeping; false when the lease was lost.
     async fn mark_stage_one_no_output(&self, job: &ClaimedJob, now: i64) -> Result<bool>;

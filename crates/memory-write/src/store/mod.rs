@@ -44,7 +44,9 @@ pub use self::phase_two::{
     ActivityWindow, BaselineEntry, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure,
     PhaseTwoLease, PhaseTwoState, PhaseTwoSuccess,
 };
-pub use self::stage_one::{ClaimParams, ClaimedJob, DEFAULT_MAX_ATTEMPTS, StageOneFailure};
+pub use self::stage_one::{
+    ClaimParams, ClaimedJob, DEFAULT_MAX_ATTEMPTS, StageOneFailure, StageOneSuccess,
+};
 pub use self::threads::{
     KnownFile, MemoryMode, StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
 };

@@ -21,6 +21,15 @@ use crate::error::Result;
 /// Failed attempts after which a job waits for its rollout to change.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
 
+/// A successful extraction, as its job and the outputs table record it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageOneSuccess {
+    /// The current time, Unix seconds.
+    pub now: i64,
+    /// What the extraction produced.
+    pub output: StageOneOutput,
+}
+
 /// A failed extraction, as its job records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StageOneFailure {
@@ -310,9 +319,9 @@ impl Db {
     pub(super) fn mark_stage_one_succeeded(
         &mut self,
         job: &ClaimedJob,
-        output: &StageOneOutput,
-        now: i64,
+        success: &StageOneSuccess,
     ) -> Result<bool> {
+        let (output, now) = (&success.output, success.now);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;

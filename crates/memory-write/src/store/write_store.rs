@@ -3,14 +3,13 @@
 
 use std::collections::HashMap;
 
-use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 
 use super::{
     ActivityWindow, BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, Heartbeat, KnownFile,
     MemoryMode, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure, PhaseTwoLease, PhaseTwoState,
-    PhaseTwoSuccess, ReleasedLeases, ResetReport, StageOneFailure, StateStore, StoredRollout,
-    ThreadMatch, ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
+    PhaseTwoSuccess, ReleasedLeases, ResetReport, StageOneFailure, StageOneSuccess, StateStore,
+    StoredRollout, ThreadMatch, ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
 };
 use crate::error::Result;
 use crate::shared_root::{RootFile, RootRevision};
@@ -88,11 +87,10 @@ impl WriteStore for StateStore {
     async fn mark_stage_one_succeeded(
         &self,
         job: &ClaimedJob,
-        output: &StageOneOutput,
-        now: i64,
+        success: &StageOneSuccess,
     ) -> Result<bool> {
-        let (job, output) = (job.clone(), output.clone());
-        on_sqlite!(self, |s| s.mark_stage_one_succeeded(&job, &output, now))
+        let (job, success) = (job.clone(), success.clone());
+        on_sqlite!(self, |s| s.mark_stage_one_succeeded(&job, &success))
     }
 
     async fn mark_stage_one_no_output(&self, job: &ClaimedJob, now: i64) -> Result<bool> {

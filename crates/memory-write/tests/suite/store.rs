@@ -2,13 +2,10 @@
 
 use std::time::Duration;
 
-use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::JobStatus;
-use memory_write::store::{
-    ClaimParams, ClaimedJob, MemoryMode, StateStore, ThreadRegistration, WriteStore,
-};
+use memory_write::store::{ClaimParams, ClaimedJob, MemoryMode, StateStore, WriteStore};
 
-use super::conformance::{claim_until_empty, job_failure};
+use super::conformance::{claim_until_empty, job_failure, params, succeeded, thread};
 
 const NOW: i64 = 1_800_000_000;
 const HOUR: i64 = 3600;
@@ -17,39 +14,6 @@ fn store() -> (tempfile::TempDir, StateStore) {
     let dir = tempfile::tempdir().unwrap();
     let store = StateStore::open_home(dir.path()).unwrap();
     (dir, store)
-}
-
-fn thread(id: &str, activity: i64, fingerprint: &str) -> ThreadRegistration {
-    ThreadRegistration {
-        id: id.to_owned(),
-        rollout_path: format!("/sessions/{id}.jsonl"),
-        cwd: Some("/work".to_owned()),
-        git_branch: None,
-        source: Some("cli".to_owned()),
-        skip_reason: None,
-        created_at: activity - 60,
-        last_activity_at: activity,
-        memory_mode: MemoryMode::Enabled,
-        fingerprint: fingerprint.to_owned(),
-        file_size: 10,
-        file_mtime_ns: 0,
-    }
-}
-
-fn params() -> ClaimParams {
-    ClaimParams {
-        min_idle_hours: 6,
-        max_age_days: Some(10),
-        ..ClaimParams::default()
-    }
-}
-
-fn output(text: &str) -> StageOneOutput {
-    StageOneOutput {
-        raw_memory: format!("memory {text}"),
-        rollout_summary: format!("# summary {text}"),
-        rollout_slug: Some(text.to_owned()),
-    }
 }
 
 async fn claim(store: &StateStore, now: i64) -> Option<ClaimedJob> {
@@ -126,7 +90,7 @@ async fn claims_pick_newest_activity_first_and_skip_up_to_date_threads() {
 
     assert!(
         store
-            .mark_stage_one_succeeded(&first, &output("new"), NOW)
+            .mark_stage_one_succeeded(&first, &succeeded("new", NOW))
             .await
             .unwrap()
     );
@@ -156,7 +120,7 @@ async fn a_changed_rollout_is_queued_again_with_a_larger_watermark() {
     let job = claim(&store, NOW).await.unwrap();
     assert!(
         store
-            .mark_stage_one_succeeded(&job, &output("v1"), NOW)
+            .mark_stage_one_succeeded(&job, &succeeded("v1", NOW))
             .await
             .unwrap()
     );
@@ -182,7 +146,7 @@ async fn a_changed_rollout_is_queued_again_with_a_larger_watermark() {
     assert_eq!(again.input_watermark, activity + 1);
     assert!(
         store
-            .mark_stage_one_succeeded(&again, &output("v2"), NOW + 1)
+            .mark_stage_one_succeeded(&again, &succeeded("v2", NOW + 1))
             .await
             .unwrap()
     );
@@ -210,7 +174,7 @@ async fn a_fresh_lease_is_skipped_and_a_stale_one_is_stolen_from_its_owner() {
     // The old owner can no longer finish, fail or clear the job.
     assert!(
         !store
-            .mark_stage_one_succeeded(&first, &output("x"), NOW + HOUR)
+            .mark_stage_one_succeeded(&first, &succeeded("x", NOW + HOUR))
             .await
             .unwrap()
     );
@@ -235,7 +199,7 @@ async fn a_fresh_lease_is_skipped_and_a_stale_one_is_stolen_from_its_owner() {
     assert_eq!(job.owner_token.as_deref(), Some(thief.owner_token.as_str()));
     assert!(
         store
-            .mark_stage_one_succeeded(&thief, &output("y"), NOW + HOUR)
+            .mark_stage_one_succeeded(&thief, &succeeded("y", NOW + HOUR))
             .await
             .unwrap()
     );
@@ -291,7 +255,7 @@ async fn failures_back_off_and_stop_after_three_attempts_until_the_rollout_chang
     assert_eq!(store.stage_one_job("t").await.unwrap().unwrap().attempts, 0);
     assert!(
         store
-            .mark_stage_one_succeeded(&job, &output("ok"), now)
+            .mark_stage_one_succeeded(&job, &succeeded("ok", now))
             .await
             .unwrap()
     );
@@ -314,7 +278,7 @@ async fn no_output_deletes_an_earlier_output_and_signals_phase_two() {
     let job = claim(&store, NOW).await.unwrap();
     assert!(
         store
-            .mark_stage_one_succeeded(&job, &output("a"), NOW)
+            .mark_stage_one_succeeded(&job, &succeeded("a", NOW))
             .await
             .unwrap()
     );
@@ -462,7 +426,7 @@ async fn concurrent_claimers_on_separate_connections_never_share_a_job() {
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .build()
                     .unwrap();
-                runtime.block_on(claim_until_empty(&store, &params(), &output("x"), NOW))
+                runtime.block_on(claim_until_empty(&store, &params(), &succeeded("x", NOW)))
             })
         })
         .collect();
@@ -512,7 +476,7 @@ async fn clones_of_the_store_share_one_connection_across_tasks() {
     .unwrap()
     .unwrap();
     let done = store
-        .mark_stage_one_succeeded(&job, &output("t"), NOW)
+        .mark_stage_one_succeeded(&job, &succeeded("t", NOW))
         .await
         .unwrap();
     assert!(done);

@@ -139,7 +139,7 @@ mod tests {
 
     use super::*;
     use crate::store::postgres::{PgStore, PgStoreOptions};
-    use crate::store::{ClaimParams, LeaseOwner, WriteStore};
+    use crate::store::{ClaimParams, LeaseOwner, StageOneSuccess, WriteStore};
 
     const NOW: i64 = 1_800_000_000;
     const HOUR: i64 = 3600;
@@ -334,17 +334,15 @@ mod tests {
         // The trigger keeps the flags from here on: finishing frees the thread and raises
         // its watermark.
         for job in &claimed {
-            let output = StageOneOutput {
-                raw_memory: format!("memory {}", job.thread_id),
-                rollout_summary: format!("# summary {}", job.thread_id),
-                rollout_slug: Some(job.thread_id.clone()),
+            let success = StageOneSuccess {
+                now: NOW + 60,
+                output: StageOneOutput {
+                    raw_memory: format!("memory {}", job.thread_id),
+                    rollout_summary: format!("# summary {}", job.thread_id),
+                    rollout_slug: Some(job.thread_id.clone()),
+                },
             };
-            assert!(
-                store
-                    .mark_stage_one_succeeded(job, &output, NOW + 60)
-                    .await
-                    .unwrap()
-            );
+            assert!(store.mark_stage_one_succeeded(job, &success).await.unwrap());
         }
         assert_eq!(
             thread_flags(&client).await,

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use deadpool_postgres::GenericClient;
-use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 use memory_store::names::tables::{
     PHASE_TWO_LEASE, ROLLOUT_CONTENTS, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
@@ -18,7 +17,9 @@ use super::super::stage_one::{
 };
 use super::PgStore;
 use crate::error::Result;
-use crate::store::{ClaimParams, ClaimedJob, Heartbeat, ReleasedLeases, StageOneFailure};
+use crate::store::{
+    ClaimParams, ClaimedJob, Heartbeat, ReleasedLeases, StageOneFailure, StageOneSuccess,
+};
 
 /// Candidates a claim tries before concluding that racing claimers took them all. A candidate
 /// lost to a race is invisible to the next statement, so this only bounds pathological churn.
@@ -352,15 +353,15 @@ impl PgStore {
     pub(super) async fn pg_mark_stage_one_succeeded(
         &self,
         job: &ClaimedJob,
-        output: &StageOneOutput,
-        now: i64,
+        success: &StageOneSuccess,
     ) -> Result<bool> {
+        let (output, now) = (&success.output, &success.now);
         let client = self.client().await?;
         let record = client.prepare_cached(&record_success_statement()).await?;
         let values: [&(dyn ToSql + Sync); 7] = [
             &job.thread_id,
             &job.owner_token,
-            &now,
+            now,
             &output.raw_memory,
             &output.rollout_summary,
             &output.rollout_slug,

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
 
 use super::{PgStore, schema};
@@ -11,8 +10,8 @@ use crate::shared_root::{RootFile, RootRevision};
 use crate::store::{
     ActivityWindow, BaselineEntry, ClaimParams, ClaimedJob, ForgetReport, Heartbeat, KnownFile,
     MemoryMode, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure, PhaseTwoLease, PhaseTwoState,
-    PhaseTwoSuccess, ReleasedLeases, ResetReport, StageOneFailure, StoredRollout, ThreadMatch,
-    ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
+    PhaseTwoSuccess, ReleasedLeases, ResetReport, StageOneFailure, StageOneSuccess, StoredRollout,
+    ThreadMatch, ThreadRecord, ThreadRegistration, UpsertCounts, WriteStore,
 };
 
 #[async_trait::async_trait]
@@ -73,10 +72,9 @@ impl WriteStore for PgStore {
     async fn mark_stage_one_succeeded(
         &self,
         job: &ClaimedJob,
-        output: &StageOneOutput,
-        now: i64,
+        success: &StageOneSuccess,
     ) -> Result<bool> {
-        self.pg_mark_stage_one_succeeded(job, output, now).await
+        self.pg_mark_stage_one_succeeded(job, success).await
     }
 
     async fn mark_stage_one_no_output(&self, job: &ClaimedJob, now: i64) -> Result<bool> {

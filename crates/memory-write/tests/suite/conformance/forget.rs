@@ -3,7 +3,7 @@
 use memory_write::shared_root::RootFile;
 use memory_write::store::{MemoryMode, ThreadMatch};
 
-use super::{HOUR, NOW, backends, claim, output, params, register, thread};
+use super::{HOUR, NOW, backends, claim, params, register, succeeded, thread};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reference_names_a_thread_by_id_path_or_unique_prefix() {
@@ -68,7 +68,7 @@ async fn forgetting_a_thread_deletes_its_memory_and_it_is_never_extracted_again(
             let text = job.thread_id.clone();
             assert!(
                 store
-                    .mark_stage_one_succeeded(&job, &output(&text), NOW)
+                    .mark_stage_one_succeeded(&job, &succeeded(&text, NOW))
                     .await
                     .unwrap()
             );
@@ -123,7 +123,7 @@ async fn a_reset_forgets_every_memory_and_the_threads_are_extracted_again() {
         let job = claim(&*store, &params(), NOW).await.unwrap();
         assert!(
             store
-                .mark_stage_one_succeeded(&job, &output("x"), NOW)
+                .mark_stage_one_succeeded(&job, &succeeded("x", NOW))
                 .await
                 .unwrap()
         );
@@ -157,7 +157,7 @@ async fn a_reset_forgets_every_memory_and_the_threads_are_extracted_again() {
         // The job that was running cannot record a memory of the old state.
         assert!(
             !store
-                .mark_stage_one_succeeded(&running, &output("late"), NOW)
+                .mark_stage_one_succeeded(&running, &succeeded("late", NOW))
                 .await
                 .unwrap(),
             "{name}"
@@ -168,7 +168,7 @@ async fn a_reset_forgets_every_memory_and_the_threads_are_extracted_again() {
             again.push(job.thread_id.clone());
             assert!(
                 store
-                    .mark_stage_one_succeeded(&job, &output("y"), NOW + 1)
+                    .mark_stage_one_succeeded(&job, &succeeded("y", NOW + 1))
                     .await
                     .unwrap()
             );

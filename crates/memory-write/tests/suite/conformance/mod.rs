@@ -24,8 +24,8 @@ use memory_protocol::StageOneOutput;
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
 use memory_write::store::{
     ActivityWindow, ClaimParams, ClaimedJob, Heartbeat, LeaseOwner, MemoryMode, PhaseTwoFailure,
-    SharedStore, StageOneFailure, StateStore, StoredRollout, ThreadRegistration, UpsertCounts,
-    WriteStore,
+    SharedStore, StageOneFailure, StageOneSuccess, StateStore, StoredRollout, ThreadRegistration,
+    UpsertCounts, WriteStore,
 };
 
 /// The environment variable naming a PostgreSQL server for these tests.
@@ -201,6 +201,14 @@ pub(crate) fn output(text: &str) -> StageOneOutput {
     }
 }
 
+/// A successful extraction at `now` whose output is [`output`] of `text`.
+pub(crate) fn succeeded(text: &str, now: i64) -> StageOneSuccess {
+    StageOneSuccess {
+        now,
+        output: output(text),
+    }
+}
+
 /// A heartbeat at `now` for `lease_seconds`.
 pub(crate) fn beat(now: i64, lease_seconds: i64) -> Heartbeat {
     Heartbeat { now, lease_seconds }
@@ -254,17 +262,15 @@ pub(crate) fn exited_process() -> LeaseOwner {
 pub(crate) async fn claim_until_empty(
     store: &dyn WriteStore,
     params: &ClaimParams,
-    output: &StageOneOutput,
-    now: i64,
+    success: &StageOneSuccess,
 ) -> Vec<String> {
     let mut mine = Vec::new();
-    while let Some(job) = store.claim_next_stage_one_job(params, now).await.unwrap() {
-        assert!(
-            store
-                .mark_stage_one_succeeded(&job, output, now)
-                .await
-                .unwrap()
-        );
+    while let Some(job) = store
+        .claim_next_stage_one_job(params, success.now)
+        .await
+        .unwrap()
+    {
+        assert!(store.mark_stage_one_succeeded(&job, success).await.unwrap());
         mine.push(job.thread_id);
     }
     mine

@@ -6,8 +6,8 @@ use memory_write::store::{
 };
 
 use super::{
-    HOUR, NOW, backends, beat, claim, exited_process, other_machine, output, params, pass_failure,
-    register, thread, window,
+    HOUR, NOW, backends, beat, claim, exited_process, other_machine, params, pass_failure,
+    register, succeeded, thread, window,
 };
 
 const DAY: i64 = 24 * HOUR;
@@ -40,7 +40,7 @@ async fn extracted(store: &SharedStore, ids: &[&str]) {
         let text = job.thread_id.clone();
         assert!(
             store
-                .mark_stage_one_succeeded(&job, &output(&text), NOW)
+                .mark_stage_one_succeeded(&job, &succeeded(&text, NOW))
                 .await
                 .unwrap()
         );
@@ -288,7 +288,7 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
         let job = claim(&*store, &params(), later).await.unwrap();
         assert!(
             store
-                .mark_stage_one_succeeded(&job, &output("d"), later)
+                .mark_stage_one_succeeded(&job, &succeeded("d", later))
                 .await
                 .unwrap()
         );
@@ -333,7 +333,7 @@ async fn no_output_is_missed_by_a_consolidation_racing_the_finishers() {
                     let text = job.thread_id.clone();
                     assert!(
                         store
-                            .mark_stage_one_succeeded(&job, &output(&text), NOW)
+                            .mark_stage_one_succeeded(&job, &succeeded(&text, NOW))
                             .await
                             .unwrap()
                     );

@@ -9,7 +9,7 @@ use memory_write::store::{ClaimParams, SharedStore};
 
 use super::{
     HOUR, NOW, backends, beat, claim, claim_until_empty, exited_process, job_failure,
-    other_machine, output, params, register, thread,
+    other_machine, params, register, succeeded, thread,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,14 +38,14 @@ async fn claims_take_the_newest_eligible_thread_and_finished_jobs_are_not_claime
         assert_eq!(first.thread_id, "new", "{name}");
         assert!(
             store
-                .mark_stage_one_succeeded(&first, &output("n"), NOW)
+                .mark_stage_one_succeeded(&first, &succeeded("n", NOW))
                 .await
                 .unwrap()
         );
         // Finishing twice is refused: the token no longer owns the job.
         assert!(
             !store
-                .mark_stage_one_succeeded(&first, &output("n"), NOW)
+                .mark_stage_one_succeeded(&first, &succeeded("n", NOW))
                 .await
                 .unwrap()
         );
@@ -113,7 +113,7 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
         );
         assert!(
             !first
-                .mark_stage_one_succeeded(&job, &output("x"), NOW)
+                .mark_stage_one_succeeded(&job, &succeeded("x", NOW))
                 .await
                 .unwrap()
         );
@@ -129,7 +129,7 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
         );
         assert!(
             second
-                .mark_stage_one_succeeded(&stolen, &output("y"), NOW)
+                .mark_stage_one_succeeded(&stolen, &succeeded("y", NOW))
                 .await
                 .unwrap()
         );
@@ -177,7 +177,7 @@ async fn an_expired_lease_and_a_free_thread_are_claimed_newest_first() {
         while let Some(job) = claim(&*second, &lease, NOW + 700).await {
             order.push(job.thread_id.clone());
             second
-                .mark_stage_one_succeeded(&job, &output(&job.thread_id), NOW + 700)
+                .mark_stage_one_succeeded(&job, &succeeded(&job.thread_id, NOW + 700))
                 .await
                 .unwrap();
         }
@@ -378,7 +378,7 @@ async fn filters_and_the_running_cap_apply() {
         assert!(claim(&*store, &filtered, NOW).await.is_none());
         assert!(
             store
-                .mark_stage_one_succeeded(&job, &output("1"), NOW)
+                .mark_stage_one_succeeded(&job, &succeeded("1", NOW))
                 .await
                 .unwrap()
         );
@@ -443,7 +443,7 @@ async fn concurrent_claimers_on_separate_handles_never_share_a_job() {
         for worker in 0..8 {
             let store = handles[worker % handles.len()].clone();
             tasks.spawn(async move {
-                claim_until_empty(store.as_ref(), &params(), &output("c"), NOW).await
+                claim_until_empty(store.as_ref(), &params(), &succeeded("c", NOW)).await
             });
         }
         let mut all = Vec::new();
