@@ -311,18 +311,6 @@ pub(super) fn expire_gone_phase_two_owner(
     Ok(true)
 }
 
-/// Records `owner` on the phase-2 lease (just claimed, same transaction).
-pub(super) fn record_phase_two_owner(tx: &Transaction<'_>, owner: &LeaseOwner) -> Result<()> {
-    tx.execute(
-        &format!(
-            "UPDATE {PHASE_TWO_LEASE} SET owner_host = ?1, owner_pid = ?2, owner_started = ?3
-             WHERE id = 1"
-        ),
-        params![owner.host, owner.pid, owner.started],
-    )?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

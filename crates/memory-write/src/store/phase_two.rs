@@ -19,6 +19,7 @@
 
 use crate::shared_root::RootFile;
 use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
+use memory_store::ddl::Dialect;
 use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
@@ -282,6 +283,24 @@ pub(crate) fn failure_backoff(attempts: i64, backoff_seconds: i64) -> i64 {
         .min(MAX_BACKOFF_SECONDS.max(backoff_seconds))
 }
 
+/// The statement that records a lease a claim took, with its owner. Parameters: owner token,
+/// expiry, claim time, owner host, owner pid, owner start time.
+pub(crate) fn take_statement(dialect: Dialect) -> String {
+    let p = |n| dialect.parameter(n);
+    format!(
+        "UPDATE {PHASE_TWO_LEASE}
+         SET status = 'running', owner_token = {}, lease_expires_at = {}, heartbeat_at = {},
+             owner_host = {}, owner_pid = {}, owner_started = {}
+         WHERE id = 1",
+        p(1),
+        p(2),
+        p(3),
+        p(4),
+        p(5),
+        p(6)
+    )
+}
+
 impl Db {
     /// Tries to take the phase-2 lease (see [`PhaseTwoClaimParams`]).
     pub(super) fn claim_phase_two(&mut self, params: PhaseTwoClaimParams) -> Result<PhaseTwoClaim> {
@@ -296,21 +315,22 @@ impl Db {
         // A lease whose holder on this host is gone counts as expired.
         lease_owner::expire_gone_phase_two_owner(&tx, &self.owner, params.now)?;
         let state = read_state(&tx)?;
-        let now = params.now;
         if let Some(refusal) = claim_refusal(&state, &params) {
             return Ok(refusal);
         }
-
         let lease = PhaseTwoLease::taken(state, &params);
+        let owner = &self.owner;
         tx.execute(
-            &format!(
-                "UPDATE {PHASE_TWO_LEASE}
-                 SET status = 'running', owner_token = ?1, lease_expires_at = ?2, heartbeat_at = ?3
-                 WHERE id = 1"
-            ),
-            params![lease.owner_token, lease.lease_expires_at, now],
+            &take_statement(Dialect::Sqlite),
+            params![
+                lease.owner_token,
+                lease.lease_expires_at,
+                params.now,
+                owner.host,
+                owner.pid,
+                owner.started
+            ],
         )?;
-        lease_owner::record_phase_two_owner(&tx, &self.owner)?;
         tx.commit()?;
         Ok(PhaseTwoClaim::Claimed(lease))
     }

@@ -6,12 +6,13 @@
 //! rolls back and leaves the row as it was.
 
 use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
+use memory_store::ddl::Dialect;
 use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
 
 use super::{PgStore, to_i64};
 use crate::error::Result;
-use crate::store::phase_two::claim_refusal;
 use crate::store::phase_two::{STATE_COLUMNS, baseline_from_row, baseline_query, state_from_row};
+use crate::store::phase_two::{claim_refusal, take_statement};
 use crate::store::stage_one::{output_from_row, output_query};
 use crate::store::{
     ActivityWindow, BaselineEntry, Heartbeat, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure,
@@ -84,12 +85,7 @@ impl PgStore {
         }
         let lease = PhaseTwoLease::taken(state, &params);
         tx.execute(
-            &format!(
-                "UPDATE {PHASE_TWO_LEASE}
-                 SET status = 'running', owner_token = $1, lease_expires_at = $2,
-                     heartbeat_at = $3, owner_host = $4, owner_pid = $5, owner_started = $6
-                 WHERE id = 1"
-            ),
+            &take_statement(Dialect::Postgres),
             &[
                 &lease.owner_token,
                 &lease.lease_expires_at,

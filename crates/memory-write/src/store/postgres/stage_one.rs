@@ -86,6 +86,14 @@ enum Alone {
     No,
 }
 
+/// One claim call: its prepared statement and values, the same for each of its attempts.
+struct ClaimCall<'a> {
+    statement: &'a tokio_postgres::Statement,
+    args: CandidateArgs,
+    lease_seconds: i64,
+    alone: Alone,
+}
+
 /// What one run of the claim statement came to.
 enum Attempt {
     Taken(ClaimedJob),
@@ -190,15 +198,19 @@ impl PgStore {
             // claim go out together (tokio-postgres pipelines futures polled at once; the
             // server runs them in order). When that claim found nothing but the reclaim freed
             // a job, the loop claims again, so a freed job is still taken by this call.
-            let claim = client.prepare_cached(&claim_statement()).await?;
+            let statement = client.prepare_cached(&claim_statement()).await?;
+            let call = ClaimCall {
+                statement: &statement,
+                args,
+                lease_seconds: params.lease_seconds,
+                alone: Alone::Yes,
+            };
             let (reclaimed, first) = tokio::try_join!(
                 reclaim_gone_jobs(&client, self, now),
-                self.claim_once(&client, &claim, &args, params, Alone::Yes)
+                self.claim_once(&client, &call)
             )?;
             let first = (matches!(first, Attempt::Taken(_)) || reclaimed == 0).then_some(first);
-            return self
-                .claim_until_settled(&client, &claim, &args, params, Alone::Yes, first)
-                .await;
+            return self.claim_until_settled(&client, &call, first).await;
         };
         let tx = client.transaction().await?;
         // Jobs of a crashed process on this host are free at once, not when their lease ends;
@@ -220,10 +232,14 @@ impl PgStore {
         if running >= i64::from(cap) {
             return Ok(None);
         }
-        let claim = tx.prepare_cached(&claim_statement()).await?;
-        let claimed = self
-            .claim_until_settled(&tx, &claim, &args, params, Alone::No, None)
-            .await?;
+        let statement = tx.prepare_cached(&claim_statement()).await?;
+        let call = ClaimCall {
+            statement: &statement,
+            args,
+            lease_seconds: params.lease_seconds,
+            alone: Alone::No,
+        };
+        let claimed = self.claim_until_settled(&tx, &call, None).await?;
         tx.commit().await?;
         Ok(claimed)
     }
@@ -233,16 +249,13 @@ impl PgStore {
     async fn claim_until_settled<C: GenericClient>(
         &self,
         client: &C,
-        claim: &tokio_postgres::Statement,
-        args: &CandidateArgs,
-        params: &ClaimParams,
-        alone: Alone,
+        call: &ClaimCall<'_>,
         mut first: Option<Attempt>,
     ) -> Result<Option<ClaimedJob>> {
         for _ in 0..CLAIM_TRIES {
             let attempt = match first.take() {
                 Some(attempt) => attempt,
-                None => self.claim_once(client, claim, args, params, alone).await?,
+                None => self.claim_once(client, call).await?,
             };
             match attempt {
                 Attempt::Taken(job) => return Ok(Some(job)),
@@ -257,15 +270,12 @@ impl PgStore {
     async fn claim_once<C: GenericClient>(
         &self,
         client: &C,
-        claim: &tokio_postgres::Statement,
-        args: &CandidateArgs,
-        params: &ClaimParams,
-        alone: Alone,
+        call: &ClaimCall<'_>,
     ) -> Result<Attempt> {
         let owner_token = uuid::Uuid::new_v4().to_string();
-        let lease_expires_at = args.now.saturating_add(params.lease_seconds);
+        let lease_expires_at = call.args.now.saturating_add(call.lease_seconds);
         let pid = i64::from(self.owner.pid);
-        let [now, idle, age, prefix, exclude, attempts, ended] = args.values();
+        let [now, idle, age, prefix, exclude, attempts, ended] = call.args.values();
         let values: [&(dyn ToSql + Sync); 12] = [
             now,
             idle,
@@ -280,14 +290,14 @@ impl PgStore {
             &pid,
             &self.owner.started,
         ];
-        let row = match client.query_opt(claim, &values).await {
+        let row = match client.query_opt(call.statement, &values).await {
             Ok(row) => row,
             // The claim locks the thread, then its job; a job's status change locks the job,
             // then (through the trigger that keeps `claimed`) the thread. The two meet only
             // when a lease ran out while its owner was still finishing, and the server then
             // cancels one of them: a claim on its own tries again, as after a lost race.
             Err(error)
-                if alone == Alone::Yes
+                if call.alone == Alone::Yes
                     && error.code() == Some(&SqlState::T_R_DEADLOCK_DETECTED) =>
             {
                 return Ok(Attempt::Lost);
@@ -297,18 +307,18 @@ impl PgStore {
         let Some(row) = row else {
             return Ok(Attempt::NoCandidate);
         };
-        if !row.get::<_, bool>(5) {
+        if !row.try_get::<_, bool>(5)? {
             return Ok(Attempt::Lost);
         }
-        let rollout_path: String = row.get(1);
+        let rollout_path: String = row.try_get(1)?;
         Ok(Attempt::Taken(ClaimedJob {
             open_path: PathBuf::from(&rollout_path),
-            stored_items: Some(row.get(4)),
-            thread_id: row.get(0),
+            stored_items: Some(row.try_get(4)?),
+            thread_id: row.try_get(0)?,
             rollout_path,
-            cwd: row.get(2),
+            cwd: row.try_get(2)?,
             owner_token,
-            input_watermark: row.get(3),
+            input_watermark: row.try_get(3)?,
         }))
     }
 
