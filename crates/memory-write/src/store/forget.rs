@@ -6,6 +6,7 @@ use memory_store::names::tables::{
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::Db;
+use super::stage_one::signal_phase_two;
 use super::threads::MemoryMode;
 use crate::error::Result;
 
@@ -105,13 +106,7 @@ impl Db {
             params![thread_id, MemoryMode::Disabled.as_str(), now],
         )?;
         if was_consolidated || deleted > 0 {
-            tx.execute(
-                &format!(
-                    "UPDATE {PHASE_TWO_LEASE} SET input_watermark = MAX(input_watermark + 1, ?1)
-                     WHERE id = 1"
-                ),
-                [now],
-            )?;
+            signal_phase_two(&tx, now)?;
         }
         tx.commit()?;
         Ok(ForgetReport {

@@ -83,11 +83,19 @@ pub struct PhaseTwoFailure {
 
 impl PhaseTwoFailure {
     /// The attempts count and retry time to record when this failure follows `state`: one
-    /// more attempt, retried after the back-off for that many failures in a row.
-    pub(crate) fn recorded_after(&self, state: &PhaseTwoState) -> (i64, i64) {
+    /// more attempt, retried after the back-off for that many failures in a row. `None` when
+    /// `owner_token` no longer holds the lease, so nothing is recorded.
+    pub(crate) fn recorded_after(
+        &self,
+        state: &PhaseTwoState,
+        owner_token: &str,
+    ) -> Option<(i64, i64)> {
+        if state.status != JobStatus::Running || state.owner_token.as_deref() != Some(owner_token) {
+            return None;
+        }
         let attempts = state.attempts.saturating_add(1);
         let backoff = failure_backoff(attempts, self.backoff_seconds);
-        (attempts, self.now.saturating_add(backoff))
+        Some((attempts, self.now.saturating_add(backoff)))
     }
 }
 
@@ -283,6 +291,33 @@ pub(crate) fn failure_backoff(attempts: i64, backoff_seconds: i64) -> i64 {
         .min(MAX_BACKOFF_SECONDS.max(backoff_seconds))
 }
 
+/// The statement that tells phase 2 there is new input: the input watermark strictly
+/// increases, and is at least parameter 1 (the changed thread's watermark, or the time), so
+/// `input_watermark > last_success_watermark` means "consolidate again".
+pub(crate) fn signal_statement(dialect: Dialect) -> String {
+    format!(
+        "UPDATE {PHASE_TWO_LEASE} SET input_watermark = {}(input_watermark + 1, {})
+         WHERE id = 1",
+        dialect.greatest(),
+        dialect.parameter(1)
+    )
+}
+
+/// The statement that records a failed pass (see [`PhaseTwoFailure`]). Parameters: attempts,
+/// error, retry time.
+pub(crate) fn fail_statement(dialect: Dialect) -> String {
+    let p = |n| dialect.parameter(n);
+    format!(
+        "UPDATE {PHASE_TWO_LEASE}
+         SET status = 'error', owner_token = NULL, lease_expires_at = NULL,
+             attempts = {}, last_error = {}, retry_after_at = {}
+         WHERE id = 1",
+        p(1),
+        p(2),
+        p(3)
+    )
+}
+
 /// The statement that records a lease a claim took, with its owner. Parameters: owner token,
 /// expiry, claim time, owner host, owner pid, owner start time.
 pub(crate) fn take_statement(dialect: Dialect) -> String {
@@ -440,17 +475,11 @@ impl Db {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let state = read_state(&tx)?;
-        if state.status != JobStatus::Running || state.owner_token.as_deref() != Some(owner_token) {
+        let Some((attempts, retry_after)) = failure.recorded_after(&state, owner_token) else {
             return Ok(false);
-        }
-        let (attempts, retry_after) = failure.recorded_after(&state);
+        };
         tx.execute(
-            &format!(
-                "UPDATE {PHASE_TWO_LEASE}
-                 SET status = 'error', owner_token = NULL, lease_expires_at = NULL,
-                     attempts = ?1, last_error = ?2, retry_after_at = ?3
-                 WHERE id = 1"
-            ),
+            &fail_statement(Dialect::Sqlite),
             params![attempts, failure.error, retry_after],
         )?;
         tx.commit()?;
@@ -461,13 +490,8 @@ impl Db {
     /// moves the input watermark forward, which lets a forced pass skip the cooldown. Phase 1
     /// does the same inside its own transactions.
     pub(super) fn enqueue_phase_two(&mut self, now: i64) -> Result<()> {
-        self.conn.execute(
-            &format!(
-                "UPDATE {PHASE_TWO_LEASE} SET input_watermark = MAX(input_watermark + 1, ?1)
-                 WHERE id = 1"
-            ),
-            params![now],
-        )?;
+        self.conn
+            .execute(&signal_statement(Dialect::Sqlite), params![now])?;
         Ok(())
     }
 

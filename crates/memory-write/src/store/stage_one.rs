@@ -12,9 +12,11 @@ use std::time::Duration;
 use memory_protocol::StageOneOutput;
 use memory_protocol::stage_one::{JobStatus, StageOneJob, StageOneOutputRecord};
 use memory_store::columns::Columns;
-use memory_store::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
+use memory_store::ddl::Dialect;
+use memory_store::names::tables::{STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS};
 use rusqlite::{OptionalExtension, ToSql, TransactionBehavior, params};
 
+use super::phase_two::signal_statement;
 use super::{Db, Heartbeat, lease_owner, stored_paths};
 use crate::error::Result;
 
@@ -529,13 +531,7 @@ fn finish_owned(tx: &rusqlite::Transaction<'_>, job: &ClaimedJob, now: i64) -> R
 /// Tells phase 2 there is new input: its input watermark strictly increases (and is at least
 /// the changed thread's watermark), so `input_watermark > last_success_watermark` means
 /// "consolidate again".
-fn signal_phase_two(tx: &rusqlite::Transaction<'_>, watermark: i64) -> Result<()> {
-    tx.execute(
-        &format!(
-            "UPDATE {PHASE_TWO_LEASE} SET input_watermark = MAX(input_watermark + 1, ?1)
-             WHERE id = 1"
-        ),
-        [watermark],
-    )?;
+pub(super) fn signal_phase_two(tx: &rusqlite::Transaction<'_>, watermark: i64) -> Result<()> {
+    tx.execute(&signal_statement(Dialect::Sqlite), [watermark])?;
     Ok(())
 }

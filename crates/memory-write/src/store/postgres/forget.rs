@@ -5,10 +5,13 @@ use memory_store::names::tables::{
     STAGE_ONE_OUTPUTS, THREADS,
 };
 
+use memory_store::ddl::Dialect;
+
 use super::PgStore;
 use crate::error::Result;
 use crate::store::MemoryMode;
 use crate::store::forget::{ForgetReport, MIN_PREFIX_CHARS, ResetReport, ThreadMatch};
+use crate::store::phase_two::signal_statement;
 
 impl PgStore {
     pub(super) async fn pg_resolve_thread(&self, reference: &str) -> Result<ThreadMatch> {
@@ -66,14 +69,8 @@ impl PgStore {
         )
         .await?;
         if was_consolidated || deleted > 0 {
-            tx.execute(
-                &format!(
-                    "UPDATE {PHASE_TWO_LEASE}
-                     SET input_watermark = GREATEST(input_watermark + 1, $1) WHERE id = 1"
-                ),
-                &[&now],
-            )
-            .await?;
+            tx.execute(&signal_statement(Dialect::Postgres), &[&now])
+                .await?;
         }
         tx.commit().await?;
         Ok(ForgetReport {

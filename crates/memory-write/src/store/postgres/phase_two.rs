@@ -12,7 +12,7 @@ use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE
 use super::{PgStore, to_i64};
 use crate::error::Result;
 use crate::store::phase_two::{STATE_COLUMNS, baseline_from_row, baseline_query, state_from_row};
-use crate::store::phase_two::{claim_refusal, take_statement};
+use crate::store::phase_two::{claim_refusal, fail_statement, signal_statement, take_statement};
 use crate::store::stage_one::{output_from_row, output_query};
 use crate::store::{
     ActivityWindow, BaselineEntry, Heartbeat, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure,
@@ -209,17 +209,11 @@ impl PgStore {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
         let (state, _) = lock_state(&tx).await?;
-        if state.status != JobStatus::Running || state.owner_token.as_deref() != Some(owner_token) {
+        let Some((attempts, retry_after)) = failure.recorded_after(&state, owner_token) else {
             return Ok(false);
-        }
-        let (attempts, retry_after) = failure.recorded_after(&state);
+        };
         tx.execute(
-            &format!(
-                "UPDATE {PHASE_TWO_LEASE}
-                 SET status = 'error', owner_token = NULL, lease_expires_at = NULL,
-                     attempts = $1, last_error = $2, retry_after_at = $3
-                 WHERE id = 1"
-            ),
+            &fail_statement(Dialect::Postgres),
             &[&attempts, &failure.error, &retry_after],
         )
         .await?;
@@ -230,13 +224,7 @@ impl PgStore {
     pub(super) async fn pg_enqueue_phase_two(&self, now: i64) -> Result<()> {
         let client = self.client().await?;
         client
-            .execute(
-                &format!(
-                    "UPDATE {PHASE_TWO_LEASE}
-                     SET input_watermark = GREATEST(input_watermark + 1, $1) WHERE id = 1"
-                ),
-                &[&now],
-            )
+            .execute(&signal_statement(Dialect::Postgres), &[&now])
             .await?;
         Ok(())
     }

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use deadpool_postgres::GenericClient;
 use memory_protocol::stage_one::{StageOneJob, StageOneOutputRecord};
+use memory_store::ddl::Dialect;
 use memory_store::names::tables::{
     PHASE_TWO_LEASE, ROLLOUT_CONTENTS, STAGE_ONE_JOBS, STAGE_ONE_OUTPUTS, THREADS,
 };
@@ -17,6 +18,7 @@ use super::super::stage_one::{
 };
 use super::PgStore;
 use crate::error::Result;
+use crate::store::phase_two::signal_statement;
 use crate::store::{
     ClaimParams, ClaimedJob, Heartbeat, ReleasedLeases, StageOneFailure, StageOneSuccess,
 };
@@ -720,10 +722,7 @@ impl PhaseTwoSignal {
             ))
             .await?;
         let raise = tx
-            .prepare_cached(&format!(
-                "UPDATE {PHASE_TWO_LEASE} SET input_watermark = GREATEST(input_watermark + 1, $1)
-                 WHERE id = 1"
-            ))
+            .prepare_cached(&signal_statement(Dialect::Postgres))
             .await?;
         Ok(Self { already_due, raise })
     }
