@@ -13,10 +13,12 @@
 
 use std::sync::OnceLock;
 
+use memory_store::ddl::Dialect;
 use memory_store::names::tables::{PHASE_TWO_LEASE, STAGE_ONE_JOBS};
 use rusqlite::{Transaction, params};
 
 use super::Db;
+use super::stage_one::reclaim_statement;
 use crate::error::Result;
 
 /// The process a lease belongs to.
@@ -247,12 +249,7 @@ pub(super) fn reclaim_gone_jobs(tx: &Transaction<'_>, me: &LeaseOwner, now: i64)
     for (thread_id, token, pid, started) in held {
         if me.is_gone(&me.host, pid, started.as_deref()) {
             reclaimed += tx.execute(
-                &format!(
-                    "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
-                        lease_expires_at = NULL,
-                        last_error = 'its process ended before finishing'
-                     WHERE thread_id = ?1 AND status = 'running' AND owner_token = ?2"
-                ),
+                &reclaim_statement(Dialect::Sqlite),
                 params![thread_id, token],
             )?;
         }

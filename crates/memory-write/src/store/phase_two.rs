@@ -303,6 +303,29 @@ pub(crate) fn signal_statement(dialect: Dialect) -> String {
     )
 }
 
+/// The statement that extends a held lease. Parameters: new expiry, time, owner token.
+pub(crate) fn heartbeat_statement(dialect: Dialect) -> String {
+    let p = |n| dialect.parameter(n);
+    format!(
+        "UPDATE {PHASE_TWO_LEASE} SET lease_expires_at = {}, heartbeat_at = {}
+         WHERE id = 1 AND status = 'running' AND owner_token = {}",
+        p(1),
+        p(2),
+        p(3)
+    )
+}
+
+/// The statement that gives a held lease back without recording a pass. Parameter: owner
+/// token.
+pub(crate) fn release_statement(dialect: Dialect) -> String {
+    format!(
+        "UPDATE {PHASE_TWO_LEASE}
+         SET status = 'pending', owner_token = NULL, lease_expires_at = NULL
+         WHERE id = 1 AND status = 'running' AND owner_token = {}",
+        dialect.parameter(1)
+    )
+}
+
 /// The statement that records a failed pass (see [`PhaseTwoFailure`]). Parameters: attempts,
 /// error, retry time.
 pub(crate) fn fail_statement(dialect: Dialect) -> String {
@@ -378,11 +401,7 @@ impl Db {
         beat: Heartbeat,
     ) -> Result<bool> {
         let changed = self.conn.execute(
-            &format!(
-                "UPDATE {PHASE_TWO_LEASE}
-                 SET lease_expires_at = ?1, heartbeat_at = ?2
-                 WHERE id = 1 AND status = 'running' AND owner_token = ?3"
-            ),
+            &heartbeat_statement(Dialect::Sqlite),
             params![beat.expires_at(), beat.now, owner_token],
         )?;
         Ok(changed == 1)
@@ -391,14 +410,9 @@ impl Db {
     /// Gives a held lease back without recording a pass: no success time (so no cooldown
     /// starts), no error and no backoff. Returns `false` when the lease is no longer ours.
     pub(super) fn release_phase_two(&mut self, owner_token: &str) -> Result<bool> {
-        let changed = self.conn.execute(
-            &format!(
-                "UPDATE {PHASE_TWO_LEASE}
-                 SET status = 'pending', owner_token = NULL, lease_expires_at = NULL
-                 WHERE id = 1 AND status = 'running' AND owner_token = ?1"
-            ),
-            params![owner_token],
-        )?;
+        let changed = self
+            .conn
+            .execute(&release_statement(Dialect::Sqlite), params![owner_token])?;
         Ok(changed == 1)
     }
 

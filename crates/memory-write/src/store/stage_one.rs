@@ -306,10 +306,7 @@ impl Db {
         beat: Heartbeat,
     ) -> Result<bool> {
         let changed = self.conn.execute(
-            &format!(
-                "UPDATE {STAGE_ONE_JOBS} SET lease_expires_at = ?3
-                 WHERE thread_id = ?1 AND status = 'running' AND owner_token = ?2"
-            ),
+            &heartbeat_statement(Dialect::Sqlite),
             params![job.thread_id, job.owner_token, beat.expires_at()],
         )?;
         Ok(changed > 0)
@@ -381,12 +378,7 @@ impl Db {
         failure: &StageOneFailure,
     ) -> Result<bool> {
         let changed = self.conn.execute(
-            &format!(
-                "UPDATE {STAGE_ONE_JOBS} SET status = 'error', owner_token = NULL,
-                    lease_expires_at = NULL, attempts = attempts + 1, retry_after_at = ?3,
-                    last_error = ?4, finished_at = ?5
-                 WHERE thread_id = ?1 AND status = 'running' AND owner_token = ?2"
-            ),
+            &failed_statement(Dialect::Sqlite),
             params![
                 job.thread_id,
                 job.owner_token,
@@ -404,11 +396,7 @@ impl Db {
     /// longer owns the lease.
     pub(super) fn release_stage_one_job(&mut self, job: &ClaimedJob, note: &str) -> Result<bool> {
         let changed = self.conn.execute(
-            &format!(
-                "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
-                    lease_expires_at = NULL, retry_after_at = NULL, last_error = ?3
-                 WHERE thread_id = ?1 AND status = 'running' AND owner_token = ?2"
-            ),
+            &release_statement(Dialect::Sqlite),
             params![job.thread_id, job.owner_token, note],
         )?;
         Ok(changed > 0)
@@ -417,14 +405,7 @@ impl Db {
     /// Makes every failed job claimable now (see `WriteStore::retry_failed_stage_one_jobs`);
     /// returns how many.
     pub(super) fn retry_failed_stage_one_jobs(&mut self) -> Result<usize> {
-        Ok(self.conn.execute(
-            &format!(
-                "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', attempts = 0,
-                    retry_after_at = NULL
-                 WHERE status = 'error'"
-            ),
-            [],
-        )?)
+        Ok(self.conn.execute(&retry_failed_statement(), [])?)
     }
 
     /// One job by thread id.
@@ -517,15 +498,89 @@ impl CandidateArgs {
 /// Marks the owned running job done for its watermark. False when not owned.
 fn finish_owned(tx: &rusqlite::Transaction<'_>, job: &ClaimedJob, now: i64) -> Result<bool> {
     let changed = tx.execute(
-        &format!(
-            "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
-                lease_expires_at = NULL, attempts = 0, retry_after_at = NULL, last_error = NULL,
-                last_success_watermark = input_watermark, finished_at = ?3
-             WHERE thread_id = ?1 AND status = 'running' AND owner_token = ?2"
-        ),
+        &done_statement(Dialect::Sqlite),
         params![job.thread_id, job.owner_token, now],
     )?;
     Ok(changed > 0)
+}
+
+// The statements on a leased job, the same on both backends. Parameters 1 and 2 of each are
+// the thread id and the owner token: a job is written only while that token holds its lease.
+
+/// The condition that a job is still leased to the token of parameter 2.
+fn held_job(dialect: Dialect) -> String {
+    let p = |n| dialect.parameter(n);
+    format!(
+        "thread_id = {} AND status = 'running' AND owner_token = {}",
+        p(1),
+        p(2)
+    )
+}
+
+/// Extends a held job's lease to parameter 3.
+pub(crate) fn heartbeat_statement(dialect: Dialect) -> String {
+    format!(
+        "UPDATE {STAGE_ONE_JOBS} SET lease_expires_at = {} WHERE {}",
+        dialect.parameter(3),
+        held_job(dialect)
+    )
+}
+
+/// Marks a held job done for its watermark, finished at parameter 3.
+pub(crate) fn done_statement(dialect: Dialect) -> String {
+    format!(
+        "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
+            lease_expires_at = NULL, attempts = 0, retry_after_at = NULL, last_error = NULL,
+            last_success_watermark = input_watermark, finished_at = {}
+         WHERE {}",
+        dialect.parameter(3),
+        held_job(dialect)
+    )
+}
+
+/// Records a failed attempt on a held job: retried after parameter 3, with error parameter 4,
+/// finished at parameter 5.
+pub(crate) fn failed_statement(dialect: Dialect) -> String {
+    let p = |n| dialect.parameter(n);
+    format!(
+        "UPDATE {STAGE_ONE_JOBS} SET status = 'error', owner_token = NULL,
+            lease_expires_at = NULL, attempts = attempts + 1, retry_after_at = {},
+            last_error = {}, finished_at = {}
+         WHERE {}",
+        p(3),
+        p(4),
+        p(5),
+        held_job(dialect)
+    )
+}
+
+/// Gives a held job back without spending an attempt, with parameter 3 as its last error.
+pub(crate) fn release_statement(dialect: Dialect) -> String {
+    format!(
+        "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
+            lease_expires_at = NULL, retry_after_at = NULL, last_error = {}
+         WHERE {}",
+        dialect.parameter(3),
+        held_job(dialect)
+    )
+}
+
+/// Gives back a held job whose process ended before finishing.
+pub(crate) fn reclaim_statement(dialect: Dialect) -> String {
+    format!(
+        "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
+            lease_expires_at = NULL, last_error = 'its process ended before finishing'
+         WHERE {}",
+        held_job(dialect)
+    )
+}
+
+/// Makes every failed job claimable now, with its attempts cleared.
+pub(crate) fn retry_failed_statement() -> String {
+    format!(
+        "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', attempts = 0, retry_after_at = NULL
+         WHERE status = 'error'"
+    )
 }
 
 /// Tells phase 2 there is new input: its input watermark strictly increases (and is at least

@@ -201,6 +201,17 @@ impl UpsertCounts {
 /// id, rollout path, cwd, source, skip reason, created at, now, last activity, memory mode,
 /// fingerprint, file size, file mtime, git branch. A PostgreSQL store is shared by machines
 /// and also records the one that registered the thread (parameter 14).
+/// The statement that sets a thread's memory mode. Parameters: thread id, mode, time.
+pub(super) fn set_mode_statement(dialect: Dialect) -> String {
+    let p = |n| dialect.parameter(n);
+    format!(
+        "UPDATE {THREADS} SET memory_mode = {}, updated_at = {} WHERE id = {}",
+        p(2),
+        p(3),
+        p(1)
+    )
+}
+
 pub(super) fn upsert_statement(dialect: Dialect) -> String {
     let p = |n| dialect.parameter(n);
     let greatest = dialect.greatest();
@@ -348,7 +359,7 @@ impl Db {
         now: i64,
     ) -> Result<bool> {
         let changed = self.conn.execute(
-            &format!("UPDATE {THREADS} SET memory_mode = ?2, updated_at = ?3 WHERE id = ?1"),
+            &set_mode_statement(Dialect::Sqlite),
             params![id, mode.as_str(), now],
         )?;
         Ok(changed > 0)

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use memory_store::postgres::PgOptions as PgStoreOptions;
 pub use memory_store::postgres::is_postgres_url;
 use memory_store::postgres::{PgClient, PgPool};
+use tokio_postgres::types::ToSql;
 
 use super::LeaseOwner;
 use crate::error::Result;
@@ -90,6 +91,12 @@ impl PgStore {
     /// A pooled connection; a failure to get one means the server cannot be reached.
     async fn client(&self) -> Result<PgClient> {
         Ok(self.pool.client().await?)
+    }
+
+    /// Runs one statement on a pooled connection; how many rows it changed.
+    async fn execute(&self, statement: &str, values: &[&(dyn ToSql + Sync)]) -> Result<u64> {
+        let client = self.client().await?;
+        Ok(client.execute(statement, values).await?)
     }
 
     fn claims_closed(&self) -> bool {

@@ -8,11 +8,15 @@
 use memory_protocol::stage_one::{JobStatus, StageOneOutputRecord};
 use memory_store::ddl::Dialect;
 use memory_store::names::tables::{PHASE_TWO_BASELINE, PHASE_TWO_LEASE, STAGE_ONE_OUTPUTS};
+use tokio_postgres::types::ToSql;
 
 use super::{PgStore, to_i64};
 use crate::error::Result;
 use crate::store::phase_two::{STATE_COLUMNS, baseline_from_row, baseline_query, state_from_row};
-use crate::store::phase_two::{claim_refusal, fail_statement, signal_statement, take_statement};
+use crate::store::phase_two::{
+    claim_refusal, fail_statement, heartbeat_statement, release_statement, signal_statement,
+    take_statement,
+};
 use crate::store::stage_one::{output_from_row, output_query};
 use crate::store::{
     ActivityWindow, BaselineEntry, Heartbeat, PhaseTwoClaim, PhaseTwoClaimParams, PhaseTwoFailure,
@@ -105,32 +109,16 @@ impl PgStore {
         owner_token: &str,
         beat: Heartbeat,
     ) -> Result<bool> {
-        let client = self.client().await?;
-        let changed = client
-            .execute(
-                &format!(
-                    "UPDATE {PHASE_TWO_LEASE} SET lease_expires_at = $1, heartbeat_at = $2
-                     WHERE id = 1 AND status = 'running' AND owner_token = $3"
-                ),
-                &[&beat.expires_at(), &beat.now, &owner_token],
-            )
-            .await?;
-        Ok(changed == 1)
+        let values: [&(dyn ToSql + Sync); 3] = [&beat.expires_at(), &beat.now, &owner_token];
+        Ok(self
+            .execute(&heartbeat_statement(Dialect::Postgres), &values)
+            .await?
+            == 1)
     }
 
     pub(super) async fn pg_release_phase_two(&self, owner_token: &str) -> Result<bool> {
-        let client = self.client().await?;
-        let changed = client
-            .execute(
-                &format!(
-                    "UPDATE {PHASE_TWO_LEASE}
-                     SET status = 'pending', owner_token = NULL, lease_expires_at = NULL
-                     WHERE id = 1 AND status = 'running' AND owner_token = $1"
-                ),
-                &[&owner_token],
-            )
-            .await?;
-        Ok(changed == 1)
+        let statement = release_statement(Dialect::Postgres);
+        Ok(self.execute(&statement, &[&owner_token]).await? == 1)
     }
 
     pub(super) async fn pg_complete_phase_two(
@@ -222,9 +210,7 @@ impl PgStore {
     }
 
     pub(super) async fn pg_enqueue_phase_two(&self, now: i64) -> Result<()> {
-        let client = self.client().await?;
-        client
-            .execute(&signal_statement(Dialect::Postgres), &[&now])
+        self.execute(&signal_statement(Dialect::Postgres), &[&now])
             .await?;
         Ok(())
     }

@@ -14,7 +14,9 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
 use super::super::stage_one::{
-    CandidateArgs, JOB_COLUMNS, OUTPUT_REPLACED, job_from_row, output_from_row, output_query,
+    CandidateArgs, JOB_COLUMNS, OUTPUT_REPLACED, done_statement, failed_statement,
+    heartbeat_statement, job_from_row, output_from_row, output_query, reclaim_statement,
+    release_statement, retry_failed_statement,
 };
 use super::PgStore;
 use crate::error::Result;
@@ -349,17 +351,12 @@ impl PgStore {
         job: &ClaimedJob,
         beat: Heartbeat,
     ) -> Result<bool> {
-        let client = self.client().await?;
-        let changed = client
-            .execute(
-                &format!(
-                    "UPDATE {STAGE_ONE_JOBS} SET lease_expires_at = $3
-                     WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
-                ),
-                &[&job.thread_id, &job.owner_token, &beat.expires_at()],
-            )
-            .await?;
-        Ok(changed > 0)
+        let values: [&(dyn ToSql + Sync); 3] =
+            [&job.thread_id, &job.owner_token, &beat.expires_at()];
+        Ok(self
+            .execute(&heartbeat_statement(Dialect::Postgres), &values)
+            .await?
+            > 0)
     }
 
     pub(super) async fn pg_mark_stage_one_succeeded(
@@ -425,25 +422,17 @@ impl PgStore {
         job: &ClaimedJob,
         failure: &StageOneFailure,
     ) -> Result<bool> {
-        let client = self.client().await?;
-        let changed = client
-            .execute(
-                &format!(
-                    "UPDATE {STAGE_ONE_JOBS} SET status = 'error', owner_token = NULL,
-                        lease_expires_at = NULL, attempts = attempts + 1, retry_after_at = $3,
-                        last_error = $4, finished_at = $5
-                     WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
-                ),
-                &[
-                    &job.thread_id,
-                    &job.owner_token,
-                    &failure.retry_after(),
-                    &failure.error,
-                    &failure.now,
-                ],
-            )
-            .await?;
-        Ok(changed > 0)
+        let values: [&(dyn ToSql + Sync); 5] = [
+            &job.thread_id,
+            &job.owner_token,
+            &failure.retry_after(),
+            &failure.error,
+            &failure.now,
+        ];
+        Ok(self
+            .execute(&failed_statement(Dialect::Postgres), &values)
+            .await?
+            > 0)
     }
 
     pub(super) async fn pg_release_stage_one_job(
@@ -451,32 +440,15 @@ impl PgStore {
         job: &ClaimedJob,
         note: &str,
     ) -> Result<bool> {
-        let client = self.client().await?;
-        let changed = client
-            .execute(
-                &format!(
-                    "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
-                        lease_expires_at = NULL, retry_after_at = NULL, last_error = $3
-                     WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
-                ),
-                &[&job.thread_id, &job.owner_token, &note],
-            )
-            .await?;
-        Ok(changed > 0)
+        let values: [&(dyn ToSql + Sync); 3] = [&job.thread_id, &job.owner_token, &note];
+        Ok(self
+            .execute(&release_statement(Dialect::Postgres), &values)
+            .await?
+            > 0)
     }
 
     pub(super) async fn pg_retry_failed_stage_one_jobs(&self) -> Result<usize> {
-        let client = self.client().await?;
-        let changed = client
-            .execute(
-                &format!(
-                    "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', attempts = 0,
-                        retry_after_at = NULL
-                     WHERE status = 'error'"
-                ),
-                &[],
-            )
-            .await?;
+        let changed = self.execute(&retry_failed_statement(), &[]).await?;
         Ok(usize::try_from(changed).unwrap_or(usize::MAX))
     }
 
@@ -591,15 +563,7 @@ async fn reclaim_gone_jobs<C: GenericClient>(
             let thread_id: String = row.get(0);
             let token: String = row.get(1);
             let changed = client
-                .execute(
-                    &format!(
-                        "UPDATE {STAGE_ONE_JOBS} SET status = 'pending', owner_token = NULL,
-                            lease_expires_at = NULL,
-                            last_error = 'its process ended before finishing'
-                         WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
-                    ),
-                    &[&thread_id, &token],
-                )
+                .execute(&reclaim_statement(Dialect::Postgres), &[&thread_id, &token])
                 .await?;
             reclaimed += usize::try_from(changed).unwrap_or(0);
         }
@@ -616,7 +580,9 @@ struct Finish {
 impl Finish {
     async fn prepare(tx: &deadpool_postgres::Transaction<'_>) -> Result<Self> {
         // Cached statements: prepared once per connection, not once per job.
-        let done_job = tx.prepare_cached(&done_job_statement()).await?;
+        let done_job = tx
+            .prepare_cached(&done_statement(Dialect::Postgres))
+            .await?;
         Ok(Self { done_job })
     }
 
@@ -631,16 +597,6 @@ impl Finish {
         let values: [&(dyn ToSql + Sync); 3] = [&job.thread_id, &job.owner_token, &now];
         Ok(tx.execute(&self.done_job, &values).await? > 0)
     }
-}
-
-/// Marks job `$1` done when it is running under token `$2`, finished at `$3`.
-fn done_job_statement() -> String {
-    format!(
-        "UPDATE {STAGE_ONE_JOBS} SET status = 'done', owner_token = NULL,
-            lease_expires_at = NULL, attempts = 0, retry_after_at = NULL,
-            last_error = NULL, last_success_watermark = input_watermark, finished_at = $3
-         WHERE thread_id = $1 AND status = 'running' AND owner_token = $2"
-    )
 }
 
 /// A successful extraction recorded in one statement: the job marked done ([`Finish`]'s
@@ -671,7 +627,7 @@ fn record_success_statement() -> String {
             WHERE id = 1 AND EXISTS (SELECT 1 FROM done) AND NOT EXISTS (SELECT 1 FROM due)
          )
          SELECT EXISTS (SELECT 1 FROM done)",
-        done_job_statement()
+        done_statement(Dialect::Postgres)
     )
 }
 

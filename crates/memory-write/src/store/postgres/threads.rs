@@ -176,13 +176,10 @@ impl PgStore {
         mode: MemoryMode,
         now: i64,
     ) -> Result<bool> {
-        let client = self.client().await?;
-        let changed = client
-            .execute(
-                &format!("UPDATE {THREADS} SET memory_mode = $2, updated_at = $3 WHERE id = $1"),
-                &[&id, &mode.as_str(), &now],
-            )
-            .await?;
-        Ok(changed > 0)
+        let statement = threads::set_mode_statement(Dialect::Postgres);
+        Ok(self
+            .execute(&statement, &[&id, &mode.as_str(), &now])
+            .await?
+            > 0)
     }
 }
