@@ -23,7 +23,6 @@ pub(crate) struct Charge<'a> {
     pub(crate) goal_id: &'a str,
     pub(crate) tokens: i64,
     pub(crate) seconds: i64,
-    pub(crate) budget_limit_reason: &'a str,
     pub(crate) now_ms: i64,
 }
 

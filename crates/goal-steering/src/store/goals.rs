@@ -81,20 +81,17 @@ impl GoalStore {
         objective: &str,
     ) -> Result<ThreadGoal> {
         let objective = validate_objective(objective)?;
-        let now = self.now_ms();
-        let mut tx = self.write(thread_id)?;
-        let mut row = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
-        transition(row.status, GoalAction::Edit, false)?;
-        if row.objective != objective {
+        self.edit_goal(thread_id, expected_goal_id, |row| {
+            transition(row.status, GoalAction::Edit, false)?;
+            if row.objective == objective {
+                return Ok(false);
+            }
             row.objective = objective.to_owned();
             row.objective_notice_pending = true;
             row.audit.reset();
             row.idle_continuations = 0;
-            row.updated_at_ms = now;
-            tx.write_row(&row)?;
-        }
-        tx.commit()?;
-        Ok(row.to_goal())
+            Ok(true)
+        })
     }
 
     /// Raises, lowers or removes (`None`) the token budget. Raising it above usage, or removing
@@ -106,24 +103,20 @@ impl GoalStore {
         token_budget: Option<i64>,
     ) -> Result<ThreadGoal> {
         let token_budget = self.validate_budget(token_budget)?;
-        let now = self.now_ms();
-        let mut tx = self.write(thread_id)?;
-        let mut row = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
-        let to = transition(row.status, GoalAction::Budget, row.over(token_budget))?
-            .unwrap_or(row.status);
-        row.token_budget = token_budget;
-        if to != row.status {
-            row.enter(to, None);
-            if to == ThreadGoalStatus::Active {
-                // A revived goal continues from a clean slate.
-                row.idle_continuations = 0;
-                row.audit.reset();
+        self.edit_goal(thread_id, expected_goal_id, |row| {
+            let to = transition(row.status, GoalAction::Budget, row.over(token_budget))?
+                .unwrap_or(row.status);
+            row.token_budget = token_budget;
+            if to != row.status {
+                row.enter(to, None);
+                if to == ThreadGoalStatus::Active {
+                    // A revived goal continues from a clean slate.
+                    row.idle_continuations = 0;
+                    row.audit.reset();
+                }
             }
-        }
-        row.updated_at_ms = now;
-        tx.write_row(&row)?;
-        tx.commit()?;
-        Ok(row.to_goal())
+            Ok(true)
+        })
     }
 
     /// Pauses an active goal: no continuation until it is resumed.
@@ -158,17 +151,33 @@ impl GoalStore {
         expected_goal_id: Option<&str>,
         action: GoalAction,
     ) -> Result<ThreadGoal> {
+        self.edit_goal(thread_id, expected_goal_id, |row| {
+            let to =
+                transition(row.status, action, row.over(row.token_budget))?.unwrap_or(row.status);
+            let reason = (action == GoalAction::Pause).then(|| "paused by the user".to_owned());
+            row.enter(to, reason);
+            // Pausing or resuming starts the audit and the breaker over.
+            row.audit.reset();
+            row.idle_continuations = 0;
+            Ok(true)
+        })
+    }
+
+    /// One edit of the goal the caller expects, in a write transaction: `change` updates the
+    /// row and says whether there is anything to write (the edit's time is set when there is).
+    fn edit_goal(
+        &mut self,
+        thread_id: &str,
+        expected_goal_id: Option<&str>,
+        change: impl FnOnce(&mut GoalRow) -> Result<bool>,
+    ) -> Result<ThreadGoal> {
         let now = self.now_ms();
         let mut tx = self.write(thread_id)?;
         let mut row = read_expected(tx.as_mut(), thread_id, expected_goal_id)?;
-        let to = transition(row.status, action, row.over(row.token_budget))?.unwrap_or(row.status);
-        let reason = (action == GoalAction::Pause).then(|| "paused by the user".to_owned());
-        row.enter(to, reason);
-        // Pausing or resuming starts the audit and the breaker over.
-        row.audit.reset();
-        row.idle_continuations = 0;
-        row.updated_at_ms = now;
-        tx.write_row(&row)?;
+        if change(&mut row)? {
+            row.updated_at_ms = now;
+            tx.write_row(&row)?;
+        }
         tx.commit()?;
         Ok(row.to_goal())
     }

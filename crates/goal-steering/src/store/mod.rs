@@ -26,6 +26,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::GoalConfig;
 use crate::error::{Error, Result};
 
+use self::backend::Charge;
 pub(crate) use self::backend::GoalTx;
 pub use self::goals::NewGoal;
 #[cfg(feature = "postgres")]
@@ -271,6 +272,25 @@ pub(crate) struct GoalRow {
 }
 
 impl GoalRow {
+    /// Tokens of `turn_id` that a budget check in the middle of that turn already charged.
+    pub(crate) fn charged_mid_turn(&self, turn_id: &str) -> i64 {
+        match &self.partial_turn_id {
+            Some(partial) if partial == turn_id => self.partial_turn_tokens,
+            _ => 0,
+        }
+    }
+
+    /// A charge of `tokens` and `seconds` to this goal at `now_ms`, with the budget check.
+    pub(crate) fn charge(&self, tokens: i64, seconds: i64, now_ms: i64) -> Charge<'_> {
+        Charge {
+            thread_id: &self.thread_id,
+            goal_id: &self.goal_id,
+            tokens,
+            seconds,
+            now_ms,
+        }
+    }
+
     /// A fresh active goal.
     pub(crate) fn new(
         thread_id: &str,
@@ -354,16 +374,15 @@ impl GoalRow {
         self.status = status;
         self.status_reason = match status {
             ThreadGoalStatus::Active => None,
-            ThreadGoalStatus::BudgetLimited => Some(budget_limit_reason()),
+            ThreadGoalStatus::BudgetLimited => Some(BUDGET_LIMIT_REASON.to_owned()),
             _ => reason,
         };
     }
 }
 
 /// The status reason of a budget-limited goal.
-pub(crate) fn budget_limit_reason() -> String {
-    "the token budget is spent; raise or remove the budget to continue".to_owned()
-}
+pub(crate) const BUDGET_LIMIT_REASON: &str =
+    "the token budget is spent; raise or remove the budget to continue";
 
 /// Reads the thread's goal row, or the error for a missing or stale goal.
 pub(crate) fn read_expected(

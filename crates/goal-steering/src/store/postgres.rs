@@ -26,11 +26,11 @@ use memory_store::names::schema_owners::GOAL_STEERING;
 use memory_store::names::tables::{GOAL_TURNS, THREAD_GOALS};
 use memory_store::postgres::{PgClient, PgOptions, PgPool};
 
-use super::GoalRow;
 use super::backend::{
     COLUMNS, Charge, GoalTx, TurnInsert, archive_statement, goal_row, status_from_sql,
     status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
 };
+use super::{BUDGET_LIMIT_REASON, GoalRow};
 use crate::error::{Error, Result};
 
 /// How to reach and lay out the goal tables on a PostgreSQL server.
@@ -388,7 +388,7 @@ impl GoalTx for PgTx<'_> {
 
     fn charge(&mut self, charge: &Charge<'_>) -> Result<ThreadGoalStatus> {
         let (thread_id, goal_id) = (charge.thread_id.to_owned(), charge.goal_id.to_owned());
-        let reason = charge.budget_limit_reason.to_owned();
+        let reason = BUDGET_LIMIT_REASON;
         let (tokens, seconds, now_ms) = (charge.tokens, charge.seconds, charge.now_ms);
         self.call(|client| async move {
             let row = client

@@ -16,11 +16,11 @@ use memory_store::names::tables::{GOAL_TURNS, THREAD_GOALS};
 use memory_store::sqlite::DEFAULT_BUSY_TIMEOUT;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use super::GoalRow;
 use super::backend::{
     COLUMNS, Charge, GoalTx, TurnInsert, archive_statement, goal_row, status_from_sql,
     status_to_sql, tables_v1, tables_v2, trigger_to_sql, turn_error_to_sql,
 };
+use super::{BUDGET_LIMIT_REASON, GoalRow};
 use crate::error::{Error, Result};
 
 /// One migration per schema version of the goal tables; index `i` brings them to version
@@ -227,7 +227,7 @@ impl GoalTx for SqliteTx<'_> {
                 charge.goal_id,
                 charge.tokens,
                 charge.seconds,
-                charge.budget_limit_reason,
+                BUDGET_LIMIT_REASON,
                 charge.now_ms,
             ],
             |row| row.get(0),

@@ -7,8 +7,8 @@
 //! leave an active goal at or above its budget (the table's `CHECK` constraint would refuse it
 //! anyway). Everything else a turn changes happens in the same transaction.
 
-use super::backend::{Charge, TurnInsert};
-use super::{GoalStore, budget_limit_reason, read_expected};
+use super::backend::TurnInsert;
+use super::{BUDGET_LIMIT_REASON, GoalStore, read_expected};
 use crate::error::{Error, Result};
 use crate::status::{SystemEvent, system_transition};
 use crate::steering::render_steering;
@@ -175,21 +175,12 @@ impl GoalStore {
             });
         }
         // Tokens a mid-turn budget check already charged for this turn are not charged twice.
-        let charged_mid_turn = match &before.partial_turn_id {
-            Some(partial) if *partial == turn.turn_id => before.partial_turn_tokens,
-            _ => 0,
-        };
-        let charge = charge.saturating_sub(charged_mid_turn).max(0);
+        let charge = charge
+            .saturating_sub(before.charged_mid_turn(&turn.turn_id))
+            .max(0);
 
         // The charge and the budget check, in one statement.
-        let status_after_charge = tx.charge(&Charge {
-            thread_id: &before.thread_id,
-            goal_id: &before.goal_id,
-            tokens: charge,
-            seconds: usage.seconds,
-            budget_limit_reason: &budget_limit_reason(),
-            now_ms: now,
-        })?;
+        let status_after_charge = tx.charge(&before.charge(charge, usage.seconds, now))?;
         let budget_limit_reached = before.status == ThreadGoalStatus::Active
             && status_after_charge == ThreadGoalStatus::BudgetLimited;
 
@@ -288,19 +279,9 @@ impl GoalStore {
         {
             return Ok(None);
         }
-        let already = match &before.partial_turn_id {
-            Some(partial) if partial == turn_id => before.partial_turn_tokens,
-            _ => 0,
-        };
+        let already = before.charged_mid_turn(turn_id);
         let delta = so_far.saturating_sub(already).max(0);
-        let status = tx.charge(&Charge {
-            thread_id: &before.thread_id,
-            goal_id: &before.goal_id,
-            tokens: delta,
-            seconds: 0,
-            budget_limit_reason: &budget_limit_reason(),
-            now_ms: now,
-        })?;
+        let status = tx.charge(&before.charge(delta, 0, now))?;
         let mut row = read_expected(tx.as_mut(), thread_id, Some(&before.goal_id))?;
         row.partial_turn_id = Some(turn_id.to_owned());
         row.partial_turn_tokens = already.saturating_add(delta);
@@ -323,7 +304,7 @@ impl GoalStore {
 /// The status reason a system event leaves on the goal.
 fn event_reason(event: SystemEvent, refused_goal_tool_calls: i64) -> String {
     match event {
-        SystemEvent::BudgetSpent => budget_limit_reason(),
+        SystemEvent::BudgetSpent => BUDGET_LIMIT_REASON.to_owned(),
         SystemEvent::UsageLimitError => "a turn hit the account's usage limit".to_owned(),
         SystemEvent::TurnError => "a turn ended with an error".to_owned(),
         SystemEvent::BreakerTripped => format!(
