@@ -2,71 +2,14 @@
 //! goal store for `--thread`; the tools themselves are memory-mcp's (its tests call each one
 //! over a pipe).
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::RunningService;
+use rmcp::ServiceExt;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::json;
 
-const MEMORY_TOOLS: [&str; 5] = [
-    "memory_status",
-    "memory_list",
-    "memory_read",
-    "memory_search",
-    "memory_note",
-];
+#[path = "../../../memory-mcp/tests/suite/harness.rs"]
+mod harness;
 
-type Client = RunningService<RoleClient, ()>;
-
-async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
-    let Value::Object(arguments) = arguments else {
-        panic!("arguments must be an object");
-    };
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
-        .await
-        .unwrap()
-}
-
-/// The structured content of `result`, checked against the output schema `tool` declared.
-fn structured(tools: &[Tool], tool: &str, result: &CallToolResult) -> Value {
-    let declared = tools
-        .iter()
-        .find(|candidate| candidate.name == tool)
-        .unwrap();
-    let schema = Value::Object(declared.output_schema.as_deref().cloned().unwrap());
-    let content = result
-        .structured_content
-        .clone()
-        .unwrap_or_else(|| panic!("{tool}: no structuredContent"));
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let problems: Vec<String> = validator
-        .iter_errors(&content)
-        .map(|error| format!("{} at {}", error, error.instance_path()))
-        .collect();
-    assert!(problems.is_empty(), "{tool}: {problems:?}\n{content}");
-    // Clients that read only text get the same JSON.
-    let text = result.content[0].as_text().unwrap().text.clone();
-    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), content);
-    content
-}
-
-fn home_with_memory() -> tempfile::TempDir {
-    let home = tempfile::tempdir().unwrap();
-    let root = home.path().join("memories");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(
-        root.join("MEMORY.md"),
-        "# Handbook\n\n## Tests\n\nRun the suite with cargo nextest.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("memory_summary.md"),
-        "v1\n- The user prefers short commit messages.\n",
-    )
-    .unwrap();
-    home
-}
+use harness::{Client, MEMORY_TOOLS, call, home_with_memory, structured};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_a_thread_the_goal_tools_are_served_and_a_refusal_is_an_error() {

@@ -8,15 +8,14 @@ use std::time::Duration;
 use goal_steering::{GoalConfig, GoalStore, ManualClock, NewGoal};
 use memory_introspect::{IntrospectConfig, Introspector};
 use memory_mcp::{MemoryServer, ThreadGoals};
-use rmcp::model::{CallToolRequestParams, Tool};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::ServiceExt;
+use rmcp::model::Tool;
 use serde_json::{Value, json};
+
+use super::harness::{Client, call, structured};
 
 const THREAD: &str = "mcp-thread";
 const BLOCKER: &str = "The staging database refuses our credentials; an operator must reset them.";
-
-type Client = RunningService<RoleClient, ()>;
 
 /// A client connected to a server serving `THREAD`'s goals on `store`, with the tool list it
 /// was given.
@@ -48,28 +47,8 @@ impl Session {
     /// Calls `tool`; returns (isError, structured content), the content validated against the
     /// tool's declared output schema and equal to the text content.
     async fn call(&self, tool: &str, arguments: Value) -> (bool, Value) {
-        let Value::Object(arguments) = arguments else {
-            panic!("arguments must be an object");
-        };
-        let result = self
-            .client
-            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
-            .await
-            .unwrap();
-        let declared = self.tools.iter().find(|t| t.name == tool).unwrap();
-        let schema = Value::Object(declared.output_schema.as_deref().cloned().unwrap());
-        let content = result
-            .structured_content
-            .clone()
-            .unwrap_or_else(|| panic!("{tool}: no structuredContent"));
-        let validator = jsonschema::validator_for(&schema).unwrap();
-        let problems: Vec<String> = validator
-            .iter_errors(&content)
-            .map(|error| format!("{error} at {}", error.instance_path()))
-            .collect();
-        assert!(problems.is_empty(), "{tool}: {problems:?}\n{content}");
-        let text = result.content[0].as_text().unwrap().text.clone();
-        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), content);
+        let result = call(&self.client, tool, arguments).await;
+        let content = structured(&self.tools, tool, &result);
         (result.is_error == Some(true), content)
     }
 

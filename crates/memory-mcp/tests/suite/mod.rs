@@ -1,4 +1,5 @@
 //! Integration tests of memory-mcp.
 
 mod goals;
+mod harness;
 mod server;

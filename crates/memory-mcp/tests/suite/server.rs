@@ -6,20 +6,11 @@ use std::path::Path;
 
 use memory_introspect::{IntrospectConfig, Introspector};
 use memory_mcp::MemoryServer;
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
-const MEMORY_TOOLS: [&str; 5] = [
-    "memory_status",
-    "memory_list",
-    "memory_read",
-    "memory_search",
-    "memory_note",
-];
-
-type Client = RunningService<RoleClient, ()>;
+use super::harness::{Client, MEMORY_TOOLS, call, home_with_memory, structured};
 
 /// The server over `home`'s memory (`enabled` as `[memories] use_memories`), on one end of a
 /// pipe; the client on the other.
@@ -38,56 +29,6 @@ async fn connect_with(home: &Path, enabled: bool) -> Client {
 
 async fn connect(home: &Path) -> Client {
     connect_with(home, true).await
-}
-
-async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
-    let Value::Object(arguments) = arguments else {
-        panic!("arguments must be an object");
-    };
-    client
-        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
-        .await
-        .unwrap()
-}
-
-/// The structured content of `result`, checked against the output schema `tool` declared.
-fn structured(tools: &[Tool], tool: &str, result: &CallToolResult) -> Value {
-    let declared = tools
-        .iter()
-        .find(|candidate| candidate.name == tool)
-        .unwrap();
-    let schema = Value::Object(declared.output_schema.as_deref().cloned().unwrap());
-    let content = result
-        .structured_content
-        .clone()
-        .unwrap_or_else(|| panic!("{tool}: no structuredContent"));
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let problems: Vec<String> = validator
-        .iter_errors(&content)
-        .map(|error| format!("{} at {}", error, error.instance_path()))
-        .collect();
-    assert!(problems.is_empty(), "{tool}: {problems:?}\n{content}");
-    // Clients that read only text get the same JSON.
-    let text = result.content[0].as_text().unwrap().text.clone();
-    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), content);
-    content
-}
-
-fn home_with_memory() -> tempfile::TempDir {
-    let home = tempfile::tempdir().unwrap();
-    let root = home.path().join("memories");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(
-        root.join("MEMORY.md"),
-        "# Handbook\n\n## Tests\n\nRun the suite with cargo nextest.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        root.join("memory_summary.md"),
-        "v1\n- The user prefers short commit messages.\n",
-    )
-    .unwrap();
-    home
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
