@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use super::mcp_cli::harness::listed_paths;
+
 const HANDBOOK: &str = "# Handbook\n\n## Build\n\nThe project builds with `cargo xtask dist`.\n\n\
                         ## Tests\n\nRun the suite with cargo nextest; the flaky one is `sync_retry`.\n";
 
@@ -93,13 +95,7 @@ fn a_note_is_found_by_search_read_list_status_and_the_block_at_once() {
     );
 
     let list = json_exit(&agent_memory(home.path(), &["list", "notes", "--json"]), 0);
-    let listed: Vec<&str> = list["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(listed, [path.as_str()]);
+    assert_eq!(listed_paths(&list), [path.as_str()]);
 
     let status = json_exit(&agent_memory(home.path(), &["status", "--json"]), 0);
     assert_eq!(status["state"], "ready");

@@ -7,7 +7,7 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::json;
 
 #[path = "../../../memory-mcp/tests/suite/harness.rs"]
-mod harness;
+pub(crate) mod harness;
 
 use harness::{Client, MEMORY_TOOLS, call, home_with_memory, structured};
 

@@ -52,6 +52,16 @@ pub(crate) fn structured(tools: &[Tool], tool: &str, result: &CallToolResult) ->
     content
 }
 
+/// The paths of the entries a listing answer holds (`memory_list`, `agent-memory list --json`).
+pub(crate) fn listed_paths(list: &Value) -> Vec<&str> {
+    list["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["path"].as_str().unwrap())
+        .collect()
+}
+
 /// A home whose memory folder holds a handbook and a summary.
 pub(crate) fn home_with_memory() -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();

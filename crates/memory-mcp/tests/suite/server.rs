@@ -10,7 +10,7 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
-use super::harness::{Client, MEMORY_TOOLS, call, home_with_memory, structured};
+use super::harness::{Client, MEMORY_TOOLS, call, home_with_memory, listed_paths, structured};
 
 /// The server over `home`'s memory (`enabled` as `[memories] use_memories`), on one end of a
 /// pipe; the client on the other.
@@ -106,12 +106,7 @@ async fn a_real_mcp_client_initializes_lists_and_calls_every_memory_tool() {
 
     let list = call(&client, "memory_list", json!({})).await;
     let list = structured(&tools, "memory_list", &list);
-    let listed: Vec<&str> = list["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["path"].as_str().unwrap())
-        .collect();
+    let listed = listed_paths(&list);
     for expected in ["MEMORY.md", "memory_summary.md", "notes", path.as_str()] {
         assert!(listed.contains(&expected), "{expected} in {listed:?}");
     }
