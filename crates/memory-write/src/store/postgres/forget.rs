@@ -24,7 +24,7 @@ impl PgStore {
             )
             .await?;
         if let Some(row) = exact {
-            return Ok(ThreadMatch::One(row.get(0)));
+            return Ok(ThreadMatch::One(row.try_get(0)?));
         }
         if reference.chars().count() < MIN_PREFIX_CHARS {
             return Ok(ThreadMatch::None);
@@ -36,9 +36,11 @@ impl PgStore {
                 &[&reference],
             )
             .await?;
-        Ok(ThreadMatch::from_prefix_matches(
-            rows.iter().map(|row| row.get(0)).collect(),
-        ))
+        let ids = rows
+            .iter()
+            .map(|row| row.try_get(0))
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(ThreadMatch::from_prefix_matches(ids))
     }
 
     pub(super) async fn pg_forget_thread(&self, thread_id: &str, now: i64) -> Result<ForgetReport> {
@@ -56,7 +58,7 @@ impl PgStore {
                 &[&thread_id],
             )
             .await?
-            .get(0);
+            .try_get(0)?;
         let deleted = tx
             .execute(
                 &format!("DELETE FROM {STAGE_ONE_OUTPUTS} WHERE thread_id = $1"),

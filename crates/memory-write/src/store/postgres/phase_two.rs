@@ -241,7 +241,7 @@ impl PgStore {
                 &[],
             )
             .await?
-            .get(0);
+            .try_get(0)?;
         Ok(newest.map_or(now, |newest| newest.min(now)))
     }
 

@@ -28,7 +28,7 @@ pub(super) async fn publish(
             &[],
         )
         .await?
-        .get(0);
+        .try_get(0)?;
     tx.execute(
         &format!(
             "INSERT INTO {MEMORY_ROOT_REVISIONS} (revision, files, machine_id, created_at)
@@ -63,11 +63,13 @@ impl PgStore {
         let Some(row) = row else {
             return Ok(None);
         };
-        let revision: i64 = row.get(0);
+        let revision: i64 = row.try_get(0)?;
         let files: Vec<RootFile> =
-            serde_json::from_str(row.get::<_, &str>(1)).map_err(|e| Error::InvalidSharedRoot {
-                revision,
-                message: e.to_string(),
+            serde_json::from_str(row.try_get::<_, &str>(1)?).map_err(|e| {
+                Error::InvalidSharedRoot {
+                    revision,
+                    message: e.to_string(),
+                }
             })?;
         Ok(Some(RootRevision { revision, files }))
     }
@@ -97,12 +99,15 @@ impl PgStore {
                 &[],
             )
             .await?;
-        Ok(rows
+        let notes = rows
             .iter()
-            .map(|row| RootFile {
-                path: row.get(0),
-                text: row.get(1),
+            .map(|row| {
+                Ok(RootFile {
+                    path: row.try_get(0)?,
+                    text: row.try_get(1)?,
+                })
             })
-            .collect())
+            .collect::<std::result::Result<_, tokio_postgres::Error>>()?;
+        Ok(notes)
     }
 }

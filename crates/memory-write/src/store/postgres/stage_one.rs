@@ -232,7 +232,7 @@ impl PgStore {
                 &[&now],
             )
             .await?
-            .get(0);
+            .try_get(0)?;
         if running >= i64::from(cap) {
             return Ok(None);
         }
@@ -342,7 +342,7 @@ impl PgStore {
                 &args.values(),
             )
             .await?
-            .get(0);
+            .try_get(0)?;
         Ok(usize::try_from(count).unwrap_or(0))
     }
 
@@ -386,7 +386,7 @@ impl PgStore {
             }
             row => row?,
         };
-        Ok(row.get(0))
+        Ok(row.try_get(0)?)
     }
 
     pub(super) async fn pg_mark_stage_one_no_output(
@@ -557,11 +557,11 @@ async fn reclaim_gone_jobs<C: GenericClient>(
     let held = client.query(&held_here, &[&now, &me.host]).await?;
     let mut reclaimed = 0;
     for row in held {
-        let pid = u32::try_from(row.get::<_, i64>(2)).unwrap_or(u32::MAX);
-        let started: Option<String> = row.get(3);
+        let pid = u32::try_from(row.try_get::<_, i64>(2)?).unwrap_or(u32::MAX);
+        let started: Option<String> = row.try_get(3)?;
         if me.is_gone(&me.host, pid, started.as_deref()) {
-            let thread_id: String = row.get(0);
-            let token: String = row.get(1);
+            let thread_id: String = row.try_get(0)?;
+            let token: String = row.try_get(1)?;
             let changed = client
                 .execute(&reclaim_statement(Dialect::Postgres), &[&thread_id, &token])
                 .await?;

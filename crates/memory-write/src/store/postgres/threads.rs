@@ -60,19 +60,20 @@ impl PgStore {
                 &[&self.owner.host],
             )
             .await?;
-        Ok(rows
+        let states = rows
             .iter()
             .map(|row| {
-                (
-                    row.get::<_, String>(0),
+                Ok((
+                    row.try_get::<_, String>(0)?,
                     KnownFile {
-                        size: u64::try_from(row.get::<_, i64>(1)).unwrap_or(0),
-                        mtime_ns: row.get(2),
-                        skip_reason: row.get(3),
+                        size: u64::try_from(row.try_get::<_, i64>(1)?).unwrap_or(0),
+                        mtime_ns: row.try_get(2)?,
+                        skip_reason: row.try_get(3)?,
                     },
-                )
+                ))
             })
-            .collect())
+            .collect::<std::result::Result<_, tokio_postgres::Error>>()?;
+        Ok(states)
     }
 
     pub(super) async fn pg_upsert_threads(
