@@ -2,9 +2,8 @@
 //! session, its `Stop` hook payloads and transcript written the way Claude Code writes them,
 //! driven to complete, blocked, budget-limited (raised and resumed) and paused.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
@@ -78,19 +77,9 @@ impl Transcript {
 }
 
 fn agent(home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
-        .args(args)
-        .arg("--home")
-        .arg(home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
-    drop(input);
-    child.wait_with_output().unwrap()
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-memory"));
+    command.args(args).arg("--home").arg(home);
+    super::run_with_input(command, stdin.unwrap_or(""))
 }
 
 fn ok(output: &Output) -> String {

@@ -1,7 +1,6 @@
 //! The per-user home, `run --codex` (codex's layout), `cite`, `forget` and the read path's
 //! `use_memories`, end to end through the binary on the example rollouts, offline.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -289,32 +288,13 @@ fn cite_records_usage_from_an_assistant_message() {
     run_examples(home.path());
     let memory = std::fs::read_to_string(home.path().join("memories/MEMORY.md")).unwrap();
     // The MEMORY.md lines of the harbor-web task, as an agent would cite them.
-    let start = memory
-        .lines()
-        .position(|line| line.contains("019a5210-33c8-7e10-a4d1-92b7f0c4d002"))
-        .unwrap()
-        + 1;
-    let message = format!(
-        "Run the dry run first.\n\n<memory-citation>\n<citation_entries>\nMEMORY.md:{start}-{start}|note=[deploy rule]\n\
-         </citation_entries>\n<rollout_ids>\n019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001\n</rollout_ids>\n</memory-citation>\n"
-    );
-    let mut child = agent_memory(
+    let message = super::citing_message(&memory);
+    let cite = agent_memory(
         &["cite", "--json", "--home", home.path().to_str().unwrap()],
         &[],
-    )
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(message.as_bytes())
-        .unwrap();
-    let report: serde_json::Value =
-        serde_json::from_str(&ok(child.wait_with_output().unwrap())).unwrap();
+    );
+    let output = super::run_with_input(cite, &message);
+    let report: serde_json::Value = serde_json::from_str(&ok(output)).unwrap();
     assert_eq!(report["blocks"], 1);
     assert_eq!(report["recorded"], 2);
     assert_eq!(

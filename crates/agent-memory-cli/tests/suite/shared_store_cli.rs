@@ -56,6 +56,12 @@ fn pg_server() -> Option<String> {
     server
 }
 
+/// A fresh database named after `name` (see [`fresh_database`]) on the test server, when
+/// `AGENT_MEMORY_TEST_PG_URL` names one; else says the test is skipped.
+fn fresh_shared_store(name: &str) -> Option<String> {
+    pg_server().map(|server| fresh_database(&server, name))
+}
+
 /// A fresh database on the test server, named after the test and this process.
 fn fresh_database(server: &str, name: &str) -> String {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -83,10 +89,9 @@ fn fresh_database(server: &str, name: &str) -> String {
 
 #[test]
 fn two_homes_on_one_postgres_store_extract_each_rollout_once() {
-    let Some(server) = pg_server() else {
+    let Some(url) = fresh_shared_store("cli_shared") else {
         return;
     };
-    let url = fresh_database(&server, "cli_shared");
     let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
 
     let output = run(first.path(), Some(&url), None);
@@ -177,15 +182,48 @@ fn agent_memory(home: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// One machine of a fleet sharing the store at `url`: a home of its own and a machine id.
+struct Machine<'a> {
+    home: tempfile::TempDir,
+    url: &'a str,
+    id: &'a str,
+}
+
+impl<'a> Machine<'a> {
+    fn new(url: &'a str, id: &'a str) -> Machine<'a> {
+        let home = tempfile::tempdir().unwrap();
+        Machine { home, url, id }
+    }
+
+    fn path(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// Runs `agent-memory run ARGS --store URL --machine-id ID <examples>` in this machine's home.
+    fn run_examples(&self, args: &[&str]) -> Output {
+        let examples = examples().to_string_lossy().into_owned();
+        let mut all = vec!["run"];
+        all.extend(args);
+        all.push(&examples);
+        self.run(&all)
+    }
+
+    /// Runs `agent-memory ARGS --store URL --machine-id ID` in this machine's home.
+    fn run(&self, args: &[&str]) -> Output {
+        let mut all = args.to_vec();
+        all.extend(["--store", self.url, "--machine-id", self.id]);
+        agent_memory(self.path(), &all)
+    }
+}
+
 /// The user story of a fleet: migrate once, one machine runs and notes something, a host on a
 /// second machine that never ran reads the same memory summary and finds the note by search.
 #[test]
 fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
-    let Some(server) = pg_server() else {
+    let Some(url) = fresh_shared_store("cli_fleet") else {
         return;
     };
-    let url = fresh_database(&server, "cli_fleet");
-    let (laptop, sandbox) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (laptop, sandbox) = (Machine::new(&url, "laptop"), Machine::new(&url, "sandbox"));
 
     let migrated = agent_memory(laptop.path(), &["migrate", "--json", "--store", &url]);
     succeeded(&migrated);
@@ -197,31 +235,11 @@ fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
         "{report}"
     );
 
-    let store = ["--store", url.as_str(), "--machine-id"];
-    let mut args = vec!["run"];
-    args.extend(store);
-    args.push("laptop");
-    let examples = examples().to_string_lossy().into_owned();
-    args.push(&examples);
-    succeeded(&agent_memory(laptop.path(), &args));
+    succeeded(&laptop.run_examples(&[]));
     let fact = "the staging database is read-only on Fridays";
-    succeeded(&agent_memory(
-        laptop.path(),
-        &["note", fact, "--store", &url, "--machine-id", "laptop"],
-    ));
+    succeeded(&laptop.run(&["note", fact]));
 
-    let found = agent_memory(
-        sandbox.path(),
-        &[
-            "search",
-            "staging Fridays",
-            "--json",
-            "--store",
-            &url,
-            "--machine-id",
-            "sandbox",
-        ],
-    );
+    let found = sandbox.run(&["search", "staging Fridays", "--json"]);
     succeeded(&found);
     let hits = json(&found);
     let text = hits.to_string();
@@ -234,20 +252,14 @@ fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
 
     // The daily note budget is each machine's: the laptop's note is read on the sandbox but
     // spends none of the sandbox's budget.
-    let notes = |home: &Path, machine: &str| {
-        json_of(agent_memory(
-            home,
-            &["status", "--json", "--store", &url, "--machine-id", machine],
-        ))["notes"]
-            .clone()
-    };
-    let on_sandbox = notes(sandbox.path(), "sandbox");
+    let notes = |machine: &Machine| json_of(machine.run(&["status", "--json"]))["notes"].clone();
+    let on_sandbox = notes(&sandbox);
     assert_eq!(
         (on_sandbox["files"].as_u64(), on_sandbox["today"].as_u64()),
         (Some(1), Some(0)),
         "{on_sandbox}"
     );
-    let on_laptop = notes(laptop.path(), "laptop");
+    let on_laptop = notes(&laptop);
     assert_eq!(on_laptop["today"].as_u64(), Some(1), "{on_laptop}");
 }
 
@@ -257,24 +269,11 @@ fn a_second_machine_reads_the_summary_and_finds_a_note_written_on_the_first() {
 /// sandbox counts in the shared store.
 #[test]
 fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
-    let Some(server) = pg_server() else {
+    let Some(url) = fresh_shared_store("cli_fleet_goals") else {
         return;
     };
-    let url = fresh_database(&server, "cli_fleet_goals");
-    let (laptop, sandbox) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let examples = examples().to_string_lossy().into_owned();
-    json_of(agent_memory(
-        laptop.path(),
-        &[
-            "run",
-            "--json",
-            "--store",
-            &url,
-            "--machine-id",
-            "laptop",
-            &examples,
-        ],
-    ));
+    let (laptop, sandbox) = (Machine::new(&url, "laptop"), Machine::new(&url, "sandbox"));
+    json_of(laptop.run_examples(&["--json"]));
 
     let thread = "billing-migration";
     let set = json_of(agent_memory(
@@ -391,46 +390,17 @@ fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
         assert!(errors.is_empty(), "{errors}");
     });
 
-    let found = json_of(agent_memory(
-        laptop.path(),
-        &[
-            "search",
-            "canary approvals",
-            "--json",
-            "--store",
-            &url,
-            "--machine-id",
-            "laptop",
-        ],
-    ));
+    let found = json_of(laptop.run(&["search", "canary approvals", "--json"]));
     assert!(found.to_string().contains("two approvals"), "{found}");
 
     // A citation recorded on the sandbox, which has no state file of its own.
     let memory = std::fs::read_to_string(laptop.path().join("memories/MEMORY.md")).unwrap();
-    let line = memory
-        .lines()
-        .position(|line| line.contains("019a5210-33c8-7e10-a4d1-92b7f0c4d002"))
-        .unwrap()
-        + 1;
-    let message = format!(
-        "Run the dry run first.\n\n<memory-citation>\n<citation_entries>\nMEMORY.md:{line}-{line}|note=[deploy rule]\n\
-         </citation_entries>\n<rollout_ids>\n019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001\n</rollout_ids>\n</memory-citation>\n"
-    );
-    let mut cite = Command::new(env!("CARGO_BIN_EXE_agent-memory"))
-        .args(["cite", "--json", "--store", &url, "--home"])
+    let mut cite = Command::new(env!("CARGO_BIN_EXE_agent-memory"));
+    cite.args(["cite", "--json", "--store", &url, "--home"])
         .arg(sandbox.path())
-        .env_remove("AGENT_MEMORY_STORE")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    cite.stdin
-        .take()
-        .unwrap()
-        .write_all(message.as_bytes())
-        .unwrap();
-    let report = json_of(cite.wait_with_output().unwrap());
+        .env_remove("AGENT_MEMORY_STORE");
+    let output = super::run_with_input(cite, &super::citing_message(&memory));
+    let report = json_of(output);
     assert_eq!(report["recorded"], 2, "{report}");
     assert!(!sandbox.path().join("state.sqlite").exists());
 }
@@ -440,76 +410,29 @@ fn goals_the_mcp_server_and_citations_are_the_fleets_on_a_shared_store() {
 /// every session again.
 #[test]
 fn forget_on_one_machine_reaches_the_fleets_memory() {
-    let Some(server) = pg_server() else {
+    let Some(url) = fresh_shared_store("cli_fleet_forget") else {
         return;
     };
-    let url = fresh_database(&server, "cli_fleet_forget");
-    let (laptop, sandbox) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let examples = examples().to_string_lossy().into_owned();
+    let (laptop, sandbox) = (Machine::new(&url, "laptop"), Machine::new(&url, "sandbox"));
     let forgotten = "019a5210-33c8-7e10-a4d1-92b7f0c4d002";
-    stdout_of(agent_memory(
-        laptop.path(),
-        &["run", "--store", &url, "--machine-id", "laptop", &examples],
-    ));
+    stdout_of(laptop.run_examples(&[]));
     let memory = |home: &Path| std::fs::read_to_string(home.join("memories/MEMORY.md")).unwrap();
     assert!(memory(laptop.path()).contains(forgotten));
 
-    let said = stdout_of(agent_memory(
-        sandbox.path(),
-        &[
-            "forget",
-            "019a5210",
-            "--store",
-            &url,
-            "--machine-id",
-            "sandbox",
-        ],
-    ));
+    let said = stdout_of(sandbox.run(&["forget", "019a5210"]));
     assert!(said.contains(&format!("forgot {forgotten}")), "{said}");
     // The laptop's next read syncs the files the sandbox's consolidation published.
-    stdout_of(agent_memory(
-        laptop.path(),
-        &[
-            "read",
-            "MEMORY.md",
-            "--store",
-            &url,
-            "--machine-id",
-            "laptop",
-        ],
-    ));
+    stdout_of(laptop.run(&["read", "MEMORY.md"]));
     assert!(!memory(laptop.path()).contains(forgotten));
     assert!(memory(laptop.path()).contains("019a4c1e-7d2a-7b31-9f0e-3c5a8e21b001"));
 
-    let said = stdout_of(agent_memory(
-        sandbox.path(),
-        &[
-            "forget",
-            "--all",
-            "--yes",
-            "--store",
-            &url,
-            "--machine-id",
-            "sandbox",
-        ],
-    ));
+    let said = stdout_of(sandbox.run(&["forget", "--all", "--yes"]));
     assert!(
         said.contains("forgot everything: 3 stored memories"),
         "{said}"
     );
     assert!(said.contains("other machines keep their copies"), "{said}");
-    let rerun = stdout_of(agent_memory(
-        laptop.path(),
-        &[
-            "run",
-            "--json",
-            "--store",
-            &url,
-            "--machine-id",
-            "laptop",
-            &examples,
-        ],
-    ));
+    let rerun = stdout_of(laptop.run_examples(&["--json"]));
     let rerun: Value = serde_json::from_str(&rerun).unwrap();
     // Every session but the forgotten one is extracted again.
     assert_eq!(rerun["succeeded"], 3, "{rerun}");

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use goal_steering::{GoalConfig, internal_context_message};
-use memory_protocol::goal::{GoalSteeringKind, GoalTurnError, ThreadGoalStatus};
+use goal_steering::{GoalConfig, GoalStore, internal_context_message};
+use memory_protocol::goal::{GoalSteering, GoalSteeringKind, GoalTurnError, ThreadGoalStatus};
 use memory_protocol::names::internal_context;
 
 use super::on_every_backend;
@@ -12,13 +12,43 @@ use super::{
     user_turn,
 };
 
+/// The next steering message for [`THREAD`], if any.
+fn next(store: &mut GoalStore) -> Option<GoalSteering> {
+    store.next_steering(THREAD).unwrap()
+}
+
+/// The kinds of the next `count` steering messages for [`THREAD`], `None` where there was none.
+fn next_kinds(store: &mut GoalStore, count: usize) -> Vec<Option<GoalSteeringKind>> {
+    (0..count)
+        .map(|_| next(store).map(|steering| steering.kind))
+        .collect()
+}
+
+/// A store whose goal for [`THREAD`] was set with `budget` and charged a user turn of `tokens`.
+fn charged(objective: &str, budget: i64, tokens: i64) -> GoalStore {
+    let (mut store, _) = store();
+    set(&mut store, objective, Some(budget));
+    record(&mut store, &user_turn(tokens));
+    store
+}
+
+/// Something done to [`THREAD`]'s goal, such as stopping it.
+type Action = fn(&mut GoalStore);
+
+/// How many continuations [`THREAD`]'s goal has been sent.
+fn continuations_issued(store: &GoalStore) -> i64 {
+    store
+        .snapshot(THREAD)
+        .unwrap()
+        .unwrap()
+        .continuations_issued
+}
+
 #[test]
 fn an_active_goal_gets_a_hidden_continuation_from_the_goal_source() {
     on_every_backend(|| {
-        let (mut store, _) = store();
-        set(&mut store, "make the parser tests green", Some(10_000));
-        record(&mut store, &user_turn(1_234));
-        let steering = store.next_steering(THREAD).unwrap().unwrap();
+        let mut store = charged("make the parser tests green", 10_000, 1_234);
+        let steering = next(&mut store).unwrap();
         assert_eq!(steering.kind, GoalSteeringKind::Continuation);
         assert_eq!(steering.source, "goal");
         assert!(steering.text.starts_with(
@@ -36,16 +66,9 @@ fn an_active_goal_gets_a_hidden_continuation_from_the_goal_source() {
         );
         assert!(steering.text.contains("- Tokens remaining: 8766\n"));
         assert_eq!(internal_context::TAG, "agent_memory_internal_context");
-        assert_eq!(
-            store
-                .snapshot(THREAD)
-                .unwrap()
-                .unwrap()
-                .continuations_issued,
-            1
-        );
+        assert_eq!(continuations_issued(&store), 1);
         // Continuation repeats while the goal is active.
-        assert!(store.next_steering(THREAD).unwrap().is_some());
+        assert!(next(&mut store).is_some());
     });
 }
 
@@ -53,47 +76,50 @@ fn an_active_goal_gets_a_hidden_continuation_from_the_goal_source() {
 fn no_goal_or_a_stopped_goal_gets_nothing() {
     on_every_backend(|| {
         let (mut store, _) = store();
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
+        assert_eq!(next(&mut store), None);
         set(&mut store, "ship it", None);
-        store.pause(THREAD, None).unwrap();
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
-        store.resume(THREAD, None).unwrap();
-        record(&mut store, &failed_turn(GoalTurnError::UsageLimit));
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
-        store.resume(THREAD, None).unwrap();
-        record(&mut store, &failed_turn(GoalTurnError::Other));
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
-        store.resume(THREAD, None).unwrap();
-        answered(update_goal(&mut store, "complete", Some("all checks pass")));
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
+        // Each way a goal stops, each after the goal was resumed from the one before.
+        let stops: [(&str, Action); 4] = [
+            ("paused", |store| {
+                store.pause(THREAD, None).unwrap();
+            }),
+            ("usage limit", |store| {
+                record(store, &failed_turn(GoalTurnError::UsageLimit));
+            }),
+            ("failed", |store| {
+                record(store, &failed_turn(GoalTurnError::Other));
+            }),
+            ("complete", |store| {
+                answered(update_goal(store, "complete", Some("all checks pass")));
+            }),
+        ];
+        for (index, (stop, how)) in stops.into_iter().enumerate() {
+            if index > 0 {
+                store.resume(THREAD, None).unwrap();
+            }
+            how(&mut store);
+            assert_eq!(next(&mut store), None, "{stop}");
+        }
     });
 }
 
 #[test]
 fn the_budget_limit_prompt_is_sent_once() {
     on_every_backend(|| {
-        let (mut store, _) = store();
-        set(&mut store, "ship it", Some(100));
-        record(&mut store, &user_turn(130));
-        let steering = store.next_steering(THREAD).unwrap().unwrap();
-        assert_eq!(steering.kind, GoalSteeringKind::BudgetLimit);
-        assert!(steering.text.contains("Wrap up this turn soon"));
-        assert!(steering.text.contains("- Tokens used: 130\n"));
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
+        let mut store = charged("ship it", 100, 130);
+        let limit = next(&mut store).unwrap();
+        assert_eq!(limit.kind, GoalSteeringKind::BudgetLimit);
+        assert!(limit.text.contains("Wrap up this turn soon"));
+        assert!(limit.text.contains("- Tokens used: 130\n"));
+        assert_eq!(next_kinds(&mut store, 2), [None, None]);
         // Lowering the budget of a revived goal below usage stops it again, with one more notice.
         store.set_budget(THREAD, None, Some(1_000)).unwrap();
-        assert_eq!(
-            store.next_steering(THREAD).unwrap().unwrap().kind,
-            GoalSteeringKind::Continuation
-        );
+        let revived = next_kinds(&mut store, 1);
+        assert_eq!(revived, [Some(GoalSteeringKind::Continuation)]);
         let goal = store.set_budget(THREAD, None, Some(50)).unwrap();
         assert_eq!(goal.status, ThreadGoalStatus::BudgetLimited);
-        assert_eq!(
-            store.next_steering(THREAD).unwrap().unwrap().kind,
-            GoalSteeringKind::BudgetLimit
-        );
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
+        let stopped = next_kinds(&mut store, 2);
+        assert_eq!(stopped, [Some(GoalSteeringKind::BudgetLimit), None]);
     });
 }
 
@@ -105,34 +131,27 @@ fn the_objective_updated_prompt_is_sent_once_after_an_edit() {
         store
             .edit_objective(THREAD, None, "ship the parser and its docs")
             .unwrap();
-        let steering = store.next_steering(THREAD).unwrap().unwrap();
-        assert_eq!(steering.kind, GoalSteeringKind::ObjectiveUpdated);
-        assert!(steering.text.contains(
+        let updated = next(&mut store).unwrap();
+        assert_eq!(updated.kind, GoalSteeringKind::ObjectiveUpdated);
+        assert!(updated.text.contains(
             "<untrusted_objective>\nship the parser and its docs\n</untrusted_objective>"
         ));
-        assert_eq!(
-            store.next_steering(THREAD).unwrap().unwrap().kind,
-            GoalSteeringKind::Continuation
-        );
+        let continuation = Some(GoalSteeringKind::Continuation);
+        assert_eq!(next_kinds(&mut store, 1), [continuation]);
         // The same objective again is not an edit.
         store
             .edit_objective(THREAD, None, "  ship the parser and its docs ")
             .unwrap();
-        assert_eq!(
-            store.next_steering(THREAD).unwrap().unwrap().kind,
-            GoalSteeringKind::Continuation
-        );
+        assert_eq!(next_kinds(&mut store, 1), [continuation]);
         // An edit while paused is announced once the goal runs again.
         store.pause(THREAD, None).unwrap();
         store
             .edit_objective(THREAD, None, "ship only the docs")
             .unwrap();
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
+        assert_eq!(next(&mut store), None);
         store.resume(THREAD, None).unwrap();
-        assert_eq!(
-            store.next_steering(THREAD).unwrap().unwrap().kind,
-            GoalSteeringKind::ObjectiveUpdated
-        );
+        let announced = next_kinds(&mut store, 1);
+        assert_eq!(announced, [Some(GoalSteeringKind::ObjectiveUpdated)]);
     });
 }
 
@@ -146,10 +165,10 @@ fn objectives_are_escaped_and_redacted_in_every_message() {
         store
             .edit_objective(THREAD, None, &format!("{hostile}!"))
             .unwrap();
-        let mut texts = vec![store.next_steering(THREAD).unwrap().unwrap().text];
-        texts.push(store.next_steering(THREAD).unwrap().unwrap().text);
+        let mut texts = vec![next(&mut store).unwrap().text];
+        texts.push(next(&mut store).unwrap().text);
         record(&mut store, &user_turn(100));
-        texts.push(store.next_steering(THREAD).unwrap().unwrap().text);
+        texts.push(next(&mut store).unwrap().text);
         for text in texts {
             assert_eq!(
                 text.matches("</agent_memory_internal_context>").count(),
@@ -173,21 +192,14 @@ fn a_minimum_interval_spaces_continuations() {
         };
         let (mut store, clock) = store_with(config);
         set(&mut store, "ship it", None);
-        assert!(store.next_steering(THREAD).unwrap().is_some());
+        assert!(next(&mut store).is_some());
         record(&mut store, &continuation_turn(10, 1));
         clock.advance(Duration::from_secs(29));
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
+        assert_eq!(next(&mut store), None);
         clock.advance(Duration::from_secs(1));
-        assert!(store.next_steering(THREAD).unwrap().is_some());
-        assert_eq!(store.next_steering(THREAD).unwrap(), None);
-        assert_eq!(
-            store
-                .snapshot(THREAD)
-                .unwrap()
-                .unwrap()
-                .continuations_issued,
-            2
-        );
+        assert!(next(&mut store).is_some());
+        assert_eq!(next(&mut store), None);
+        assert_eq!(continuations_issued(&store), 2);
     });
 }
 

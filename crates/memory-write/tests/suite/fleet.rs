@@ -29,7 +29,7 @@ use memory_write::store::{ClaimParams, LeaseOwner, SharedStore, now_unix};
 use memory_write::{PhaseOneOptions, ScanOptions, StateStore, run_phase_one, scan_rollouts};
 use serde::{Deserialize, Serialize};
 
-use super::conformance::{pg_url, say_skipped, unique_schema};
+use super::conformance::{output_ids, pg_url, say_skipped, unique_schema};
 use super::fake_model::{Answer, FakeModel, write_rollouts_numbered};
 use super::reliability::OutcomeLog;
 
@@ -220,6 +220,16 @@ struct Fleet {
 }
 
 impl Fleet {
+    /// A fleet over `place` for all [`ROLLOUTS`], its logs and homes in `dir`.
+    fn new(dir: tempfile::TempDir, place: Place, lease_seconds: i64) -> Fleet {
+        Fleet {
+            dir,
+            place,
+            lease_seconds,
+            threads: ROLLOUTS,
+        }
+    }
+
     fn plan(&self, index: usize) -> WorkerPlan {
         WorkerPlan {
             place: self.place.clone(),
@@ -253,8 +263,9 @@ impl Fleet {
     }
 
     /// Runs the workers, kills worker 0 once it recorded [`KILL_AFTER`] outcomes, waits for
-    /// the others, and checks the store and the logs.
-    async fn run_and_check(&self, store: &SharedStore) {
+    /// the others, and checks the store (through a handle of its own) and the logs.
+    async fn run_and_check(&self) {
+        let store = self.place.open("observer").await;
         let started = Instant::now();
         let mut workers: Vec<Child> = (0..WORKERS).map(|index| self.spawn(index)).collect();
         let victim_log = self.plan(0).log;
@@ -302,13 +313,7 @@ impl Fleet {
         }
         let twice: Vec<_> = succeeded.iter().filter(|(_, n)| **n > 1).collect();
         assert!(twice.is_empty(), "extracted more than once: {twice:?}");
-        let outputs: BTreeSet<String> = store
-            .stage_one_outputs()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|record| record.thread_id)
-            .collect();
+        let outputs: BTreeSet<String> = output_ids(store.as_ref()).await.into_iter().collect();
         assert_eq!(outputs.len(), self.threads);
         let jobs = store.stage_one_jobs().await.unwrap();
         assert!(jobs.iter().all(|job| job.status == JobStatus::Done));
@@ -375,25 +380,14 @@ async fn a_fleet_on_postgres_extracts_every_thread_once_and_survives_a_killed_ma
         assert_eq!(report.new, ROLLOUTS / 2);
         std::fs::remove_dir_all(&folder).unwrap();
     }
-    let store = place.open("observer").await;
-    let machines: BTreeSet<String> = store
-        .threads()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter_map(|thread| thread.machine_id)
+    let observer = place.open("observer").await;
+    let threads = observer.threads().await.unwrap();
+    let machines: BTreeSet<_> = threads
+        .iter()
+        .filter_map(|t| t.machine_id.as_deref())
         .collect();
-    assert_eq!(
-        machines,
-        BTreeSet::from(["ci".to_owned(), "laptop".to_owned()])
-    );
-    let fleet = Fleet {
-        dir,
-        place,
-        lease_seconds: 3,
-        threads: ROLLOUTS,
-    };
-    fleet.run_and_check(&store).await;
+    assert_eq!(machines, BTreeSet::from(["ci", "laptop"]));
+    Fleet::new(dir, place, 3).run_and_check().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -409,12 +403,5 @@ async fn a_fleet_on_sqlite_extracts_every_thread_once_and_survives_a_killed_proc
     assert_eq!(report.new, ROLLOUTS);
     drop(sqlite);
     let place = Place::Sqlite { path };
-    let store = place.open("observer").await;
-    let fleet = Fleet {
-        dir,
-        place,
-        lease_seconds: 3600,
-        threads: ROLLOUTS,
-    };
-    fleet.run_and_check(&store).await;
+    Fleet::new(dir, place, 3600).run_and_check().await;
 }

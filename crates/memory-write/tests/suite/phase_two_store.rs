@@ -10,7 +10,7 @@ use memory_write::store::{
 };
 use rusqlite::{Connection, params};
 
-use super::conformance::{beat, pass_failure, window};
+use super::conformance::{beat, output_ids, pass_failure, selected_ids, window};
 
 const DAY: i64 = 24 * 3600;
 const NOW: i64 = 1_760_000_000;
@@ -323,10 +323,8 @@ async fn success_marks_exactly_the_consumed_snapshots_selected() {
         &[("a".into(), NOW), ("b".into(), NOW - 1)],
     )
     .await;
-    let selected: Vec<(String, bool)> = store
-        .stage_one_outputs()
-        .await
-        .unwrap()
+    let outputs = store.stage_one_outputs().await.unwrap();
+    let selected: Vec<(String, bool)> = outputs
         .into_iter()
         .map(|record| (record.thread_id, record.selected))
         .collect();
@@ -366,27 +364,13 @@ async fn selection_ranks_by_usage_then_recency_within_the_window() {
     db.output("polluted", "polluted", NOW, 9, Some(NOW));
     db.output("disabled", "disabled", NOW, 9, Some(NOW));
     let store = db.store();
-    let top3: Vec<String> = store
-        .select_phase_two_inputs(window(NOW, 30), 3)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|record| record.thread_id)
-        .collect();
     // The three best, returned in thread-id order.
     assert_eq!(
-        top3,
+        selected_ids(&store, window(NOW, 30), 3).await,
         vec!["used-once-older", "used-once-recent", "used-twice"]
     );
-    let all: Vec<String> = store
-        .select_phase_two_inputs(window(NOW, 30), 256)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|record| record.thread_id)
-        .collect();
     assert_eq!(
-        all,
+        selected_ids(&store, window(NOW, 30), 256).await,
         vec![
             "fresh-unused",
             "used-once-older",
@@ -458,13 +442,7 @@ async fn pruning_removes_stale_unselected_outputs_only_and_respects_the_limit() 
             .unwrap(),
         2
     );
-    let left: Vec<String> = store
-        .stage_one_outputs()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|record| record.thread_id)
-        .collect();
+    let left = output_ids(&store).await;
     // Stalest first: stale-4 and stale-3 went.
     assert!(
         !left.contains(&"stale-4".to_owned()) && !left.contains(&"stale-3".to_owned()),
@@ -477,13 +455,7 @@ async fn pruning_removes_stale_unselected_outputs_only_and_respects_the_limit() 
             .unwrap(),
         3
     );
-    let mut left: Vec<String> = store
-        .stage_one_outputs()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|record| record.thread_id)
-        .collect();
+    let mut left = output_ids(&store).await;
     left.sort();
     assert_eq!(left, vec!["fresh", "stale-but-selected", "stale-but-used"]);
 }
@@ -494,14 +466,7 @@ async fn usage_is_counted_and_feeds_selection() {
     db.output("a", "enabled", NOW - 2 * DAY, 0, None);
     db.output("b", "enabled", NOW - DAY, 0, None);
     let store = db.store();
-    assert_eq!(
-        store
-            .select_phase_two_inputs(window(NOW, 30), 1)
-            .await
-            .unwrap()[0]
-            .thread_id,
-        "b"
-    );
+    assert_eq!(selected_ids(&store, window(NOW, 30), 1).await, ["b"]);
     let used = store
         .record_memory_usage(&["a".to_owned(), "a".to_owned(), "unknown".to_owned()], NOW)
         .await
@@ -509,14 +474,7 @@ async fn usage_is_counted_and_feeds_selection() {
     assert_eq!(used, 2);
     let a = store.stage_one_output("a").await.unwrap().unwrap();
     assert_eq!((a.usage_count, a.last_used_at), (2, Some(NOW)));
-    assert_eq!(
-        store
-            .select_phase_two_inputs(window(NOW, 30), 1)
-            .await
-            .unwrap()[0]
-            .thread_id,
-        "a"
-    );
+    assert_eq!(selected_ids(&store, window(NOW, 30), 1).await, ["a"]);
 }
 
 #[tokio::test]
@@ -648,12 +606,7 @@ async fn forgetting_a_thread_removes_its_memory_disables_it_and_signals_phase_tw
     );
 }
 
+/// The ids phase 2 selects at `NOW` from the last 30 days, at most ten.
 async fn ids(store: &StateStore) -> Vec<String> {
-    store
-        .select_phase_two_inputs(window(NOW, 30), 10)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.thread_id)
-        .collect()
+    selected_ids(store, window(NOW, 30), 10).await
 }

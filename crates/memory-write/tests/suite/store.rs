@@ -3,9 +3,13 @@
 use std::time::Duration;
 
 use memory_protocol::stage_one::JobStatus;
-use memory_write::store::{ClaimParams, ClaimedJob, MemoryMode, StateStore, WriteStore};
+use memory_write::store::{
+    ClaimParams, ClaimedJob, MemoryMode, StateStore, ThreadRegistration, UpsertCounts, WriteStore,
+};
 
-use super::conformance::{claim_until_empty, job_failure, params, succeeded, thread};
+use super::conformance::{
+    claim as claim_with, claim_until_empty, fail, job_failure, params, succeed, succeeded, thread,
+};
 
 const NOW: i64 = 1_800_000_000;
 const HOUR: i64 = 3600;
@@ -16,11 +20,20 @@ fn store() -> (tempfile::TempDir, StateStore) {
     (dir, store)
 }
 
+/// A new store with `rows` registered at `NOW`.
+async fn store_with(rows: &[ThreadRegistration]) -> (tempfile::TempDir, StateStore) {
+    let (dir, store) = store();
+    upsert(&store, rows, NOW).await;
+    (dir, store)
+}
+
+/// Registers `rows` at `now`.
+async fn upsert(store: &StateStore, rows: &[ThreadRegistration], now: i64) -> UpsertCounts {
+    store.upsert_threads(rows, now).await.unwrap()
+}
+
 async fn claim(store: &StateStore, now: i64) -> Option<ClaimedJob> {
-    store
-        .claim_next_stage_one_job(&params(), now)
-        .await
-        .unwrap()
+    super::conformance::claim(store, &params(), now).await
 }
 
 #[tokio::test]
@@ -70,17 +83,11 @@ async fn schema_is_created_once_in_wal_mode_and_newer_schemas_are_refused() {
 
 #[tokio::test]
 async fn claims_pick_newest_activity_first_and_skip_up_to_date_threads() {
-    let (_dir, store) = store();
-    store
-        .upsert_threads(
-            &[
-                thread("old", NOW - 30 * HOUR, "a"),
-                thread("new", NOW - 7 * HOUR, "b"),
-            ],
-            NOW,
-        )
-        .await
-        .unwrap();
+    let (_dir, store) = store_with(&[
+        thread("old", NOW - 30 * HOUR, "a"),
+        thread("new", NOW - 7 * HOUR, "b"),
+    ])
+    .await;
     let first = claim(&store, NOW).await.unwrap();
     assert_eq!(first.thread_id, "new");
     assert_eq!(first.input_watermark, NOW - 7 * HOUR);
@@ -88,12 +95,7 @@ async fn claims_pick_newest_activity_first_and_skip_up_to_date_threads() {
     assert_eq!(second.thread_id, "old");
     assert_eq!(claim(&store, NOW).await, None, "both are running");
 
-    assert!(
-        store
-            .mark_stage_one_succeeded(&first, &succeeded("new", NOW))
-            .await
-            .unwrap()
-    );
+    assert!(succeed(&store, &first, "new", NOW).await);
     assert!(store.mark_stage_one_no_output(&second, NOW).await.unwrap());
     // Leases are gone, but both threads are up to date.
     assert_eq!(claim(&store, NOW + 10 * HOUR).await, None);
@@ -111,25 +113,13 @@ async fn claims_pick_newest_activity_first_and_skip_up_to_date_threads() {
 
 #[tokio::test]
 async fn a_changed_rollout_is_queued_again_with_a_larger_watermark() {
-    let (_dir, store) = store();
     let activity = NOW - 7 * HOUR;
-    store
-        .upsert_threads(&[thread("t", activity, "v1")], NOW)
-        .await
-        .unwrap();
+    let (_dir, store) = store_with(&[thread("t", activity, "v1")]).await;
     let job = claim(&store, NOW).await.unwrap();
-    assert!(
-        store
-            .mark_stage_one_succeeded(&job, &succeeded("v1", NOW))
-            .await
-            .unwrap()
-    );
+    assert!(succeed(&store, &job, "v1", NOW).await);
 
     // Same fingerprint: unchanged, not claimable.
-    let counts = store
-        .upsert_threads(&[thread("t", activity, "v1")], NOW)
-        .await
-        .unwrap();
+    let counts = upsert(&store, &[thread("t", activity, "v1")], NOW).await;
     assert_eq!(
         (counts.inserted, counts.changed, counts.unchanged),
         (0, 0, 1)
@@ -137,19 +127,11 @@ async fn a_changed_rollout_is_queued_again_with_a_larger_watermark() {
     assert_eq!(claim(&store, NOW).await, None);
 
     // New content with the same activity second still advances the watermark.
-    let counts = store
-        .upsert_threads(&[thread("t", activity, "v2")], NOW)
-        .await
-        .unwrap();
+    let counts = upsert(&store, &[thread("t", activity, "v2")], NOW).await;
     assert_eq!(counts.changed, 1);
     let again = claim(&store, NOW).await.unwrap();
     assert_eq!(again.input_watermark, activity + 1);
-    assert!(
-        store
-            .mark_stage_one_succeeded(&again, &succeeded("v2", NOW + 1))
-            .await
-            .unwrap()
-    );
+    assert!(succeed(&store, &again, "v2", NOW + 1).await);
     let stored = store.stage_one_output("t").await.unwrap().unwrap();
     assert_eq!(stored.raw_memory, "memory v2");
     assert_eq!(stored.source_updated_at, activity + 1);
@@ -157,11 +139,7 @@ async fn a_changed_rollout_is_queued_again_with_a_larger_watermark() {
 
 #[tokio::test]
 async fn a_fresh_lease_is_skipped_and_a_stale_one_is_stolen_from_its_owner() {
-    let (_dir, store) = store();
-    store
-        .upsert_threads(&[thread("t", NOW - 7 * HOUR, "a")], NOW)
-        .await
-        .unwrap();
+    let (_dir, store) = store_with(&[thread("t", NOW - 7 * HOUR, "a")]).await;
     let first = claim(&store, NOW).await.unwrap();
     assert_eq!(
         claim(&store, NOW + HOUR - 1).await,
@@ -172,57 +150,32 @@ async fn a_fresh_lease_is_skipped_and_a_stale_one_is_stolen_from_its_owner() {
     assert_ne!(thief.owner_token, first.owner_token);
 
     // The old owner can no longer finish, fail or clear the job.
-    assert!(
-        !store
-            .mark_stage_one_succeeded(&first, &succeeded("x", NOW + HOUR))
-            .await
-            .unwrap()
-    );
+    assert!(!succeed(&store, &first, "x", NOW + HOUR).await);
     assert!(
         !store
             .mark_stage_one_no_output(&first, NOW + HOUR)
             .await
             .unwrap()
     );
-    assert!(
-        !store
-            .mark_stage_one_failed(
-                &first,
-                &job_failure("late", Duration::from_secs(60), NOW + HOUR)
-            )
-            .await
-            .unwrap()
-    );
+    let late = job_failure("late", Duration::from_secs(60), NOW + HOUR);
+    assert!(!fail(&store, &first, &late).await);
     assert_eq!(store.stage_one_output("t").await.unwrap(), None);
     let job = store.stage_one_job("t").await.unwrap().unwrap();
     assert_eq!(job.status, JobStatus::Running);
     assert_eq!(job.owner_token.as_deref(), Some(thief.owner_token.as_str()));
-    assert!(
-        store
-            .mark_stage_one_succeeded(&thief, &succeeded("y", NOW + HOUR))
-            .await
-            .unwrap()
-    );
+    assert!(succeed(&store, &thief, "y", NOW + HOUR).await);
 }
 
 #[tokio::test]
 async fn failures_back_off_and_stop_after_three_attempts_until_the_rollout_changes() {
-    let (_dir, store) = store();
     let activity = NOW - 7 * HOUR;
-    store
-        .upsert_threads(&[thread("t", activity, "a")], NOW)
-        .await
-        .unwrap();
+    let (_dir, store) = store_with(&[thread("t", activity, "a")]).await;
     let delay = Duration::from_secs(3600);
     let mut now = NOW;
     for attempt in 1..=3u32 {
         let job = claim(&store, now).await.unwrap();
-        assert!(
-            store
-                .mark_stage_one_failed(&job, &job_failure(&format!("boom {attempt}"), delay, now))
-                .await
-                .unwrap()
-        );
+        let failure = job_failure(&format!("boom {attempt}"), delay, now);
+        assert!(fail(&store, &job, &failure).await);
         let record = store.stage_one_job("t").await.unwrap().unwrap();
         assert_eq!(record.status, JobStatus::Error);
         assert_eq!(record.attempts, attempt);
@@ -247,27 +200,15 @@ async fn failures_back_off_and_stop_after_three_attempts_until_the_rollout_chang
         0
     );
 
-    store
-        .upsert_threads(&[thread("t", activity, "b")], now)
-        .await
-        .unwrap();
+    upsert(&store, &[thread("t", activity, "b")], now).await;
     let job = claim(&store, now).await.unwrap();
     assert_eq!(store.stage_one_job("t").await.unwrap().unwrap().attempts, 0);
-    assert!(
-        store
-            .mark_stage_one_succeeded(&job, &succeeded("ok", now))
-            .await
-            .unwrap()
-    );
+    assert!(succeed(&store, &job, "ok", now).await);
 }
 
 #[tokio::test]
 async fn no_output_deletes_an_earlier_output_and_signals_phase_two() {
-    let (_dir, store) = store();
-    store
-        .upsert_threads(&[thread("t", NOW - 7 * HOUR, "a")], NOW)
-        .await
-        .unwrap();
+    let (_dir, store) = store_with(&[thread("t", NOW - 7 * HOUR, "a")]).await;
     let watermark = |store: &StateStore| -> i64 {
         rusqlite::Connection::open(store.path())
             .unwrap()
@@ -276,19 +217,11 @@ async fn no_output_deletes_an_earlier_output_and_signals_phase_two() {
     };
     assert_eq!(watermark(&store), 0);
     let job = claim(&store, NOW).await.unwrap();
-    assert!(
-        store
-            .mark_stage_one_succeeded(&job, &succeeded("a", NOW))
-            .await
-            .unwrap()
-    );
+    assert!(succeed(&store, &job, "a", NOW).await);
     let after_success = watermark(&store);
     assert_eq!(after_success, NOW - 7 * HOUR);
 
-    store
-        .upsert_threads(&[thread("t", NOW - 7 * HOUR, "b")], NOW)
-        .await
-        .unwrap();
+    upsert(&store, &[thread("t", NOW - 7 * HOUR, "b")], NOW).await;
     let job = claim(&store, NOW).await.unwrap();
     assert!(store.mark_stage_one_no_output(&job, NOW).await.unwrap());
     assert_eq!(store.stage_one_output("t").await.unwrap(), None);
@@ -308,21 +241,16 @@ async fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_skip_reason() {
     disabled.memory_mode = MemoryMode::Disabled;
     let mut elsewhere = thread("elsewhere", NOW - 7 * HOUR, "a");
     elsewhere.rollout_path = "/sessions-other/elsewhere.jsonl".to_owned();
-    store
-        .upsert_threads(
-            &[
-                thread("busy", NOW - 5 * HOUR, "a"),
-                thread("ancient", NOW - 11 * 24 * HOUR, "a"),
-                thread("current", NOW - 8 * HOUR, "a"),
-                thread("eligible", NOW - 9 * HOUR, "a"),
-                skipped,
-                disabled,
-                elsewhere,
-            ],
-            NOW,
-        )
-        .await
-        .unwrap();
+    let rows = [
+        thread("busy", NOW - 5 * HOUR, "a"),
+        thread("ancient", NOW - 11 * 24 * HOUR, "a"),
+        thread("current", NOW - 8 * HOUR, "a"),
+        thread("eligible", NOW - 9 * HOUR, "a"),
+        skipped,
+        disabled,
+        elsewhere,
+    ];
+    upsert(&store, &rows, NOW).await;
     let params = ClaimParams {
         rollout_prefix: Some("/sessions/".to_owned()),
         exclude_thread_id: Some("current".to_owned()),
@@ -335,26 +263,15 @@ async fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_skip_reason() {
             .unwrap(),
         1
     );
-    let job = store
-        .claim_next_stage_one_job(&params, NOW)
-        .await
-        .unwrap()
-        .unwrap();
+    let job = claim_with(&store, &params, NOW).await.unwrap();
     assert_eq!(job.thread_id, "eligible");
-    assert_eq!(
-        store.claim_next_stage_one_job(&params, NOW).await.unwrap(),
-        None
-    );
+    assert_eq!(claim_with(&store, &params, NOW).await, None);
 
     let unlimited_age = ClaimParams {
         max_age_days: None,
         ..params.clone()
     };
-    let job = store
-        .claim_next_stage_one_job(&unlimited_age, NOW)
-        .await
-        .unwrap()
-        .unwrap();
+    let job = claim_with(&store, &unlimited_age, NOW).await.unwrap();
     assert_eq!(job.thread_id, "ancient");
     assert!(
         store
@@ -362,60 +279,37 @@ async fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_skip_reason() {
             .await
             .unwrap()
     );
-    let job = store
-        .claim_next_stage_one_job(&unlimited_age, NOW)
-        .await
-        .unwrap()
-        .unwrap();
+    let job = claim_with(&store, &unlimited_age, NOW).await.unwrap();
     assert_eq!(job.thread_id, "disabled");
 }
 
 #[tokio::test]
 async fn the_running_cap_counts_live_leases_only() {
-    let (_dir, store) = store();
     let rows: Vec<_> = (0..4)
         .map(|i| thread(&format!("t{i}"), NOW - 7 * HOUR - i, "a"))
         .collect();
-    store.upsert_threads(&rows, NOW).await.unwrap();
+    let (_dir, store) = store_with(&rows).await;
     let capped = ClaimParams {
         max_running: Some(2),
         ..params()
     };
-    assert!(
-        store
-            .claim_next_stage_one_job(&capped, NOW)
-            .await
-            .unwrap()
-            .is_some()
-    );
-    assert!(
-        store
-            .claim_next_stage_one_job(&capped, NOW)
-            .await
-            .unwrap()
-            .is_some()
-    );
-    assert_eq!(
-        store.claim_next_stage_one_job(&capped, NOW).await.unwrap(),
-        None
-    );
-    // Once those leases expire they no longer count (and can be stolen).
-    assert!(
-        store
-            .claim_next_stage_one_job(&capped, NOW + HOUR)
-            .await
-            .unwrap()
-            .is_some()
-    );
+    // Two claims fill the cap; once those leases expire they no longer count (and can be
+    // stolen).
+    for (step, (now, claimed)) in [(NOW, true), (NOW, true), (NOW, false), (NOW + HOUR, true)]
+        .into_iter()
+        .enumerate()
+    {
+        let job = claim_with(&store, &capped, now).await;
+        assert_eq!(job.is_some(), claimed, "claim {step}");
+    }
 }
 
 #[tokio::test]
 async fn concurrent_claimers_on_separate_connections_never_share_a_job() {
-    let (dir, store) = store();
     let rows: Vec<_> = (0..200)
         .map(|i| thread(&format!("t{i:03}"), NOW - 7 * HOUR - i, "a"))
         .collect();
-    store.upsert_threads(&rows, NOW).await.unwrap();
+    let (dir, store) = store_with(&rows).await;
     // Collected so every thread starts before any is joined.
     #[allow(clippy::needless_collect)]
     let handles: Vec<_> = (0..4)
@@ -447,12 +341,12 @@ async fn duplicate_thread_ids_follow_the_most_recently_active_file() {
     a.rollout_path = "/sessions/a.jsonl".to_owned();
     let mut b = thread("dup", NOW - 8 * HOUR, "b");
     b.rollout_path = "/sessions/b.jsonl".to_owned();
-    store.upsert_threads(&[a.clone(), b], NOW).await.unwrap();
+    upsert(&store, &[a.clone(), b], NOW).await;
     let record = store.thread("dup").await.unwrap().unwrap();
     assert_eq!(record.rollout_path, "/sessions/b.jsonl");
     // Re-scanning the older file does not flip the row back (and so does not re-queue it).
     let watermark = record.source_watermark;
-    store.upsert_threads(&[a], NOW).await.unwrap();
+    upsert(&store, &[a], NOW).await;
     let record = store.thread("dup").await.unwrap().unwrap();
     assert_eq!(record.rollout_path, "/sessions/b.jsonl");
     assert_eq!(record.source_watermark, watermark);
@@ -460,26 +354,13 @@ async fn duplicate_thread_ids_follow_the_most_recently_active_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clones_of_the_store_share_one_connection_across_tasks() {
-    let (_dir, store) = store();
-    store
-        .upsert_threads(&[thread("t", NOW - 7 * HOUR, "a")], NOW)
-        .await
-        .unwrap();
+    let (_dir, store) = store_with(&[thread("t", NOW - 7 * HOUR, "a")]).await;
     let handle = store.clone();
-    let job = tokio::spawn(async move {
-        handle
-            .claim_next_stage_one_job(&params(), NOW)
-            .await
-            .unwrap()
-    })
-    .await
-    .unwrap()
-    .unwrap();
-    let done = store
-        .mark_stage_one_succeeded(&job, &succeeded("t", NOW))
+    let job = tokio::spawn(async move { claim(&handle, NOW).await })
         .await
+        .unwrap()
         .unwrap();
-    assert!(done);
+    assert!(succeed(&store, &job, "t", NOW).await);
     let outputs = store.stage_one_outputs().await.unwrap();
     assert_eq!(outputs.len(), 1);
 }

@@ -3,23 +3,22 @@
 use memory_write::shared_root::RootFile;
 use memory_write::store::{MemoryMode, ThreadMatch};
 
-use super::{HOUR, NOW, backends, claim, params, register, succeeded, thread};
+use super::{
+    HOUR, NOW, backends, claim, claim_until_empty, extract_all, idle, params, register, succeed,
+    succeeded, thread,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reference_names_a_thread_by_id_path_or_unique_prefix() {
     for backend in backends("resolve") {
-        let store = backend.open().await;
         let name = backend.name();
-        register(
-            &*store,
-            &[
-                thread("abcd-1111", NOW - 10 * HOUR, "f"),
-                thread("abcd-2222", NOW - 10 * HOUR, "f"),
-                thread("efgh-3333", NOW - 10 * HOUR, "f"),
-            ],
-            NOW,
-        )
-        .await;
+        let store = backend
+            .registered(&[
+                idle("abcd-1111", 10),
+                idle("abcd-2222", 10),
+                idle("efgh-3333", 10),
+            ])
+            .await;
         let resolve = |reference: &'static str| {
             let store = store.clone();
             async move { store.resolve_thread(reference).await.unwrap() }
@@ -52,27 +51,12 @@ async fn a_reference_names_a_thread_by_id_path_or_unique_prefix() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forgetting_a_thread_deletes_its_memory_and_it_is_never_extracted_again() {
     for backend in backends("forget") {
-        let store = backend.open().await;
         let name = backend.name();
-        register(
-            &*store,
-            &[
-                thread("kept", NOW - 9 * HOUR, "f"),
-                thread("gone", NOW - 8 * HOUR, "f"),
-            ],
-            NOW,
-        )
-        .await;
-        for _ in 0..2 {
-            let job = claim(&*store, &params(), NOW).await.unwrap();
-            let text = job.thread_id.clone();
-            assert!(
-                store
-                    .mark_stage_one_succeeded(&job, &succeeded(&text, NOW))
-                    .await
-                    .unwrap()
-            );
-        }
+        let store = backend
+            .registered(&[idle("kept", 9), idle("gone", 8)])
+            .await;
+        let extracted = extract_all(&*store, &params(), NOW).await;
+        assert_eq!(extracted, ["gone", "kept"], "{name}");
         let watermark = store.phase_two_state().await.unwrap().input_watermark;
 
         let report = store.forget_thread("gone", NOW + 1).await.unwrap();
@@ -109,24 +93,10 @@ async fn forgetting_a_thread_deletes_its_memory_and_it_is_never_extracted_again(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reset_forgets_every_memory_and_the_threads_are_extracted_again() {
     for backend in backends("reset") {
-        let store = backend.open().await;
         let name = backend.name();
-        register(
-            &*store,
-            &[
-                thread("a", NOW - 9 * HOUR, "f"),
-                thread("b", NOW - 8 * HOUR, "f"),
-            ],
-            NOW,
-        )
-        .await;
+        let store = backend.registered(&[idle("a", 9), idle("b", 8)]).await;
         let job = claim(&*store, &params(), NOW).await.unwrap();
-        assert!(
-            store
-                .mark_stage_one_succeeded(&job, &succeeded("x", NOW))
-                .await
-                .unwrap()
-        );
+        assert!(succeed(&*store, &job, "x", NOW).await);
         // The second job is still running when the reset comes.
         let running = claim(&*store, &params(), NOW).await.unwrap();
         if store.is_shared() {
@@ -155,24 +125,9 @@ async fn a_reset_forgets_every_memory_and_the_threads_are_extracted_again() {
         );
         assert!(store.shared_notes().await.unwrap().is_empty(), "{name}");
         // The job that was running cannot record a memory of the old state.
-        assert!(
-            !store
-                .mark_stage_one_succeeded(&running, &succeeded("late", NOW))
-                .await
-                .unwrap(),
-            "{name}"
-        );
+        assert!(!succeed(&*store, &running, "late", NOW).await, "{name}");
         // Both threads are extracted again.
-        let mut again = Vec::new();
-        while let Some(job) = claim(&*store, &params(), NOW + 1).await {
-            again.push(job.thread_id.clone());
-            assert!(
-                store
-                    .mark_stage_one_succeeded(&job, &succeeded("y", NOW + 1))
-                    .await
-                    .unwrap()
-            );
-        }
+        let mut again = claim_until_empty(&*store, &params(), &succeeded("y", NOW + 1)).await;
         again.sort();
         assert_eq!(again, ["a", "b"], "{name}");
     }

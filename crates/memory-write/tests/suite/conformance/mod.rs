@@ -60,6 +60,13 @@ impl Backend {
         self.open_as(LeaseOwner::current()).await
     }
 
+    /// A new handle (see [`Backend::open`]) with `rows` registered on it at [`NOW`].
+    pub(crate) async fn registered(&self, rows: &[ThreadRegistration]) -> SharedStore {
+        let store = self.open().await;
+        register(&*store, rows, NOW).await;
+        store
+    }
+
     /// A new handle recording leases under `owner`.
     pub(crate) async fn open_as(&self, owner: LeaseOwner) -> SharedStore {
         match self {
@@ -145,6 +152,11 @@ pub(crate) fn thread(id: &str, activity: i64, fingerprint: &str) -> ThreadRegist
     }
 }
 
+/// A thread last active `hours` before [`NOW`], with fingerprint `f`.
+pub(crate) fn idle(id: &str, hours: i64) -> ThreadRegistration {
+    thread(id, NOW - hours * HOUR, "f")
+}
+
 /// Registers rows as a scan does: on a store that shares rollouts, each row's items (one user
 /// message naming the thread, see [`items_of`]) are uploaded first.
 pub(crate) async fn register(
@@ -174,6 +186,11 @@ pub(crate) fn items_of(id: &str, fingerprint: &str) -> String {
         "content": [{"type": "input_text", "text": format!("thread {id} at {fingerprint}")}],
     }])
     .to_string()
+}
+
+/// How many jobs `store` could claim with `params` at `now`.
+pub(crate) async fn candidates(store: &dyn WriteStore, params: &ClaimParams, now: i64) -> usize {
+    store.count_stage_one_candidates(params, now).await.unwrap()
 }
 
 /// The next job `store` claims with `params` at `now`, if any.
@@ -258,20 +275,97 @@ pub(crate) fn exited_process() -> LeaseOwner {
     owner
 }
 
+/// Records `success` for `job`; whether the store took it (not once the job's lease is lost).
+pub(crate) async fn finish(
+    store: &dyn WriteStore,
+    job: &ClaimedJob,
+    success: &StageOneSuccess,
+) -> bool {
+    store.mark_stage_one_succeeded(job, success).await.unwrap()
+}
+
+/// Records a success of `job` at `now` whose output is [`output`] of `text`; whether the store
+/// took it.
+pub(crate) async fn succeed(
+    store: &dyn WriteStore,
+    job: &ClaimedJob,
+    text: &str,
+    now: i64,
+) -> bool {
+    finish(store, job, &succeeded(text, now)).await
+}
+
+/// Records `failure` for `job`; whether the store took it.
+pub(crate) async fn fail(
+    store: &dyn WriteStore,
+    job: &ClaimedJob,
+    failure: &StageOneFailure,
+) -> bool {
+    store.mark_stage_one_failed(job, failure).await.unwrap()
+}
+
+/// Registers `rows` at `now` (see [`register`]) and claims the next job with `params` then;
+/// panics when there is none.
+pub(crate) async fn register_and_claim(
+    store: &dyn WriteStore,
+    rows: &[ThreadRegistration],
+    params: &ClaimParams,
+    now: i64,
+) -> ClaimedJob {
+    register(store, rows, now).await;
+    claim(store, params, now).await.expect("a claimable job")
+}
+
 /// Claims and records a success until no job is left; the ids of the threads this store took.
 pub(crate) async fn claim_until_empty(
     store: &dyn WriteStore,
     params: &ClaimParams,
     success: &StageOneSuccess,
 ) -> Vec<String> {
+    claim_and_succeed_all(store, params, success.now, |_| success.clone()).await
+}
+
+/// Claims and records a success until no job is left, each output named after its thread (so
+/// every thread has a stored output of its own); the ids of the threads this store took.
+pub(crate) async fn extract_all(
+    store: &dyn WriteStore,
+    params: &ClaimParams,
+    now: i64,
+) -> Vec<String> {
+    claim_and_succeed_all(store, params, now, |id| succeeded(id, now)).await
+}
+
+/// Claims at `now` until no job is left, recording for each the success `success` gives for its
+/// thread id; the ids taken.
+async fn claim_and_succeed_all(
+    store: &dyn WriteStore,
+    params: &ClaimParams,
+    now: i64,
+    success: impl Fn(&str) -> StageOneSuccess,
+) -> Vec<String> {
     let mut mine = Vec::new();
-    while let Some(job) = store
-        .claim_next_stage_one_job(params, success.now)
-        .await
-        .unwrap()
-    {
-        assert!(store.mark_stage_one_succeeded(&job, success).await.unwrap());
+    while let Some(job) = claim(store, params, now).await {
+        assert!(finish(store, &job, &success(&job.thread_id)).await);
         mine.push(job.thread_id);
     }
     mine
+}
+
+/// The thread ids of the stored stage-one outputs, in the store's order.
+pub(crate) async fn output_ids(store: &dyn WriteStore) -> Vec<String> {
+    let outputs = store.stage_one_outputs().await.unwrap();
+    outputs.into_iter().map(|record| record.thread_id).collect()
+}
+
+/// The thread ids phase 2 would consolidate: at most `limit` within `window`.
+pub(crate) async fn selected_ids(
+    store: &dyn WriteStore,
+    window: ActivityWindow,
+    limit: usize,
+) -> Vec<String> {
+    let selected = store.select_phase_two_inputs(window, limit).await.unwrap();
+    selected
+        .into_iter()
+        .map(|record| record.thread_id)
+        .collect()
 }

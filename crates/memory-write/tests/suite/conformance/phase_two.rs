@@ -6,8 +6,8 @@ use memory_write::store::{
 };
 
 use super::{
-    HOUR, NOW, backends, beat, claim, exited_process, other_machine, params, pass_failure,
-    register, succeeded, thread, window,
+    HOUR, NOW, backends, beat, exited_process, extract_all, other_machine, output_ids, params,
+    pass_failure, register, register_and_claim, selected_ids, succeed, thread, window,
 };
 
 const DAY: i64 = 24 * HOUR;
@@ -36,15 +36,7 @@ async fn extracted(store: &SharedStore, ids: &[&str]) {
         .map(|(i, id)| thread(id, NOW - 10 * HOUR - i64::try_from(i).unwrap(), "f"))
         .collect();
     register(store.as_ref(), &rows, NOW).await;
-    while let Some(job) = claim(store.as_ref(), &params(), NOW).await {
-        let text = job.thread_id.clone();
-        assert!(
-            store
-                .mark_stage_one_succeeded(&job, &succeeded(&text, NOW))
-                .await
-                .unwrap()
-        );
-    }
+    extract_all(store.as_ref(), &params(), NOW).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -260,13 +252,7 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
             (2, Some(NOW - HOUR)),
             "{name}"
         );
-        let top: Vec<_> = store
-            .select_phase_two_inputs(window(NOW, 30), 1)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.thread_id)
-            .collect();
+        let top = selected_ids(&*store, window(NOW, 30), 1).await;
         assert_eq!(top, ["c"], "{name}");
         // Select "c" in a pass, then let 40 days pass on the memory clock by a new memory.
         let lease = claimed(store.claim_phase_two(claim_params(NOW)).await.unwrap());
@@ -284,14 +270,9 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
         };
         assert!(store.complete_phase_two(&lease, &success).await.unwrap());
         let later = NOW + 40 * DAY;
-        register(&*store, &[thread("d", later - 7 * HOUR, "f")], later).await;
-        let job = claim(&*store, &params(), later).await.unwrap();
-        assert!(
-            store
-                .mark_stage_one_succeeded(&job, &succeeded("d", later))
-                .await
-                .unwrap()
-        );
+        let rows = [thread("d", later - 7 * HOUR, "f")];
+        let job = register_and_claim(&*store, &rows, &params(), later).await;
+        assert!(succeed(&*store, &job, "d", later).await);
         assert_eq!(
             store
                 .prune_phase_two_outputs(window(later, 30), 10)
@@ -300,14 +281,7 @@ async fn usage_ranks_selection_and_pruning_spares_what_was_selected() {
             2,
             "{name}"
         );
-        let left: Vec<_> = store
-            .stage_one_outputs()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.thread_id)
-            .collect();
-        assert_eq!(left, ["c", "d"], "{name}");
+        assert_eq!(output_ids(&*store).await, ["c", "d"], "{name}");
     }
 }
 
@@ -329,15 +303,7 @@ async fn no_output_is_missed_by_a_consolidation_racing_the_finishers() {
         for _ in 0..4 {
             let store = backend.open().await;
             finishers.push(tokio::spawn(async move {
-                while let Some(job) = claim(&*store, &params(), NOW).await {
-                    let text = job.thread_id.clone();
-                    assert!(
-                        store
-                            .mark_stage_one_succeeded(&job, &succeeded(&text, NOW))
-                            .await
-                            .unwrap()
-                    );
-                }
+                extract_all(&*store, &params(), NOW).await;
             }));
         }
         let done = std::sync::atomic::AtomicBool::new(false);

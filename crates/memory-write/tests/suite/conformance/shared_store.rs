@@ -16,7 +16,7 @@ use memory_write::store::{
 use memory_write::{PhaseOneOptions, ScanOptions, run_phase_one, scan_rollouts};
 
 use super::{
-    Backend, HOUR, NOW, backends, claim, items_of, other_machine, params, register, thread,
+    Backend, HOUR, NOW, backends, candidates, claim, idle, items_of, other_machine, params, thread,
 };
 use crate::suite::fake_model::{Answer, FakeModel, all_files, write_rollouts};
 
@@ -75,21 +75,16 @@ async fn a_rollout_scanned_on_one_machine_is_extracted_on_another_from_redacted_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_is_claimed_only_with_items_of_its_registered_version() {
     for backend in shared_backends("shared_version") {
-        let store = backend.open().await;
-        register(&*store, &[thread("t", NOW - 10 * HOUR, "f1")], NOW).await;
+        let store = backend
+            .registered(&[thread("t", NOW - 10 * HOUR, "f1")])
+            .await;
         // The file changed and was registered, but its new items never arrived (the
         // uploading machine died in between): nothing may be extracted from the old ones.
         store
             .upsert_threads(&[thread("t", NOW - 9 * HOUR, "f2")], NOW)
             .await
             .unwrap();
-        assert_eq!(
-            store
-                .count_stage_one_candidates(&params(), NOW)
-                .await
-                .unwrap(),
-            0
-        );
+        assert_eq!(candidates(&*store, &params(), NOW).await, 0);
         assert!(claim(&*store, &params(), NOW).await.is_none());
         store
             .store_rollouts(
@@ -122,10 +117,7 @@ async fn stored_items_that_do_not_parse_fail_the_job_with_a_clear_error() {
             )
             .await
             .unwrap();
-        store
-            .upsert_threads(&[thread("t", NOW - 10 * HOUR, "f")], NOW)
-            .await
-            .unwrap();
+        store.upsert_threads(&[idle("t", 10)], NOW).await.unwrap();
         let job = claim(&*store, &params(), NOW).await.unwrap();
         let error = load_job_rollout(&job).unwrap_err().to_string();
         assert!(error.contains("stored items are not valid"), "{error}");

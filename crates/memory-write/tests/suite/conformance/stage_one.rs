@@ -8,47 +8,24 @@ use memory_protocol::stage_one::JobStatus;
 use memory_write::store::{ClaimParams, SharedStore};
 
 use super::{
-    HOUR, NOW, backends, beat, claim, claim_until_empty, exited_process, job_failure,
-    other_machine, params, register, succeeded, thread,
+    HOUR, NOW, backends, beat, candidates, claim, claim_until_empty, exited_process, extract_all,
+    fail, idle, job_failure, other_machine, params, register, register_and_claim, succeed,
+    succeeded, thread,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_take_the_newest_eligible_thread_and_finished_jobs_are_not_claimed_again() {
     for backend in backends("claims") {
         let name = backend.name();
-        let store = backend.open().await;
-        register(
-            &*store,
-            &[
-                thread("old", NOW - 30 * HOUR, "f"),
-                thread("new", NOW - 8 * HOUR, "f"),
-                thread("busy", NOW - HOUR, "f"),
-            ],
-            NOW,
-        )
-        .await;
-        assert_eq!(
-            store
-                .count_stage_one_candidates(&params(), NOW)
-                .await
-                .unwrap(),
-            2
-        );
+        let store = backend
+            .registered(&[idle("old", 30), idle("new", 8), idle("busy", 1)])
+            .await;
+        assert_eq!(candidates(&*store, &params(), NOW).await, 2);
         let first = claim(&*store, &params(), NOW).await.unwrap();
         assert_eq!(first.thread_id, "new", "{name}");
-        assert!(
-            store
-                .mark_stage_one_succeeded(&first, &succeeded("n", NOW))
-                .await
-                .unwrap()
-        );
+        assert!(succeed(&*store, &first, "n", NOW).await);
         // Finishing twice is refused: the token no longer owns the job.
-        assert!(
-            !store
-                .mark_stage_one_succeeded(&first, &succeeded("n", NOW))
-                .await
-                .unwrap()
-        );
+        assert!(!succeed(&*store, &first, "n", NOW).await);
         let second = claim(&*store, &params(), NOW).await.unwrap();
         assert_eq!(second.thread_id, "old", "{name}");
         assert!(store.mark_stage_one_no_output(&second, NOW).await.unwrap());
@@ -70,8 +47,8 @@ async fn claims_take_the_newest_eligible_thread_and_finished_jobs_are_not_claime
         assert!(store.phase_two_state().await.unwrap().input_watermark >= NOW - 8 * HOUR);
 
         // A changed rollout is extracted again.
-        register(&*store, &[thread("new", NOW - 7 * HOUR, "g")], NOW).await;
-        let again = claim(&*store, &params(), NOW).await.unwrap();
+        let rows = [thread("new", NOW - 7 * HOUR, "g")];
+        let again = register_and_claim(&*store, &rows, &params(), NOW).await;
         assert_eq!(
             (again.thread_id.as_str(), again.input_watermark),
             ("new", NOW - 7 * HOUR)
@@ -85,7 +62,7 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
         let name = backend.name();
         let first = backend.open_as(other_machine("a")).await;
         let second = backend.open_as(other_machine("b")).await;
-        register(&*first, &[thread("t", NOW - 10 * HOUR, "f")], NOW).await;
+        register(&*first, &[idle("t", 10)], NOW).await;
         let lease = ClaimParams {
             lease_seconds: 600,
             ..params()
@@ -111,28 +88,13 @@ async fn a_live_lease_is_skipped_an_expired_one_is_reclaimed_and_the_old_owner_i
                 .unwrap(),
             "{name}"
         );
-        assert!(
-            !first
-                .mark_stage_one_succeeded(&job, &succeeded("x", NOW))
-                .await
-                .unwrap()
-        );
-        assert!(
-            !first
-                .mark_stage_one_failed(&job, &job_failure("late", Duration::ZERO, NOW))
-                .await
-                .unwrap()
-        );
+        assert!(!succeed(&*first, &job, "x", NOW).await);
+        assert!(!fail(&*first, &job, &job_failure("late", Duration::ZERO, NOW)).await);
         assert!(
             !first.release_stage_one_job(&job, "late").await.unwrap(),
             "{name}"
         );
-        assert!(
-            second
-                .mark_stage_one_succeeded(&stolen, &succeeded("y", NOW))
-                .await
-                .unwrap()
-        );
+        assert!(succeed(&*second, &stolen, "y", NOW).await);
         let stored = second.stage_one_output("t").await.unwrap().unwrap();
         assert_eq!(stored.raw_memory, "memory y", "{name}");
     }
@@ -148,11 +110,7 @@ async fn an_expired_lease_and_a_free_thread_are_claimed_newest_first() {
         let second = backend.open_as(other_machine("b")).await;
         register(
             &*first,
-            &[
-                thread("newest", NOW - 7 * HOUR, "f"),
-                thread("middle", NOW - 8 * HOUR, "f"),
-                thread("oldest", NOW - 9 * HOUR, "f"),
-            ],
+            &[idle("newest", 7), idle("middle", 8), idle("oldest", 9)],
             NOW,
         )
         .await;
@@ -168,28 +126,12 @@ async fn an_expired_lease_and_a_free_thread_are_claimed_newest_first() {
         // Before the leases run out only the free thread is left.
         let free = claim(&*second, &lease, NOW + 10).await.unwrap();
         assert_eq!(free.thread_id, "oldest", "{name}");
-        second
-            .mark_stage_one_failed(&free, &job_failure("retry", Duration::ZERO, NOW + 20))
-            .await
-            .unwrap();
+        let retry = job_failure("retry", Duration::ZERO, NOW + 20);
+        fail(&*second, &free, &retry).await;
         // After: the expired ones come back newest first, ahead of the older free thread.
-        let mut order = Vec::new();
-        while let Some(job) = claim(&*second, &lease, NOW + 700).await {
-            order.push(job.thread_id.clone());
-            second
-                .mark_stage_one_succeeded(&job, &succeeded(&job.thread_id, NOW + 700))
-                .await
-                .unwrap();
-        }
+        let order = extract_all(&*second, &lease, NOW + 700).await;
         assert_eq!(order, ["newest", "middle", "oldest"], "{name}");
-        assert_eq!(
-            second
-                .count_stage_one_candidates(&lease, NOW + 700)
-                .await
-                .unwrap(),
-            0,
-            "{name}"
-        );
+        assert_eq!(candidates(&*second, &lease, NOW + 700).await, 0, "{name}");
     }
 }
 
@@ -197,8 +139,7 @@ async fn an_expired_lease_and_a_free_thread_are_claimed_newest_first() {
 async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_nothing() {
     for backend in backends("failures") {
         let name = backend.name();
-        let store = backend.open().await;
-        register(&*store, &[thread("t", NOW - 10 * HOUR, "f")], NOW).await;
+        let store = backend.registered(&[idle("t", 10)]).await;
         let job = claim(&*store, &params(), NOW).await.unwrap();
         assert!(
             store
@@ -221,12 +162,7 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
         for attempt in 1..=3 {
             let job = claim(&*store, &params(), now).await.unwrap();
             let delay = Duration::from_secs(60);
-            assert!(
-                store
-                    .mark_stage_one_failed(&job, &job_failure("boom", delay, now))
-                    .await
-                    .unwrap()
-            );
+            assert!(fail(&*store, &job, &job_failure("boom", delay, now)).await);
             let row = store.stage_one_job("t").await.unwrap().unwrap();
             assert_eq!(
                 (row.status, row.attempts),
@@ -263,8 +199,8 @@ async fn failures_back_off_and_stop_after_the_attempt_limit_and_releases_spend_n
                 .unwrap()
         );
         // A new version of the rollout starts over.
-        register(&*store, &[thread("t", NOW - 9 * HOUR, "g")], now).await;
-        let job = claim(&*store, &params(), now).await.unwrap();
+        let rows = [thread("t", NOW - 9 * HOUR, "g")];
+        let job = register_and_claim(&*store, &rows, &params(), now).await;
         assert_eq!(
             store.stage_one_job("t").await.unwrap().unwrap().attempts,
             0,
@@ -289,16 +225,8 @@ async fn a_gone_owner_on_this_host_is_taken_at_once_and_other_hosts_wait_for_exp
         let name = backend.name();
         let dead = backend.open_as(exited_process()).await;
         let remote = backend.open_as(other_machine("r")).await;
-        register(
-            &*dead,
-            &[
-                thread("a", NOW - 10 * HOUR, "f"),
-                thread("b", NOW - 11 * HOUR, "f"),
-            ],
-            NOW,
-        )
-        .await;
-        claim(&*dead, &params(), NOW).await.unwrap();
+        let rows = [idle("a", 10), idle("b", 11)];
+        register_and_claim(&*dead, &rows, &params(), NOW).await;
         claim(&*remote, &params(), NOW).await.unwrap();
         let me = backend.open().await;
         assert_eq!(
@@ -320,8 +248,8 @@ async fn a_claim_alone_frees_and_takes_the_only_job_of_a_gone_owner() {
     for backend in backends("gone_only") {
         let name = backend.name();
         let dead = backend.open_as(exited_process()).await;
-        register(&*dead, &[thread("a", NOW - 10 * HOUR, "f")], NOW).await;
-        claim(&*dead, &params(), NOW).await.unwrap();
+        let rows = [idle("a", 10)];
+        register_and_claim(&*dead, &rows, &params(), NOW).await;
         let me = backend.open().await;
         let taken = claim(&*me, &params(), NOW + 1).await;
         assert_eq!(
@@ -343,19 +271,19 @@ async fn filters_and_the_running_cap_apply() {
     for backend in backends("filters") {
         let name = backend.name();
         let store = backend.open().await;
-        let mut skipped = thread("skipped", NOW - 10 * HOUR, "f");
+        let mut skipped = idle("skipped", 10);
         skipped.skip_reason = Some("subagent".to_owned());
-        let mut elsewhere = thread("elsewhere", NOW - 10 * HOUR, "f");
+        let mut elsewhere = idle("elsewhere", 10);
         elsewhere.rollout_path = "/other/elsewhere.jsonl".to_owned();
         register(
             &*store,
             &[
                 skipped,
                 elsewhere,
-                thread("too-old", NOW - 20 * 24 * HOUR, "f"),
-                thread("excluded", NOW - 10 * HOUR, "f"),
-                thread("one", NOW - 12 * HOUR, "f"),
-                thread("two", NOW - 13 * HOUR, "f"),
+                idle("too-old", 20 * 24),
+                idle("excluded", 10),
+                idle("one", 12),
+                idle("two", 13),
             ],
             NOW,
         )
@@ -366,22 +294,11 @@ async fn filters_and_the_running_cap_apply() {
             max_running: Some(1),
             ..params()
         };
-        assert_eq!(
-            store
-                .count_stage_one_candidates(&filtered, NOW)
-                .await
-                .unwrap(),
-            2
-        );
+        assert_eq!(candidates(&*store, &filtered, NOW).await, 2);
         let job = claim(&*store, &filtered, NOW).await.unwrap();
         assert_eq!(job.thread_id, "one", "{name}");
         assert!(claim(&*store, &filtered, NOW).await.is_none());
-        assert!(
-            store
-                .mark_stage_one_succeeded(&job, &succeeded("1", NOW))
-                .await
-                .unwrap()
-        );
+        assert!(succeed(&*store, &job, "1", NOW).await);
         let next = claim(&*store, &filtered, NOW).await.unwrap();
         assert_eq!(next.thread_id, "two", "{name}");
     }
@@ -391,34 +308,19 @@ async fn filters_and_the_running_cap_apply() {
 async fn a_thread_reported_ended_is_claimed_without_the_idle_wait() {
     for backend in backends("ended") {
         let name = backend.name();
-        let store = backend.open().await;
-        register(
-            &*store,
-            &[
+        let store = backend
+            .registered(&[
                 thread("ended", NOW - 60, "f"),
                 thread("running", NOW - 30, "f"),
-            ],
-            NOW,
-        )
-        .await;
-        assert_eq!(
-            store
-                .count_stage_one_candidates(&params(), NOW)
-                .await
-                .unwrap(),
-            0,
-            "{name}"
-        );
+            ])
+            .await;
+        assert_eq!(candidates(&*store, &params(), NOW).await, 0, "{name}");
         assert!(claim(&*store, &params(), NOW).await.is_none(), "{name}");
         let ended = ClaimParams {
             ended_thread_ids: vec!["ended".to_owned(), "not-registered".to_owned()],
             ..params()
         };
-        assert_eq!(
-            store.count_stage_one_candidates(&ended, NOW).await.unwrap(),
-            1,
-            "{name}"
-        );
+        assert_eq!(candidates(&*store, &ended, NOW).await, 1, "{name}");
         let job = claim(&*store, &ended, NOW).await.unwrap();
         assert_eq!(job.thread_id, "ended", "{name}");
         // The other rules still hold: an ended thread already claimed is not claimed twice.

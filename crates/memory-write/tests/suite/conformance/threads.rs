@@ -2,7 +2,7 @@
 
 use memory_write::store::{MemoryMode, UpsertCounts};
 
-use super::{HOUR, NOW, backends, claim, params, register, thread};
+use super::{HOUR, NOW, backends, candidates, claim, idle, params, register, thread};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_schema_is_migrated_once_and_reopening_keeps_it() {
@@ -99,14 +99,7 @@ async fn registration_counts_changes_and_advances_watermarks_strictly() {
                 .await
                 .unwrap()
         );
-        assert_eq!(
-            store
-                .count_stage_one_candidates(&params(), NOW)
-                .await
-                .unwrap(),
-            0,
-            "{name}"
-        );
+        assert_eq!(candidates(&*store, &params(), NOW).await, 0, "{name}");
     }
 }
 
@@ -116,9 +109,10 @@ async fn registration_counts_changes_and_advances_watermarks_strictly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_files_of_one_thread_leave_the_row_with_the_more_recently_active() {
     for backend in backends("two_files") {
-        let store = backend.open().await;
         let name = backend.name();
-        register(&*store, &[thread("a", NOW - 10 * HOUR, "f1")], NOW).await;
+        let store = backend
+            .registered(&[thread("a", NOW - 10 * HOUR, "f1")])
+            .await;
         // A copy that was active earlier, under another path: the row stays as it was.
         let mut older = thread("a", NOW - 12 * HOUR, "f0");
         older.rollout_path = "/backup/a.jsonl".to_owned();
@@ -157,7 +151,7 @@ async fn a_secret_in_a_rollout_path_is_stored_redacted_and_never_needed_to_extra
         let name = backend.name();
         let scanner = backend.open().await;
         let other = backend.open().await;
-        let mut row = thread("s", NOW - 10 * HOUR, "f");
+        let mut row = idle("s", 10);
         let secret = "ghp_EXAMPLEfakeTokenForDocs0123456789abc";
         row.rollout_path = format!("/sessions/{secret}/s.jsonl");
         row.cwd = Some(format!("/work/{secret}"));
