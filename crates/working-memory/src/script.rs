@@ -5,6 +5,8 @@
 //! share some even when they are worded differently. Other scripts are split at
 //! non-alphanumeric characters, whatever their alphabet.
 
+use std::borrow::Cow;
+
 pub(crate) use memory_sanitize::is_cjk;
 
 /// True for a letter of a script without case (Arabic, Hebrew, Devanagari, Thai, ...), where
@@ -52,22 +54,32 @@ pub(crate) fn bigrams(run: &str) -> Vec<&str> {
 
 /// The words of a text, lower-cased, in any script (CJK runs as their bigrams).
 pub(crate) fn words(text: &str) -> std::collections::HashSet<String> {
-    each_word(text).collect()
+    each_word(text).map(Cow::into_owned).collect()
 }
 
 /// The words of [`words`] one by one, repeats included, so a caller can stop at the first
 /// one it does not want.
-pub(crate) fn each_word(text: &str) -> impl Iterator<Item = String> {
+pub(crate) fn each_word(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
     text.split(|ch: char| !ch.is_alphanumeric())
         .flat_map(cjk_runs)
         .flat_map(|(cjk, piece)| {
             let (bigram_words, word) = if cjk {
                 (bigrams(piece), None)
             } else {
-                (Vec::new(), Some(piece.to_lowercase()))
+                (Vec::new(), Some(lower_case(piece)))
             };
-            bigram_words.into_iter().map(str::to_owned).chain(word)
+            bigram_words.into_iter().map(Cow::Borrowed).chain(word)
         })
+}
+
+/// `word` lower-cased; an ASCII word without capitals is its own lower case, so it is not
+/// copied.
+fn lower_case(word: &str) -> Cow<'_, str> {
+    if word.is_ascii() && !word.bytes().any(|byte| byte.is_ascii_uppercase()) {
+        Cow::Borrowed(word)
+    } else {
+        Cow::Owned(word.to_lowercase())
+    }
 }
 
 #[cfg(test)]

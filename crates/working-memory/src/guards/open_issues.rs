@@ -12,7 +12,7 @@
 //! the old one (in any order, with more words around them), restoring it would only add a
 //! duplicate. A resolved item may be dropped. KEEP and APPEND pass.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
@@ -71,7 +71,8 @@ pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
 /// The unresolved items of `old` whose snippets `new_keys` lacks, without their status tags;
 /// copies of one item (equal keys) come back as one.
 fn dropped_items<'o>(old: &'o str, new_keys: &str) -> Vec<&'o str> {
-    let mut restored_keys = HashSet::new();
+    // Ordered: telling a key from the few already restored costs less than hashing it.
+    let mut restored_keys = BTreeSet::new();
     let mut dropped = Vec::new();
     for item in items(old) {
         if has_status_tag(item, limits::RESOLVED_MARKER) {
@@ -93,7 +94,7 @@ fn is_reworded(item: &str, new_words: &[HashSet<String>]) -> bool {
     let mut has_words = false;
     for word in each_word(item) {
         has_words = true;
-        holding.retain(|new| new.contains(&word));
+        holding.retain(|new| new.contains(word.as_ref()));
         if holding.is_empty() {
             return false;
         }
