@@ -4,7 +4,7 @@
 //! an operation's items with a section's by key: [`ItemKeys`] holds the keys of a body, and
 //! [`fresh_items`] keeps the candidates whose keys are new.
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 use super::text::{strip_marker, strip_status_tags};
 
@@ -73,7 +73,9 @@ impl ItemKeys {
 /// `candidates` without empty items and without those whose key the body already has or an
 /// earlier candidate repeats.
 pub(crate) fn fresh_items<S: AsRef<str>>(candidates: &[S], existing: &ItemKeys) -> Vec<String> {
-    let mut seen = HashSet::new();
+    // Ordered: an operation has a few items, and comparing a key with them costs less than
+    // hashing it.
+    let mut seen = BTreeSet::new();
     candidates
         .iter()
         .map(AsRef::as_ref)
