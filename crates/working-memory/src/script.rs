@@ -52,8 +52,9 @@ pub(crate) fn bigrams(run: &str) -> Vec<&str> {
     ends.windows(3).map(|w| &run[w[0]..w[2]]).collect()
 }
 
-/// The words of a text, lower-cased, in any script (CJK runs as their bigrams).
-pub(crate) fn words(text: &str) -> std::collections::HashSet<String> {
+/// The words of a text, lower-cased, in any script (CJK runs as their bigrams). Ordered: an
+/// item has a few words, and finding one among them by comparison costs less than hashing it.
+pub(crate) fn words(text: &str) -> std::collections::BTreeSet<String> {
     each_word(text).map(Cow::into_owned).collect()
 }
 

@@ -12,7 +12,7 @@
 //! the old one (in any order, with more words around them), restoring it would only add a
 //! duplicate. A resolved item may be dropped. KEEP and APPEND pass.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use memory_protocol::working_memory::{GuardKind, SectionOp, limits};
 
@@ -34,7 +34,7 @@ pub(crate) fn guard(old: &str, op: &SectionOp) -> Verdict {
         return Verdict::unchanged(op);
     }
     // Word sets only when some snippet is missing: most rewrites keep every item.
-    let new_words: Vec<HashSet<String>> = items(&new)
+    let new_words: Vec<BTreeSet<String>> = items(&new)
         .map(|item| words(strip_status_tags(item)))
         .collect();
     let dropped: Vec<&str> = missing
@@ -87,10 +87,10 @@ fn dropped_items<'o>(old: &'o str, new_keys: &str) -> Vec<&'o str> {
 }
 
 /// True when one of the rewrite's items holds every word of `item`.
-fn is_reworded(item: &str, new_words: &[HashSet<String>]) -> bool {
+fn is_reworded(item: &str, new_words: &[BTreeSet<String>]) -> bool {
     // Word by word, keeping the new items that hold every word so far: most items are told
     // apart by their first words, and the rest of the item is not read.
-    let mut holding: Vec<&HashSet<String>> = new_words.iter().collect();
+    let mut holding: Vec<&BTreeSet<String>> = new_words.iter().collect();
     let mut has_words = false;
     for word in each_word(item) {
         has_words = true;
