@@ -19,11 +19,10 @@
 //!
 //! Terms match case-insensitively, ignoring backticks. `--verbose` prints every raw memory;
 //! `--dir DIR` scores another folder of labelled transcripts (a subset, a new batch).
-//! `fixtures/eval/extract/` is the set the engine was tuned on; `fixtures/eval/extract-held-back/`,
-//! `fixtures/eval/extract-held-back-2/`, `fixtures/eval/extract-held-back-3/` and
-//! `fixtures/eval/extract-held-back-4/` were written and labelled before the engine ever ran on
-//! them and are never tuned against, so `--dir fixtures/eval/extract-held-back` (or `-2`, `-3`,
-//! `-4`) measures unseen sessions.
+//! `fixtures/eval/extract/` is the set the engine was tuned on; `fixtures/eval/extract-held-back/`
+//! and `-2` to `-5` were written and labelled before the engine ever ran on them and are never
+//! tuned against, so `--dir fixtures/eval/extract-held-back` (or `-2` ... `-5`) measures unseen
+//! sessions. The fifth has not been scored yet: it is for the next engine change, scored once.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -387,25 +386,16 @@ mod tests {
 
     #[test]
     fn every_held_back_fixture_has_valid_labels() {
-        let count = check_folder("fixtures/eval/extract-held-back");
-        assert!(count >= 30, "{count} transcripts");
-    }
-
-    #[test]
-    fn every_second_held_back_fixture_has_valid_labels() {
-        let count = check_folder("fixtures/eval/extract-held-back-2");
-        assert!(count >= 20, "{count} transcripts");
-    }
-
-    #[test]
-    fn every_third_held_back_fixture_has_valid_labels() {
-        let count = check_folder("fixtures/eval/extract-held-back-3");
-        assert!(count >= 20, "{count} transcripts");
-    }
-
-    #[test]
-    fn every_fourth_held_back_fixture_has_valid_labels() {
-        let count = check_folder("fixtures/eval/extract-held-back-4");
-        assert!(count >= 20, "{count} transcripts");
+        let folders = [
+            ("extract-held-back", 30),
+            ("extract-held-back-2", 20),
+            ("extract-held-back-3", 20),
+            ("extract-held-back-4", 20),
+            ("extract-held-back-5", 20),
+        ];
+        for (folder, at_least) in folders {
+            let count = check_folder(&format!("fixtures/eval/{folder}"));
+            assert!(count >= at_least, "{folder}: {count} transcripts");
+        }
     }
 }
