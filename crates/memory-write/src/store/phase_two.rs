@@ -303,15 +303,22 @@ pub(crate) fn signal_statement(dialect: Dialect) -> String {
     )
 }
 
+/// The condition that the lease is still held by the owner token of parameter `n`.
+fn held_lease(dialect: Dialect, n: usize) -> String {
+    format!(
+        "id = 1 AND status = 'running' AND owner_token = {}",
+        dialect.parameter(n)
+    )
+}
+
 /// The statement that extends a held lease. Parameters: new expiry, time, owner token.
 pub(crate) fn heartbeat_statement(dialect: Dialect) -> String {
     let p = |n| dialect.parameter(n);
     format!(
-        "UPDATE {PHASE_TWO_LEASE} SET lease_expires_at = {}, heartbeat_at = {}
-         WHERE id = 1 AND status = 'running' AND owner_token = {}",
+        "UPDATE {PHASE_TWO_LEASE} SET lease_expires_at = {}, heartbeat_at = {} WHERE {}",
         p(1),
         p(2),
-        p(3)
+        held_lease(dialect, 3)
     )
 }
 
@@ -321,8 +328,29 @@ pub(crate) fn release_statement(dialect: Dialect) -> String {
     format!(
         "UPDATE {PHASE_TWO_LEASE}
          SET status = 'pending', owner_token = NULL, lease_expires_at = NULL
-         WHERE id = 1 AND status = 'running' AND owner_token = {}",
-        dialect.parameter(1)
+         WHERE {}",
+        held_lease(dialect, 1)
+    )
+}
+
+/// The statement that finishes a held lease successfully: errors and attempts cleared, the
+/// success recorded. Parameters: time, input hash, the watermark seen at the claim, owner
+/// token.
+pub(crate) fn complete_statement(dialect: Dialect) -> String {
+    let p = |n| dialect.parameter(n);
+    format!(
+        "UPDATE {PHASE_TWO_LEASE}
+         SET status = 'done', owner_token = NULL, lease_expires_at = NULL,
+             attempts = 0, last_error = NULL, retry_after_at = NULL,
+             last_success_at = {}, last_input_hash = {},
+             last_success_watermark = {}(COALESCE(last_success_watermark, {}), {})
+         WHERE {}",
+        p(1),
+        p(2),
+        dialect.greatest(),
+        p(3),
+        p(3),
+        held_lease(dialect, 4)
     )
 }
 
@@ -429,14 +457,7 @@ impl Db {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let changed = tx.execute(
-            &format!(
-                "UPDATE {PHASE_TWO_LEASE}
-                 SET status = 'done', owner_token = NULL, lease_expires_at = NULL,
-                     attempts = 0, last_error = NULL, retry_after_at = NULL,
-                     last_success_at = ?1, last_input_hash = ?2,
-                     last_success_watermark = MAX(COALESCE(last_success_watermark, ?3), ?3)
-                 WHERE id = 1 AND status = 'running' AND owner_token = ?4"
-            ),
+            &complete_statement(Dialect::Sqlite),
             params![
                 success.now,
                 success.input_hash,

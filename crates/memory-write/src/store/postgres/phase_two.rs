@@ -14,8 +14,8 @@ use super::{PgStore, to_i64};
 use crate::error::Result;
 use crate::store::phase_two::{STATE_COLUMNS, baseline_from_row, baseline_query, state_from_row};
 use crate::store::phase_two::{
-    claim_refusal, fail_statement, heartbeat_statement, release_statement, signal_statement,
-    take_statement,
+    claim_refusal, complete_statement, fail_statement, heartbeat_statement, release_statement,
+    signal_statement, take_statement,
 };
 use crate::store::stage_one::{output_from_row, output_query};
 use crate::store::{
@@ -130,14 +130,7 @@ impl PgStore {
         let tx = client.transaction().await?;
         let changed = tx
             .execute(
-                &format!(
-                    "UPDATE {PHASE_TWO_LEASE}
-                     SET status = 'done', owner_token = NULL, lease_expires_at = NULL,
-                         attempts = 0, last_error = NULL, retry_after_at = NULL,
-                         last_success_at = $1, last_input_hash = $2,
-                         last_success_watermark = GREATEST(COALESCE(last_success_watermark, $3), $3)
-                     WHERE id = 1 AND status = 'running' AND owner_token = $4"
-                ),
+                &complete_statement(Dialect::Postgres),
                 &[
                     &success.now,
                     &success.input_hash,
