@@ -367,7 +367,8 @@ impl Worker {
             tokio::select! {
                 done = &mut extraction => return Some(done),
                 _ = ticker.tick() => {
-                    match self.store.heartbeat_stage_one_job(job, Heartbeat { now: now_unix(), lease_seconds }).await {
+                    let beat = Heartbeat::from_now(lease_seconds);
+                    match self.store.heartbeat_stage_one_job(job, beat).await {
                         Ok(true) => {}
                         Ok(false) => return None,
                         // A store hiccup is not a lost lease: the next tick tries again, and

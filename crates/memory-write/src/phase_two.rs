@@ -325,10 +325,7 @@ async fn newer_input(
     if !store
         .heartbeat_phase_two(
             &lease.owner_token,
-            Heartbeat {
-                now: now_unix(),
-                lease_seconds: options.lease_seconds,
-            },
+            Heartbeat::from_now(options.lease_seconds),
         )
         .await?
     {
@@ -654,12 +651,8 @@ async fn complete_with_heartbeat(
         tokio::select! {
             response = &mut call => return response.map_err(Error::Model),
             _ = ticker.tick() => {
-                let alive = store
-                    .heartbeat_phase_two(&lease.owner_token, Heartbeat {
-                now: now_unix(),
-                lease_seconds: options.lease_seconds,
-            })
-            .await?;
+                let beat = Heartbeat::from_now(options.lease_seconds);
+                let alive = store.heartbeat_phase_two(&lease.owner_token, beat).await?;
                 if !alive {
                     return Err(Error::LeaseLost);
                 }

@@ -10,6 +10,14 @@ pub struct Heartbeat {
 }
 
 impl Heartbeat {
+    /// A heartbeat at the current time.
+    pub fn from_now(lease_seconds: i64) -> Heartbeat {
+        Heartbeat {
+            now: super::now_unix(),
+            lease_seconds,
+        }
+    }
+
     /// When the extended lease expires.
     pub fn expires_at(&self) -> i64 {
         self.now.saturating_add(self.lease_seconds)
