@@ -65,7 +65,8 @@ use memory_write::store::SharedStore;
 use memory_write::store_selection::{StoreSelection, open_store};
 use serde::{Deserialize, Serialize};
 use working_memory::session::{
-    Assembly, CommitStatus, Session as WorkingSession, SessionMessage, SessionOptions, split_point,
+    Assembly, CommitStatus, LeftOut, Session as WorkingSession, SessionMessage, SessionOptions,
+    split_point,
 };
 
 use crate::context::{
@@ -656,7 +657,6 @@ impl<M: HostModel> Host<M> {
             return Ok(());
         };
         let assembly = self.assemble(working, window)?;
-        let before = conversation_tokens(&assembly, self.counter);
         let keep = keep_recent_count(
             working.session.messages(),
             self.options.compaction.keep_recent_tokens,
@@ -672,6 +672,17 @@ impl<M: HostModel> Host<M> {
             .iter()
             .map(|message| message.entry.clone())
             .collect();
+        // The context a commit reduces is the whole live conversation beside what the request
+        // carries, not the assembly: when the conversation outgrew the window the assembly
+        // already leaves its oldest messages out (one reason a commit is due), and after the
+        // commit it may send more than that trimmed view (every kept message, nothing left
+        // out) while sending less than the conversation the commit replaced.
+        let whole = Assembly {
+            messages: entries.clone(),
+            left_out: LeftOut::default(),
+            ..assembly.clone()
+        };
+        let before = conversation_tokens(&whole, self.counter);
         let archived = &entries[..split_point(&entries, keep as usize)];
         if archived.is_empty() {
             // Nothing older than the kept messages (or only a call whose result is kept).

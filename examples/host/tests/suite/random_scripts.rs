@@ -170,3 +170,42 @@ fn check_random_scripts(context: ContextStrategy) {
     // The cases compact: the property is not only checked on short conversations.
     assert!(compactions.get() >= 4, "{} compactions", compactions.get());
 }
+
+/// A case the random scripts found. Its conversation outgrew what the assembly could send, so
+/// before the commit the assembly left its twelve oldest messages out and sent 5,448 tokens;
+/// after the commit it sent every kept message and the working memory, 5,601 tokens, less
+/// than the conversation the commit replaced. Whether the assembly had to trim depends on a
+/// few tokens of the memory root's path, which `memory_status` returns and which holds the
+/// home folder, so the script runs under homes in the temporary folder named as
+/// `tempfile` names them, three of which led the assembly to trim under `/tmp`.
+#[test]
+fn a_commit_is_measured_against_the_whole_conversation_not_its_trimmed_view() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/trimmed-before-commit.json");
+    let script = Script::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut commits = 0;
+    for name in [".tmpDIQ195", ".tmp79ufOt", ".tmplsvMAz", ".tmpQ4sKe0"] {
+        // Another run holding the same name gets a home of tempfile's choosing.
+        let home = tempfile::Builder::new()
+            .prefix(name)
+            .rand_bytes(0)
+            .tempdir()
+            .or_else(|_| tempfile::tempdir())
+            .unwrap();
+        let report =
+            super::run_script(&script, home.path(), ContextStrategy::WorkingMemory).unwrap();
+        assert!(
+            report.violations.is_empty(),
+            "home {}: {:#?}",
+            home.path().display(),
+            report.violations
+        );
+        assert!(
+            report.commits_failed.is_empty(),
+            "{:?}",
+            report.commits_failed
+        );
+        commits += report.compactions;
+    }
+    assert!(commits >= 4, "{commits} commits");
+}
