@@ -43,10 +43,9 @@ use sha2::{Digest, Sha256};
 
 use crate::config::MemoriesConfig;
 use crate::error::{Error, Result};
-use crate::store::{KnownFile, MemoryMode, StoredRollout, ThreadRegistration, WriteStore};
-
-/// The skip reason of a rollout in which the user never wrote anything.
-pub const NO_USER_MESSAGE: &str = "no_user_message";
+use crate::store::{
+    Exclusion, KnownFile, MemoryMode, StoredRollout, ThreadRegistration, WriteStore,
+};
 
 /// Bytes read from the end of a file for the activity time and the fingerprint.
 const TAIL_BYTES: u64 = 64 * 1024;
@@ -106,9 +105,8 @@ pub struct ScanReport {
     pub changed: usize,
     /// Known threads whose rollout is unchanged.
     pub unchanged: usize,
-    /// Rollouts found that are never extracted, counted by reason (`subagent`,
-    /// `non_interactive:exec`, ...).
-    pub skipped_sources: BTreeMap<String, usize>,
+    /// Rollouts found that are never extracted, counted by reason.
+    pub skipped_sources: BTreeMap<Exclusion, usize>,
     /// Files and folders that could not be read at all, with the reason; the rest was scanned.
     pub unreadable: Vec<(PathBuf, String)>,
 }
@@ -179,9 +177,9 @@ pub async fn scan_rollouts(
 }
 
 /// What a shared store keeps of a registered rollout: nothing for one never extracted (a
-/// skip reason), else its filtered, redacted items.
+/// reason to exclude it), else its filtered, redacted items.
 fn stored_rollout(row: &ThreadRegistration) -> Result<Option<StoredRollout>> {
-    if row.skip_reason.is_some() {
+    if row.exclusion.is_some() {
         return Ok(None);
     }
     let loaded = crate::stage_one_request::load_rollout(Path::new(&row.rollout_path))?;
@@ -245,7 +243,7 @@ fn scan_files(
         if let Some(file) = known.get(&path_text)
             && (file.size, file.mtime_ns) == (metadata.len(), mtime_ns)
         {
-            if let Some(reason) = &file.skip_reason {
+            if let Some(reason) = &file.exclusion {
                 *report.skipped_sources.entry(reason.clone()).or_default() += 1;
             }
             report.unchanged += 1;
@@ -253,7 +251,7 @@ fn scan_files(
         }
         match inspect_rollout(&path, &path_text, metadata.len(), mtime_ns, options) {
             Ok(registration) => {
-                if let Some(reason) = &registration.skip_reason {
+                if let Some(reason) = &registration.exclusion {
                     *report.skipped_sources.entry(reason.clone()).or_default() += 1;
                 }
                 pending.push(registration);
@@ -375,8 +373,8 @@ fn inspect_rollout(
     };
     // A file without a readable session_meta is kept eligible, so it ends as a job error
     // with a clear message instead of vanishing as "no user message".
-    let skip_reason = meta.as_ref().and_then(|meta| {
-        skip_reason(meta).or_else(|| (!content.user_message).then(|| NO_USER_MESSAGE.to_owned()))
+    let exclusion = meta.as_ref().and_then(|meta| {
+        exclusion(meta).or_else(|| (!content.user_message).then_some(Exclusion::NoUserMessage))
     });
     Ok(ThreadRegistration {
         id: meta
@@ -392,7 +390,7 @@ fn inspect_rollout(
             .and_then(|git| git.branch.clone())
             .filter(|branch| !branch.trim().is_empty()),
         source: source.and_then(|s| s.name()).map(str::to_owned),
-        skip_reason,
+        exclusion,
         created_at,
         last_activity_at,
         memory_mode,
@@ -404,24 +402,23 @@ fn inspect_rollout(
 
 /// Why a session is never extracted, if so. A missing source (the oldest files) counts as
 /// interactive: those files were written by the interactive CLI.
-pub fn skip_reason(meta: &SessionMeta) -> Option<String> {
+pub fn exclusion(meta: &SessionMeta) -> Option<Exclusion> {
     if meta
         .extra
         .get("ephemeral")
         .is_some_and(|v| v.as_bool() == Some(true))
     {
-        return Some("ephemeral".to_owned());
+        return Some(Exclusion::Ephemeral);
     }
     let source = meta.source.as_ref()?;
     if source.is_subagent() {
-        return Some("subagent".to_owned());
+        return Some(Exclusion::Subagent);
     }
     if source.is_interactive() {
         return None;
     }
-    Some(format!(
-        "non_interactive:{}",
-        source.name().unwrap_or("unknown")
+    Some(Exclusion::NonInteractive(
+        source.name().unwrap_or("unknown").to_owned(),
     ))
 }
 

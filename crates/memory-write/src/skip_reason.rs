@@ -108,7 +108,7 @@ pub fn classify(
     now: i64,
 ) -> SkipReason {
     let watermark = thread.source_watermark;
-    if thread.skip_reason.is_some() {
+    if thread.exclusion.is_some() {
         return SkipReason::Excluded;
     }
     match thread.memory_mode {
@@ -261,7 +261,7 @@ mod tests {
             cwd: None,
             git_branch: None,
             source: Some("cli".to_owned()),
-            skip_reason: None,
+            exclusion: None,
             created_at: last_activity_at,
             updated_at: last_activity_at,
             last_activity_at,
@@ -335,7 +335,7 @@ mod tests {
             SkipReason::TooOld
         );
         let excluded = ThreadRecord {
-            skip_reason: Some("subagent".to_owned()),
+            exclusion: Some(crate::store::Exclusion::Subagent),
             ..idle.clone()
         };
         assert_eq!(classify_at(&excluded, None, None), SkipReason::Excluded);

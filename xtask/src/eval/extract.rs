@@ -130,7 +130,7 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
         let Some(thread) = threads.get(&path.display().to_string()) else {
             continue;
         };
-        let memory = if thread.skip_reason.is_some() {
+        let memory = if thread.exclusion.is_some() {
             None
         } else {
             let job = ClaimedJob {

@@ -295,7 +295,7 @@ fn registration(id: &str) -> ThreadRegistration {
         cwd: None,
         git_branch: None,
         source: Some("cli".to_owned()),
-        skip_reason: None,
+        exclusion: None,
         created_at: 1,
         last_activity_at: 2,
         memory_mode: MemoryMode::Enabled,

@@ -47,6 +47,56 @@ impl MemoryMode {
     }
 }
 
+/// Why a rollout is never extracted, decided when it is scanned; stored in the `skip_reason`
+/// column as its [`Display`](std::fmt::Display) form (`ephemeral`, `subagent`,
+/// `non_interactive:exec`, `no_user_message`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Exclusion {
+    /// The session marked itself ephemeral.
+    Ephemeral,
+    /// A sub-agent's session: the session that started it holds the work.
+    Subagent,
+    /// A session not started by a person at an interactive client, named by its source
+    /// (`exec`, `mcp`, ...; `unknown` when the source has no name).
+    NonInteractive(String),
+    /// The user never wrote anything beyond injected context.
+    NoUserMessage,
+    /// A reason this build does not know, written by another version into a shared store. The
+    /// rollout stays excluded, as that version decided.
+    Unrecognised(String),
+}
+
+impl Exclusion {
+    /// Prefix of a stored [`Exclusion::NonInteractive`].
+    const NON_INTERACTIVE: &str = "non_interactive:";
+
+    /// Reads a stored reason; text this build does not know is kept as
+    /// [`Exclusion::Unrecognised`].
+    pub fn parse(text: &str) -> Exclusion {
+        match text {
+            "ephemeral" => Exclusion::Ephemeral,
+            "subagent" => Exclusion::Subagent,
+            "no_user_message" => Exclusion::NoUserMessage,
+            _ => match text.strip_prefix(Self::NON_INTERACTIVE) {
+                Some(source) => Exclusion::NonInteractive(source.to_owned()),
+                None => Exclusion::Unrecognised(text.to_owned()),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Exclusion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exclusion::Ephemeral => f.write_str("ephemeral"),
+            Exclusion::Subagent => f.write_str("subagent"),
+            Exclusion::NonInteractive(source) => write!(f, "{}{source}", Self::NON_INTERACTIVE),
+            Exclusion::NoUserMessage => f.write_str("no_user_message"),
+            Exclusion::Unrecognised(text) => f.write_str(text),
+        }
+    }
+}
+
 /// What a scan learned about one rollout file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadRegistration {
@@ -60,9 +110,8 @@ pub struct ThreadRegistration {
     pub git_branch: Option<String>,
     /// The session source's name (`cli`, `exec`, `subagent`, ...).
     pub source: Option<String>,
-    /// Why the rollout is never extracted (sub-agent, non-interactive, no user message, ...),
-    /// if so.
-    pub skip_reason: Option<String>,
+    /// Why the rollout is never extracted, if so.
+    pub exclusion: Option<Exclusion>,
     /// When the session started (Unix seconds).
     pub created_at: i64,
     /// When the session was last active (Unix seconds): the last line's timestamp, else the
@@ -94,7 +143,7 @@ pub struct ThreadRecord {
     /// Session source.
     pub source: Option<String>,
     /// Why the rollout is never extracted, if so.
-    pub skip_reason: Option<String>,
+    pub exclusion: Option<Exclusion>,
     /// Session start (Unix seconds).
     pub created_at: i64,
     /// When the row last changed (Unix seconds).
@@ -140,7 +189,7 @@ pub struct KnownFile {
     /// Modification time in nanoseconds since the epoch.
     pub mtime_ns: i64,
     /// Why the rollout is never extracted, if so.
-    pub skip_reason: Option<String>,
+    pub exclusion: Option<Exclusion>,
 }
 
 /// What an upsert did.
@@ -167,7 +216,7 @@ pub(super) fn thread_from_row<R: Columns>(row: &R) -> std::result::Result<Thread
         rollout_path: row.text(1)?,
         cwd: row.text_or_null(2)?,
         source: row.text_or_null(3)?,
-        skip_reason: row.text_or_null(4)?,
+        exclusion: row.text_or_null(4)?.as_deref().map(Exclusion::parse),
         created_at: row.integer(5)?,
         updated_at: row.integer(6)?,
         last_activity_at: row.integer(7)?,
@@ -292,7 +341,10 @@ impl Db {
                 KnownFile {
                     size: u64::try_from(size).unwrap_or(0),
                     mtime_ns: row.get(2)?,
-                    skip_reason: row.get(3)?,
+                    exclusion: row
+                        .get::<_, Option<String>>(3)?
+                        .as_deref()
+                        .map(Exclusion::parse),
                 },
             ))
         })?;
@@ -333,7 +385,7 @@ impl Db {
                     stored_path,
                     row.cwd.as_deref().map(stored_paths::storable),
                     row.source,
-                    row.skip_reason,
+                    row.exclusion.as_ref().map(ToString::to_string),
                     row.created_at,
                     now,
                     row.last_activity_at,

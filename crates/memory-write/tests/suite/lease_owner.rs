@@ -19,7 +19,7 @@ fn thread(id: &str) -> ThreadRegistration {
         cwd: Some("/work".to_owned()),
         git_branch: None,
         source: Some("cli".to_owned()),
-        skip_reason: None,
+        exclusion: None,
         created_at: NOW - 86_400,
         last_activity_at: NOW - 86_000,
         memory_mode: MemoryMode::Enabled,

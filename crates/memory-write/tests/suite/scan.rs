@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use memory_write::scan::{ScanOptions, parse_timestamp, scan_rollouts};
-use memory_write::store::{MemoryMode, StateStore, WriteStore};
+use memory_write::store::{Exclusion, MemoryMode, StateStore, WriteStore};
 
 const NOW: i64 = 1_800_000_000;
 
@@ -47,7 +47,9 @@ async fn the_examples_register_with_ids_sources_and_activity_from_the_file() {
     assert_eq!(report.new, 6);
     assert!(report.unreadable.is_empty(), "{:?}", report.unreadable);
     assert_eq!(
-        report.skipped_sources.get("non_interactive:exec"),
+        report
+            .skipped_sources
+            .get(&Exclusion::NonInteractive("exec".to_owned())),
         Some(&1),
         "{report:?}"
     );
@@ -58,7 +60,7 @@ async fn the_examples_register_with_ids_sources_and_activity_from_the_file() {
         .unwrap();
     assert_eq!(thread.cwd.as_deref(), Some("/home/dana/src/tidewater"));
     assert_eq!(thread.source.as_deref(), Some("cli"));
-    assert_eq!(thread.skip_reason, None);
+    assert_eq!(thread.exclusion, None);
     assert_eq!(
         thread.created_at,
         parse_timestamp("2025-11-03T09:12:40Z").unwrap()
@@ -199,12 +201,29 @@ async fn sources_broken_files_and_memory_modes_are_classified() {
     let threads = store.threads().await.unwrap();
     let reason = |id: &str| {
         let thread = threads.iter().find(|thread| thread.id == id).unwrap();
-        thread.skip_reason.clone()
+        thread.exclusion.clone()
     };
-    assert_eq!(reason("silent").as_deref(), Some("no_user_message"));
-    assert_eq!(reason("sub").as_deref(), Some("subagent"));
-    assert_eq!(reason("mcp").as_deref(), Some("non_interactive:mcp"));
-    assert_eq!(reason("eph").as_deref(), Some("ephemeral"));
+    assert_eq!(reason("silent"), Some(Exclusion::NoUserMessage));
+    assert_eq!(reason("sub"), Some(Exclusion::Subagent));
+    assert_eq!(
+        reason("mcp"),
+        Some(Exclusion::NonInteractive("mcp".to_owned()))
+    );
+    assert_eq!(reason("eph"), Some(Exclusion::Ephemeral));
+    // Stored as codex-style names, which other tools read from the table.
+    let stored: Vec<String> = ["silent", "sub", "mcp", "eph"]
+        .iter()
+        .filter_map(|id| reason(id).map(|reason| reason.to_string()))
+        .collect();
+    assert_eq!(
+        stored,
+        [
+            "no_user_message",
+            "subagent",
+            "non_interactive:mcp",
+            "ephemeral"
+        ]
+    );
     assert_eq!(
         reason("old"),
         None,
@@ -212,7 +231,7 @@ async fn sources_broken_files_and_memory_modes_are_classified() {
     );
     let vscode = store.thread("vs").await.unwrap().unwrap();
     assert_eq!(
-        (vscode.skip_reason, vscode.memory_mode),
+        (vscode.exclusion, vscode.memory_mode),
         (None, MemoryMode::DisabledBySession),
         "codex's stamp is told apart from our own disabling, so a run can say why"
     );
@@ -221,7 +240,7 @@ async fn sources_broken_files_and_memory_modes_are_classified() {
         .await
         .unwrap()
         .expect("a broken file is registered under its file-name id");
-    assert_eq!(garbage.skip_reason, None);
+    assert_eq!(garbage.exclusion, None);
     let threads = store.threads().await.unwrap();
     assert!(
         threads
@@ -365,4 +384,16 @@ async fn external_context_pollutes_only_when_asked_and_branches_are_recorded() {
 
 async fn mode(store: &StateStore, id: &str) -> MemoryMode {
     store.thread(id).await.unwrap().unwrap().memory_mode
+}
+
+proptest::proptest! {
+    /// Any text in the `skip_reason` column reads as an exclusion that writes back as the same
+    /// text: a reason another version wrote into a shared store is neither lost nor changed,
+    /// and the rollout stays excluded.
+    #[test]
+    fn any_stored_exclusion_reads_back_as_the_same_text(
+        text in "ephemeral|subagent|no_user_message|non_interactive:\\PC{0,12}|\\PC{0,24}"
+    ) {
+        proptest::prop_assert_eq!(Exclusion::parse(&text).to_string(), text);
+    }
 }

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use memory_protocol::stage_one::JobStatus;
 use memory_write::store::{
-    ClaimParams, ClaimedJob, MemoryMode, StateStore, ThreadRegistration, UpsertCounts, WriteStore,
+    ClaimParams, ClaimedJob, Exclusion, MemoryMode, StateStore, ThreadRegistration, UpsertCounts,
+    WriteStore,
 };
 
 use super::conformance::{
@@ -233,10 +234,10 @@ async fn no_output_deletes_an_earlier_output_and_signals_phase_two() {
 }
 
 #[tokio::test]
-async fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_skip_reason() {
+async fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_excluded_sources() {
     let (_dir, store) = store();
     let mut skipped = thread("skipped", NOW - 7 * HOUR, "a");
-    skipped.skip_reason = Some("subagent".to_owned());
+    skipped.exclusion = Some(Exclusion::Subagent);
     let mut disabled = thread("disabled", NOW - 7 * HOUR, "a");
     disabled.memory_mode = MemoryMode::Disabled;
     let mut elsewhere = thread("elsewhere", NOW - 7 * HOUR, "a");

@@ -11,7 +11,7 @@ use super::super::threads::{self, THREAD_COLUMNS};
 use super::{PgStore, to_i64};
 use crate::error::Result;
 use crate::store::{
-    KnownFile, MemoryMode, StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
+    Exclusion, KnownFile, MemoryMode, StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
 };
 
 /// A thread with the machine that registered it, from a row of [`THREAD_COLUMNS`] and
@@ -68,7 +68,10 @@ impl PgStore {
                     KnownFile {
                         size: u64::try_from(row.try_get::<_, i64>(1)?).unwrap_or(0),
                         mtime_ns: row.try_get(2)?,
-                        skip_reason: row.try_get(3)?,
+                        exclusion: row
+                            .try_get::<_, Option<String>>(3)?
+                            .as_deref()
+                            .map(Exclusion::parse),
                     },
                 ))
             })
@@ -117,7 +120,7 @@ impl PgStore {
                         &stored_path.as_ref(),
                         &cwd.as_deref(),
                         &row.source,
-                        &row.skip_reason,
+                        &row.exclusion.as_ref().map(ToString::to_string),
                         &row.created_at,
                         &now,
                         &row.last_activity_at,

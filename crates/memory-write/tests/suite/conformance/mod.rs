@@ -142,7 +142,7 @@ pub(crate) fn thread(id: &str, activity: i64, fingerprint: &str) -> ThreadRegist
         cwd: Some("/work".to_owned()),
         git_branch: Some("main".to_owned()),
         source: Some("cli".to_owned()),
-        skip_reason: None,
+        exclusion: None,
         created_at: activity - 60,
         last_activity_at: activity,
         memory_mode: MemoryMode::Enabled,

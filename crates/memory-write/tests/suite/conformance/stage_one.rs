@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use memory_protocol::stage_one::JobStatus;
-use memory_write::store::{ClaimParams, SharedStore};
+use memory_write::store::{ClaimParams, Exclusion, SharedStore};
 
 use super::{
     HOUR, NOW, backends, beat, candidates, claim, claim_until_empty, exited_process, extract_all,
@@ -272,7 +272,7 @@ async fn filters_and_the_running_cap_apply() {
         let name = backend.name();
         let store = backend.open().await;
         let mut skipped = idle("skipped", 10);
-        skipped.skip_reason = Some("subagent".to_owned());
+        skipped.exclusion = Some(Exclusion::Subagent);
         let mut elsewhere = idle("elsewhere", 10);
         elsewhere.rollout_path = "/other/elsewhere.jsonl".to_owned();
         register(
