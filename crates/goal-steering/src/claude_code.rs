@@ -56,8 +56,7 @@ pub struct StopHookInput {
 impl StopHookInput {
     /// Parses the hook's stdin.
     pub fn parse(text: &str) -> Result<StopHookInput> {
-        serde_json::from_str(text)
-            .map_err(|error| Error::HookInput(format!("not a Stop hook payload: {error}")))
+        serde_json::from_str(text).map_err(Error::StopPayload)
     }
 }
 

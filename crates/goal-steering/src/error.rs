@@ -36,9 +36,13 @@ pub enum Error {
         /// What the system said.
         error: std::io::Error,
     },
-    /// A host hook's input (its payload, or the transcript it names) cannot be read as one.
+    /// The transcript a host hook names holds no turn to charge (no user prompt, or a last
+    /// turn with neither an answer id nor a line uuid).
     #[error("hook input: {0}")]
     HookInput(String),
+    /// A Stop hook's stdin is not JSON of the payload's shape.
+    #[error("not a Stop hook payload: {0}")]
+    StopPayload(#[source] serde_json::Error),
     /// The objective is empty or too long.
     #[error("invalid objective: {0}")]
     Objective(memory_protocol::Error),

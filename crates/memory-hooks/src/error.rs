@@ -8,7 +8,10 @@ use std::path::PathBuf;
 pub enum Error {
     /// The hook's stdin is not a hook payload.
     #[error("not a Claude Code hook payload: {0}")]
-    Payload(String),
+    Payload(#[source] serde_json::Error),
+    /// What the hook writes (its answer, the session's saved state) could not be encoded.
+    #[error("cannot encode the hook's json: {0}")]
+    Encode(#[source] serde_json::Error),
     /// A file could not be read or written.
     #[error("cannot use `{}`: {error}", path.display())]
     Io {

@@ -42,6 +42,9 @@ fn a_transcript_without_a_turn_and_a_bad_payload_are_clear_errors() {
     assert!(error.to_string().contains("no turn"), "{error}");
     let error = StopHookInput::parse("{\"session_id\": 7}").unwrap_err();
     assert!(error.to_string().contains("Stop hook payload"), "{error}");
+    // The parser's own error is kept as the cause, for a host that walks the chain.
+    let cause = std::error::Error::source(&error).expect("a cause");
+    assert!(cause.is::<serde_json::Error>(), "{cause:?}");
 }
 
 #[test]

@@ -62,9 +62,10 @@ pub enum CompactionError {
     /// A prompt could not be rendered.
     #[error("cannot render the summarizer prompt: {0}")]
     Prompt(#[from] memory_prompts::Error),
-    /// The structured input could not be encoded.
-    #[error("cannot encode the summarizer input: {0}")]
-    Encode(String),
+    /// A value could not be encoded as JSON (the summarizer's structured input, a session
+    /// entry).
+    #[error("cannot encode as json: {0}")]
+    Encode(#[source] serde_json::Error),
 }
 
 /// A result with [`CompactionError`].

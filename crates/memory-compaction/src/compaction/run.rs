@@ -564,8 +564,7 @@ impl Run<'_> {
             task,
             instructions: system()?,
             input,
-            structured_input: serde_json::to_value(&structured)
-                .map_err(|e| CompactionError::Encode(e.to_string()))?,
+            structured_input: serde_json::to_value(&structured).map_err(CompactionError::Encode)?,
             output_schema: None,
             reasoning_effort: None,
             max_output_tokens: Some(max_output_tokens),

@@ -57,8 +57,7 @@ impl Session {
     pub fn to_jsonl(&self) -> Result<String> {
         let mut out = String::new();
         for entry in &self.entries {
-            let line =
-                serde_json::to_string(entry).map_err(|e| CompactionError::Encode(e.to_string()))?;
+            let line = serde_json::to_string(entry).map_err(CompactionError::Encode)?;
             out.push_str(&line);
             out.push('\n');
         }

@@ -72,7 +72,7 @@ pub struct HookPayload {
 impl HookPayload {
     /// Parses a hook's stdin.
     pub fn parse(text: &str) -> Result<HookPayload> {
-        serde_json::from_str(text).map_err(|error| Error::Payload(error.to_string()))
+        serde_json::from_str(text).map_err(Error::Payload)
     }
 }
 
@@ -194,7 +194,7 @@ fn stop(stdin: &str, ctx: &mut HookContext<'_>) -> Result<String> {
             block.reason = fit(&block.reason, OUTPUT_BUDGET_BYTES).into_owned();
             format!(
                 "{}\n",
-                serde_json::to_string(&block).map_err(|e| Error::Payload(e.to_string()))?
+                serde_json::to_string(&block).map_err(Error::Encode)?
             )
         }
         None => String::new(),

@@ -42,7 +42,7 @@ impl SessionState {
     /// Writes the state of `session` atomically (a temporary file, then a rename).
     pub fn save(&self, state_dir: &Path, session: &str) -> Result<()> {
         let path = path(state_dir, session);
-        let text = serde_json::to_vec(self).map_err(|e| Error::Payload(e.to_string()))?;
+        let text = serde_json::to_vec(self).map_err(Error::Encode)?;
         write_atomically(&path, &text)
     }
 }

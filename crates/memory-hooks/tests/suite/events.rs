@@ -250,6 +250,8 @@ fn a_payload_that_is_not_one_is_a_clear_error() {
     ] {
         let error = answer(text, &mut ctx).unwrap_err();
         assert!(error.to_string().contains("hook payload"), "{error}");
+        let cause = std::error::Error::source(&error).expect("the parser's error as the cause");
+        assert!(cause.is::<serde_json::Error>(), "{cause:?}");
     }
 }
 
