@@ -53,6 +53,50 @@ pub enum ConversationMessage {
 }
 
 impl ConversationMessage {
+    /// A user message of `text`.
+    pub fn user(text: impl Into<String>) -> Self {
+        ConversationMessage::User { text: text.into() }
+    }
+
+    /// An assistant message of visible `text` alone.
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        ConversationMessage::Assistant {
+            content: vec![AssistantBlock::Text { text: text.into() }],
+        }
+    }
+
+    /// An assistant message holding one call of the tool `name` with `arguments`.
+    pub fn tool_call(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: serde_json::Value,
+    ) -> Self {
+        ConversationMessage::Assistant {
+            content: vec![AssistantBlock::ToolCall {
+                id: id.into(),
+                name: name.into(),
+                arguments,
+            }],
+        }
+    }
+
+    /// The result of the call `tool_call_id` of the tool `tool_name`: `text`, an error when
+    /// `is_error`, never marked useless.
+    pub fn tool_result(
+        tool_call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        text: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
+        ConversationMessage::ToolResult {
+            tool_call_id: tool_call_id.into(),
+            tool_name: tool_name.into(),
+            text: text.into(),
+            is_error,
+            useless: false,
+        }
+    }
+
     /// True for a user message.
     pub fn is_user(&self) -> bool {
         matches!(self, ConversationMessage::User { .. })

@@ -325,37 +325,19 @@ fn work(topic: &Topic, round: usize) -> Vec<ConversationMessage> {
 }
 
 fn user(text: &str) -> ConversationMessage {
-    ConversationMessage::User {
-        text: text.to_owned(),
-    }
+    ConversationMessage::user(text)
 }
 
 fn say(text: &str) -> ConversationMessage {
-    ConversationMessage::Assistant {
-        content: vec![AssistantBlock::Text {
-            text: text.to_owned(),
-        }],
-    }
+    ConversationMessage::assistant_text(text)
 }
 
 fn call(id: &str, name: &str, arguments: serde_json::Value) -> ConversationMessage {
-    ConversationMessage::Assistant {
-        content: vec![AssistantBlock::ToolCall {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            arguments,
-        }],
-    }
+    ConversationMessage::tool_call(id, name, arguments)
 }
 
 fn result(id: &str, text: &str) -> ConversationMessage {
-    ConversationMessage::ToolResult {
-        tool_call_id: id.to_owned(),
-        tool_name: "exec_command".to_owned(),
-        text: text.to_owned(),
-        is_error: false,
-        useless: false,
-    }
+    ConversationMessage::tool_result(id, "exec_command", text, false)
 }
 
 /// Appends messages with fresh ids.

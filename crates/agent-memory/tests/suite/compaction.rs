@@ -85,33 +85,19 @@ impl ModelClient for Checked {
 }
 
 fn user(text: String) -> ConversationMessage {
-    ConversationMessage::User { text }
+    ConversationMessage::user(text)
 }
 
 fn call(id: &str, name: &str, arguments: serde_json::Value) -> ConversationMessage {
-    ConversationMessage::Assistant {
-        content: vec![AssistantBlock::ToolCall {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            arguments,
-        }],
-    }
+    ConversationMessage::tool_call(id, name, arguments)
 }
 
 fn result(id: &str, text: String) -> ConversationMessage {
-    ConversationMessage::ToolResult {
-        tool_call_id: id.to_owned(),
-        tool_name: "tool".to_owned(),
-        text,
-        is_error: false,
-        useless: false,
-    }
+    ConversationMessage::tool_result(id, "tool", text, false)
 }
 
 fn say(text: String) -> ConversationMessage {
-    ConversationMessage::Assistant {
-        content: vec![AssistantBlock::Text { text }],
-    }
+    ConversationMessage::assistant_text(text)
 }
 
 /// One round of work: a request, tool steps touching new files and running commands, a reply.

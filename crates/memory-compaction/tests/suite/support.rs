@@ -11,17 +11,11 @@ use memory_protocol::{ModelClient, ModelError, ModelRequest, ModelResponse};
 use serde_json::{Value, json};
 
 pub(super) fn user(text: &str) -> ConversationMessage {
-    ConversationMessage::User {
-        text: text.to_owned(),
-    }
+    ConversationMessage::user(text)
 }
 
 pub(super) fn say(text: &str) -> ConversationMessage {
-    ConversationMessage::Assistant {
-        content: vec![AssistantBlock::Text {
-            text: text.to_owned(),
-        }],
-    }
+    ConversationMessage::assistant_text(text)
 }
 
 pub(super) fn think(text: &str) -> AssistantBlock {
@@ -31,23 +25,11 @@ pub(super) fn think(text: &str) -> AssistantBlock {
 }
 
 pub(super) fn call(id: &str, name: &str, arguments: Value) -> ConversationMessage {
-    ConversationMessage::Assistant {
-        content: vec![AssistantBlock::ToolCall {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            arguments,
-        }],
-    }
+    ConversationMessage::tool_call(id, name, arguments)
 }
 
 pub(super) fn result(id: &str, text: &str) -> ConversationMessage {
-    ConversationMessage::ToolResult {
-        tool_call_id: id.to_owned(),
-        tool_name: "exec_command".to_owned(),
-        text: text.to_owned(),
-        is_error: false,
-        useless: false,
-    }
+    ConversationMessage::tool_result(id, "exec_command", text, false)
 }
 
 pub(super) fn shell_call(id: &str, cmd: &str) -> ConversationMessage {

@@ -1,7 +1,7 @@
 //! The offline engine's working-memory answers, through `ModelClient::complete`.
 
 use memory_offline::{OFFLINE_NOTICE, OfflineEngine};
-use memory_protocol::compaction::{AssistantBlock, ConversationEntry, ConversationMessage};
+use memory_protocol::compaction::{ConversationEntry, ConversationMessage};
 use memory_protocol::working_memory::{
     SectionBody, SectionOp, SectionSizeWarning, WorkingMemoryCreateInput, WorkingMemorySection,
     WorkingMemoryUpdate, WorkingMemoryUpdateInput,
@@ -22,33 +22,19 @@ fn entries(messages: Vec<ConversationMessage>) -> Vec<ConversationEntry> {
 }
 
 fn user(text: &str) -> ConversationMessage {
-    ConversationMessage::User { text: text.into() }
+    ConversationMessage::user(text)
 }
 
 fn say(text: &str) -> ConversationMessage {
-    ConversationMessage::Assistant {
-        content: vec![AssistantBlock::Text { text: text.into() }],
-    }
+    ConversationMessage::assistant_text(text)
 }
 
 fn call(id: &str, name: &str, arguments: serde_json::Value) -> ConversationMessage {
-    ConversationMessage::Assistant {
-        content: vec![AssistantBlock::ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments,
-        }],
-    }
+    ConversationMessage::tool_call(id, name, arguments)
 }
 
 fn result(id: &str, name: &str, text: &str, is_error: bool) -> ConversationMessage {
-    ConversationMessage::ToolResult {
-        tool_call_id: id.into(),
-        tool_name: name.into(),
-        text: text.into(),
-        is_error,
-        useless: false,
-    }
+    ConversationMessage::tool_result(id, name, text, is_error)
 }
 
 /// A session: a failing test, a fix explained, a patch, a pass, a second failure left open,
