@@ -46,14 +46,7 @@ const CAUSE_MARKERS: [&str; 20] = [
 
 /// The lessons of one task, most useful first (fixed failures, then unresolved ones).
 pub(crate) fn lessons(task: &Task, transcript: &Transcript) -> Vec<String> {
-    let runs: Vec<(usize, &Run)> = task
-        .events
-        .iter()
-        .filter_map(|&i| match transcript.events.get(i) {
-            Some(Event::Run(run)) => transcript.runs.get(*run).map(|r| (i, r)),
-            _ => None,
-        })
-        .collect();
+    let runs = task.runs(transcript);
     let last_change = task
         .events
         .iter()

@@ -355,14 +355,7 @@ struct Evidence {
 
 impl Evidence {
     fn gather(task: &Task, transcript: &Transcript) -> Evidence {
-        let runs: Vec<(usize, &Run)> = task
-            .events
-            .iter()
-            .filter_map(|&i| match transcript.events.get(i) {
-                Some(Event::Run(run)) => transcript.runs.get(*run).map(|r| (i, r)),
-                _ => None,
-            })
-            .collect();
+        let runs = task.runs(transcript);
         let last_change = task
             .events
             .iter()

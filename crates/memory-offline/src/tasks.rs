@@ -9,7 +9,7 @@
 
 use super::text::content_words;
 use super::transcript::Event as TimelineEvent;
-use super::transcript::{Event, Transcript};
+use super::transcript::{Event, Run, Transcript};
 use super::user_text::{FollowUp, Reaction, read_user_message, title_from_requests};
 
 /// Longest task title, in characters.
@@ -42,6 +42,17 @@ impl Task {
     /// The task's title: its first request with content, else a description of what it did.
     pub(crate) fn title(&self) -> Option<String> {
         title_from_requests(&self.requests, MAX_TITLE_CHARS)
+    }
+
+    /// The commands the task ran, each with its index into [`Transcript::events`], in order.
+    pub(crate) fn runs<'t>(&self, transcript: &'t Transcript) -> Vec<(usize, &'t Run)> {
+        self.events
+            .iter()
+            .filter_map(|&i| match transcript.events.get(i) {
+                Some(Event::Run(run)) => transcript.runs.get(*run).map(|r| (i, r)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// True when the task ran any command, patched any file or searched the web.
