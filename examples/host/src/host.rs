@@ -65,8 +65,8 @@ use memory_write::store::SharedStore;
 use memory_write::store_selection::{StoreSelection, open_store};
 use serde::{Deserialize, Serialize};
 use working_memory::session::{
-    Assembly, CommitStatus, LeftOut, Session as WorkingSession, SessionMessage, SessionOptions,
-    split_point,
+    Assembly, CommitPreview, CommitStatus, LeftOut, Session as WorkingSession, SessionMessage,
+    SessionOptions, split_point,
 };
 
 use crate::context::{
@@ -661,11 +661,6 @@ impl<M: HostModel> Host<M> {
             working.session.messages(),
             self.options.compaction.keep_recent_tokens,
         );
-        // A commit cannot be undone, so the host makes it only when it will shrink the
-        // context, as `compact` refuses a summary that would not: the messages it archives
-        // must outweigh twice the working memory the request carries in their place (its
-        // rules and document now, or the rules alone before the first commit), since the
-        // document grows by what it learns from them.
         let entries: Vec<ConversationEntry> = working
             .session
             .messages()
@@ -688,19 +683,46 @@ impl<M: HostModel> Host<M> {
             // Nothing older than the kept messages (or only a call whose result is kept).
             return Ok(());
         }
+        // A commit cannot be undone, so the host makes it only when it makes the context
+        // smaller, as `compact` refuses a summary that would not. Before asking the writer
+        // model, the messages to archive must outweigh twice the working memory the request
+        // carries in their place (its rules and document now, or the rules alone before the
+        // first commit), since the document grows by what it learns from them; once the new
+        // document is known, the commit goes ahead only if the request it leaves (its rules
+        // and document, then the kept messages) is smaller than the whole conversation now.
         let archived_tokens = messages_tokens(archived, self.counter);
         let carried = match &assembly.instructions {
             Some(instructions) => instructions.clone(),
-            None => working_memory_rules()?,
+            None => working_memory_instructions("")?,
         };
         let carried_tokens = u64::try_from(self.counter.count(&carried)).unwrap_or(u64::MAX);
         if archived_tokens <= carried_tokens.saturating_mul(2) {
             self.report.compactions_not_applied += 1;
             return Ok(());
         }
-        let commit = working.session.commit(self.engine.as_ref(), keep).await?;
+        let counter = self.counter;
+        let smaller = |preview: &CommitPreview<'_>| {
+            // A document the rules cannot be rendered with is declined: nothing is written.
+            working_memory_instructions(preview.overview).is_ok_and(|instructions| {
+                let left = Assembly {
+                    instructions: Some(instructions),
+                    messages: preview.kept.to_vec(),
+                    left_out: LeftOut::default(),
+                    ..assembly.clone()
+                };
+                conversation_tokens(&left, counter) < before
+            })
+        };
+        let commit = working
+            .session
+            .commit_accepting(self.engine.as_ref(), keep, &smaller)
+            .await?;
         match commit.status {
             CommitStatus::Done => {}
+            CommitStatus::Skipped if commit.reason.as_deref() == Some("declined") => {
+                self.report.compactions_not_applied += 1;
+                return Ok(());
+            }
             // Nothing older than the kept messages (or only a call whose result is kept).
             CommitStatus::Skipped => return Ok(()),
             CommitStatus::Failed => {
@@ -994,11 +1016,11 @@ fn push_message(live: &mut Live<'_>, message: ConversationMessage) -> Result<()>
     Ok(())
 }
 
-/// The rules a working memory comes with in the system prompt, around an empty document: what
-/// the first commit adds to the request besides the document itself.
-fn working_memory_rules() -> Result<String> {
+/// The instructions a working memory comes with in the system prompt, around `document`
+/// (around an empty one: the rules alone, what the first commit adds besides the document).
+fn working_memory_instructions(document: &str) -> Result<String> {
     memory_prompts::working_memory::assemble(&memory_prompts::working_memory::AssembleContext {
-        working_memory: memory_prompts::UntrustedText::new(String::new()),
+        working_memory: memory_prompts::UntrustedText::new(document.to_owned()),
     })
     .map_err(|error| HostError::WorkingMemory(error.into()))
 }

@@ -25,6 +25,18 @@ use crate::recover::read_arguments;
 use crate::reminders::section_size_warnings;
 use crate::text;
 
+/// What a commit would leave, shown to the caller's check before anything is written (see
+/// [`Session::commit_accepting`]).
+#[derive(Debug, Clone, Copy)]
+pub struct CommitPreview<'a> {
+    /// The working memory the commit would leave, as stored (`.overview.md`).
+    pub overview: &'a str,
+    /// The live messages it would archive, oldest first.
+    pub archived: &'a [ConversationEntry],
+    /// The live messages it would keep, oldest first.
+    pub kept: &'a [ConversationEntry],
+}
+
 /// How a commit ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -108,7 +120,7 @@ impl Session {
     /// Commits now, whatever the threshold, keeping the stored number of recent messages.
     pub async fn flush(&mut self, model: &dyn ModelClient) -> Result<CommitReport> {
         let keep = self.state.keep_recent_count;
-        self.run_commit(model, keep, false).await
+        self.run_commit(model, keep, false, None).await
     }
 
     /// Commits now keeping `keep` recent messages (clamped to 10,000), and stores `keep` as the
@@ -117,13 +129,29 @@ impl Session {
     /// later commit.
     pub async fn commit(&mut self, model: &dyn ModelClient, keep: u32) -> Result<CommitReport> {
         let keep = keep.min(super::MAX_KEEP_RECENT);
-        self.run_commit(model, keep, keep > 0).await
+        self.run_commit(model, keep, keep > 0, None).await
+    }
+
+    /// As [`Session::commit`], but once the update is ready and before anything is written,
+    /// `accept` sees what the commit would leave; when it declines, nothing is written (the
+    /// messages stay live, the working memory and the stored keep count as they were; the
+    /// model calls are spent) and the report is `Skipped` with the reason `declined`. A host
+    /// uses it to commit only when the commit makes its context smaller, which it can tell
+    /// only from the new working memory.
+    pub async fn commit_accepting(
+        &mut self,
+        model: &dyn ModelClient,
+        keep: u32,
+        accept: &dyn Fn(&CommitPreview<'_>) -> bool,
+    ) -> Result<CommitReport> {
+        let keep = keep.min(super::MAX_KEEP_RECENT);
+        self.run_commit(model, keep, keep > 0, Some(accept)).await
     }
 
     /// Archives every live message (keep 0) without changing the stored keep count: the path
     /// a host takes when its context is full.
     pub async fn compact(&mut self, model: &dyn ModelClient) -> Result<CommitReport> {
-        self.run_commit(model, 0, false).await
+        self.run_commit(model, 0, false, None).await
     }
 
     async fn run_commit(
@@ -131,6 +159,7 @@ impl Session {
         model: &dyn ModelClient,
         keep: u32,
         store_keep: bool,
+        accept: Option<&dyn Fn(&CommitPreview<'_>) -> bool>,
     ) -> Result<CommitReport> {
         let entries: Vec<ConversationEntry> =
             self.messages.iter().map(|m| m.entry.clone()).collect();
@@ -168,6 +197,18 @@ impl Session {
             // A failed update writes nothing: the messages stay live, the next commit retries.
             return Ok(report);
         };
+        if let Some(accept) = accept {
+            let preview = CommitPreview {
+                overview: &completed.completion.overview,
+                archived: archiving,
+                kept: &entries[split..],
+            };
+            if !accept(&preview) {
+                report.status = CommitStatus::Skipped;
+                report.reason = Some("declined".to_owned());
+                return Ok(report);
+            }
+        }
         // Archive, then mark it done, then drop the archived messages from the live list: a
         // crash in between leaves messages that the newest archive holds, which opening the
         // session leaves out again.

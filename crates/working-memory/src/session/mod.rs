@@ -42,7 +42,7 @@ pub use self::assemble::{
     ARCHIVE_WORKING_MEMORY_TOKENS, Assembly, AssemblyStats, LARGE_BUDGET_TOKENS, LeftOut,
     REPLY_RESERVE_TOKENS, fit_document, reply_reserve,
 };
-pub use self::commit::{CommitReport, CommitStatus};
+pub use self::commit::{CommitPreview, CommitReport, CommitStatus};
 pub use self::cut::cut_message;
 pub use self::format::{
     CallOutcomes, estimate_message, format_message, format_messages, sanitized,

@@ -209,3 +209,37 @@ fn a_commit_is_measured_against_the_whole_conversation_not_its_trimmed_view() {
     }
     assert!(commits >= 4, "{commits} commits");
 }
+
+/// Another case the random scripts found: a manual commit on a small conversation (about 900
+/// tokens) whose archived messages outweighed twice the rules, but whose first working memory
+/// outweighed what it replaced (943 tokens before, 955 after). The commit sees the working
+/// memory it would leave before anything is written, and is declined.
+#[test]
+fn a_commit_that_would_grow_the_context_is_declined() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts/manual-commit-on-a-small-context.json");
+    let script = Script::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for name in [".tmpWmA1", ".tmpWmB2", ".tmpWmC3"] {
+        let home = tempfile::Builder::new()
+            .prefix(name)
+            .rand_bytes(0)
+            .tempdir()
+            .or_else(|_| tempfile::tempdir())
+            .unwrap();
+        let report =
+            super::run_script(&script, home.path(), ContextStrategy::WorkingMemory).unwrap();
+        assert!(
+            report.violations.is_empty(),
+            "home {}: {:#?}",
+            home.path().display(),
+            report.violations
+        );
+        assert!(
+            report.commits_failed.is_empty(),
+            "{:?}",
+            report.commits_failed
+        );
+        assert_eq!(report.compactions, 0, "the manual commit is declined");
+        assert!(report.compactions_not_applied >= 1);
+    }
+}
