@@ -715,9 +715,17 @@ impl Value<'_> {
         if spaces == 0 {
             return false;
         }
-        // Two words are a label (`"RFC 2518"`, `"top secret"`); a passphrase has three or more.
+        // Two words are a label (`"RFC 2518"`, `"top secret"`), unless one is a token a
+        // generator wrote, letters and digits only and eight or more of them (`"k3Xa91pQ
+        // prod"`); a passphrase has three words or more.
         if spaces < 2 {
-            return true;
+            return !inner.split(|&b| b == b' ').any(|word| {
+                let word = trim_punctuation(word);
+                word.len() >= 8
+                    && word.iter().all(u8::is_ascii_alphanumeric)
+                    && word.iter().any(u8::is_ascii_digit)
+                    && word.iter().any(u8::is_ascii_alphabetic)
+            });
         }
         let lower = inner.to_ascii_lowercase();
         let key_lower = self.key_words.to_ascii_lowercase();
@@ -817,6 +825,20 @@ impl Value<'_> {
 }
 
 /// A number as code writes it: `134217728`, `0x00000013`, `1_000`, `42u32`, `3.5e-2`.
+/// `word` without what is not an ASCII letter or digit at its ends (`"k3Xa91pQz7",` is
+/// `k3Xa91pQz7`).
+fn trim_punctuation(word: &[u8]) -> &[u8] {
+    let start = word
+        .iter()
+        .position(u8::is_ascii_alphanumeric)
+        .unwrap_or(word.len());
+    let end = word
+        .iter()
+        .rposition(u8::is_ascii_alphanumeric)
+        .map_or(start, |at| at + 1);
+    word.get(start..end).unwrap_or_default()
+}
+
 fn is_number(value: &[u8]) -> bool {
     value.first().is_some_and(u8::is_ascii_digit)
         && value

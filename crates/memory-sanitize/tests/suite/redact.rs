@@ -360,3 +360,30 @@ fn secret_spans_are_what_redaction_replaces() {
         b"ghp_abcdefghijklmnopqrstuvwxyz0123456789"
     );
 }
+
+/// A generated value with one word after it inside the quotes (a value and the text after it,
+/// quoted together) is still the secret; two plain words stay a label. Found by the planted
+/// secrets property with more cases than CI runs.
+#[test]
+fn a_generated_word_in_a_two_word_quoted_value_is_a_secret() {
+    for text in [
+        "secret_key = 'aaaa0000A000 x'",
+        "secret_key = 'aaaa0000A000 \"\u{112f0}'",
+        "secret_key = 'aaaa0000A000\" \u{112f0}'",
+        "password: \"prod k3Xa91pQz7\"",
+    ] {
+        let out = redact_secrets(text);
+        assert!(out.contains(REDACTED_SECRET), "{text:?} -> {out:?}");
+        assert!(
+            !out.contains("aaaa0000A000") && !out.contains("k3Xa91pQz7"),
+            "{out:?}"
+        );
+    }
+    for text in [
+        "password: \"RFC 2518\"",
+        "secret = 'top secret'",
+        "token = 'v1.2.3-beta build'",
+    ] {
+        assert_eq!(redact_secrets(text), text);
+    }
+}
