@@ -309,27 +309,9 @@ fn check(
         .map(item_key)
         .collect::<Vec<_>>()
         .join("\n");
-    // An item is kept as written, or reworded: one item holds every word of it.
-    let word_set = |text: &str| -> std::collections::HashSet<String> {
-        text.split(|ch: char| !ch.is_alphanumeric())
-            .flat_map(|run| {
-                let chars: Vec<char> = run.chars().collect();
-                if chars
-                    .iter()
-                    .any(|ch| ('\u{3400}'..='\u{d7af}').contains(ch))
-                {
-                    // Scripts without spaces: compare character pairs.
-                    chars
-                        .windows(2)
-                        .map(|w| w.iter().collect())
-                        .chain((chars.len() == 1).then(|| run.to_owned()))
-                        .collect::<Vec<String>>()
-                } else {
-                    vec![run.to_lowercase()]
-                }
-            })
-            .collect()
-    };
+    // An item is kept as written, or reworded: one item holds every word of it (words as
+    // the guards read them: letters and digits, CJK runs as character pairs).
+    let word_set = crate::script::words;
     let now_words: Vec<_> = items(after.document.body(OpenIssues))
         .map(word_set)
         .collect();
