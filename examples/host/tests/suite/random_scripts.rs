@@ -171,74 +171,69 @@ fn check_random_scripts(context: ContextStrategy) {
     assert!(compactions.get() >= 4, "{} compactions", compactions.get());
 }
 
+/// Runs `scripts/FILE` in working-memory mode under a home named after each of `names` in
+/// the temporary folder (how many tokens a `memory_status` result takes depends on the home's
+/// path), checks that no seam broke and no commit failed, and returns the reports.
+fn run_under_named_homes(file: &str, names: &[&str]) -> Vec<reference_host::HostReport> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(file);
+    let script = Script::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+    names
+        .iter()
+        .map(|name| {
+            // Another run holding the same name gets a home of tempfile's choosing.
+            let home = tempfile::Builder::new()
+                .prefix(name)
+                .rand_bytes(0)
+                .tempdir()
+                .or_else(|_| tempfile::tempdir())
+                .unwrap();
+            let report =
+                super::run_script(&script, home.path(), ContextStrategy::WorkingMemory).unwrap();
+            assert!(
+                report.violations.is_empty(),
+                "home {}: {:#?}",
+                home.path().display(),
+                report.violations
+            );
+            assert!(
+                report.commits_failed.is_empty(),
+                "{:?}",
+                report.commits_failed
+            );
+            report
+        })
+        .collect()
+}
+
 /// A case the random scripts found. Its conversation outgrew what the assembly could send, so
 /// before the commit the assembly left its twelve oldest messages out and sent 5,448 tokens;
 /// after the commit it sent every kept message and the working memory, 5,601 tokens, less
 /// than the conversation the commit replaced. Whether the assembly had to trim depends on a
-/// few tokens of the memory root's path, which `memory_status` returns and which holds the
-/// home folder, so the script runs under homes in the temporary folder named as
-/// `tempfile` names them, three of which led the assembly to trim under `/tmp`.
+/// few tokens of the memory root's path, so the script runs under homes named as `tempfile`
+/// names them, three of which led the assembly to trim under `/tmp`.
 #[test]
 fn a_commit_is_measured_against_the_whole_conversation_not_its_trimmed_view() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/trimmed-before-commit.json");
-    let script = Script::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut commits = 0;
-    for name in [".tmpDIQ195", ".tmp79ufOt", ".tmplsvMAz", ".tmpQ4sKe0"] {
-        // Another run holding the same name gets a home of tempfile's choosing.
-        let home = tempfile::Builder::new()
-            .prefix(name)
-            .rand_bytes(0)
-            .tempdir()
-            .or_else(|_| tempfile::tempdir())
-            .unwrap();
-        let report =
-            super::run_script(&script, home.path(), ContextStrategy::WorkingMemory).unwrap();
-        assert!(
-            report.violations.is_empty(),
-            "home {}: {:#?}",
-            home.path().display(),
-            report.violations
-        );
-        assert!(
-            report.commits_failed.is_empty(),
-            "{:?}",
-            report.commits_failed
-        );
-        commits += report.compactions;
-    }
+    let reports = run_under_named_homes(
+        "trimmed-before-commit.json",
+        &[".tmpDIQ195", ".tmp79ufOt", ".tmplsvMAz", ".tmpQ4sKe0"],
+    );
+    let commits: u64 = reports.iter().map(|report| report.compactions).sum();
     assert!(commits >= 4, "{commits} commits");
 }
 
-/// Another case the random scripts found: a manual commit on a small conversation (about 900
-/// tokens) whose archived messages outweighed twice the rules, but whose first working memory
-/// outweighed what it replaced (943 tokens before, 955 after). The commit sees the working
-/// memory it would leave before anything is written, and is declined.
+/// Another case the random scripts found: a manual commit on a small conversation whose
+/// archived messages outweighed twice the rules, but whose first working memory outweighed
+/// what it replaced (943 tokens before, 955 after). The commit sees the working memory it
+/// would leave before anything is written, and is declined.
 #[test]
 fn a_commit_that_would_grow_the_context_is_declined() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scripts/manual-commit-on-a-small-context.json");
-    let script = Script::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
-    for name in [".tmpWmA1", ".tmpWmB2", ".tmpWmC3"] {
-        let home = tempfile::Builder::new()
-            .prefix(name)
-            .rand_bytes(0)
-            .tempdir()
-            .or_else(|_| tempfile::tempdir())
-            .unwrap();
-        let report =
-            super::run_script(&script, home.path(), ContextStrategy::WorkingMemory).unwrap();
-        assert!(
-            report.violations.is_empty(),
-            "home {}: {:#?}",
-            home.path().display(),
-            report.violations
-        );
-        assert!(
-            report.commits_failed.is_empty(),
-            "{:?}",
-            report.commits_failed
-        );
+    let reports = run_under_named_homes(
+        "manual-commit-on-a-small-context.json",
+        &[".tmpWmA1", ".tmpWmB2", ".tmpWmC3"],
+    );
+    for report in reports {
         assert_eq!(report.compactions, 0, "the manual commit is declined");
         assert!(report.compactions_not_applied >= 1);
     }
