@@ -1,12 +1,12 @@
 //! The crate's error type.
 
 /// Why a text is not a valid wire value.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The text is not JSON.
     #[error("invalid json: {0}")]
-    Json(String),
+    Json(#[source] serde_json::Error),
     /// A rollout line that is not a JSON object.
     #[error("a rollout line must be a json object, found {0}")]
     NotAnObject(&'static str),

@@ -11,7 +11,7 @@ use super::*;
 impl RolloutLine {
     /// Parses one line of a rollout file (any format version).
     pub fn parse(line: &str) -> Result<RolloutLine, Error> {
-        let value: Value = serde_json::from_str(line).map_err(|e| Error::Json(e.to_string()))?;
+        let value: Value = serde_json::from_str(line).map_err(Error::Json)?;
         RolloutLine::from_value(value)
     }
 

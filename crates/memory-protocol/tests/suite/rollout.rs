@@ -292,10 +292,17 @@ fn timestamps_keep_their_precision() {
 
 #[test]
 fn malformed_lines_are_errors_with_a_reason() {
-    assert!(matches!(
-        RolloutLine::parse("{not json"),
-        Err(Error::Json(_))
-    ));
+    let not_json = RolloutLine::parse("{not json").unwrap_err();
+    assert!(matches!(not_json, Error::Json(_)));
+    // The parser's own error is kept as the source, and its words are in the message.
+    let source = std::error::Error::source(&not_json).expect("a source");
+    assert!(source.is::<serde_json::Error>());
+    assert!(
+        not_json
+            .to_string()
+            .starts_with("invalid json: key must be a string"),
+        "{not_json}"
+    );
     assert!(matches!(
         RolloutLine::parse("42"),
         Err(Error::NotAnObject("a number"))
