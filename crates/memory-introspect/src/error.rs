@@ -26,15 +26,58 @@ pub enum Error {
     /// A prompt failed to render.
     #[error("rendering the memory injection: {0}")]
     Prompt(#[from] memory_prompts::Error),
-    /// The search index could not be opened, created or queried.
-    #[error("search index {path}: {message}")]
-    Index {
+    /// The search index file could not be opened or created, or its tables set up.
+    #[error("cannot {} {path}: {}", if *.existed { "open" } else { "create" }, store_message(.source))]
+    IndexOpen {
         /// The index file (`:memory:` for a transient one).
         path: PathBuf,
-        /// What went wrong.
-        message: String,
+        /// Whether the file existed: an existing file that cannot be used is unavailable, a
+        /// new one that cannot be made is missing.
+        existed: bool,
+        /// What the store said.
+        #[source]
+        source: memory_store::Error,
+    },
+    /// The folder the search index file belongs in does not exist.
+    #[error("cannot create {path}: {} does not exist", .folder.display())]
+    IndexFolder {
+        /// The index file.
+        path: PathBuf,
+        /// Its folder.
+        folder: PathBuf,
+    },
+    /// A query of the search index failed.
+    #[error("search index {path}: {source}")]
+    IndexQuery {
+        /// The index file (`:memory:` for a transient one).
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The numbers of an injected block could not be encoded for the index.
+    #[error("search index {path}: {source}")]
+    IndexEncode {
+        /// The index file.
+        path: PathBuf,
+        /// What the encoder said.
+        #[source]
+        source: serde_json::Error,
     },
 }
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong opening or setting up the index, in the index's words: SQLite's own
+/// message, or the schema version that is too new.
+fn store_message(error: &memory_store::Error) -> String {
+    match error {
+        memory_store::Error::Open { source, .. } => source.to_string(),
+        memory_store::Error::Sqlite(error) => error.to_string(),
+        memory_store::Error::SchemaTooNew {
+            found, supported, ..
+        } => format!("schema version {found} is newer than this build supports ({supported})"),
+        other => other.to_string(),
+    }
+}

@@ -35,15 +35,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const MARK_START: char = '\u{2}';
 const MARK_END: char = '\u{3}';
 
-/// Why the index file could not be used.
-#[derive(Debug)]
-pub(crate) enum OpenError {
-    /// There is no index file and none could be created.
-    Missing(String),
-    /// The file exists but cannot be used (corrupt, locked, newer schema).
-    Unavailable(String),
-}
-
 /// What one `refresh` did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct RefreshReport {
@@ -109,59 +100,51 @@ impl std::fmt::Debug for MemoryIndex {
 
 impl MemoryIndex {
     /// Opens the index file at `path`, creating it (and its schema) when missing.
-    pub(crate) fn open(path: &Path) -> std::result::Result<MemoryIndex, OpenError> {
+    pub(crate) fn open(path: &Path) -> Result<MemoryIndex> {
         let existed = path.exists();
-        let fail = |message: String| {
-            if existed {
-                OpenError::Unavailable(message)
-            } else {
-                OpenError::Missing(message)
-            }
-        };
         if !existed
-            && let Some(parent) = path.parent()
-            && !parent.is_dir()
+            && let Some(folder) = path.parent()
+            && !folder.is_dir()
         {
-            return Err(OpenError::Missing(format!(
-                "{} does not exist",
-                parent.display()
-            )));
+            return Err(Error::IndexFolder {
+                path: path.to_owned(),
+                folder: folder.to_owned(),
+            });
         }
-        let conn = memory_store::sqlite::open(path, BUSY_TIMEOUT)
-            .map_err(|error| fail(store_message(error)))?;
-        let mut index = MemoryIndex {
-            conn,
-            path: path.to_owned(),
-            in_line_with: None,
-            counted: None,
-        };
-        index.migrate().map_err(|error| {
-            fail(
-                Error::Index {
-                    path: path.to_owned(),
-                    message: store_message(error),
-                }
-                .to_string(),
-            )
-        })?;
-        Ok(index)
+        Self::set_up(
+            path,
+            existed,
+            memory_store::sqlite::open(path, BUSY_TIMEOUT),
+        )
     }
 
     /// A transient index in memory, for searching when the file cannot be used.
     pub(crate) fn in_memory() -> Result<MemoryIndex> {
-        let path = PathBuf::from(":memory:");
-        let store_error = |error| Error::Index {
-            path: path.clone(),
-            message: store_message(error),
+        Self::set_up(
+            Path::new(":memory:"),
+            false,
+            memory_store::sqlite::open_in_memory(BUSY_TIMEOUT),
+        )
+    }
+
+    /// The index on a connection just opened, its tables made or checked.
+    fn set_up(
+        path: &Path,
+        existed: bool,
+        opened: memory_store::Result<Connection>,
+    ) -> Result<MemoryIndex> {
+        let open_error = |source| Error::IndexOpen {
+            path: path.to_owned(),
+            existed,
+            source,
         };
-        let conn = memory_store::sqlite::open_in_memory(BUSY_TIMEOUT).map_err(store_error)?;
         let mut index = MemoryIndex {
-            conn,
-            path: path.clone(),
+            conn: opened.map_err(open_error)?,
+            path: path.to_owned(),
             in_line_with: None,
             counted: None,
         };
-        index.migrate().map_err(store_error)?;
+        index.migrate().map_err(open_error)?;
         Ok(index)
     }
 
@@ -470,9 +453,9 @@ impl MemoryIndex {
 
     /// Keeps `snapshot` as the last injected block's numbers.
     pub(crate) fn record_injection(&self, snapshot: &MemorySnapshot) -> Result<()> {
-        let json = serde_json::to_string(snapshot).map_err(|error| Error::Index {
+        let json = serde_json::to_string(snapshot).map_err(|source| Error::IndexEncode {
             path: self.path.clone(),
-            message: error.to_string(),
+            source,
         })?;
         self.conn
             .execute(
@@ -570,22 +553,10 @@ fn first_mark(highlighted: &str) -> Option<(u32, usize)> {
     Some((u32::try_from(line).unwrap_or(0), column))
 }
 
-/// What went wrong opening or migrating the index, as the index's messages say it.
-fn store_message(error: memory_store::Error) -> String {
-    match error {
-        memory_store::Error::Open { source, .. } => source.to_string(),
-        memory_store::Error::Sqlite(error) => error.to_string(),
-        memory_store::Error::SchemaTooNew {
-            found, supported, ..
-        } => format!("schema version {found} is newer than this build supports ({supported})"),
-        other => other.to_string(),
-    }
-}
-
-fn index_error(path: &Path, error: rusqlite::Error) -> Error {
-    Error::Index {
+fn index_error(path: &Path, source: rusqlite::Error) -> Error {
+    Error::IndexQuery {
         path: path.to_owned(),
-        message: error.to_string(),
+        source,
     }
 }
 

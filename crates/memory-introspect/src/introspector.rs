@@ -8,16 +8,22 @@ use memory_protocol::introspect::{MemoryIndexState, MemorySnapshot};
 
 use crate::config::IntrospectConfig;
 use crate::error::{Error, Result};
-use crate::index::{MemoryIndex, MemoryRead, OpenError};
+use crate::index::{MemoryIndex, MemoryRead};
 use crate::scan::{RootScan, Walk, WalkCache};
 
 type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
-/// Why the index file could not serve a call.
-#[derive(Debug, Clone)]
-pub(crate) struct IndexProblem {
-    pub(crate) state: MemoryIndexState,
-    pub(crate) message: String,
+/// The state an index error leaves the index in: a file that exists and cannot be opened is
+/// unavailable, one that cannot be made is missing, and an open index whose query failed is
+/// stale until it is opened again.
+pub(crate) fn index_state(error: &Error) -> MemoryIndexState {
+    match error {
+        Error::IndexOpen { existed: true, .. } => MemoryIndexState::Unavailable,
+        Error::IndexOpen { existed: false, .. } | Error::IndexFolder { .. } => {
+            MemoryIndexState::Missing
+        }
+        _ => MemoryIndexState::Stale,
+    }
 }
 
 /// One home's memory: the root, the settings, the search index. Every rendering and every
@@ -153,37 +159,15 @@ impl Introspector {
     pub(crate) fn with_index<T>(
         &self,
         call: impl FnOnce(&mut MemoryIndex) -> Result<T>,
-    ) -> std::result::Result<T, IndexProblem> {
+    ) -> Result<T> {
         let mut slot = self.index.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.is_none() {
-            match MemoryIndex::open(&self.index_path) {
-                Ok(index) => *slot = Some(index),
-                Err(OpenError::Missing(message)) => {
-                    return Err(IndexProblem {
-                        state: MemoryIndexState::Missing,
-                        message: format!("cannot create {}: {message}", self.index_path.display()),
-                    });
-                }
-                Err(OpenError::Unavailable(message)) => {
-                    return Err(IndexProblem {
-                        state: MemoryIndexState::Unavailable,
-                        message: format!("cannot open {}: {message}", self.index_path.display()),
-                    });
-                }
-            }
-        }
-        let Some(index) = slot.as_mut() else {
-            return Err(IndexProblem {
-                state: MemoryIndexState::Unavailable,
-                message: "the index is not open".to_owned(),
-            });
+        let index = match slot.as_mut() {
+            Some(index) => index,
+            None => slot.insert(MemoryIndex::open(&self.index_path)?),
         };
-        call(index).map_err(|error| {
+        call(index).inspect_err(|_| {
+            // Opened again for the next call, which sees whatever was fixed meanwhile.
             *slot = None;
-            IndexProblem {
-                state: MemoryIndexState::Stale,
-                message: error.to_string(),
-            }
         })
     }
 
@@ -191,10 +175,6 @@ impl Introspector {
     /// and the next block says so when the state changed.
     pub fn record_injection(&self, snapshot: &MemorySnapshot) -> Result<()> {
         self.with_index(|index| index.record_injection(snapshot))
-            .map_err(|problem| Error::Index {
-                path: self.index_path.clone(),
-                message: problem.message,
-            })
     }
 
     /// The last recorded injection's numbers, if any.
@@ -208,10 +188,6 @@ impl Introspector {
     /// they used: the input of usage-based selection on the write path.
     pub fn reads_since(&self, since: i64) -> Result<Vec<MemoryRead>> {
         self.with_index(|index| index.reads_since(since))
-            .map_err(|problem| Error::Index {
-                path: self.index_path.clone(),
-                message: problem.message,
-            })
     }
 }
 

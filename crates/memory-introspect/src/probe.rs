@@ -22,7 +22,7 @@ use memory_protocol::names::memory_root::{
 use memory_sanitize::{TokenCounter, o200k};
 
 use crate::index::MemoryIndex;
-use crate::introspector::Introspector;
+use crate::introspector::{Introspector, index_state};
 use crate::notes::note_files;
 use crate::paths::{RelativePath, ResolveError, open_file};
 use crate::scan::{RootScan, Walk};
@@ -273,8 +273,8 @@ impl Introspector {
                 probe.unreadable = report.unreadable;
             }
             Err(problem) => {
-                probe.index.state = problem.state;
-                probe.index.problem = Some(problem.message);
+                probe.index.state = index_state(&problem);
+                probe.index.problem = Some(problem.to_string());
                 // Without the index, find unreadable files by reading them into a transient
                 // one, so the state is the same with or without the index file.
                 if let Ok(mut transient) = MemoryIndex::in_memory()

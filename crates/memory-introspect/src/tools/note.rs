@@ -138,9 +138,8 @@ impl Introspector {
                 Err(problem) => (
                     false,
                     Some(format!(
-                        "the note was saved; the search index could not be updated ({}), so \
-                         searches read the files directly until it can",
-                        problem.message
+                        "the note was saved; the search index could not be updated ({problem}), \
+                         so searches read the files directly until it can"
                     )),
                 ),
             },

@@ -130,7 +130,7 @@ impl Introspector {
         };
         // Usage is best effort: a read the index cannot record is still a good read.
         if let Err(problem) = self.with_index(|index| index.record_read(&read)) {
-            tracing::debug!(message = %problem.message, "memory read not recorded");
+            tracing::debug!(error = %problem, "memory read not recorded");
         }
         Ok(result)
     }

@@ -211,7 +211,7 @@ impl Introspector {
         if probe.index.state == MemoryIndexState::Fresh {
             return self
                 .with_index(|index| call(index))
-                .map_err(|problem| format!("search index: {}", problem.message));
+                .map_err(|problem| format!("search index: {problem}"));
         }
         match &probe.transient {
             Some(index) => call(index).map_err(|error| error.to_string()),

@@ -1,7 +1,7 @@
 //! The search index: incremental, never stale when searched, and a broken index degrades the
 //! answer instead of emptying it.
 
-use memory_introspect::ToolOutcome;
+use memory_introspect::{BlockOptions, ToolOutcome};
 use memory_protocol::introspect::{
     MemoryIndexState, MemorySearchRequest, MemorySearchResult, MemoryState,
 };
@@ -109,6 +109,54 @@ fn a_broken_index_answers_degraded_with_a_warning_never_empty() {
         panic!("degraded search answers");
     };
     assert_eq!(value["index"], "unavailable");
+}
+
+#[test]
+fn an_unusable_index_is_named_once_and_its_error_keeps_the_cause() {
+    let home = Home::new();
+    home.consolidated();
+    let index = home.path().join("memory_index.sqlite");
+    std::fs::write(&index, "not a database ".repeat(400)).unwrap();
+    let introspector = home.introspector();
+    let problem = introspector.status().problem.unwrap();
+    let named = index.display().to_string();
+    assert_eq!(
+        problem.matches(&named).count(),
+        1,
+        "the file is named once: {problem}"
+    );
+    assert!(
+        problem.starts_with(&format!("search index: cannot open {named}: ")),
+        "{problem}"
+    );
+    // A host recording what it injected gets the error itself, with the store's as its cause.
+    let snapshot = introspector
+        .render_block(&BlockOptions::default())
+        .unwrap()
+        .snapshot;
+    let error = introspector.record_injection(&snapshot).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            memory_introspect::Error::IndexOpen { existed: true, .. }
+        ),
+        "{error:?}"
+    );
+    let cause = std::error::Error::source(&error).expect("a cause");
+    assert!(cause.is::<memory_store::Error>(), "{cause:?}");
+
+    // An index whose folder is gone is missing, and says which folder.
+    let gone = tempfile::tempdir().unwrap();
+    let home_path = gone.path().join("home");
+    std::fs::create_dir(&home_path).unwrap();
+    let introspector = Introspector::open(&home_path, IntrospectConfig::default()).unwrap();
+    std::fs::remove_dir(&home_path).unwrap();
+    let error = introspector.record_injection(&snapshot).unwrap_err();
+    assert!(
+        matches!(error, memory_introspect::Error::IndexFolder { .. }),
+        "{error:?}"
+    );
+    assert!(error.to_string().ends_with("does not exist"), "{error}");
 }
 
 #[test]
