@@ -39,12 +39,24 @@ pub enum Error {
         message: String,
     },
     /// The PostgreSQL server cannot be reached (or refused the connection).
-    #[error("cannot reach {url}: {message}")]
+    #[cfg(feature = "postgres")]
+    #[error("cannot reach {url}: {}", crate::postgres::pool_error_message(.source))]
     Unreachable {
         /// The server, without a password.
         url: String,
-        /// Why, as the driver said it.
-        message: String,
+        /// Why, as the pool and the driver said it.
+        #[source]
+        source: deadpool_postgres::PoolError,
+    },
+    /// The connection pool for a PostgreSQL server could not be set up.
+    #[cfg(feature = "postgres")]
+    #[error("cannot set up connections to {url}: {source}")]
+    Pool {
+        /// The server, without a password.
+        url: String,
+        /// What the pool said.
+        #[source]
+        source: deadpool_postgres::BuildError,
     },
     /// A PostgreSQL statement failed.
     #[cfg(feature = "postgres")]

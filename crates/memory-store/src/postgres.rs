@@ -103,9 +103,9 @@ impl PgPool {
         let pool = Pool::builder(manager)
             .max_size(options.pool_size.max(1))
             .build()
-            .map_err(|e| Error::Unreachable {
+            .map_err(|source| Error::Pool {
                 url: display_url.clone(),
-                message: e.to_string(),
+                source,
             })?;
         let pool = PgPool { pool, display_url };
         if let Some(schema) = &options.schema {
@@ -119,9 +119,9 @@ impl PgPool {
 
     /// A pooled connection; a failure to get one means the server cannot be reached.
     pub async fn client(&self) -> Result<PgClient> {
-        self.pool.get().await.map_err(|e| Error::Unreachable {
+        self.pool.get().await.map_err(|source| Error::Unreachable {
             url: self.display_url.clone(),
-            message: pool_error_message(&e),
+            source,
         })
     }
 
@@ -156,7 +156,7 @@ pub fn display_url_of_text(url: &str) -> String {
 
 /// A pool error with its cause: tokio-postgres's own message for a failed connection is
 /// terse ("error connecting to server"), the reason is in its source.
-fn pool_error_message(error: &deadpool_postgres::PoolError) -> String {
+pub(crate) fn pool_error_message(error: &deadpool_postgres::PoolError) -> String {
     match error {
         deadpool_postgres::PoolError::Backend(error) => postgres_message(error),
         other => other.to_string(),

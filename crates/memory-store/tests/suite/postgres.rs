@@ -97,6 +97,11 @@ async fn an_unreachable_server_is_a_clear_error_without_the_password() {
         "{message}"
     );
     assert!(!message.contains("hunter2"), "{message}");
+    assert!(!format!("{error:?}").contains("hunter2"), "{error:?}");
+    // The pool's error is kept as the cause, and the driver's reason is in the message.
+    let cause = std::error::Error::source(&error).expect("a cause");
+    assert!(cause.is::<deadpool_postgres::PoolError>(), "{cause:?}");
+    assert!(message.to_lowercase().contains("refused"), "{message}");
 }
 
 #[tokio::test]
