@@ -23,14 +23,15 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A line of a messages file is not a conversation entry.
-    #[error("{path}:{line}: not a conversation entry: {message}")]
+    #[error("{path}:{line}: not a conversation entry: {source}")]
     BadMessage {
         /// The file.
         path: PathBuf,
         /// The 1-based line number.
         line: usize,
         /// What the parser said.
-        message: String,
+        #[source]
+        source: serde_json::Error,
     },
     /// Two messages of a session share an id.
     #[error("{path}: message id `{id}` appears twice")]
@@ -41,23 +42,25 @@ pub enum Error {
         id: String,
     },
     /// A session state file is not valid JSON of the expected shape.
-    #[error("{path}: unreadable session state: {message}")]
+    #[error("{path}: unreadable session state: {source}")]
     BadState {
         /// The file.
         path: PathBuf,
-        /// What was wrong.
-        message: String,
+        /// What the parser said.
+        #[source]
+        source: serde_json::Error,
     },
     /// A prompt could not be rendered.
     #[error("cannot render a working-memory prompt: {0}")]
     Prompt(#[from] memory_prompts::Error),
     /// A value could not be serialized.
-    #[error("cannot serialize {what}: {message}")]
+    #[error("cannot serialize {what}: {source}")]
     Serialize {
         /// What was being serialized.
         what: &'static str,
-        /// The serializer's message.
-        message: String,
+        /// What the serializer said.
+        #[source]
+        source: serde_json::Error,
     },
 }
 

@@ -52,10 +52,8 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Writes a JSON value atomically, pretty-printed with a final newline.
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T, what: &'static str) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value).map_err(|e| Error::Serialize {
-        what,
-        message: e.to_string(),
-    })?;
+    let mut text =
+        serde_json::to_string_pretty(value).map_err(|source| Error::Serialize { what, source })?;
     text.push('\n');
     write_atomic(path, text.as_bytes())
 }
@@ -65,9 +63,9 @@ pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Opt
     match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
-            .map_err(|e| Error::BadState {
+            .map_err(|source| Error::BadState {
                 path: path.to_owned(),
-                message: e.to_string(),
+                source,
             }),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(Error::Read {
@@ -103,10 +101,10 @@ pub fn parse_messages(text: &str, path: &Path) -> Result<Vec<ConversationEntry>>
             continue;
         }
         let entry: ConversationEntry =
-            serde_json::from_str(line).map_err(|e| Error::BadMessage {
+            serde_json::from_str(line).map_err(|source| Error::BadMessage {
                 path: path.to_owned(),
                 line: number + 1,
-                message: e.to_string(),
+                source,
             })?;
         if !ids.insert(entry.id.clone()) {
             return Err(Error::DuplicateMessageId {
@@ -123,9 +121,9 @@ pub fn parse_messages(text: &str, path: &Path) -> Result<Vec<ConversationEntry>>
 pub(crate) fn write_messages(path: &Path, messages: &[ConversationEntry]) -> Result<()> {
     let mut text = String::new();
     for entry in messages {
-        let line = serde_json::to_string(entry).map_err(|e| Error::Serialize {
+        let line = serde_json::to_string(entry).map_err(|source| Error::Serialize {
             what: "a message",
-            message: e.to_string(),
+            source,
         })?;
         text.push_str(&line);
         text.push('\n');

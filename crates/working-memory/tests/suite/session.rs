@@ -1292,3 +1292,31 @@ fn keep_zero_archives_everything_without_storing_zero() {
     let reopened = Session::open(dir.path(), SessionOptions::default()).unwrap();
     assert_eq!(reopened.state().keep_recent_count, 10);
 }
+
+/// A damaged session file is an error that names the file and line and keeps the parser's
+/// error as its cause; nothing is rewritten.
+#[test]
+fn a_damaged_session_file_names_the_line_and_keeps_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::open(dir.path(), SessionOptions::default()).unwrap();
+    session.append(talk("m", 2)).unwrap();
+    let messages = dir.path().join(MESSAGES_FILE);
+    let mut text = std::fs::read_to_string(&messages).unwrap();
+    text.push_str("{\"id\": \"m9\", \"message\": \n");
+    std::fs::write(&messages, &text).unwrap();
+    let error = Session::open(dir.path(), SessionOptions::default()).unwrap_err();
+    assert!(
+        matches!(&error, working_memory::Error::BadMessage { line: 3, .. }),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains(":3: not a conversation entry: "),
+        "{error}"
+    );
+    let cause = std::error::Error::source(&error).expect("a cause");
+    assert!(cause.is::<serde_json::Error>(), "{cause:?}");
+    assert_eq!(std::fs::read_to_string(&messages).unwrap(), text);
+
+    let parsed = working_memory::session::parse_messages("[1]\n", Path::new("input")).unwrap_err();
+    assert!(parsed.to_string().starts_with("input:1: "), "{parsed}");
+}
