@@ -72,10 +72,12 @@ impl Config {
 
     /// Parses config text; `origin` is what errors name.
     pub fn parse(text: &str, origin: Origin) -> Result<Config> {
-        let document = text.parse::<toml::Table>().map_err(|error| Error::Syntax {
-            origin: origin.clone(),
-            message: error.to_string().trim_end().to_owned(),
-        })?;
+        let document = text
+            .parse::<toml::Table>()
+            .map_err(|source| Error::Syntax {
+                origin: origin.clone(),
+                source,
+            })?;
         Ok(Config {
             origin,
             document,

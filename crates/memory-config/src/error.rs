@@ -41,12 +41,13 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The text is not TOML.
-    #[error("{origin}: invalid toml: {message}")]
+    #[error("{origin}: invalid toml: {}", .source.to_string().trim_end())]
     Syntax {
         /// The file or text.
         origin: Origin,
-        /// The parser's message, with the line and column.
-        message: String,
+        /// The parser's error; its message has the line and column.
+        #[source]
+        source: toml::de::Error,
     },
     /// An owner's top-level name holds something other than a table.
     #[error("{origin}: `{table}` must be a table, found {found}")]

@@ -157,6 +157,10 @@ fn the_owner_table_must_be_a_table_and_the_text_must_be_toml() {
         syntax.to_string().starts_with("config text: invalid toml:"),
         "{syntax}"
     );
+    // The parser's error is the cause; the message ends with its text, not a blank line.
+    let cause = std::error::Error::source(&syntax).expect("a cause");
+    assert!(cause.is::<toml::de::Error>(), "{cause:?}");
+    assert!(!syntax.to_string().ends_with('\n'), "{syntax:?}");
 }
 
 #[test]
