@@ -47,19 +47,12 @@ pub fn check_memories_version(codex_home: &Path) -> Result<()> {
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(error) => {
-            return Err(Error::CodexConfig {
-                path,
-                message: error.to_string(),
-            });
-        }
+        Err(source) => return Err(Error::CodexConfigRead { path, source }),
     };
-    let table: toml::Table = text
-        .parse()
-        .map_err(|error: toml::de::Error| Error::CodexConfig {
-            path: path.clone(),
-            message: error.message().to_owned(),
-        })?;
+    let table: toml::Table = text.parse().map_err(|source| Error::CodexConfigToml {
+        path: path.clone(),
+        source,
+    })?;
     let version = table
         .get("memories")
         .and_then(|memories| memories.get("version"))
@@ -203,10 +196,13 @@ mod tests {
             "{message}"
         );
         std::fs::write(&config, "[memories\n").unwrap();
-        let message = check_memories_version(home.path()).unwrap_err().to_string();
+        let error = check_memories_version(home.path()).unwrap_err();
+        let message = error.to_string();
         assert!(
-            message.starts_with("cannot read codex's config"),
+            message.starts_with("cannot read codex's config") && !message.contains('\n'),
             "{message}"
         );
+        let cause = std::error::Error::source(&error).expect("a cause");
+        assert!(cause.is::<toml::de::Error>(), "{cause:?}");
     }
 }

@@ -59,12 +59,13 @@ pub enum Error {
         reason: String,
     },
     /// A memory root published on a shared store cannot be read back.
-    #[error("shared memory-root revision {revision} is not valid: {message}")]
+    #[error("shared memory-root revision {revision} is not valid: {source}")]
     InvalidSharedRoot {
         /// The revision.
         revision: i64,
-        /// What is wrong with it.
-        message: String,
+        /// What the parser said of its file list.
+        #[source]
+        source: serde_json::Error,
     },
     /// Another worker took over the phase-2 lease (this one's expired).
     #[error("the phase-2 lease was lost to another worker")]
@@ -95,13 +96,23 @@ pub enum Error {
         /// Codex's config file.
         path: PathBuf,
     },
-    /// Codex's config file cannot be read or is not TOML.
-    #[error("cannot read codex's config {path}: {message}")]
-    CodexConfig {
+    /// Codex's config file cannot be read.
+    #[error("cannot read codex's config {path}: {source}")]
+    CodexConfigRead {
         /// Codex's config file.
         path: PathBuf,
-        /// What went wrong.
-        message: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Codex's config file is not TOML.
+    #[error("cannot read codex's config {path}: {}", .source.message())]
+    CodexConfigToml {
+        /// Codex's config file.
+        path: PathBuf,
+        /// What the parser said.
+        #[source]
+        source: toml::de::Error,
     },
     /// Work on the blocking pool panicked or was cancelled.
     #[error("a blocking task did not finish: {0}")]

@@ -64,13 +64,8 @@ impl PgStore {
             return Ok(None);
         };
         let revision: i64 = row.try_get(0)?;
-        let files: Vec<RootFile> =
-            serde_json::from_str(row.try_get::<_, &str>(1)?).map_err(|e| {
-                Error::InvalidSharedRoot {
-                    revision,
-                    message: e.to_string(),
-                }
-            })?;
+        let files: Vec<RootFile> = serde_json::from_str(row.try_get::<_, &str>(1)?)
+            .map_err(|source| Error::InvalidSharedRoot { revision, source })?;
         Ok(Some(RootRevision { revision, files }))
     }
 
