@@ -100,6 +100,11 @@ impl std::fmt::Debug for MemoryIndex {
 
 impl MemoryIndex {
     /// Opens the index file at `path`, creating it (and its schema) when missing.
+    ///
+    /// The index is a cache of the memory files, so a file SQLite reads as damaged (not a
+    /// database, or corrupt) is set aside under a new name, never deleted, and a new index is
+    /// built in its place. Any other failure (a newer schema, a lock, a folder in the way)
+    /// leaves the file alone and is the error.
     pub(crate) fn open(path: &Path) -> Result<MemoryIndex> {
         let existed = path.exists();
         if !existed
@@ -111,11 +116,20 @@ impl MemoryIndex {
                 folder: folder.to_owned(),
             });
         }
-        Self::set_up(
-            path,
-            existed,
-            memory_store::sqlite::open(path, BUSY_TIMEOUT),
-        )
+        let open = || memory_store::sqlite::open(path, BUSY_TIMEOUT);
+        match Self::set_up(path, existed, open()) {
+            Err(error) if existed && is_damaged(&error) => match set_aside(path) {
+                Ok(aside) => {
+                    tracing::warn!(
+                        damaged = %aside.display(),
+                        "the search index was damaged ({error}): it was set aside and is rebuilt"
+                    );
+                    Self::set_up(path, false, open())
+                }
+                Err(_) => Err(error),
+            },
+            opened => opened,
+        }
     }
 
     /// A transient index in memory, for searching when the file cannot be used.
@@ -551,6 +565,46 @@ fn first_mark(highlighted: &str) -> Option<(u32, usize)> {
         .map(char::len_utf8)
         .sum();
     Some((u32::try_from(line).unwrap_or(0), column))
+}
+
+/// True when opening the index failed because SQLite reads the file as damaged.
+fn is_damaged(error: &Error) -> bool {
+    let Error::IndexOpen { source, .. } = error else {
+        return false;
+    };
+    let sqlite = match source {
+        memory_store::Error::Open { source, .. } | memory_store::Error::Sqlite(source) => source,
+        _ => return false,
+    };
+    matches!(
+        sqlite.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+    )
+}
+
+/// Renames a damaged index file, with its write-ahead log and shared-memory files, to a name
+/// of its own (`memory_index.sqlite.damaged-<unix seconds>-<process id>`, so two processes
+/// setting files aside never overwrite each other's); returns the new name. The companions
+/// go first: a log left beside the new index could be replayed into it.
+fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let aside = format!(".damaged-{seconds}-{}", std::process::id());
+    let with_suffix = |base: &Path, suffix: &str| {
+        let mut name = base.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    for companion in ["-wal", "-shm"] {
+        let from = with_suffix(path, companion);
+        if from.exists() {
+            std::fs::rename(&from, with_suffix(path, &format!("{aside}{companion}")))?;
+        }
+    }
+    let to = with_suffix(path, &aside);
+    std::fs::rename(path, &to)?;
+    Ok(to)
 }
 
 fn index_error(path: &Path, source: rusqlite::Error) -> Error {

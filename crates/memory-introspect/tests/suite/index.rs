@@ -70,14 +70,16 @@ fn a_search_after_files_changed_behind_the_index_sees_the_change() {
 }
 
 #[test]
-fn a_broken_index_answers_degraded_with_a_warning_never_empty() {
+fn an_unusable_index_answers_degraded_with_a_warning_never_empty() {
     let home = Home::new();
     home.consolidated();
-    std::fs::write(
-        home.path().join("memory_index.sqlite"),
-        "this is not a database, it was damaged".repeat(200),
-    )
-    .unwrap();
+    // An index a newer build wrote: this one may not touch it.
+    home.introspector().status();
+    owner_version(
+        &home.path().join("memory_index.sqlite"),
+        "memory-introspect",
+        Some(99),
+    );
     let introspector = home.introspector();
     let result = search(&introspector, "midnight");
     assert_eq!(
@@ -116,7 +118,8 @@ fn an_unusable_index_is_named_once_and_its_error_keeps_the_cause() {
     let home = Home::new();
     home.consolidated();
     let index = home.path().join("memory_index.sqlite");
-    std::fs::write(&index, "not a database ".repeat(400)).unwrap();
+    home.introspector().status();
+    owner_version(&index, "memory-introspect", Some(99));
     let introspector = home.introspector();
     let problem = introspector.status().problem.unwrap();
     let named = index.display().to_string();
@@ -157,6 +160,48 @@ fn an_unusable_index_is_named_once_and_its_error_keeps_the_cause() {
         "{error:?}"
     );
     assert!(error.to_string().ends_with("does not exist"), "{error}");
+}
+
+/// The index is a cache of the files: a damaged one is set aside, byte for byte, and rebuilt,
+/// so searches are fast and complete again without the user deleting anything.
+#[test]
+fn a_damaged_index_is_set_aside_and_rebuilt() {
+    for damage in [
+        "this is not a database, it was damaged"
+            .repeat(200)
+            .into_bytes(),
+        // A real database header followed by garbage pages.
+        [
+            b"SQLite format 3\0".as_slice(),
+            &[0x10, 0x00, 0x01, 0x01],
+            &[0xAB; 8_000],
+        ]
+        .concat(),
+    ] {
+        let home = Home::new();
+        home.consolidated();
+        let index = home.path().join("memory_index.sqlite");
+        std::fs::write(&index, &damage).unwrap();
+        let introspector = home.introspector();
+        let result = search(&introspector, "midnight");
+        assert_eq!(paths(&result), vec!["MEMORY.md"]);
+        assert_eq!(result.index, MemoryIndexState::Fresh, "{result:?}");
+        assert_eq!(result.state, MemoryState::Ready, "{result:?}");
+        assert_eq!(result.warning, None);
+        assert_eq!(introspector.status().problem, None);
+        let aside: Vec<_> = std::fs::read_dir(home.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| {
+                path.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("memory_index.sqlite.damaged-")
+            })
+            .collect();
+        assert_eq!(aside.len(), 1, "{aside:?}");
+        assert_eq!(std::fs::read(&aside[0]).unwrap(), damage, "kept as it was");
+    }
 }
 
 #[test]
