@@ -73,12 +73,19 @@ fn is_not_found(error: &anyhow::Error) -> bool {
 ///
 /// Many errors (ours, std's, the HTTP client's) both quote their cause in their own message and
 /// return it as `source()`, so printing the whole chain would repeat it; a cause whose text is
-/// already in the line is left out.
+/// already in the line is left out, and so is one that only puts a label before a part of the
+/// line (SQLite's `Error code 26: file is not a database` after `file is not a database`).
 pub(crate) fn error_text(error: &anyhow::Error) -> String {
-    let mut text = error.to_string();
-    for cause in error.chain().skip(1) {
-        let cause = cause.to_string();
-        if !cause.is_empty() && !text.contains(&cause) {
+    let causes = error.chain().skip(1).map(ToString::to_string);
+    joined_causes(error.to_string(), causes)
+}
+
+fn joined_causes(mut text: String, causes: impl Iterator<Item = String>) -> String {
+    for cause in causes {
+        let labelled_repeat = cause
+            .rsplit_once(": ")
+            .is_some_and(|(_, tail)| text.split(": ").any(|segment| segment == tail));
+        if !cause.is_empty() && !text.contains(&cause) && !labelled_repeat {
             text.push_str(": ");
             text.push_str(&cause);
         }
@@ -156,3 +163,48 @@ macro_rules! warn_safe {
     };
 }
 pub(crate) use warn_safe;
+
+#[cfg(test)]
+mod tests {
+    use super::joined_causes;
+
+    fn joined(text: &str, causes: &[&str]) -> String {
+        joined_causes(
+            text.to_owned(),
+            causes.iter().map(|cause| (*cause).to_owned()),
+        )
+    }
+
+    #[test]
+    fn each_cause_is_written_once() {
+        // What a damaged state store gave: rusqlite's cause, then SQLite's code for it.
+        assert_eq!(
+            joined(
+                "state store: cannot open /h/state.sqlite: file is not a database",
+                &[
+                    "cannot open /h/state.sqlite: file is not a database",
+                    "file is not a database",
+                    "Error code 26: file is not a database",
+                ]
+            ),
+            "state store: cannot open /h/state.sqlite: file is not a database"
+        );
+        // A cause the line does not say yet is added, whole.
+        assert_eq!(
+            joined(
+                "cannot reach the model server",
+                &["connection refused (os error 111)"]
+            ),
+            "cannot reach the model server: connection refused (os error 111)"
+        );
+        assert_eq!(
+            joined("saving /h/a.md", &["Error code 5: database is locked"]),
+            "saving /h/a.md: Error code 5: database is locked"
+        );
+        // A label before a part the line only has inside a longer segment is not a repeat.
+        assert_eq!(
+            joined("exit status 1", &["child: 1"]),
+            "exit status 1: child: 1"
+        );
+    }
+}
