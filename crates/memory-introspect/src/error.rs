@@ -69,15 +69,12 @@ pub enum Error {
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// What went wrong opening or setting up the index, in the index's words: SQLite's own
-/// message, or the schema version that is too new.
+/// What went wrong opening or setting up the index: SQLite's own message (the store's would
+/// name the file a second time), or the store's.
 fn store_message(error: &memory_store::Error) -> String {
     match error {
         memory_store::Error::Open { source, .. } => source.to_string(),
         memory_store::Error::Sqlite(error) => error.to_string(),
-        memory_store::Error::SchemaTooNew {
-            found, supported, ..
-        } => format!("schema version {found} is newer than this build supports ({supported})"),
         other => other.to_string(),
     }
 }

@@ -82,12 +82,14 @@ pub(crate) fn error_text(error: &anyhow::Error) -> String {
 
 fn joined_causes(mut text: String, causes: impl Iterator<Item = String>) -> String {
     for cause in causes {
+        // A parser's message may end with a newline the line above it trimmed.
+        let cause = cause.trim_end();
         let labelled_repeat = cause
             .rsplit_once(": ")
             .is_some_and(|(_, tail)| text.split(": ").any(|segment| segment == tail));
-        if !cause.is_empty() && !text.contains(&cause) && !labelled_repeat {
+        if !cause.is_empty() && !text.contains(cause) && !labelled_repeat {
             text.push_str(": ");
-            text.push_str(&cause);
+            text.push_str(cause);
         }
     }
     text
@@ -200,6 +202,14 @@ mod tests {
         assert_eq!(
             joined("saving /h/a.md", &["Error code 5: database is locked"]),
             "saving /h/a.md: Error code 5: database is locked"
+        );
+        // A cause the line quotes without its final newline.
+        assert_eq!(
+            joined(
+                "config.toml: invalid toml: TOML parse error at line 1\n  |\nunclosed table",
+                &["TOML parse error at line 1\n  |\nunclosed table\n"]
+            ),
+            "config.toml: invalid toml: TOML parse error at line 1\n  |\nunclosed table"
         );
         // A label before a part the line only has inside a longer segment is not a repeat.
         assert_eq!(
