@@ -199,7 +199,9 @@ mod tests {
         let error = check_memories_version(home.path()).unwrap_err();
         let message = error.to_string();
         assert!(
-            message.starts_with("cannot read codex's config") && !message.contains('\n'),
+            message.starts_with("cannot read codex's config")
+                && message.contains("line 1, column 10")
+                && message.matches("unclosed table").count() == 1,
             "{message}"
         );
         let cause = std::error::Error::source(&error).expect("a cause");

@@ -106,7 +106,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// Codex's config file is not TOML.
-    #[error("cannot read codex's config {path}: {}", .source.message())]
+    #[error("cannot read codex's config {path}: {}", .source.to_string().trim_end())]
     CodexConfigToml {
         /// Codex's config file.
         path: PathBuf,
