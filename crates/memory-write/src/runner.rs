@@ -335,10 +335,10 @@ async fn ended_threads(store: &dyn WriteStore, home: &Path) -> Result<Vec<String
         .into_iter()
         .filter(|thread| {
             ended
-                .get(&thread.id)
+                .get(&thread.session.id)
                 .is_some_and(|&ended_at| ended_at >= thread.last_activity_at)
         })
-        .map(|thread| thread.id)
+        .map(|thread| thread.session.id)
         .collect())
 }
 

@@ -44,7 +44,7 @@ use sha2::{Digest, Sha256};
 use crate::config::MemoriesConfig;
 use crate::error::{Error, Result};
 use crate::store::{
-    Exclusion, KnownFile, MemoryMode, StoredRollout, ThreadRegistration, WriteStore,
+    Exclusion, KnownFile, MemoryMode, SessionFacts, StoredRollout, ThreadRegistration, WriteStore,
 };
 
 /// Bytes read from the end of a file for the activity time and the fingerprint.
@@ -148,14 +148,14 @@ pub async fn scan_rollouts(
         if shares {
             registrations.retain(|row| match stored_rollout(row) {
                 Ok(Some(stored)) => {
-                    uploads.insert(row.id.clone(), stored);
+                    uploads.insert(row.session.id.clone(), stored);
                     true
                 }
                 Ok(None) => true,
                 Err(e) => {
                     report
                         .unreadable
-                        .push((PathBuf::from(&row.rollout_path), e.to_string()));
+                        .push((PathBuf::from(&row.session.rollout_path), e.to_string()));
                     false
                 }
             });
@@ -166,7 +166,7 @@ pub async fn scan_rollouts(
     for batch in registrations.chunks(BATCH) {
         let batch_uploads: Vec<StoredRollout> = batch
             .iter()
-            .filter_map(|row| uploads.get(&row.id).cloned())
+            .filter_map(|row| uploads.get(&row.session.id).cloned())
             .collect();
         if !batch_uploads.is_empty() {
             store.store_rollouts(&batch_uploads, now).await?;
@@ -179,12 +179,12 @@ pub async fn scan_rollouts(
 /// What a shared store keeps of a registered rollout: nothing for one never extracted (a
 /// reason to exclude it), else its filtered, redacted items.
 fn stored_rollout(row: &ThreadRegistration) -> Result<Option<StoredRollout>> {
-    if row.exclusion.is_some() {
+    if row.session.exclusion.is_some() {
         return Ok(None);
     }
-    let loaded = crate::stage_one_request::load_rollout(Path::new(&row.rollout_path))?;
+    let loaded = crate::stage_one_request::load_rollout(Path::new(&row.session.rollout_path))?;
     Ok(Some(StoredRollout {
-        thread_id: row.id.clone(),
+        thread_id: row.session.id.clone(),
         source_fingerprint: row.fingerprint.clone(),
         items: crate::stage_one_request::stored_items(&loaded)?,
     }))
@@ -251,7 +251,7 @@ fn scan_files(
         }
         match inspect_rollout(&path, &path_text, metadata.len(), mtime_ns, options) {
             Ok(registration) => {
-                if let Some(reason) = &registration.exclusion {
+                if let Some(reason) = &registration.session.exclusion {
                     *report.skipped_sources.entry(reason.clone()).or_default() += 1;
                 }
                 pending.push(registration);
@@ -377,21 +377,23 @@ fn inspect_rollout(
         exclusion(meta).or_else(|| (!content.user_message).then_some(Exclusion::NoUserMessage))
     });
     Ok(ThreadRegistration {
-        id: meta
-            .as_ref()
-            .and_then(|m| m.thread_id())
-            .map(str::to_owned)
-            .unwrap_or_else(|| thread_id_from_path(path)),
-        rollout_path: path_text.to_owned(),
-        cwd: meta.as_ref().and_then(|m| m.cwd.clone()),
-        git_branch: meta
-            .as_ref()
-            .and_then(|m| m.git.as_ref())
-            .and_then(|git| git.branch.clone())
-            .filter(|branch| !branch.trim().is_empty()),
-        source: source.and_then(|s| s.name()).map(str::to_owned),
-        exclusion,
-        created_at,
+        session: SessionFacts {
+            id: meta
+                .as_ref()
+                .and_then(|m| m.thread_id())
+                .map(str::to_owned)
+                .unwrap_or_else(|| thread_id_from_path(path)),
+            rollout_path: path_text.to_owned(),
+            cwd: meta.as_ref().and_then(|m| m.cwd.clone()),
+            git_branch: meta
+                .as_ref()
+                .and_then(|m| m.git.as_ref())
+                .and_then(|git| git.branch.clone())
+                .filter(|branch| !branch.trim().is_empty()),
+            source: source.and_then(|s| s.name()).map(str::to_owned),
+            exclusion,
+            created_at,
+        },
         last_activity_at,
         memory_mode,
         fingerprint,

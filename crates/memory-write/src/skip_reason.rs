@@ -108,7 +108,7 @@ pub fn classify(
     now: i64,
 ) -> SkipReason {
     let watermark = thread.source_watermark;
-    if thread.exclusion.is_some() {
+    if thread.session.exclusion.is_some() {
         return SkipReason::Excluded;
     }
     match thread.memory_mode {
@@ -137,7 +137,9 @@ pub fn classify(
         }
     }
     let idle_cutoff = now.saturating_sub(params.min_idle_hours.saturating_mul(3600));
-    if thread.last_activity_at > idle_cutoff && !params.ended_thread_ids.contains(&thread.id) {
+    if thread.last_activity_at > idle_cutoff
+        && !params.ended_thread_ids.contains(&thread.session.id)
+    {
         return SkipReason::NotIdle;
     }
     let too_old = params
@@ -175,12 +177,19 @@ pub async fn count_skips(
         .collect();
     let mut counts = SkipCounts::default();
     for thread in store.threads().await? {
-        if !thread.rollout_path.starts_with(prefix.as_ref()) || claimed.contains(thread.id.as_str())
+        if !thread.session.rollout_path.starts_with(prefix.as_ref())
+            || claimed.contains(thread.session.id.as_str())
         {
             continue;
         }
-        let job = jobs.get(&thread.id);
-        let reason = classify(&thread, job, outputs.get(&thread.id).copied(), params, now);
+        let job = jobs.get(&thread.session.id);
+        let reason = classify(
+            &thread,
+            job,
+            outputs.get(&thread.session.id).copied(),
+            params,
+            now,
+        );
         if let Some(at) = job
             .and_then(|job| job.retry_after_at)
             .filter(|_| reason == SkipReason::BackingOff)
@@ -226,7 +235,7 @@ pub async fn failed_jobs(store: &dyn WriteStore, params: &ClaimParams) -> Result
         .threads()
         .await?
         .into_iter()
-        .map(|thread| (thread.id, thread.rollout_path))
+        .map(|thread| (thread.session.id, thread.session.rollout_path))
         .collect();
     let mut failed: Vec<FailedJob> = store
         .stage_one_jobs()
@@ -250,19 +259,22 @@ pub async fn failed_jobs(store: &dyn WriteStore, params: &ClaimParams) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::SessionFacts;
 
     const NOW: i64 = 1_800_000_000;
     const HOUR: i64 = 3600;
 
     fn thread(last_activity_at: i64) -> ThreadRecord {
         ThreadRecord {
-            id: "t".to_owned(),
-            rollout_path: "/r/t.jsonl".to_owned(),
-            cwd: None,
-            git_branch: None,
-            source: Some("cli".to_owned()),
-            exclusion: None,
-            created_at: last_activity_at,
+            session: SessionFacts {
+                id: "t".to_owned(),
+                rollout_path: "/r/t.jsonl".to_owned(),
+                cwd: None,
+                git_branch: None,
+                source: Some("cli".to_owned()),
+                exclusion: None,
+                created_at: last_activity_at,
+            },
             updated_at: last_activity_at,
             last_activity_at,
             memory_mode: MemoryMode::Enabled,
@@ -334,10 +346,8 @@ mod tests {
             classify_at(&thread(NOW - 400 * 24 * HOUR), None, None),
             SkipReason::TooOld
         );
-        let excluded = ThreadRecord {
-            exclusion: Some(crate::store::Exclusion::Subagent),
-            ..idle.clone()
-        };
+        let mut excluded = idle.clone();
+        excluded.session.exclusion = Some(crate::store::Exclusion::Subagent);
         assert_eq!(classify_at(&excluded, None, None), SkipReason::Excluded);
         let disabled = ThreadRecord {
             memory_mode: MemoryMode::Disabled,

@@ -114,7 +114,7 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
     let threads: BTreeMap<String, _> = runtime
         .block_on(store.threads())?
         .into_iter()
-        .map(|thread| (thread.rollout_path.clone(), thread))
+        .map(|thread| (thread.session.rollout_path.clone(), thread))
         .collect();
     let engine = OfflineEngine::new();
     let mut score = Score::default();
@@ -130,14 +130,14 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
         let Some(thread) = threads.get(&path.display().to_string()) else {
             continue;
         };
-        let memory = if thread.exclusion.is_some() {
+        let memory = if thread.session.exclusion.is_some() {
             None
         } else {
             let job = ClaimedJob {
-                thread_id: thread.id.clone(),
-                rollout_path: thread.rollout_path.clone(),
-                cwd: thread.cwd.clone(),
-                open_path: PathBuf::from(&thread.rollout_path),
+                thread_id: thread.session.id.clone(),
+                rollout_path: thread.session.rollout_path.clone(),
+                cwd: thread.session.cwd.clone(),
+                open_path: PathBuf::from(&thread.session.rollout_path),
                 owner_token: String::new(),
                 input_watermark: thread.source_watermark,
                 stored_items: None,

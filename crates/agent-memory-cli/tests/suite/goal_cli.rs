@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use agent_memory::goals::{GoalConfig, GoalStore, NewGoal};
 use agent_memory::write::StateStore;
-use agent_memory::write::store::{MemoryMode, ThreadRegistration, WriteStore};
+use agent_memory::write::store::{MemoryMode, SessionFacts, ThreadRegistration, WriteStore};
 use serde_json::Value;
 
 const THREAD: &str = "thread-7";
@@ -290,13 +290,15 @@ fn every_goal_command_on_a_thread_without_a_goal_is_not_found() {
 
 fn registration(id: &str) -> ThreadRegistration {
     ThreadRegistration {
-        id: id.to_owned(),
-        rollout_path: format!("/tmp/{id}.jsonl"),
-        cwd: None,
-        git_branch: None,
-        source: Some("cli".to_owned()),
-        exclusion: None,
-        created_at: 1,
+        session: SessionFacts {
+            id: id.to_owned(),
+            rollout_path: format!("/tmp/{id}.jsonl"),
+            cwd: None,
+            git_branch: None,
+            source: Some("cli".to_owned()),
+            exclusion: None,
+            created_at: 1,
+        },
         last_activity_at: 2,
         memory_mode: MemoryMode::Enabled,
         fingerprint: "f".to_owned(),

@@ -48,7 +48,8 @@ pub use self::stage_one::{
     ClaimParams, ClaimedJob, DEFAULT_MAX_ATTEMPTS, StageOneFailure, StageOneSuccess,
 };
 pub use self::threads::{
-    Exclusion, KnownFile, MemoryMode, StoredRollout, ThreadRecord, ThreadRegistration, UpsertCounts,
+    Exclusion, KnownFile, MemoryMode, SessionFacts, StoredRollout, ThreadRecord,
+    ThreadRegistration, UpsertCounts,
 };
 
 /// File name of the state database under the agent-memory home.

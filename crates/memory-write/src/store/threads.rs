@@ -97,9 +97,10 @@ impl std::fmt::Display for Exclusion {
     }
 }
 
-/// What a scan learned about one rollout file.
+/// What a rollout file says about its session, the same in a scan's registration and in the
+/// stored row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadRegistration {
+pub struct SessionFacts {
     /// Thread id (from `session_meta`, else from the file name).
     pub id: String,
     /// Absolute path of the rollout file.
@@ -114,6 +115,13 @@ pub struct ThreadRegistration {
     pub exclusion: Option<Exclusion>,
     /// When the session started (Unix seconds).
     pub created_at: i64,
+}
+
+/// What a scan learned about one rollout file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadRegistration {
+    /// What the file says about its session.
+    pub session: SessionFacts,
     /// When the session was last active (Unix seconds): the last line's timestamp, else the
     /// file's modification time.
     pub last_activity_at: i64,
@@ -132,20 +140,8 @@ pub struct ThreadRegistration {
 /// A row of the `threads` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadRecord {
-    /// Thread id.
-    pub id: String,
-    /// Path of the rollout file.
-    pub rollout_path: String,
-    /// Working directory.
-    pub cwd: Option<String>,
-    /// Git branch recorded in the rollout.
-    pub git_branch: Option<String>,
-    /// Session source.
-    pub source: Option<String>,
-    /// Why the rollout is never extracted, if so.
-    pub exclusion: Option<Exclusion>,
-    /// Session start (Unix seconds).
-    pub created_at: i64,
+    /// What the file said about its session when it was last registered.
+    pub session: SessionFacts,
     /// When the row last changed (Unix seconds).
     pub updated_at: i64,
     /// Last activity (Unix seconds).
@@ -212,12 +208,15 @@ pub(super) const THREAD_COLUMNS: &str = "id, rollout_path, cwd, source, skip_rea
 /// A thread from a row of [`THREAD_COLUMNS`], on either backend; the machine is left unknown.
 pub(super) fn thread_from_row<R: Columns>(row: &R) -> std::result::Result<ThreadRecord, R::Error> {
     Ok(ThreadRecord {
-        id: row.text(0)?,
-        rollout_path: row.text(1)?,
-        cwd: row.text_or_null(2)?,
-        source: row.text_or_null(3)?,
-        exclusion: row.text_or_null(4)?.as_deref().map(Exclusion::parse),
-        created_at: row.integer(5)?,
+        session: SessionFacts {
+            id: row.text(0)?,
+            rollout_path: row.text(1)?,
+            cwd: row.text_or_null(2)?,
+            git_branch: row.text_or_null(13)?,
+            source: row.text_or_null(3)?,
+            exclusion: row.text_or_null(4)?.as_deref().map(Exclusion::parse),
+            created_at: row.integer(5)?,
+        },
         updated_at: row.integer(6)?,
         last_activity_at: row.integer(7)?,
         memory_mode: MemoryMode::parse(&row.text(8)?),
@@ -225,7 +224,6 @@ pub(super) fn thread_from_row<R: Columns>(row: &R) -> std::result::Result<Thread
         source_fingerprint: row.text(10)?,
         file_size: u64::try_from(row.integer(11)?).unwrap_or(0),
         file_mtime_ns: row.integer(12)?,
-        git_branch: row.text_or_null(13)?,
         machine_id: None,
     })
 }
@@ -372,28 +370,32 @@ impl Db {
             ))?;
             let mut upsert = tx.prepare_cached(&upsert_statement(Dialect::Sqlite))?;
             for row in rows {
-                let previous: Option<String> =
-                    existing.query_row([&row.id], |r| r.get(0)).optional()?;
+                let previous: Option<String> = existing
+                    .query_row([&row.session.id], |r| r.get(0))
+                    .optional()?;
                 // Paths are stored redacted; a real path that differs is kept in memory only.
-                let stored_path = stored_paths::storable(&row.rollout_path);
-                if stored_path != row.rollout_path.as_str() {
-                    Db::remember_real_path(&tx, &row.id)?;
-                    secret_paths.push((row.id.clone(), PathBuf::from(&row.rollout_path)));
+                let stored_path = stored_paths::storable(&row.session.rollout_path);
+                if stored_path != row.session.rollout_path.as_str() {
+                    Db::remember_real_path(&tx, &row.session.id)?;
+                    secret_paths.push((
+                        row.session.id.clone(),
+                        PathBuf::from(&row.session.rollout_path),
+                    ));
                 }
                 let changed = upsert.execute(params![
-                    row.id,
+                    row.session.id,
                     stored_path,
-                    row.cwd.as_deref().map(stored_paths::storable),
-                    row.source,
-                    row.exclusion.as_ref().map(ToString::to_string),
-                    row.created_at,
+                    row.session.cwd.as_deref().map(stored_paths::storable),
+                    row.session.source,
+                    row.session.exclusion.as_ref().map(ToString::to_string),
+                    row.session.created_at,
                     now,
                     row.last_activity_at,
                     row.memory_mode.as_str(),
                     row.fingerprint,
                     i64::try_from(row.file_size).unwrap_or(i64::MAX),
                     row.file_mtime_ns,
-                    row.git_branch,
+                    row.session.git_branch,
                 ])?;
                 counts.count(previous.as_deref(), changed > 0, &row.fingerprint);
             }

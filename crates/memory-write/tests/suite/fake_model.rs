@@ -279,7 +279,7 @@ pub(crate) async fn sorted_thread_ids(store: &dyn WriteStore) -> Vec<String> {
         .await
         .unwrap()
         .into_iter()
-        .map(|thread| thread.id)
+        .map(|thread| thread.session.id)
         .collect();
     ids.sort();
     ids

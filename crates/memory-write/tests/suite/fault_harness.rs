@@ -752,13 +752,13 @@ async fn a_fifo_in_place_of_a_rollout_or_a_memory_file_never_hangs_a_run() {
         .into_iter()
         .next()
         .unwrap();
-    make_fifo(Path::new(&swapped.rollout_path));
+    make_fifo(Path::new(&swapped.session.rollout_path));
     let report = local.phase_one().await.unwrap();
     assert_eq!((report.succeeded, report.failed), (5, 1), "{report:?}");
     let failed = report
         .jobs
         .iter()
-        .find(|job| job.thread_id == swapped.id)
+        .find(|job| job.thread_id == swapped.session.id)
         .unwrap();
     assert!(
         failed
@@ -773,8 +773,10 @@ async fn a_fifo_in_place_of_a_rollout_or_a_memory_file_never_hangs_a_run() {
     assert!(
         scan.unreadable
             .iter()
-            .any(|(path, why)| path.to_string_lossy() == swapped.rollout_path
-                && why.contains("FIFO")),
+            .any(
+                |(path, why)| path.to_string_lossy() == swapped.session.rollout_path
+                    && why.contains("FIFO")
+            ),
         "{scan:?}"
     );
     // MEMORY.md swapped for a FIFO: the next pass rebuilds it, cooldown or not.

@@ -5,8 +5,8 @@
 use memory_protocol::names::REDACTED_SECRET;
 use memory_protocol::stage_one::JobStatus;
 use memory_write::store::{
-    ClaimParams, LeaseOwner, MemoryMode, PhaseTwoClaim, PhaseTwoClaimParams, StateStore,
-    ThreadRegistration, WriteStore,
+    ClaimParams, LeaseOwner, MemoryMode, PhaseTwoClaim, PhaseTwoClaimParams, SessionFacts,
+    StateStore, ThreadRegistration, WriteStore,
 };
 
 const NOW: i64 = 1_800_000_000;
@@ -14,13 +14,15 @@ const LEASE: i64 = 3600;
 
 fn thread(id: &str) -> ThreadRegistration {
     ThreadRegistration {
-        id: id.to_owned(),
-        rollout_path: format!("/sessions/{id}.jsonl"),
-        cwd: Some("/work".to_owned()),
-        git_branch: None,
-        source: Some("cli".to_owned()),
-        exclusion: None,
-        created_at: NOW - 86_400,
+        session: SessionFacts {
+            id: id.to_owned(),
+            rollout_path: format!("/sessions/{id}.jsonl"),
+            cwd: Some("/work".to_owned()),
+            git_branch: None,
+            source: Some("cli".to_owned()),
+            exclusion: None,
+            created_at: NOW - 86_400,
+        },
         last_activity_at: NOW - 86_000,
         memory_mode: MemoryMode::Enabled,
         fingerprint: format!("f-{id}"),
@@ -257,15 +259,18 @@ async fn paths_are_stored_redacted_and_a_secret_path_is_only_claimed_where_it_is
     let dir = tempfile::tempdir().unwrap();
     let scanner = StateStore::open_home(dir.path()).unwrap();
     let mut row = thread("a");
-    row.rollout_path = format!("/sessions/{secret}/a.jsonl");
-    row.cwd = Some(format!("/work/GITHUB_TOKEN={secret}"));
+    row.session.rollout_path = format!("/sessions/{secret}/a.jsonl");
+    row.session.cwd = Some(format!("/work/GITHUB_TOKEN={secret}"));
     scanner
         .upsert_threads(&[row.clone(), thread("b")], NOW)
         .await
         .unwrap();
     let stored = scanner.thread("a").await.unwrap().unwrap();
-    assert!(!stored.rollout_path.contains(secret) && stored.rollout_path.contains(REDACTED_SECRET));
-    assert!(!stored.cwd.unwrap().contains(secret));
+    assert!(
+        !stored.session.rollout_path.contains(secret)
+            && stored.session.rollout_path.contains(REDACTED_SECRET)
+    );
+    assert!(!stored.session.cwd.unwrap().contains(secret));
     // Nothing persistent holds the secret: not the database, not its WAL.
     for entry in std::fs::read_dir(dir.path()).unwrap() {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
@@ -293,7 +298,10 @@ async fn paths_are_stored_redacted_and_a_secret_path_is_only_claimed_where_it_is
         .unwrap()
         .unwrap();
     assert_eq!(job.thread_id, "a");
-    assert_eq!(job.open_path, std::path::PathBuf::from(&row.rollout_path));
+    assert_eq!(
+        job.open_path,
+        std::path::PathBuf::from(&row.session.rollout_path)
+    );
     assert!(!job.rollout_path.contains(secret));
 }
 
@@ -328,8 +336,8 @@ async fn upgrading_a_version_one_database_adds_owners_redacts_paths_and_keeps_ot
     let store = StateStore::open_home(dir.path()).unwrap();
     assert_eq!(store.schema_version().await.unwrap(), 3);
     let row = store.thread("a").await.unwrap().unwrap();
-    assert!(!row.cwd.unwrap().contains(secret));
-    assert!(!row.rollout_path.contains(secret));
+    assert!(!row.session.cwd.unwrap().contains(secret));
+    assert!(!row.session.rollout_path.contains(secret));
     assert!(
         store
             .claim_next_stage_one_job(&params(), NOW)

@@ -58,22 +58,28 @@ async fn the_examples_register_with_ids_sources_and_activity_from_the_file() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(thread.cwd.as_deref(), Some("/home/dana/src/tidewater"));
-    assert_eq!(thread.source.as_deref(), Some("cli"));
-    assert_eq!(thread.exclusion, None);
     assert_eq!(
-        thread.created_at,
+        thread.session.cwd.as_deref(),
+        Some("/home/dana/src/tidewater")
+    );
+    assert_eq!(thread.session.source.as_deref(), Some("cli"));
+    assert_eq!(thread.session.exclusion, None);
+    assert_eq!(
+        thread.session.created_at,
         parse_timestamp("2025-11-03T09:12:40Z").unwrap()
     );
     // Last activity is the last line's timestamp, not the file's (fresh) mtime.
-    let text = std::fs::read_to_string(&thread.rollout_path).unwrap();
+    let text = std::fs::read_to_string(&thread.session.rollout_path).unwrap();
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(
         Some(thread.last_activity_at),
         parse_timestamp(last["timestamp"].as_str().unwrap())
     );
     assert_eq!(thread.source_watermark, thread.last_activity_at);
-    assert!(thread.rollout_path.starts_with('/'), "absolute path");
+    assert!(
+        thread.session.rollout_path.starts_with('/'),
+        "absolute path"
+    );
 
     let again = scan_rollouts(&store, &examples_dir(), &ScanOptions::default(), NOW)
         .await
@@ -100,7 +106,7 @@ async fn an_appended_rollout_is_changed_and_a_touched_one_is_not() {
     // Same bytes, new mtime: read again, but the content is unchanged.
     let file = std::fs::File::options()
         .append(true)
-        .open(&before.rollout_path)
+        .open(&before.session.rollout_path)
         .unwrap();
     file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
         .unwrap();
@@ -200,8 +206,11 @@ async fn sources_broken_files_and_memory_modes_are_classified() {
     assert_eq!(report.new, 8);
     let threads = store.threads().await.unwrap();
     let reason = |id: &str| {
-        let thread = threads.iter().find(|thread| thread.id == id).unwrap();
-        thread.exclusion.clone()
+        let thread = threads
+            .iter()
+            .find(|thread| thread.session.id == id)
+            .unwrap();
+        thread.session.exclusion.clone()
     };
     assert_eq!(reason("silent"), Some(Exclusion::NoUserMessage));
     assert_eq!(reason("sub"), Some(Exclusion::Subagent));
@@ -231,7 +240,7 @@ async fn sources_broken_files_and_memory_modes_are_classified() {
     );
     let vscode = store.thread("vs").await.unwrap().unwrap();
     assert_eq!(
-        (vscode.exclusion, vscode.memory_mode),
+        (vscode.session.exclusion, vscode.memory_mode),
         (None, MemoryMode::DisabledBySession),
         "codex's stamp is told apart from our own disabling, so a run can say why"
     );
@@ -240,12 +249,12 @@ async fn sources_broken_files_and_memory_modes_are_classified() {
         .await
         .unwrap()
         .expect("a broken file is registered under its file-name id");
-    assert_eq!(garbage.exclusion, None);
+    assert_eq!(garbage.session.exclusion, None);
     let threads = store.threads().await.unwrap();
     assert!(
         threads
             .iter()
-            .any(|t| t.id.starts_with("file-") && t.file_size == 0)
+            .any(|t| t.session.id.starts_with("file-") && t.file_size == 0)
     );
 }
 
@@ -312,7 +321,7 @@ proptest::proptest! {
         proptest::prop_assert_eq!(report.new, 1);
         proptest::prop_assert_eq!(threads.len(), 1);
         if prefix_meta {
-            proptest::prop_assert_eq!(threads[0].id.as_str(), "m");
+            proptest::prop_assert_eq!(threads[0].session.id.as_str(), "m");
         }
     }
 }
@@ -351,6 +360,7 @@ async fn external_context_pollutes_only_when_asked_and_branches_are_recorded() {
             .await
             .unwrap()
             .unwrap()
+            .session
             .git_branch
             .as_deref(),
         Some("feature/x")

@@ -237,11 +237,11 @@ async fn no_output_deletes_an_earlier_output_and_signals_phase_two() {
 async fn filters_apply_idle_age_prefix_exclusion_memory_mode_and_excluded_sources() {
     let (_dir, store) = store();
     let mut skipped = thread("skipped", NOW - 7 * HOUR, "a");
-    skipped.exclusion = Some(Exclusion::Subagent);
+    skipped.session.exclusion = Some(Exclusion::Subagent);
     let mut disabled = thread("disabled", NOW - 7 * HOUR, "a");
     disabled.memory_mode = MemoryMode::Disabled;
     let mut elsewhere = thread("elsewhere", NOW - 7 * HOUR, "a");
-    elsewhere.rollout_path = "/sessions-other/elsewhere.jsonl".to_owned();
+    elsewhere.session.rollout_path = "/sessions-other/elsewhere.jsonl".to_owned();
     let rows = [
         thread("busy", NOW - 5 * HOUR, "a"),
         thread("ancient", NOW - 11 * 24 * HOUR, "a"),
@@ -339,17 +339,17 @@ async fn concurrent_claimers_on_separate_connections_never_share_a_job() {
 async fn duplicate_thread_ids_follow_the_most_recently_active_file() {
     let (_dir, store) = store();
     let mut a = thread("dup", NOW - 9 * HOUR, "a");
-    a.rollout_path = "/sessions/a.jsonl".to_owned();
+    a.session.rollout_path = "/sessions/a.jsonl".to_owned();
     let mut b = thread("dup", NOW - 8 * HOUR, "b");
-    b.rollout_path = "/sessions/b.jsonl".to_owned();
+    b.session.rollout_path = "/sessions/b.jsonl".to_owned();
     upsert(&store, &[a.clone(), b], NOW).await;
     let record = store.thread("dup").await.unwrap().unwrap();
-    assert_eq!(record.rollout_path, "/sessions/b.jsonl");
+    assert_eq!(record.session.rollout_path, "/sessions/b.jsonl");
     // Re-scanning the older file does not flip the row back (and so does not re-queue it).
     let watermark = record.source_watermark;
     upsert(&store, &[a], NOW).await;
     let record = store.thread("dup").await.unwrap().unwrap();
-    assert_eq!(record.rollout_path, "/sessions/b.jsonl");
+    assert_eq!(record.session.rollout_path, "/sessions/b.jsonl");
     assert_eq!(record.source_watermark, watermark);
 }
 

@@ -104,37 +104,38 @@ impl PgStore {
             .await?;
         let mut counts = UpsertCounts::default();
         for row in rows {
-            let previous: Option<String> = match tx.query_opt(&existing, &[&row.id]).await? {
+            let previous: Option<String> = match tx.query_opt(&existing, &[&row.session.id]).await?
+            {
                 Some(stored) => Some(stored.try_get(0)?),
                 None => None,
             };
             // Paths are stored redacted: a worker extracts from the stored items, never the
             // path.
-            let stored_path = stored_paths::storable(&row.rollout_path);
-            let cwd = row.cwd.as_deref().map(stored_paths::storable);
+            let stored_path = stored_paths::storable(&row.session.rollout_path);
+            let cwd = row.session.cwd.as_deref().map(stored_paths::storable);
             let changed = tx
                 .execute(
                     &upsert,
                     &[
-                        &row.id,
+                        &row.session.id,
                         &stored_path.as_ref(),
                         &cwd.as_deref(),
-                        &row.source,
-                        &row.exclusion.as_ref().map(ToString::to_string),
-                        &row.created_at,
+                        &row.session.source,
+                        &row.session.exclusion.as_ref().map(ToString::to_string),
+                        &row.session.created_at,
                         &now,
                         &row.last_activity_at,
                         &row.memory_mode.as_str(),
                         &row.fingerprint,
                         &to_i64(row.file_size),
                         &row.file_mtime_ns,
-                        &row.git_branch,
+                        &row.session.git_branch,
                         &self.owner.host,
                     ],
                 )
                 .await?;
             if changed > 0 {
-                tx.execute(&stale_items, &[&row.id]).await?;
+                tx.execute(&stale_items, &[&row.session.id]).await?;
             }
             counts.count(previous.as_deref(), changed > 0, &row.fingerprint);
         }

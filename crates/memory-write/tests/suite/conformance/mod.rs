@@ -24,8 +24,8 @@ use memory_protocol::StageOneOutput;
 use memory_write::store::postgres::{PgStore, PgStoreOptions};
 use memory_write::store::{
     ActivityWindow, ClaimParams, ClaimedJob, Heartbeat, LeaseOwner, MemoryMode, PhaseTwoFailure,
-    SharedStore, StageOneFailure, StageOneSuccess, StateStore, StoredRollout, ThreadRegistration,
-    UpsertCounts, WriteStore,
+    SessionFacts, SharedStore, StageOneFailure, StageOneSuccess, StateStore, StoredRollout,
+    ThreadRegistration, UpsertCounts, WriteStore,
 };
 
 /// The environment variable naming a PostgreSQL server for these tests.
@@ -137,13 +137,15 @@ pub(crate) fn say_skipped() {
 
 pub(crate) fn thread(id: &str, activity: i64, fingerprint: &str) -> ThreadRegistration {
     ThreadRegistration {
-        id: id.to_owned(),
-        rollout_path: format!("/sessions/{id}.jsonl"),
-        cwd: Some("/work".to_owned()),
-        git_branch: Some("main".to_owned()),
-        source: Some("cli".to_owned()),
-        exclusion: None,
-        created_at: activity - 60,
+        session: SessionFacts {
+            id: id.to_owned(),
+            rollout_path: format!("/sessions/{id}.jsonl"),
+            cwd: Some("/work".to_owned()),
+            git_branch: Some("main".to_owned()),
+            source: Some("cli".to_owned()),
+            exclusion: None,
+            created_at: activity - 60,
+        },
         last_activity_at: activity,
         memory_mode: MemoryMode::Enabled,
         fingerprint: fingerprint.to_owned(),
@@ -168,9 +170,9 @@ pub(crate) async fn register(
         let uploads: Vec<StoredRollout> = rows
             .iter()
             .map(|row| StoredRollout {
-                thread_id: row.id.clone(),
+                thread_id: row.session.id.clone(),
                 source_fingerprint: row.fingerprint.clone(),
-                items: items_of(&row.id, &row.fingerprint),
+                items: items_of(&row.session.id, &row.fingerprint),
             })
             .collect();
         store.store_rollouts(&uploads, now).await.unwrap();

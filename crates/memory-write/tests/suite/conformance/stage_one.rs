@@ -272,9 +272,9 @@ async fn filters_and_the_running_cap_apply() {
         let name = backend.name();
         let store = backend.open().await;
         let mut skipped = idle("skipped", 10);
-        skipped.exclusion = Some(Exclusion::Subagent);
+        skipped.session.exclusion = Some(Exclusion::Subagent);
         let mut elsewhere = idle("elsewhere", 10);
-        elsewhere.rollout_path = "/other/elsewhere.jsonl".to_owned();
+        elsewhere.session.rollout_path = "/other/elsewhere.jsonl".to_owned();
         register(
             &*store,
             &[

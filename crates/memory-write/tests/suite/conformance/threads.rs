@@ -42,7 +42,7 @@ async fn registration_counts_changes_and_advances_watermarks_strictly() {
         );
         let a = store.thread("a").await.unwrap().unwrap();
         assert_eq!(a.source_watermark, NOW - 10 * HOUR, "{name}");
-        assert_eq!(a.git_branch.as_deref(), Some("main"), "{name}");
+        assert_eq!(a.session.git_branch.as_deref(), Some("main"), "{name}");
         assert_eq!((a.file_size, a.file_mtime_ns), (10, 7), "{name}");
 
         // A changed fingerprint with the same activity time still moves the watermark forward.
@@ -73,7 +73,7 @@ async fn registration_counts_changes_and_advances_watermarks_strictly() {
             .await
             .unwrap()
             .into_iter()
-            .map(|t| t.id)
+            .map(|t| t.session.id)
             .collect();
         assert_eq!(ids, ["b", "a"], "{name}");
         let files = store.thread_file_states().await.unwrap();
@@ -115,19 +115,19 @@ async fn two_files_of_one_thread_leave_the_row_with_the_more_recently_active() {
             .await;
         // A copy that was active earlier, under another path: the row stays as it was.
         let mut older = thread("a", NOW - 12 * HOUR, "f0");
-        older.rollout_path = "/backup/a.jsonl".to_owned();
+        older.session.rollout_path = "/backup/a.jsonl".to_owned();
         let counts = register(&*store, &[older], NOW + 1).await;
         assert_eq!(counts.unchanged, 1, "{name}");
         let a = store.thread("a").await.unwrap().unwrap();
-        assert_eq!(a.rollout_path, "/sessions/a.jsonl", "{name}");
+        assert_eq!(a.session.rollout_path, "/sessions/a.jsonl", "{name}");
         assert_eq!(a.source_fingerprint, "f1", "{name}");
         // A copy active later: the row follows it, and its new content advances the watermark.
         let mut newer = thread("a", NOW - 8 * HOUR, "f3");
-        newer.rollout_path = "/moved/a.jsonl".to_owned();
+        newer.session.rollout_path = "/moved/a.jsonl".to_owned();
         let counts = register(&*store, &[newer], NOW + 2).await;
         assert_eq!(counts.changed, 1, "{name}");
         let a = store.thread("a").await.unwrap().unwrap();
-        assert_eq!(a.rollout_path, "/moved/a.jsonl", "{name}");
+        assert_eq!(a.session.rollout_path, "/moved/a.jsonl", "{name}");
         assert_eq!(a.source_watermark, NOW - 8 * HOUR, "{name}");
         // A disabled thread stays disabled when a scan finds it polluted.
         assert!(
@@ -137,7 +137,7 @@ async fn two_files_of_one_thread_leave_the_row_with_the_more_recently_active() {
                 .unwrap()
         );
         let mut polluted = thread("a", NOW - 8 * HOUR, "f3");
-        polluted.rollout_path = "/moved/a.jsonl".to_owned();
+        polluted.session.rollout_path = "/moved/a.jsonl".to_owned();
         polluted.memory_mode = MemoryMode::Polluted;
         register(&*store, &[polluted], NOW + 4).await;
         let a = store.thread("a").await.unwrap().unwrap();
@@ -153,16 +153,16 @@ async fn a_secret_in_a_rollout_path_is_stored_redacted_and_never_needed_to_extra
         let other = backend.open().await;
         let mut row = idle("s", 10);
         let secret = "ghp_EXAMPLEfakeTokenForDocs0123456789abc";
-        row.rollout_path = format!("/sessions/{secret}/s.jsonl");
-        row.cwd = Some(format!("/work/{secret}"));
+        row.session.rollout_path = format!("/sessions/{secret}/s.jsonl");
+        row.session.cwd = Some(format!("/work/{secret}"));
         register(&*scanner, &[row.clone()], NOW).await;
         let stored = scanner.thread("s").await.unwrap().unwrap();
-        assert!(!stored.rollout_path.contains(secret), "{name}");
-        assert!(!stored.cwd.unwrap().contains(secret), "{name}");
+        assert!(!stored.session.rollout_path.contains(secret), "{name}");
+        assert!(!stored.session.cwd.unwrap().contains(secret), "{name}");
         let other_claim = claim(&*other, &params(), NOW).await;
         if scanner.is_shared() {
             let job = other_claim.unwrap();
-            assert_eq!(job.rollout_path, stored.rollout_path, "{name}");
+            assert_eq!(job.rollout_path, stored.session.rollout_path, "{name}");
             assert!(
                 job.stored_items.unwrap().contains("thread s at f"),
                 "{name}"
@@ -174,10 +174,10 @@ async fn a_secret_in_a_rollout_path_is_stored_redacted_and_never_needed_to_extra
         let job = claim(&*scanner, &params(), NOW).await.unwrap();
         assert_eq!(
             job.open_path.to_str(),
-            Some(row.rollout_path.as_str()),
+            Some(row.session.rollout_path.as_str()),
             "{name}"
         );
-        assert_eq!(job.rollout_path, stored.rollout_path, "{name}");
+        assert_eq!(job.rollout_path, stored.session.rollout_path, "{name}");
         assert_eq!(job.stored_items, None, "{name}");
     }
 }
