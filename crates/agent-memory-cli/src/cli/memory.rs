@@ -120,13 +120,17 @@ pub(crate) fn print_json(value: &impl Serialize) {
 
 /// On a shared store, brings this machine's memory root up to the fleet's (the newest
 /// consolidated files, every machine's notes) and sends its own notes. A store that cannot be
-/// reached is a warning: the command goes on with this machine's copy.
+/// reached is a warning: the command goes on with this machine's copy. A home or config that
+/// cannot be used is not a sync problem: the command meets it when it opens memory and
+/// reports it once, as its error.
 pub(crate) fn sync_shared(args: &MemoryArgs) {
-    let synced = (|| {
-        let home = resolve_home(args.home.as_deref())?;
-        let loaded = load_config(args.config.as_deref(), &home)?;
-        super::store::sync_shared_memory(&home, &args.store.selection(&loaded.store))
-    })();
+    let Ok(home) = resolve_home(args.home.as_deref()) else {
+        return;
+    };
+    let Ok(loaded) = load_config(args.config.as_deref(), &home) else {
+        return;
+    };
+    let synced = super::store::sync_shared_memory(&home, &args.store.selection(&loaded.store));
     if let Err(error) = synced {
         warn_safe!(
             "warning: cannot sync with the shared store ({}); using this machine's copy",

@@ -544,3 +544,25 @@ fn a_note_is_replaced_or_deleted_only_with_the_version_read() {
     assert_eq!(stdout(&deleted), format!("deleted {path}\n"));
     assert!(!home.path().join("memories").join(&path).exists());
 }
+
+/// A config.toml that is not TOML is each memory command's error, said once: not also a
+/// warning about syncing with a shared store, which the command never reaches.
+#[test]
+fn a_broken_config_is_reported_once_by_every_memory_command() {
+    let home = home_with_memory();
+    std::fs::write(home.path().join("config.toml"), "[introspect]\nmode = \n").unwrap();
+    for args in [
+        &["search", "commit"][..],
+        &["list"],
+        &["read", "MEMORY.md"],
+        &["note", "the user likes tea"],
+        &["status"],
+    ] {
+        let output = agent_memory(home.path(), args);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.matches("invalid toml").count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("cannot sync"), "{args:?}: {err}");
+        assert!(err.contains("line 2, column 8"), "{args:?}: {err}");
+    }
+}
