@@ -363,7 +363,10 @@ enum Call {
 impl Facts {
     fn read(messages: &[ConversationMessage]) -> Facts {
         let mut facts = Facts::default();
-        let mut calls: HashMap<String, Call> = HashMap::new();
+        // Each call with its place in the window: calls left without a result are read in
+        // the order they were made, so the same window always gives the same summary.
+        let mut calls: HashMap<String, (usize, Call)> = HashMap::new();
+        let mut calls_made = 0;
         let mut files = FileOps::default();
         for message in messages {
             match message {
@@ -422,7 +425,8 @@ impl Facts {
                             } => {
                                 files.scan_call(name, arguments);
                                 if let Some(call) = facts.call(name, arguments) {
-                                    calls.insert(id.clone(), call);
+                                    calls.insert(id.clone(), (calls_made, call));
+                                    calls_made += 1;
                                 }
                             }
                             AssistantBlock::Text { .. } | AssistantBlock::Thinking { .. } => {}
@@ -435,7 +439,7 @@ impl Facts {
                     is_error,
                     ..
                 } => {
-                    if let Some(call) = calls.remove(tool_call_id) {
+                    if let Some((_, call)) = calls.remove(tool_call_id) {
                         facts.finish(call, text, *is_error);
                     }
                 }
@@ -451,7 +455,9 @@ impl Facts {
             }
         }
         // A change whose result is not in this window most likely applied.
-        for call in calls.into_values() {
+        let mut unanswered: Vec<(usize, Call)> = calls.into_values().collect();
+        unanswered.sort_by_key(|(made, _)| *made);
+        for (_, call) in unanswered {
             if let Call::Change(paths) = call {
                 facts.changes.push(paths);
             }

@@ -558,6 +558,39 @@ async fn output_stays_within_its_cap_and_folds_done_items_last() {
     );
 }
 
+/// Found by the property below (seed 8080): changes whose results are not in the window were
+/// listed in a hash map's order, so the same window could give two summaries.
+#[tokio::test]
+async fn changes_without_results_are_listed_in_the_order_they_were_made() {
+    let patch = |id: &str, file: &str| {
+        call(
+            id,
+            "apply_patch",
+            json!({ "input": format!("*** Begin Patch\n*** Update File: {file}\n*** End Patch") }),
+        )
+    };
+    let messages = vec![
+        user("Tidy the three parsers."),
+        patch("c3", "src/zeta.rs"),
+        patch("c0", "src/alpha.rs"),
+        patch("c9", "src/mid.rs"),
+    ];
+    let request = input(messages, None);
+    let first = ask(TaskKind::CompactionSummary, &request).await;
+    let order: Vec<usize> = ["zeta", "alpha", "mid"]
+        .iter()
+        .map(|name| {
+            first
+                .find(&format!("- [x] Changed `src/{name}.rs`"))
+                .expect(name)
+        })
+        .collect();
+    assert!(order.is_sorted(), "{first}");
+    for _ in 0..20 {
+        assert_eq!(ask(TaskKind::CompactionSummary, &request).await, first);
+    }
+}
+
 fn any_message() -> impl Strategy<Value = ConversationMessage> {
     let text = "(\\PC{0,30}|Process exited with code -?[0-9]{1,3}|error: x|\\*\\*\\* Update File: [a-z/.]{1,12}|always use [a-z]{1,8}|\n|`|> |## Goal|- \\[x\\] )";
     let texts = proptest::collection::vec(text, 0..5).prop_map(|parts| parts.concat());
