@@ -40,15 +40,15 @@
 mod escape;
 pub mod redact;
 pub mod safe_text;
+mod script;
 mod tokens;
 mod truncate;
 
 pub use crate::escape::{escape_boundary_tags, escape_control_tokens, escape_xml_text};
 pub use crate::redact::{LineRedactor, redact_bytes, redact_json_strings, redact_secrets};
 pub use crate::safe_text::display_safe;
-pub use crate::tokens::{
-    ByteEstimate, CharCount, CjkEstimate, O200kCounter, TokenCounter, is_cjk, o200k,
-};
+pub use crate::script::{FULL_STOPS, is_cjk};
+pub use crate::tokens::{ByteEstimate, CharCount, CjkEstimate, O200kCounter, TokenCounter, o200k};
 pub use crate::truncate::{
     DEFAULT_TOOL_RESULT_CHARS, TruncationPolicy, truncate_middle, truncate_tool_result,
 };

@@ -14,6 +14,8 @@
 //!   a token and a half per CJK, kana or hangul character, two per character outside the
 //!   Basic Multilingual Plane), which a bytes/4 estimate undercounts by half on CJK text.
 
+use crate::script::is_cjk;
+
 /// Counts tokens of text.
 ///
 /// Contract: `count("") == 0`, a count never exceeds the text's byte length, and counts grow
@@ -131,23 +133,6 @@ impl TokenCounter for CharCount {
 /// path (`ceil(bytes / 4)`, the same figure).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CjkEstimate;
-
-/// True for a character of a script written without spaces between words: CJK ideographs,
-/// kana, hangul.
-pub fn is_cjk(ch: char) -> bool {
-    matches!(
-        u32::from(ch),
-        0x3400..=0x4DBF
-            | 0x4E00..=0x9FFF
-            | 0xF900..=0xFAFF
-            | 0x20000..=0x2EBEF
-            | 0x3040..=0x30FF
-            | 0x31F0..=0x31FF
-            | 0xAC00..=0xD7AF
-            | 0x1100..=0x11FF
-            | 0x3130..=0x318F
-    )
-}
 
 /// Quarter tokens per character of [`CjkEstimate`].
 fn cjk_quarters(ch: char) -> usize {

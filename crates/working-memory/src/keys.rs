@@ -6,11 +6,13 @@
 
 use std::collections::BTreeSet;
 
+use memory_sanitize::FULL_STOPS;
+
 use super::text::{strip_marker, strip_status_tags};
 
 /// The comparison key of an item: lower-cased, status tags (`[new]`, `[resolved]`,
 /// `[restored]`) and emphasis marks removed, whitespace collapsed, no leading or trailing
-/// period, underscore or space. Two items with the same key say the same thing; a short item
+/// full stop (`.`, `。`, ...), underscore or space. Two items with the same key say the same thing; a short item
 /// is a duplicate only of an equal item, never of a longer one that happens to contain it.
 pub(crate) fn item_key(item: &str) -> String {
     let core = strip_status_tags(strip_marker(item.trim()));
@@ -41,8 +43,16 @@ pub(crate) fn item_key(item: &str) -> String {
     key
 }
 
-/// What a key never starts or ends with.
-const KEY_EDGES: [char; 3] = ['_', '.', ' '];
+/// What a key never starts or ends with: an underscore, a space, or a full stop of any script
+/// ([`FULL_STOPS`]).
+const KEY_EDGES: [char; 6] = [
+    '_',
+    ' ',
+    FULL_STOPS[0],
+    FULL_STOPS[1],
+    FULL_STOPS[2],
+    FULL_STOPS[3],
+];
 
 /// The keys of a body's items, sorted and without repeats, so a key is found by binary search
 /// (a body has a few dozen items: sorting them costs less than hashing each one).
@@ -102,6 +112,9 @@ mod tests {
             ("ΣΑΣ  Ünïcode\u{a0}x", "σασ ünïcode x"),
             ("..", ""),
             ("x\u{2003}.\u{2003}", "x"),
+            ("港务长同意重试三次。", "港务长同意重试三次"),
+            ("．全角句号．", "全角句号"),
+            ("半角｡", "半角"),
         ] {
             assert_eq!(item_key(item), key, "{item:?}");
         }

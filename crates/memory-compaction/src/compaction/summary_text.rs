@@ -15,16 +15,18 @@ use memory_protocol::compaction::summary_sections::{
     PROGRESS, folded_done_count, folded_done_item, is_item_start, item_text, section_items,
     section_range,
 };
-use memory_sanitize::TokenCounter;
+use memory_sanitize::{FULL_STOPS, TokenCounter};
 
 /// The item's text for comparison: without its bullet, checkbox or number, whitespace
-/// collapsed, lowercase, without a trailing period.
+/// collapsed, lowercase, without a trailing full stop of any script (`.`, `。`, ...).
 pub fn normalize_item(item: &str) -> String {
     let collapsed = item_text(item)
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    collapsed.trim_end_matches(['.', ' ']).to_lowercase()
+    collapsed
+        .trim_end_matches(|ch| ch == ' ' || FULL_STOPS.contains(&ch))
+        .to_lowercase()
 }
 
 /// What the guard changed.

@@ -121,3 +121,33 @@ fn a_chinese_consolidation_that_keeps_the_facts_passes() {
     );
     assert_eq!(body(&outcome, KeyFactsAndDecisions), new);
 }
+
+/// An APPEND repeating an item with a full stop of the scripts written without spaces (`。`,
+/// `．`, `｡`) is a duplicate, as `done.` repeats `done`: the full stop is not part of the key.
+#[test]
+fn an_item_repeated_with_an_ideographic_full_stop_is_not_added_again() {
+    let old = "- 港务长同意重试三次\n- 第二批已导入";
+    for repeat in [
+        "港务长同意重试三次。",
+        "港务长同意重试三次．",
+        "港务长同意重试三次｡",
+    ] {
+        for section in [TaskAndGoals, KeyFactsAndDecisions, ErrorsAndCorrections] {
+            let outcome = merged(
+                &make_wm(&[(section, old)]),
+                json!({section.header(): {"op": "APPEND", "items": [repeat, "第三批待导入。"]}}),
+            );
+            assert_eq!(
+                body(&outcome, section),
+                format!("{old}\n- 第三批待导入。"),
+                "{section:?} {repeat:?}"
+            );
+            assert!(
+                guards_of(&outcome, section)
+                    .iter()
+                    .any(|(guard, _)| *guard == GuardKind::DuplicateItems),
+                "{section:?} {repeat:?}"
+            );
+        }
+    }
+}
