@@ -32,7 +32,7 @@ use super::compaction_doc::{
     BYTES_PER_OUTPUT_TOKEN, Doc, TURN_FILES_MODIFIED, TURN_LAST_NOTE, backticked, code, comparable,
     item_body, push_unique,
 };
-use super::text::{content_words, one_line};
+use super::text::{content_words, ending_a_sentence, one_line, word_count};
 use super::tool_output::{RunStatus as CommandStatus, error_line, exit_code_in_text, run_status};
 use super::user_text::read_user_message;
 use memory_transcript::shell::{command_from_args, is_inspection, last_key};
@@ -161,13 +161,8 @@ pub(crate) fn short_summary(input: &SummaryInput) -> String {
     match &goal {
         Some(goal) => {
             let goal = one_line(goal, MAX_ITEM_CHARS);
-            let goal = goal.trim_end_matches('.');
-            let end = if goal.ends_with(['?', '!', '…']) {
-                ""
-            } else {
-                "."
-            };
-            sentences.push(format!("I worked on: {goal}{end}"));
+            let goal = ending_a_sentence(goal.trim_end_matches('.').to_owned());
+            sentences.push(format!("I worked on: {goal}"));
         }
         None => sentences.push("I continued the session's work.".to_owned()),
     }
@@ -549,7 +544,7 @@ impl Facts {
             .map(|r| work_part(r))
             .map(|r| one_line(&r, MAX_ITEM_CHARS))
             .map(|r| without_acknowledgement(&r).to_owned())
-            .filter(|r| r.split_whitespace().count() >= MIN_GOAL_WORDS)
+            .filter(|r| word_count(r) >= MIN_GOAL_WORDS)
             .filter(|r| {
                 let first = first_sentence_of(r);
                 !opens_with_question(r)
@@ -855,7 +850,7 @@ impl Facts {
 /// "Thanks!", "Ok,").
 fn without_acknowledgement(text: &str) -> &str {
     let first = first_sentence_of(text);
-    if first.split_whitespace().count() <= 2 && first.len() < text.trim().len() {
+    if word_count(first) <= 2 && first.len() < text.trim().len() {
         return text
             .trim_start()
             .get(first.len()..)
@@ -871,8 +866,11 @@ fn first_sentence_of(text: &str) -> &str {
     let text = text.trim_start();
     let mut chars = text.char_indices().peekable();
     while let Some((at, ch)) = chars.next() {
-        if matches!(ch, '.' | '?' | '!' | ',')
-            && chars.peek().is_none_or(|(_, next)| next.is_whitespace())
+        // The full-width marks of the scripts written without spaces end a sentence (or a
+        // clause) with no space after them.
+        if matches!(ch, '。' | '？' | '！' | '，')
+            || matches!(ch, '.' | '?' | '!' | ',')
+                && chars.peek().is_none_or(|(_, next)| next.is_whitespace())
         {
             return text.get(..at + ch.len_utf8()).unwrap_or(text);
         }
@@ -884,8 +882,10 @@ fn first_sentence_of(text: &str) -> &str {
 fn opens_with_question(text: &str) -> bool {
     let mut chars = text.chars().peekable();
     while let Some(ch) = chars.next() {
-        if matches!(ch, '.' | '?' | '!') && chars.peek().is_none_or(|next| next.is_whitespace()) {
-            return ch == '?';
+        if matches!(ch, '。' | '？' | '！')
+            || matches!(ch, '.' | '?' | '!') && chars.peek().is_none_or(|next| next.is_whitespace())
+        {
+            return matches!(ch, '?' | '？');
         }
     }
     false
@@ -936,13 +936,10 @@ fn correction(text: &str) -> Option<String> {
             .unwrap_or_default()
             .trim_start_matches([',', '.', ':', ';', '!', '-', ' ']);
     }
-    if !corrected || body.split_whitespace().count() < MIN_GOAL_WORDS {
+    if !corrected || word_count(body) < MIN_GOAL_WORDS {
         return None;
     }
-    let mut rule = one_line(body, MAX_ITEM_CHARS);
-    if !rule.ends_with(['.', '!', '?', '…']) {
-        rule.push('.');
-    }
+    let rule = ending_a_sentence(one_line(body, MAX_ITEM_CHARS));
     Some(format!("Correction: {rule}"))
 }
 
@@ -958,13 +955,7 @@ fn number_rules(text: &str) -> Vec<String> {
                 .iter()
                 .any(|word| lower.contains(&format!(" {word} ")))
         })
-        .map(|sentence| {
-            let mut rule = one_line(sentence, MAX_ITEM_CHARS);
-            if !rule.ends_with(['.', '!', '…']) {
-                rule.push('.');
-            }
-            rule
-        })
+        .map(|sentence| ending_a_sentence(one_line(sentence, MAX_ITEM_CHARS)))
         .collect()
 }
 
@@ -1063,10 +1054,7 @@ fn work_part(request: &str) -> String {
         return request.to_owned();
     }
     work.iter()
-        .map(|sentence| {
-            let sentence = sentence.trim_end_matches('.');
-            format!("{sentence}.")
-        })
+        .map(|sentence| ending_a_sentence(sentence.trim_end_matches('.').to_owned()))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -1097,6 +1085,8 @@ fn stated_plan(text: &str) -> Vec<String> {
 fn sentences(text: &str) -> impl Iterator<Item = &str> {
     text.split(['\n', '!'])
         .flat_map(|line| line.split(". "))
+        // The full-width marks end a sentence with no space after them, and stay with it.
+        .flat_map(|part| part.split_inclusive(['。', '！']))
         .map(|s| s.trim().trim_start_matches(['-', '*', '>', ' ']).trim())
-        .filter(|s| s.chars().count() >= 12)
+        .filter(|s| s.chars().count() >= 12 || word_count(s) >= MIN_GOAL_WORDS)
 }

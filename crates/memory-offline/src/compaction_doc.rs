@@ -9,6 +9,7 @@ use memory_protocol::compaction::summary_sections::{
     section_items,
 };
 
+use memory_sanitize::FULL_STOPS;
 use memory_transcript::shell::is_inspection;
 
 /// Bytes allowed per output token. Code and paths run near three bytes per o200k token, so
@@ -110,12 +111,13 @@ pub(crate) fn push_unique(list: &mut Vec<String>, value: String) {
     }
 }
 
-/// An item's text for comparison: lowercase, whitespace collapsed, trailing period dropped.
+/// An item's text for comparison: lowercase, whitespace collapsed, trailing full stops (of any
+/// script) dropped.
 pub(crate) fn comparable(item: &str) -> String {
     item.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
-        .trim_end_matches('.')
+        .trim_end_matches(FULL_STOPS)
         .to_lowercase()
 }
 

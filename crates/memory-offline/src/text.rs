@@ -4,6 +4,7 @@
 //! boundaries and no text is indexed by a computed position.
 
 use memory_protocol::REDACTED_SECRET;
+use memory_sanitize::{FULL_STOPS, is_cjk};
 
 /// Longest request, preference, command or error line kept, in characters.
 pub(crate) const MAX_LINE_CHARS: usize = 240;
@@ -67,6 +68,41 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The words of a text, counted in any script: a run of characters of a script written without
+/// spaces (Chinese, Japanese, Korean) counts one word per two characters, rounded up (most
+/// Chinese words have two), so `修复导入器` is three words where a split at whitespace sees one.
+/// Text without such characters counts exactly its whitespace-separated words.
+pub(crate) fn word_count(text: &str) -> usize {
+    text.split_whitespace()
+        .map(|word| {
+            let cjk = word.chars().filter(|&ch| is_cjk(ch)).count();
+            if cjk == 0 {
+                return 1;
+            }
+            let other = word.chars().any(|ch| ch.is_alphanumeric() && !is_cjk(ch));
+            cjk.div_ceil(2) + usize::from(other)
+        })
+        .sum()
+}
+
+/// `text` without the full stops (of any script), exclamation marks and spaces it ends with: a
+/// title or a clause to be joined to another. A question keeps its mark.
+pub(crate) fn without_final_stop(text: &str) -> &str {
+    text.trim_end_matches(|ch: char| matches!(ch, ' ' | '!' | '！') || FULL_STOPS.contains(&ch))
+}
+
+/// What a sentence may end with, in any script.
+pub(crate) const SENTENCE_ENDS: [char; 9] = ['.', '!', '?', '…', '。', '！', '？', '．', '｡'];
+
+/// `text` as a sentence: as it is when it already ends with a sentence end of any script
+/// ([`SENTENCE_ENDS`]), else with a `.` added (so `完成。` does not become `完成。.`).
+pub(crate) fn ending_a_sentence(mut text: String) -> String {
+    if !text.ends_with(SENTENCE_ENDS) {
+        text.push('.');
+    }
+    text
 }
 
 /// Uppercases the first character.
@@ -137,6 +173,42 @@ pub(crate) fn first_sentence(text: &str) -> &str {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn words_are_counted_in_every_script() {
+        assert_eq!(word_count("fix the parser"), 3);
+        assert_eq!(word_count("- a , b"), 4);
+        assert_eq!(word_count("修复导入器"), 3);
+        assert_eq!(word_count("修复 v2 导入器"), 4);
+        assert_eq!(word_count("修复v2"), 2);
+        assert_eq!(word_count("谢谢！"), 1);
+        assert_eq!(word_count(""), 0);
+    }
+
+    #[test]
+    fn final_stops_are_cut_in_any_script() {
+        assert_eq!(without_final_stop("Fix the parser. "), "Fix the parser");
+        assert_eq!(without_final_stop("修复导入器。"), "修复导入器");
+        assert_eq!(without_final_stop("修复导入器！"), "修复导入器");
+        assert_eq!(without_final_stop("为什么失败？"), "为什么失败？");
+        assert_eq!(without_final_stop("v1.2"), "v1.2");
+    }
+
+    #[test]
+    fn a_sentence_ends_once_in_any_script() {
+        for (text, sentence) in [
+            ("done", "done."),
+            ("done.", "done."),
+            ("really?", "really?"),
+            ("完成", "完成."),
+            ("完成。", "完成。"),
+            ("完成！", "完成！"),
+            ("真的？", "真的？"),
+            ("cut…", "cut…"),
+        ] {
+            assert_eq!(ending_a_sentence(text.to_owned()), sentence);
+        }
+    }
 
     #[test]
     fn one_line_collapses_and_caps_at_words() {

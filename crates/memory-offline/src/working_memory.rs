@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use super::OFFLINE_NOTICE;
 use super::patches::patch_changes;
-use super::text::{MAX_LINE_CHARS, first_sentence, one_line};
+use super::text::{MAX_LINE_CHARS, ending_a_sentence, first_sentence, one_line, word_count};
 use super::tool_output::{RunStatus as CommandStatus, error_line, exit_code_in_text, run_status};
 use super::user_text::read_user_message;
 use memory_transcript::file_ops::FileOps;
@@ -226,7 +226,7 @@ fn observe_user(seen: &mut Observed, text: &str) {
         .iter()
         .map(|sentence| sentence.trim_end_matches(['.', '!']))
         .find(|sentence| {
-            sentence.split_whitespace().count() >= MIN_REQUEST_WORDS
+            word_count(sentence) >= MIN_REQUEST_WORDS
                 && read_user_message(sentence).preferences.is_empty()
         })
         .map(|sentence| one_line(sentence, MAX_LINE_CHARS))
@@ -248,14 +248,14 @@ fn observe_user(seen: &mut Observed, text: &str) {
     }
     for sentence in sentences(&text) {
         let lower = sentence.to_ascii_lowercase();
-        if !sentence.ends_with('?')
+        if !sentence.ends_with(['?', '？'])
             && CONSTRAINT_STARTS
                 .iter()
                 .any(|start| lower.starts_with(start))
         {
             let rule = format!(
                 "User rule: {}",
-                ensure_period(&one_line(&sentence, MAX_LINE_CHARS))
+                ending_a_sentence(one_line(&sentence, MAX_LINE_CHARS))
             );
             push_distinct(&mut seen.requirements, rule);
         }
@@ -453,7 +453,9 @@ fn derive(messages: &[ConversationEntry]) -> Derived {
 fn title_from(request: &str) -> String {
     let words: Vec<&str> = request.split_whitespace().take(TITLE_WORDS).collect();
     let title = words.join(" ");
-    let title = title.trim_end_matches(['.', ',', ';', ':', '!', '?']);
+    let title = title.trim_end_matches([
+        '.', ',', ';', ':', '!', '?', '。', '，', '；', '：', '！', '？',
+    ]);
     let mut chars = title.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
@@ -465,8 +467,8 @@ fn current_state(seen: &Observed, open: usize) -> String {
     let mut sentences = Vec::new();
     if let Some(request) = seen.requests.last() {
         sentences.push(format!(
-            "Latest request: {}.",
-            request.trim_end_matches(['.', '?', '!'])
+            "Latest request: {}",
+            ending_a_sentence(request.trim_end_matches(['.', '?', '!']).to_owned())
         ));
     }
     if let Some(run) = seen.runs.last() {
@@ -481,21 +483,13 @@ fn current_state(seen: &Observed, open: usize) -> String {
         sentences.push(format!("Last command `{}` {outcome}.", run.command));
     }
     if let Some(reply) = &seen.last_reply {
-        sentences.push(format!("Last reply: {}", ensure_period(reply)));
+        sentences.push(format!("Last reply: {}", ending_a_sentence(reply.clone())));
     }
     if open > 0 {
         sentences.push(format!("{open} open issue(s) pending."));
     }
     sentences.push(OFFLINE_NOTICE.to_owned());
     sentences.join(" ")
-}
-
-fn ensure_period(text: &str) -> String {
-    if text.ends_with(['.', '!', '?', '…']) {
-        text.to_owned()
-    } else {
-        format!("{text}.")
-    }
 }
 
 fn bullets(items: &[String]) -> String {

@@ -18,7 +18,9 @@ use self::phrases::{
     QUESTION_LEADS, SCOPE_LEADS, SCOPES, SOFT_FOLLOW_UPS, STRONG_STARTS, UNDO, WEAK_STARTS,
 };
 pub(crate) use self::requests::{asks_for_information, title_from_requests};
-use super::text::{MAX_LINE_CHARS, capitalize, content_words, one_line, sentences};
+use super::text::{
+    MAX_LINE_CHARS, capitalize, content_words, ending_a_sentence, one_line, sentences, word_count,
+};
 
 /// How the user reacted to the agent's work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,13 +167,8 @@ fn stated_fact(sentence: &str) -> Option<String> {
         .get(lead.len()..)?
         .trim_start_matches([',', ':', ' '])
         .trim();
-    (content_words(fact).len() >= 2).then(|| {
-        let mut fact = one_line(&capitalize(fact), MAX_LINE_CHARS);
-        if !fact.ends_with(['.', '…', '!', '?']) {
-            fact.push('.');
-        }
-        fact
-    })
+    (content_words(fact).len() >= 2)
+        .then(|| ending_a_sentence(one_line(&capitalize(fact), MAX_LINE_CHARS)))
 }
 
 /// A reaction at the start of a sentence, and what follows it (`Great, now add a test` is a
@@ -219,7 +216,7 @@ fn split_reaction(sentence: &str) -> (Option<Reaction>, Option<String>) {
         ])
         .trim();
     // "Great work on the parser" is praise; "Great, now add a test" is praise and a request.
-    let words = rest.split_whitespace().count();
+    let words = word_count(rest);
     let rest = (words >= 2).then(|| rest.to_owned());
     (Some(Reaction::Positive), rest)
 }
@@ -359,11 +356,7 @@ fn as_rule(sentence: &str, lower: &str, body: &str) -> String {
     if rule.to_ascii_lowercase().starts_with("please ") {
         rule = rule.get(7..).unwrap_or("").to_owned();
     }
-    let mut rule = one_line(&capitalize(rule.trim()), MAX_LINE_CHARS);
-    if !rule.ends_with(['.', '…']) {
-        rule.push('.');
-    }
-    rule
+    ending_a_sentence(one_line(&capitalize(rule.trim()), MAX_LINE_CHARS))
 }
 
 /// Where a clause that reports, explains or asks gives way to a rule (`It's a 401, but please
@@ -440,18 +433,14 @@ fn other_language_preference(sentence: &str) -> Option<String> {
 
 /// The whole sentence as a rule: one line, a capital, a closing period.
 fn sentence_as_rule(sentence: &str) -> String {
-    let mut rule = one_line(
+    ending_a_sentence(one_line(
         &capitalize(
             sentence
                 .trim()
                 .trim_end_matches(['?', '.', '!', ' ', '。', '！', '？']),
         ),
         MAX_LINE_CHARS,
-    );
-    if !rule.ends_with(['.', '…']) {
-        rule.push('.');
-    }
-    rule
+    ))
 }
 
 /// A rule stated in Chinese, Japanese or Korean: a sentence in those scripts that opens with a
@@ -493,14 +482,10 @@ fn cjk_preference(sentence: &str) -> Option<String> {
     if !rule {
         return None;
     }
-    let mut rule = one_line(
+    Some(ending_a_sentence(one_line(
         sentence.trim_end_matches(['。', '.', '！', '!', ' ']),
         MAX_LINE_CHARS,
-    );
-    if !rule.ends_with(['.', '…']) {
-        rule.push('.');
-    }
-    Some(rule)
+    )))
 }
 
 fn is_hangul(ch: char) -> bool {
@@ -581,6 +566,7 @@ fn refers_back_only(lower: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::SENTENCE_ENDS;
     use proptest::prelude::*;
 
     fn prefs(text: &str) -> Vec<String> {
@@ -875,7 +861,7 @@ mod tests {
             let message = read_user_message(&text);
             for rule in &message.preferences {
                 prop_assert!(rule.chars().count() <= MAX_LINE_CHARS + 1);
-                prop_assert!(rule.ends_with(['.', '…']));
+                prop_assert!(rule.ends_with(SENTENCE_ENDS), "{}", rule);
             }
             if let Some(title) = title_from_requests(&message.requests, 100) {
                 prop_assert!(!title.starts_with(['#', '>', '*', '-', ' ']), "{}", title);

@@ -1,7 +1,7 @@
 //! What a task's requests say as a whole: its title, and whether it asks for information
 //! rather than a change.
 
-use super::super::text::{capitalize, content_words, one_line};
+use super::super::text::{capitalize, content_words, one_line, without_final_stop};
 use super::phrases::{CHANGE_VERBS, IMPERATIVES, INFO_CUES, REQUEST_LEADS};
 use super::starts_with_imperative;
 
@@ -37,7 +37,7 @@ pub(crate) fn title_from_requests(requests: &[String], max_chars: usize) -> Opti
                 Some(c) => c.to_lowercase().chain(chars).collect::<String>(),
                 None => String::new(),
             };
-            joined = format!("{}; {next}", first.trim().trim_end_matches(['.', '!']));
+            joined = format!("{}; {next}", without_final_stop(first.trim()));
             &joined
         }
         _ => first,
@@ -45,10 +45,7 @@ pub(crate) fn title_from_requests(requests: &[String], max_chars: usize) -> Opti
     let lower = chosen.to_ascii_lowercase();
     let body = without_request_leads(&lower);
     let cut = lower.len() - body.len();
-    let title = chosen
-        .get(cut..)
-        .unwrap_or(chosen)
-        .trim_end_matches(['.', '!', ' '])
+    let title = without_final_stop(chosen.get(cut..).unwrap_or(chosen))
         .trim_end_matches(" please")
         .trim_end_matches(", please")
         .trim();

@@ -933,3 +933,35 @@ async fn an_answer_that_ends_on_what_still_fails_is_not_a_success() {
         out.raw_memory
     );
 }
+
+/// Found running `agent-memory run` on a Chinese session: the task title kept its `。`, so the
+/// memory read `description: 把潮汐表导入器迁移到新格式。: uncertain` and the summary
+/// `...: 把潮汐表导入器迁移到新格式。.`. A title drops the full stop of any script, as it drops `.`.
+#[tokio::test]
+async fn a_chinese_task_title_drops_its_full_stop() {
+    let out = run(&input(vec![
+        user("把潮汐表导入器迁移到新格式。"),
+        exec("c1", "cargo test"),
+        output("c1", "Process exited with code 0"),
+        assistant("迁移完成。"),
+    ]))
+    .await;
+    assert!(
+        out.raw_memory
+            .contains("task: 把潮汐表导入器迁移到新格式\n"),
+        "{}",
+        out.raw_memory
+    );
+    for doubled in ["。:", "。.", "。;"] {
+        assert!(
+            !out.raw_memory.contains(doubled),
+            "{doubled:?} in {}",
+            out.raw_memory
+        );
+        assert!(
+            !out.rollout_summary.contains(doubled),
+            "{doubled:?} in {}",
+            out.rollout_summary
+        );
+    }
+}

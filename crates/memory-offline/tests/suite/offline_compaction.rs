@@ -738,3 +738,31 @@ async fn a_request_opening_with_rules_keeps_its_task_and_a_reported_decision_is_
         "{text}"
     );
 }
+
+/// Found compacting a Chinese session with the CLI: the short summary read `I worked on:
+/// 把潮汐表导入器迁移到新格式。.`, a full stop added after the ideographic one. A sentence that
+/// already ends in any script (`。`, `！`, `？`) gets no `.`, in any answer.
+#[tokio::test]
+async fn a_sentence_ending_in_an_ideographic_full_stop_gets_no_second_one() {
+    let mut messages = vec![user("把潮汐表导入器迁移到新格式。不要改动测试目录！")];
+    messages.extend(shell("c1", "cargo test", "Process exited with code 0"));
+    messages.push(say("迁移完成。下一步：更新文档。"));
+    let summary = ask(TaskKind::CompactionSummary, &input(messages.clone(), None)).await;
+    let mut short = input(messages, Some(&summary));
+    short.max_output_tokens = 512;
+    let text = ask(TaskKind::ShortSummary, &short).await;
+    assert!(
+        text.starts_with("I worked on: 把潮汐表导入器迁移到新格式。"),
+        "{text}"
+    );
+    assert!(
+        summary.contains("## Goal\n- 把潮汐表导入器迁移到新格式。"),
+        "{summary}"
+    );
+    assert!(summary.contains("- 不要改动测试目录"), "{summary}");
+    for answer in [&summary, &text] {
+        for doubled in ["。.", "！.", "？.", "!.", "?."] {
+            assert!(!answer.contains(doubled), "{doubled:?} in {answer}");
+        }
+    }
+}

@@ -406,3 +406,31 @@ async fn task_and_goals_keeps_the_first_goal_and_the_newest_three() {
         "{goals}"
     );
 }
+
+/// A Chinese request and reply end their sentences with `。` and `！`: the document adds no `.`
+/// after them (it once wrote `Last reply: ...！.`), and the request is the session's title and
+/// goal (both were empty: a request needed three words separated by spaces).
+#[tokio::test]
+async fn a_chinese_request_keeps_its_own_full_stop() {
+    let document = create(entries(vec![
+        user("请把潮汐表导入器迁移到新格式，并保留所有公共接口。"),
+        say("好的，迁移已经完成！"),
+    ]))
+    .await;
+    for doubled in ["。.", "！.", "？."] {
+        assert!(!document.contains(doubled), "{doubled:?} in {document}");
+    }
+    assert!(
+        document.contains("新格式，并保留所有公共接口。"),
+        "{document}"
+    );
+    // The request is read as one (it has no spaces to count words by).
+    assert!(
+        section(&document, "Session Title").starts_with("请把潮汐表导入器迁移到新格式"),
+        "{document}"
+    );
+    assert!(
+        section(&document, "Task & Goals").contains("请把潮汐表导入器迁移到新格式"),
+        "{document}"
+    );
+}
