@@ -160,10 +160,12 @@ pub(crate) fn capped_join(items: &[String], max: usize) -> String {
     joined
 }
 
-/// The first sentence of `text` (up to a line break, `?`, `!` or `. `), trimmed.
+/// The first sentence of `text` (up to a line break, `?`, `!` or `. `, or through a full-width
+/// `。`, `！` or `？`, which ends a sentence with no space after it and stays with it), trimmed.
 pub(crate) fn first_sentence(text: &str) -> &str {
     text.split(['\n', '?', '!'])
         .flat_map(|part| part.split(". "))
+        .flat_map(|part| part.split_inclusive(['。', '！', '？']))
         .map(str::trim)
         .find(|s| !s.is_empty())
         .unwrap_or("")

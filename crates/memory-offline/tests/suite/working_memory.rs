@@ -414,7 +414,7 @@ async fn task_and_goals_keeps_the_first_goal_and_the_newest_three() {
 async fn a_chinese_request_keeps_its_own_full_stop() {
     let document = create(entries(vec![
         user("请把潮汐表导入器迁移到新格式，并保留所有公共接口。"),
-        say("好的，迁移已经完成！"),
+        say("好的，迁移已经完成！接下来更新文档。"),
     ]))
     .await;
     for doubled in ["。.", "！.", "？."] {
@@ -422,6 +422,11 @@ async fn a_chinese_request_keeps_its_own_full_stop() {
     }
     assert!(
         document.contains("新格式，并保留所有公共接口。"),
+        "{document}"
+    );
+    // The reply's first sentence ends at its `！`.
+    assert!(
+        section(&document, "Current State").contains("Last reply: 好的，迁移已经完成！ "),
         "{document}"
     );
     // The request is read as one (it has no spaces to count words by).
