@@ -535,3 +535,53 @@ fn a_url_password_holding_at_signs_or_colons_is_redacted_whole() {
         ),
     ]);
 }
+
+/// Found redacting a Chinese session: `我的数据库密码：...` (my database password: ...) kept the
+/// password, as did a password named in Japanese, Korean or Russian; only English, German,
+/// Spanish and Portuguese names were known. The value is the run of printable ASCII after the
+/// name, so the sentence goes on untouched, and a name that is not followed by a value, or one
+/// inside another word, leaves the text alone.
+#[test]
+fn a_password_named_in_another_language_is_redacted() {
+    check(&[
+        ("密码=Tr0ub4dor&3xyz", "密码=[REDACTED_SECRET]"),
+        (
+            "我的数据库密码：Tr0ub4dor&3xyz，帮我连一下",
+            "我的数据库密码：[REDACTED_SECRET]，帮我连一下",
+        ),
+        ("密码是Tr0ub4dor&3xyz。", "密码是[REDACTED_SECRET]。"),
+        (
+            "パスワードはTr0ub4dor&3xyzです",
+            "パスワードは[REDACTED_SECRET]です",
+        ),
+        ("비밀번호: Tr0ub4dor&3xyz", "비밀번호: [REDACTED_SECRET]"),
+        ("Пароль: Tr0ub4dor&3xyz", "Пароль: [REDACTED_SECRET]"),
+        (
+            "{\"密码\": \"Tr0ub4dor&3xyz\"}",
+            "{\"密码\": \"[REDACTED_SECRET]\"}",
+        ),
+        (
+            "wachtwoord: Tr0ub4dor&3xyz",
+            "wachtwoord: [REDACTED_SECRET]",
+        ),
+        (
+            "mot de passe : Tr0ub4dor&3xyz",
+            "mot de passe : [REDACTED_SECRET]",
+        ),
+    ]);
+}
+
+#[test]
+fn a_secret_name_in_another_language_without_a_value_is_left_alone() {
+    check(&[
+        ("密码学是一门学科", "密码学是一门学科"),
+        ("密码：见上文", "密码：见上文"),
+        ("密码: $DB_PASSWORD", "密码: $DB_PASSWORD"),
+        ("密码: ******", "密码: ******"),
+        (
+            "令牌桶算法：每秒补充 100 个令牌",
+            "令牌桶算法：每秒补充 100 个令牌",
+        ),
+        ("密钥长度为2048位", "密钥长度为2048位"),
+    ]);
+}

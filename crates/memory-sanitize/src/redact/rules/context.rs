@@ -5,6 +5,37 @@ use super::{Action, Check, Family, Near, Rule, ValueEnd, quote, token, value_cha
 
 const F: Family = Family::Context;
 
+/// Names of a password, secret key or token in other languages, as they are written (the
+/// keyword search ignores only ASCII case, so Cyrillic is listed in its three cases).
+const OTHER_LANGUAGE_SECRET_NAMES: &[&str] = &[
+    "密码",
+    "口令",
+    "密钥",
+    "秘钥",
+    "令牌",
+    "パスワード",
+    "暗証番号",
+    "비밀번호",
+    "암호",
+    "пароль",
+    "Пароль",
+    "ПАРОЛЬ",
+    "wachtwoord",
+    "hasło",
+    "haslo",
+    "heslo",
+    "lösenord",
+    "losenord",
+    "salasana",
+    "şifre",
+    "sifre",
+    "jelszó",
+    "jelszo",
+    "passord",
+    "adgangskode",
+    "mot de passe",
+];
+
 /// Words whose presence in a key name may make it secret (see `assignment.rs` for the exact
 /// judgement of a name).
 const SECRET_WORDS: &[&str] = &[
@@ -248,6 +279,34 @@ pub(super) const RULES: &[Rule] = &[
             r"(?i)<([A-Za-z0-9_.:-]{0,40}(?:password|passwd|passphrase|secret|token|apikey|api-key|api_key|accesskey|secretkey|privatekey|credential))>([^<>\s]{4,256})</([A-Za-z0-9_.:-]{1,60})>",
             "`<password>` + value + `</password>`",
             "<password>[A-Za-z]{4}[0-9]{4}[A-Za-z0-9!#%]{0,16}</password>",
+        )
+    },
+    Rule {
+        word_start: false,
+        secret_group: 3,
+        forward: 192,
+        check: Check::FlagValue,
+        ..token(
+            "secret-named-in-another-language",
+            F,
+            "A value after a password, secret key or token named in Chinese, Japanese, Korean, \
+             Russian or another language (`密码：...`, `数据库密码=...`, `パスワードは...`, \
+             `비밀번호: ...`, `пароль=...`, `wachtwoord: ...`), with an ASCII or full-width colon \
+             or equals sign or the word for \"is\" (`是`, `为`, `は`, `는`) between them. The value is \
+             the run of printable ASCII after it, so the sentence that goes on after it stays",
+            "ours",
+            OTHER_LANGUAGE_SECRET_NAMES,
+            concat!(
+                "(?:密码|口令|密钥|秘钥|令牌|パスワード|暗証番号|비밀번호|암호|пароль|Пароль|ПАРОЛЬ",
+                "|wachtwoord|hasło|haslo|heslo|lösenord|losenord|salasana|şifre|sifre|jelszó|jelszo",
+                "|passord|adgangskode|mot de passe)",
+                quote!(),
+                r"[ \t]*(?::|=|：|＝|是|为|為|は|는|은)[ \t]*",
+                quote!(),
+                r#"([^\s"'`\x80-\xFF]{4,128})"#
+            ),
+            "`密码：` + value, `пароль=` + value",
+            "(密码：|数据库密码=|パスワードは|비밀번호: |пароль=|wachtwoord: )[a-z]{4}[0-9]{4}[A-Za-z0-9!#%]{0,12}",
         )
     },
 ];
