@@ -531,6 +531,16 @@ fn passes(check: Check, text: &[u8], locs: &CaptureLocations, secret: (usize, us
                 && !is_constant_name(value)
                 && !is_lowercase_word(value, 12)
         }
+        Check::ProseValue => {
+            let inner = value.get(1..).unwrap_or_default();
+            !is_reference(value)
+                && !is_placeholder(value)
+                && !is_constant_name(value)
+                && !is_filler(value)
+                && (value.iter().any(u8::is_ascii_digit)
+                    || value.iter().any(|b| b"!@#%^&*+=?~".contains(b))
+                    || inner.iter().any(u8::is_ascii_uppercase))
+        }
         Check::Bearer => {
             // `Bearer resource_metadata="..."`: a challenge's parameter, not a token.
             let parameter = value.ends_with(b"=")

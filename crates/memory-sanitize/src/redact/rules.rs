@@ -92,6 +92,10 @@ pub(crate) enum Check {
     UrlUserToken,
     /// A flag value: not a reference, a placeholder such as `TOKEN`, or a short lower-case word.
     FlagValue,
+    /// A word of a sentence stated as a password: not a reference, a placeholder or a filler
+    /// word, and holding a digit, a symbol (`!@#%^&*+=?~`) or a capital after its first
+    /// letter, which the words of a sentence (`incorrect`, `None`, `stored/encrypted`) do not.
+    ProseValue,
     /// A `Bearer` token: not a placeholder (`YOUR_TOKEN`) or code (`self.access_token`).
     Bearer,
     /// A `Basic` credential: base64 of printable `user:password`.

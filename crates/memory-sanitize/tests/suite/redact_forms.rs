@@ -585,3 +585,46 @@ fn a_secret_name_in_another_language_without_a_value_is_left_alone() {
         ("密钥长度为2048位", "密钥长度为2048位"),
     ]);
 }
+
+/// Found with the rule above: `密码是X` (the password is X) was redacted, but the same sentence
+/// in English was not. A password stated in a sentence is the word after `is` or `was`, when
+/// it holds a digit, a symbol or an inner capital; the words of an ordinary sentence about a
+/// password, and code that compares one with `None`, stay.
+#[test]
+fn a_password_stated_in_an_english_sentence_is_redacted() {
+    check(&[
+        (
+            "Connect to staging, the password is Hunter2024 and the user is ci.",
+            "Connect to staging, the password is [REDACTED_SECRET] and the user is ci.",
+        ),
+        (
+            "my passphrase was \"Tr0ub4dor&3\"",
+            "my passphrase was \"[REDACTED_SECRET]\"",
+        ),
+        (
+            "The password is P@ssword, use it",
+            "The password is [REDACTED_SECRET], use it",
+        ),
+        (
+            "the wifi password is `aB3kq9zz`.",
+            "the wifi password is `[REDACTED_SECRET]`.",
+        ),
+        ("the password is incorrect", "the password is incorrect"),
+        ("if password is None:", "if password is None:"),
+        ("the password is correct.", "the password is correct."),
+        (
+            "password is stored/encrypted",
+            "password is stored/encrypted",
+        ),
+        (
+            "the password is automatically generated",
+            "the password is automatically generated",
+        ),
+        ("password is ChangeMe", "password is ChangeMe"),
+        (
+            "the password is $DB_PASSWORD",
+            "the password is $DB_PASSWORD",
+        ),
+        ("the password was reset", "the password was reset"),
+    ]);
+}

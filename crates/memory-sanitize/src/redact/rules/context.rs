@@ -309,4 +309,27 @@ pub(super) const RULES: &[Rule] = &[
             "(密码：|数据库密码=|パスワードは|비밀번호: |пароль=|wachtwoord: )[a-z]{4}[0-9]{4}[A-Za-z0-9!#%]{0,12}",
         )
     },
+    Rule {
+        word_start: false,
+        secret_group: 2,
+        forward: 160,
+        check: Check::ProseValue,
+        ..token(
+            "password-in-prose",
+            F,
+            "A password stated in an English sentence (`the staging password is Hunter2024!`, \
+             `my passphrase was ...`): the word after `is` or `was`, when it holds a digit, a \
+             symbol or a capital after its first letter, so `the password is incorrect` and \
+             `if password is None` stay",
+            "ours",
+            &["password", "passphrase", "passwd", "passcode"],
+            concat!(
+                r"(?i)(?:^|[^A-Za-z0-9_])(?:password|passphrase|passwd|passcode)[ \t]+(?:is|was)[ \t]+",
+                quote!(),
+                r#"([^\s"'`]{3,127}[^\s"'`.,;:!?)\]}])"#
+            ),
+            "`the password is ` + value",
+            "(the password is |my passphrase was |DB password is )[A-Za-z]{4}[0-9]{4}[A-Za-z0-9!#%]{0,12}",
+        )
+    },
 ];
