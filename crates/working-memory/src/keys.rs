@@ -36,23 +36,18 @@ pub(crate) fn item_key(item: &str) -> String {
             }
         }
     }
-    let end = key.trim_end_matches(KEY_EDGES).len();
+    let end = key.trim_end_matches(is_key_edge).len();
     key.truncate(end);
-    let start = key.len() - key.trim_start_matches(KEY_EDGES).len();
+    let start = key.len() - key.trim_start_matches(is_key_edge).len();
     key.drain(..start);
     key
 }
 
 /// What a key never starts or ends with: an underscore, a space, or a full stop of any script
 /// ([`FULL_STOPS`]).
-const KEY_EDGES: [char; 6] = [
-    '_',
-    ' ',
-    FULL_STOPS[0],
-    FULL_STOPS[1],
-    FULL_STOPS[2],
-    FULL_STOPS[3],
-];
+fn is_key_edge(ch: char) -> bool {
+    ch == '_' || ch == ' ' || FULL_STOPS.contains(&ch)
+}
 
 /// The keys of a body's items, sorted and without repeats, so a key is found by binary search
 /// (a body has a few dozen items: sorting them costs less than hashing each one).
